@@ -1,0 +1,40 @@
+// The one interface every compute backend implements (CPU here, CUDA in gpu/), and the one factory that
+// chooses between them. A backend runs whole samples: weights drawn from (seed, sample, layer, matrix,
+// index), forward, backward, every metric.
+#pragma once
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/config.hpp"
+#include "sim/record.hpp"
+
+namespace normsim::sim {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Runs the given sample indices of one configuration; returns one record per sample, in order.
+  // Results must not depend on how samples are split between calls or threads.
+  virtual std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) = 0;
+  // Peak memory the backend used so far (bytes), or 0 when it does not track it.
+  virtual std::size_t peak_memory_bytes() const { return 0; }
+};
+
+class BackendUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// name: "cpu", "cuda" or "auto" (cuda when this build has it and a device exists, else cpu).
+// threads: CPU worker threads (0 = all cores). Throws BackendUnavailable with the reason.
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
+
+// Registration hook for the CUDA backend (gpu/ provides it when built with CUDA).
+using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
+void register_cuda_backend(BackendFactory factory, bool (*device_available)());
+
+}  // namespace normsim::sim

@@ -1,0 +1,75 @@
+#include "sim/cpu_backend.hpp"
+
+#include <omp.h>
+
+#include <exception>
+#include <mutex>
+
+#include "sim/cpu_graph.hpp"
+#include "sim/inputs.hpp"
+#include "sim/sample_metrics.hpp"
+#include "sim/stack_build.hpp"
+
+namespace normsim::sim {
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+
+template <class R>
+SampleTensors simulate_sample_cpu(const Config& config, int sample) {
+  const StackShape shape(config);
+  const Placement& placement = find_placement(config.placement);
+  const SampleKey key{config.seed, std::uint32_t(sample)};
+  const int T = shape.tokens, d = shape.width;
+
+  Mat<R> x0(T, d);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < d; ++i)
+      x0(t, i) = R(input_entry(config.seed, key.sample, t, i, d, config.input_std, config.input_corr));
+
+  CpuGraph<R> graph(shape, placement, key);
+  const StackValues sv = build_stack(graph, shape, placement, graph.input(std::move(x0)));
+
+  SampleTensors out;
+  for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
+  const Mat<R>& y = graph.value(sv.output);
+  out.output_finite = y.allFinite();
+  out.branch_sq = graph.branch_sq;
+  bool forward_ok = out.output_finite;
+  for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
+  if (forward_ok) {
+    Mat<R> dy(T, d);
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < d; ++i)
+        dy(t, i) = config.loss == "mse" ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
+                                        : R(readout_entry(config.seed, key.sample, t, i, d));
+    graph.backward(sv.output, dy);
+    for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
+  }
+  out.gradw = graph.gradw;
+  return out;
+}
+
+template SampleTensors simulate_sample_cpu<float>(const Config&, int);
+template SampleTensors simulate_sample_cpu<double>(const Config&, int);
+
+std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const int> samples) {
+  std::vector<SampleRecord> records(samples.size());
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const bool f64 = config.precision == "float64";
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    try {
+      const SampleTensors t =
+          f64 ? simulate_sample_cpu<double>(config, samples[i]) : simulate_sample_cpu<float>(config, samples[i]);
+      records[i] = measure_sample(samples[i], t);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return records;
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,113 @@
+#include "sim/cpu_graph.hpp"
+
+#include <limits>
+
+#include "sim/rownorm.hpp"
+
+namespace normsim::sim {
+
+template <class R>
+CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key)
+    : shape_(shape), placement_(placement), key_(key) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  branch_sq.assign(shape.depth, nan);
+  WeightGradNorms none;
+  none.fill(nan);
+  gradw.assign(shape.depth, none);
+}
+
+template <class R>
+Value CpuGraph<R>::push(Op op, Mat<R> v) {
+  ops_.push_back(op);
+  values_.push_back(std::move(v));
+  rstd_.emplace_back();
+  branches_.emplace_back();
+  return Value{int(ops_.size()) - 1};
+}
+
+template <class R>
+Value CpuGraph<R>::input(Mat<R> x) {
+  return push(Op{Kind::input}, std::move(x));
+}
+
+template <class R>
+Value CpuGraph<R>::norm(Value x) {
+  const Mat<R>& in = values_[x.id];
+  Mat<R> y(in.rows(), in.cols());
+  std::vector<double> rstd(in.rows());
+  for (Eigen::Index t = 0; t < in.rows(); ++t)
+    rstd[t] = row_norm_forward(shape_.norm, in.row(t).data(), y.row(t).data(), int(in.cols()),
+                               shape_.cfg.norm_gain, shape_.cfg.norm_eps);
+  const Value v = push(Op{Kind::norm, x.id}, std::move(y));
+  rstd_[v.id] = std::move(rstd);
+  return v;
+}
+
+template <class R>
+Value CpuGraph<R>::add(Value a, Value b) {
+  return push(Op{Kind::add, a.id, b.id}, values_[a.id] + values_[b.id]);
+}
+
+template <class R>
+Value CpuGraph<R>::scale(Value a, const Scalars& s) {
+  return push(Op{Kind::scale, a.id, -1, s.at(0)}, values_[a.id] * R(s.at(0)));
+}
+
+template <class R>
+Value CpuGraph<R>::branch(int k, Value u, bool qkv_norm) {
+  auto br = make_cpu_branch<R>(shape_, placement_, k, key_, qkv_norm);
+  Mat<R> out = br->forward(values_[u.id]);
+  branch_sq[k] = out.template cast<double>().squaredNorm() / double(out.size());
+  const Value v = push(Op{Kind::branch, u.id, -1, 0, k}, std::move(out));
+  branches_[v.id] = std::move(br);
+  return v;
+}
+
+template <class R>
+Scalars CpuGraph<R>::mean_sq(Value a) {
+  const Mat<R>& m = values_[a.id];
+  return Scalars{m.template cast<double>().squaredNorm() / double(m.size())};
+}
+
+template <class R>
+void CpuGraph<R>::accumulate(int id, const Mat<R>& g) {
+  if (grads_[id].size() == 0) grads_[id] = g;
+  else grads_[id] += g;
+}
+
+template <class R>
+void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
+  grads_.assign(values_.size(), Mat<R>());
+  grads_[out.id] = dout;
+  for (int i = int(ops_.size()) - 1; i >= 0; --i) {
+    if (grads_[i].size() == 0) continue;  // does not reach the loss
+    const Op& op = ops_[i];
+    const Mat<R>& g = grads_[i];
+    switch (op.kind) {
+      case Kind::input: break;
+      case Kind::add:
+        accumulate(op.a, g);
+        accumulate(op.b, g);
+        break;
+      case Kind::scale: accumulate(op.a, g * R(op.s)); break;
+      case Kind::norm: {
+        const Mat<R>& y = values_[i];
+        Mat<R> dx(y.rows(), y.cols());
+        for (Eigen::Index t = 0; t < y.rows(); ++t)
+          row_norm_backward(shape_.norm, y.row(t).data(), g.row(t).data(), dx.row(t).data(), int(y.cols()),
+                            shape_.cfg.norm_gain, rstd_[i][t], false);
+        accumulate(op.a, dx);
+        break;
+      }
+      case Kind::branch: accumulate(op.a, branches_[i]->backward(g, gradw[op.k])); break;
+    }
+  }
+  // A value the loss does not depend on has a zero gradient (ReZero at alpha = 0 reaches here).
+  for (std::size_t i = 0; i < grads_.size(); ++i)
+    if (grads_[i].size() == 0) grads_[i] = Mat<R>::Zero(values_[i].rows(), values_[i].cols());
+}
+
+template class CpuGraph<float>;
+template class CpuGraph<double>;
+
+}  // namespace normsim::sim

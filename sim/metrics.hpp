@@ -1,0 +1,46 @@
+// The table of per-layer metrics: name, whether it is indexed by stream (l = 0..K) or by sublayer
+// (k = 0..K-1), and its exact definition. Adding a metric: one row here, one function in metrics.cpp.
+#pragma once
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace normsim::sim {
+
+enum class MetricIndex { stream, sublayer };
+
+struct MetricInfo {
+  std::string_view name;
+  MetricIndex index;
+  std::string_view definition;
+};
+
+// Every metric, in a fixed order; SampleRecord::values is indexed by position in this table.
+std::span<const MetricInfo> metric_table();
+// Position of a metric in metric_table(), or -1.
+int metric_id(std::string_view name);
+
+// Metric ids, fixed by the table's order.
+namespace metric {
+enum : int {
+  act_sq,
+  grad_sq,
+  cos_next,
+  token_cos,
+  act_mean_abs,
+  act_max_abs,
+  branch_sq,
+  rel_update,
+  eff_rank,
+  gradw_w1,
+  gradw_w2,
+  gradw_wgate,
+  gradw_wq,
+  gradw_wk,
+  gradw_wv,
+  gradw_wo,
+  count
+};
+}  // namespace metric
+
+}  // namespace normsim::sim

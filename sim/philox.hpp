@@ -1,0 +1,53 @@
+// Counter-based random numbers: every weight and input entry is a pure function of
+// (seed, sample, layer, matrix, index), so results do not depend on threads or backend, and the CUDA
+// backend draws exactly the same weights on the device.
+// Philox4x32-10 (Salmon et al., SC'11 "Parallel random numbers: as easy as 1, 2, 3"); the constants and
+// round structure are Random123's, and tests/sim/test_philox.cpp checks this against Random123's own
+// implementation. Written out here so that the same inline code runs in CPU loops and CUDA kernels.
+#pragma once
+#include <cstdint>
+
+#include "sim/hd.hpp"
+
+namespace normsim::sim {
+
+struct Philox4 {
+  std::uint32_t v[4];
+};
+
+NORMSIM_HD Philox4 philox4x32_10(Philox4 ctr, std::uint32_t key0, std::uint32_t key1) {
+  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    const std::uint64_t p0 = std::uint64_t(kM0) * ctr.v[0];
+    const std::uint64_t p1 = std::uint64_t(kM1) * ctr.v[2];
+    const Philox4 next{{std::uint32_t(p1 >> 32) ^ ctr.v[1] ^ key0, std::uint32_t(p1),
+                        std::uint32_t(p0 >> 32) ^ ctr.v[3] ^ key1, std::uint32_t(p0)}};
+    ctr = next;
+    key0 += kW0;
+    key1 += kW1;
+  }
+  return ctr;
+}
+
+// What a draw is for; part of the counter, so different matrices never share numbers.
+enum class Stream : std::uint32_t {
+  w1 = 0,
+  w2 = 1,
+  wgate = 2,
+  wq = 3,
+  wk = 4,
+  wv = 5,
+  wo = 6,
+  input_tokens = 16,
+  input_common = 17,
+  readout = 18,
+  target = 19,
+};
+
+// The counter of entries [4*block, 4*block+3] of matrix `stream` of sublayer `layer` in `sample`.
+NORMSIM_HD Philox4 philox_counter(std::uint32_t block, Stream stream, std::uint32_t layer, std::uint32_t sample) {
+  return Philox4{{block, static_cast<std::uint32_t>(stream), layer, sample}};
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,36 @@
+// A norm placement: how sublayer k combines the stream x_k with its branch into x_{k+1}. One file per
+// placement in sim/placements/, each opening with its equation; registry.cpp lists them.
+#pragma once
+#include <span>
+#include <string_view>
+
+#include "sim/stack.hpp"
+#include "sim/stack_ops.hpp"
+
+namespace normsim::sim {
+
+// What a placement carries from one sublayer to the next (B2T's bottom residual, Admin's omega^2).
+struct PlacementState {
+  Value saved;
+  Scalars omega_sq;
+};
+
+class Placement {
+ public:
+  virtual ~Placement() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;  // one line: the equation and its source
+  // Sublayers one unit of the equation spans (2 for b2t and spannorm: they need an even depth).
+  virtual int span() const { return 1; }
+  // Whether x_K is already the output of a norm (then no final norm is added by default).
+  virtual bool ends_in_norm(const StackShape& s) const = 0;
+  // Multiplier of weight std the placement prescribes (DeepNorm's beta); 1 otherwise.
+  virtual double init_multiplier(const StackShape&, WeightKind) const { return 1.0; }
+  // x_{k+1} from x_k.
+  virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
+};
+
+const Placement& find_placement(std::string_view name);  // throws std::invalid_argument
+std::span<const Placement* const> all_placements();
+
+}  // namespace normsim::sim

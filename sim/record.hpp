@@ -1,0 +1,23 @@
+// What one sample of one configuration produced: every metric at every layer, and where (if anywhere)
+// a NaN or Inf first appeared. Backends fill these; the sweep writes them out.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace normsim::sim {
+
+struct NonFinite {
+  std::string pass;  // "forward" or "backward"
+  int layer = 0;     // first stream index x_l (or its gradient) holding a NaN or Inf
+};
+
+struct SampleRecord {
+  int sample = 0;
+  // values[m][i]: metric m (index into metric_table()) at layer/sublayer i. Non-finite or undefined
+  // values are NaN here and are left out of every file.
+  std::vector<std::vector<double>> values;
+  std::optional<NonFinite> nonfinite;
+};
+
+}  // namespace normsim::sim

@@ -1,0 +1,203 @@
+// Writers of the result files. Rows go out in a fixed order (config, sample, metric in table order, layer)
+// so that the same records always give byte-identical files.
+#include "sim/results.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <sys/resource.h>
+
+#include "sim/atomic_file.hpp"
+#include "sim/config_schema.hpp"
+#include "sim/csv.hpp"
+#include "sim/metrics.hpp"
+
+#ifndef NORMSIM_VERSION
+#error "NORMSIM_VERSION must be defined by sim/CMakeLists.txt"
+#endif
+#ifndef NORMSIM_GIT_COMMIT
+#error "NORMSIM_GIT_COMMIT must be defined by sim/CMakeLists.txt"
+#endif
+
+namespace normsim::sim {
+
+namespace {
+
+// Buffers rows and hands them to an AtomicFile in large pieces.
+class CsvOut {
+ public:
+  explicit CsvOut(const std::filesystem::path& path) : file_(path) {}
+  CsvOut& operator<<(std::string_view s) {
+    buf_ += s;
+    if (buf_.size() > (1 << 20)) flush();
+    return *this;
+  }
+  void commit() {
+    flush();
+    file_.commit();
+  }
+
+ private:
+  void flush() {
+    file_.write(buf_);
+    buf_.clear();
+  }
+  AtomicFile file_;
+  std::string buf_;
+};
+
+// "config,placement,<swept>," values of config c, ending in a comma.
+std::string config_prefix(const Grid& grid, const std::vector<std::string>& columns, std::size_t c) {
+  std::string s = std::to_string(c) + ",";
+  for (const auto& col : columns) s += csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
+  return s;
+}
+
+std::string header(const std::vector<std::string>& columns) {
+  std::string s = "config,";
+  for (const auto& col : columns) s += col + ",";
+  return s;
+}
+
+std::string metric_name(std::size_t m) {
+  const auto table = metric_table();
+  if (m >= table.size()) throw std::logic_error("record holds metric " + std::to_string(m) + " beyond the table");
+  return std::string(table[m].name);
+}
+
+}  // namespace
+
+Summary summarize(std::span<const double> values) {
+  Summary s;
+  double sum = 0;
+  for (double v : values)
+    if (std::isfinite(v)) sum += v, ++s.n;
+  if (s.n == 0) return s;
+  s.mean = sum / s.n;
+  if (s.n < 2) return s;
+  double ss = 0;  // two-pass: exact enough for the spreads we see, no cancellation
+  for (double v : values)
+    if (std::isfinite(v)) ss += (v - s.mean) * (v - s.mean);
+  s.se = std::sqrt(ss / (s.n - 1)) / std::sqrt(static_cast<double>(s.n));
+  return s;
+}
+
+std::vector<std::string> config_columns(const Grid& grid) {
+  std::vector<std::string> cols{"placement"};
+  for (const auto& k : grid.swept_keys)
+    if (k != "placement") cols.push_back(k);
+  return cols;
+}
+
+void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
+  const auto columns = config_columns(grid);
+  CsvOut out(path);
+  out << header(columns) << "sample,layer,metric,value\n";
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    const std::string prefix = config_prefix(grid, columns, c);
+    for (const auto& r : records[c])
+      for (std::size_t m = 0; m < r.values.size(); ++m) {
+        const std::string name = metric_name(m);
+        for (std::size_t l = 0; l < r.values[m].size(); ++l)
+          if (std::isfinite(r.values[m][l]))
+            out << prefix << std::to_string(r.sample) << "," << std::to_string(l) << "," << name << ","
+                << format_number(r.values[m][l]) << "\n";
+      }
+  }
+  out.commit();
+}
+
+void write_summary_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
+  const auto columns = config_columns(grid);
+  CsvOut out(path);
+  out << header(columns) << "layer,metric,mean,se,n\n";
+  std::vector<double> across;
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    const std::string prefix = config_prefix(grid, columns, c);
+    std::size_t metrics = 0, layers = 0;
+    for (const auto& r : records[c]) metrics = std::max(metrics, r.values.size());
+    for (std::size_t m = 0; m < metrics; ++m) {
+      const std::string name = metric_name(m);
+      layers = 0;
+      for (const auto& r : records[c])
+        if (m < r.values.size()) layers = std::max(layers, r.values[m].size());
+      for (std::size_t l = 0; l < layers; ++l) {
+        across.clear();
+        for (const auto& r : records[c])
+          if (m < r.values.size() && l < r.values[m].size()) across.push_back(r.values[m][l]);
+        const Summary s = summarize(across);
+        if (s.n == 0) continue;
+        out << prefix << std::to_string(l) << "," << name << "," << format_number(s.mean) << ","
+            << (std::isfinite(s.se) ? format_number(s.se) : "") << "," << std::to_string(s.n) << "\n";
+      }
+    }
+  }
+  out.commit();
+}
+
+void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records) {
+  CsvOut out(path);
+  out << "config,sample,pass,layer\n";
+  for (std::size_t c = 0; c < records.size(); ++c)
+    for (const auto& r : records[c])
+      if (r.nonfinite)
+        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass) << ","
+            << std::to_string(r.nonfinite->layer) << "\n";
+  out.commit();
+}
+
+nlohmann::json grid_json(const Grid& grid) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (std::size_t c = 0; c < grid.configs.size(); ++c) {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& k : config_keys())
+      std::visit([&](const auto& v) { values[std::string(k.name)] = v; }, k.get(grid.configs[c]));
+    configs.push_back({{"id", c}, {"values", values}, {"seed", grid.configs[c].seed}});
+  }
+  return {{"swept_keys", grid.swept_keys}, {"configs", configs}};
+}
+
+nlohmann::json run_json(const Grid& grid, const RunInfo& info) {
+  nlohmann::json j;
+  j["normsim_version"] = NORMSIM_VERSION;
+  j["git_commit"] = NORMSIM_GIT_COMMIT;
+  j["name"] = grid.name;
+  j["description"] = grid.description;
+  j["config_file"] = grid.config_file;
+  j["backend"] = info.backend;
+  j["threads"] = info.threads;
+  j["peak_memory_bytes"] = info.peak_memory_bytes;
+  j["peak_rss_bytes"] = info.peak_rss_bytes;
+  j["started"] = info.started;
+  double total = 0;
+  for (double s : info.config_seconds) total += s;
+  j["timings"] = {{"configs_seconds", info.config_seconds}, {"total_seconds", total}, {"wall_seconds", info.wall_seconds}};
+  const nlohmann::json g = grid_json(grid);
+  j["swept_keys"] = g["swept_keys"];
+  j["configs"] = g["configs"];
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& m : metric_table())
+    metrics[std::string(m.name)] = m.definition;
+  j["metrics"] = metrics;
+  return j;
+}
+
+void write_run_json(const std::filesystem::path& path, const Grid& grid, const RunInfo& info) {
+  write_file_atomic(path, run_json(grid, info).dump(2) + "\n");
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+std::size_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::size_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,46 @@
+// The shape of a residual stack derived from a Config: sizes, which branch each sublayer has, block
+// indices, and the weight matrices of each sublayer. Conventions (depth counts sublayers, ...) are in
+// docs/conventions.md.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "sim/activations.hpp"
+#include "sim/config.hpp"
+#include "sim/philox.hpp"
+#include "sim/rownorm.hpp"
+
+namespace normsim::sim {
+
+enum class BranchKind { mlp, attention };
+
+// Weight matrices, named as in the metric names gradw_<name>; the value is the Philox stream id.
+enum class WeightKind { w1 = 0, w2 = 1, wgate = 2, wq = 3, wk = 4, wv = 5, wo = 6 };
+inline constexpr int kWeightKinds = 7;
+std::string_view weight_name(WeightKind w);
+
+struct StackShape {
+  explicit StackShape(const Config& config);
+
+  Config cfg;
+  int depth;     // K sublayers
+  int width;     // d
+  int tokens;    // T
+  int hidden;    // MLP hidden width round(mlp_ratio * d)
+  int heads;
+  bool swiglu;
+  Activation act;  // the MLP activation (silu for swiglu)
+  NormKind norm;
+
+  BranchKind branch(int k) const;
+  int block(int k) const;  // 0-based block index b(k)
+  int blocks() const;      // L
+  std::vector<WeightKind> weights(int k) const;
+  int fan_in(WeightKind w) const;
+  int fan_out(WeightKind w) const;
+};
+
+Activation parse_activation(std::string_view name);  // swiglu -> silu
+NormKind parse_norm(std::string_view name);
+
+}  // namespace normsim::sim

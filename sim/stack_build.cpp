@@ -1,0 +1,25 @@
+#include "sim/stack_build.hpp"
+
+namespace normsim::sim {
+
+bool applies_final_norm(const StackShape& s, const Placement& p) {
+  if (s.cfg.final_norm == "true") return true;
+  if (s.cfg.final_norm == "false") return false;
+  return !p.ends_in_norm(s);
+}
+
+StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input) {
+  StackValues out;
+  out.stream.reserve(s.depth + 1);
+  Value x = s.cfg.input_norm ? ops.norm(input) : input;
+  out.stream.push_back(x);
+  PlacementState state;
+  for (int k = 0; k < s.depth; ++k) {
+    x = p.sublayer(ops, s, k, x, state);
+    out.stream.push_back(x);
+  }
+  out.output = applies_final_norm(s, p) ? ops.norm(x) : x;
+  return out;
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,21 @@
+// Builds a whole stack through any backend's StackOps: optional input norm, K sublayers of the
+// placement, optional final norm. The streams x_0..x_K are what the metrics look at.
+#pragma once
+#include <vector>
+
+#include "sim/placement.hpp"
+#include "sim/stack_ops.hpp"
+
+namespace normsim::sim {
+
+struct StackValues {
+  std::vector<Value> stream;  // x_0 .. x_K
+  Value output;               // y: x_K, or N(x_K) when a final norm applies
+};
+
+// Whether a final norm maps x_K to the output (final_norm: auto = when the placement does not end in one).
+bool applies_final_norm(const StackShape& s, const Placement& p);
+
+StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input);
+
+}  // namespace normsim::sim

@@ -1,0 +1,29 @@
+// The operations a placement may apply to the residual stream. Placements are written once against this
+// interface; each backend implements it (and differentiates it). A Value is a T x d activation of every
+// sample the backend runs at once; Scalars hold one number per such sample.
+#pragma once
+#include <vector>
+
+namespace normsim::sim {
+
+struct Value {
+  int id = -1;
+  bool valid() const { return id >= 0; }
+};
+using Scalars = std::vector<double>;
+
+class StackOps {
+ public:
+  virtual ~StackOps() = default;
+  virtual int batch() const = 0;                    // samples per Value
+  virtual Value norm(Value x) = 0;                  // the configured norm (gain norm_gain)
+  virtual Value add(Value a, Value b) = 0;          // a + b
+  virtual Value scale(Value a, const Scalars& s) = 0;  // a * s (per sample)
+  Value scale(Value a, double s) { return scale(a, Scalars(batch(), s)); }
+  // F_k(u): the branch of sublayer k. qkv_norm: per-head RMSNorm of Q, K and V (HybridNorm).
+  virtual Value branch(int k, Value u, bool qkv_norm = false) = 0;
+  // mean of a^2 per sample, measured and then treated as a constant (no gradient): Admin's profiling.
+  virtual Scalars mean_sq(Value a) = 0;
+};
+
+}  // namespace normsim::sim
