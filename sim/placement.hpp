@@ -3,6 +3,7 @@
 #pragma once
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
@@ -13,6 +14,10 @@ namespace normsim::sim {
 struct PlacementState {
   Value saved;
   Scalars omega_sq;
+  // Admin's omega^2 used at each sublayer; with replay, these are used instead of being measured (so a
+  // finite-difference check can hold omega fixed, as the backward pass does).
+  std::vector<Scalars> omega_sq_used;
+  bool replay = false;
 };
 
 class Placement {

@@ -8,12 +8,16 @@ bool applies_final_norm(const StackShape& s, const Placement& p) {
   return !p.ends_in_norm(s);
 }
 
-StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input) {
+StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input,
+                        PlacementState* state_io) {
   StackValues out;
   out.stream.reserve(s.depth + 1);
   Value x = s.cfg.input_norm ? ops.norm(input) : input;
   out.stream.push_back(x);
-  PlacementState state;
+  PlacementState local;
+  PlacementState& state = state_io ? *state_io : local;
+  state.saved = Value{};
+  state.omega_sq.clear();
   for (int k = 0; k < s.depth; ++k) {
     x = p.sublayer(ops, s, k, x, state);
     out.stream.push_back(x);

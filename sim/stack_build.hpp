@@ -16,6 +16,8 @@ struct StackValues {
 // Whether a final norm maps x_K to the output (final_norm: auto = when the placement does not end in one).
 bool applies_final_norm(const StackShape& s, const Placement& p);
 
-StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input);
+// state: optional, to read what the placement carried (or to replay Admin's omega).
+StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input,
+                        PlacementState* state = nullptr);
 
 }  // namespace normsim::sim

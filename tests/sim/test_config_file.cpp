@@ -1,0 +1,165 @@
+// Config files: key order, grid expansion and ids, --set, and an error naming file, line and key for every
+// impossible config.
+#include <catch2/catch.hpp>
+
+#include "config_cases.hpp"
+#include "sim/config_file.hpp"
+#include "sim/config_schema.hpp"
+#include "test_util.hpp"
+
+using namespace normsim::sim;
+
+namespace {
+Grid parse(const std::string& text, std::vector<std::string> sets = {}) {
+  return parse_grid(text, "experiments/x.toml", sets);
+}
+}  // namespace
+
+TEST_CASE("a file without lists is one config, defaults elsewhere") {
+  const Grid g = parse("width = 64\nplacement = \"post\"\nnorm_eps = 1\n");
+  REQUIRE(g.configs.size() == 1);
+  CHECK(g.swept_keys.empty());
+  CHECK(g.configs[0].width == 64);
+  CHECK(g.configs[0].placement == "post");
+  CHECK(g.configs[0].norm_eps == 1.0);  // an integer where a float is expected
+  CHECK(g.configs[0].depth == Config{}.depth);
+  CHECK(g.name == "x");
+}
+
+TEST_CASE("lists expand to the Cartesian product, the first list in the file varying slowest") {
+  // Keys out of alphabetical order: the file's order must win over toml++'s sorted tables.
+  const Grid g = parse("width = [8, 16]\ndepth = 4\nplacement = [\"pre\", \"post\", \"peri\"]\n");
+  REQUIRE(g.swept_keys == std::vector<std::string>{"width", "placement"});
+  REQUIRE(g.configs.size() == 6);
+  const std::vector<std::pair<int, std::string>> expected{{8, "pre"},  {8, "post"},  {8, "peri"},
+                                                          {16, "pre"}, {16, "post"}, {16, "peri"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("config " << i);
+    CHECK(g.configs[i].width == expected[i].first);
+    CHECK(g.configs[i].placement == expected[i].second);
+    CHECK(g.configs[i].depth == 4);
+  }
+}
+
+TEST_CASE("a one-element list is still a swept key") {
+  const Grid g = parse("depth = [8]\n");
+  CHECK(g.swept_keys == std::vector<std::string>{"depth"});
+  CHECK(g.configs.size() == 1);
+}
+
+TEST_CASE("--set replaces a key in place, or adds it after the file's keys") {
+  const std::string file = "depth = [4, 8]\nwidth = [16, 32]\n";
+  SECTION("a list replacing a scalar keeps the file position") {
+    const Grid g = parse("depth = 4\nwidth = [16, 32]\n", {"depth=[2,6]"});
+    CHECK(g.swept_keys == std::vector<std::string>{"depth", "width"});
+    REQUIRE(g.configs.size() == 4);
+    CHECK(g.configs[1].depth == 2);
+    CHECK(g.configs[1].width == 32);
+    CHECK(g.configs[2].depth == 6);
+  }
+  SECTION("a scalar replacing a list unsweeps it") {
+    const Grid g = parse(file, {"depth=16"});
+    CHECK(g.swept_keys == std::vector<std::string>{"width"});
+    CHECK(g.configs.size() == 2);
+    CHECK(g.configs[0].depth == 16);
+  }
+  SECTION("a new key goes last, so it varies fastest") {
+    const Grid g = parse(file, {"placement=[pre, post]"});
+    CHECK(g.swept_keys == std::vector<std::string>{"depth", "width", "placement"});
+    REQUIRE(g.configs.size() == 8);
+    CHECK(g.configs[0].placement == "pre");
+    CHECK(g.configs[1].placement == "post");
+    CHECK(g.configs[1].width == 16);
+  }
+  SECTION("TOML values, bare words and quoted strings") {
+    const Grid g = parse("", {"placement=post", "init_w2=\"fixed:0.01\"", "causal=true", "mlp_ratio=2",
+                              "run.name=trial"});
+    CHECK(g.configs[0].placement == "post");
+    CHECK(g.configs[0].init_w2 == "fixed:0.01");
+    CHECK(g.configs[0].causal);
+    CHECK(g.configs[0].mlp_ratio == 2.0);
+    CHECK(g.name == "trial");
+  }
+}
+
+TEST_CASE("final_norm takes a boolean or \"auto\"") {
+  CHECK(parse("final_norm = false\n").configs[0].final_norm == "false");
+  CHECK(parse("final_norm = \"auto\"\n").configs[0].final_norm == "auto");
+}
+
+TEST_CASE("the [run] table holds name and description") {
+  const Grid g = parse("depth = 4\n[run]\nname = \"depth test\"\ndescription = \"why\"\n");
+  CHECK(g.name == "depth test");
+  CHECK(g.description == "why");
+  CHECK(g.configs.size() == 1);
+}
+
+TEST_CASE("every impossible config names the file, the line and the key") {
+  for (const auto& c : normsim::test::bad_configs()) {
+    INFO(c.name);
+    try {
+      parse(c.toml, c.sets);
+      FAIL("no ConfigError for: " << c.name);
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      const std::string where = c.where.starts_with("--set") ? c.where + ":" : "experiments/x.toml" + c.where + ":";
+      CHECK(msg.starts_with(where));
+      CHECK(msg.find(c.key) != std::string::npos);
+      CHECK(msg.find(c.why) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("the message for heads reads as documented") {
+  try {
+    parse("sublayer = \"attention\"\nwidth = 256\nheads = 3\n");
+    FAIL();
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "experiments/x.toml:3: key 'heads': 3 does not divide width 256");
+  }
+}
+
+TEST_CASE("an MLP stack does not care whether heads divides width") {
+  CHECK(parse("width = 6\n").configs.size() == 1);
+}
+
+TEST_CASE("a missing file is a ConfigError naming it") {
+  CHECK_THROWS_WITH(load_grid("/nonexistent/normsim.toml"), Catch::Contains("/nonexistent/normsim.toml"));
+}
+
+TEST_CASE("a grid beyond the size limit is refused") {
+  const auto list = [](const char* key) {
+    std::string s = std::string(key) + " = [";
+    for (int i = 1; i <= 1001; ++i) s += std::to_string(2 * i) + ",";
+    return s + "]\n";
+  };
+  CHECK_THROWS_WITH(parse(list("width") + list("depth")), Catch::Contains("more than 1000000"));
+}
+
+TEST_CASE("validate accepts the defaults and every listed name") {
+  CHECK(validate(Config{}).empty());
+  for (const auto& p : placement_choices()) {
+    Config c;
+    c.placement = std::string(p.name);
+    CHECK(validate(c).empty());
+  }
+  for (const auto& a : activation_choices()) {
+    Config c;
+    c.activation = std::string(a.name);
+    CHECK(validate(c).empty());
+  }
+}
+
+TEST_CASE("every key round-trips through its setter and has a meaning") {
+  const Config defaults;
+  for (const auto& k : config_keys()) {
+    INFO(k.name);
+    CHECK(!k.meaning.empty());
+    CHECK(!k.allowed.empty());
+    Config c;
+    k.set(c, k.get(defaults));
+    CHECK(k.get(c) == k.get(defaults));
+    CHECK(k.check(k.get(defaults)).empty());
+  }
+}

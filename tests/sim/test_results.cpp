@@ -1,0 +1,145 @@
+// Result files on hand-made records: summary statistics, column layout, no NaN or Inf in any file, and
+// atomic writes that leave no temp files.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "sim/atomic_file.hpp"
+#include "sim/config_file.hpp"
+#include "sim/metrics.hpp"
+#include "sim/results.hpp"
+#include "test_util.hpp"
+
+using namespace normsim::sim;
+using normsim::test::read_text;
+using normsim::test::ScratchDir;
+
+namespace {
+// One config, two metrics filled (act_sq at l = 0..2, cos_next at k = 0..1), the rest empty.
+SampleRecord hand_record(int sample, double a0, double a1, double a2, double c0, double c1) {
+  SampleRecord r;
+  r.sample = sample;
+  r.values.resize(metric::count);
+  r.values[metric::act_sq] = {a0, a1, a2};
+  r.values[metric::cos_next] = {c0, c1};
+  return r;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string l; std::getline(s, l);) out.push_back(l);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("summarize: mean, se = sd/sqrt(n) with the n-1 sd, n over finite values only") {
+  const std::vector<double> v{1.0, 2.0, 3.0, NAN, INFINITY, -INFINITY};
+  const Summary s = summarize(v);
+  CHECK(s.n == 3);
+  CHECK(s.mean == Approx(2.0).epsilon(1e-15));
+  CHECK(s.se == Approx(1.0 / std::sqrt(3.0)).epsilon(1e-15));  // sd(1,2,3) = 1
+
+  const std::vector<double> one{5.0};
+  CHECK(summarize(one).n == 1);
+  CHECK(summarize(one).mean == 5.0);
+  CHECK(summarize(one).se == 0.0);
+
+  const std::vector<double> none{NAN};
+  CHECK(summarize(none).n == 0);
+
+  const std::vector<double> big{1e308, 1e308, 1e308};  // a plain sum would overflow
+  CHECK(summarize(big).mean == Approx(1e308));
+  CHECK(summarize(big).se == 0.0);
+}
+
+TEST_CASE("layers.csv and summary.csv: placement column, swept keys, no non-finite value") {
+  ScratchDir dir("results");
+  const Grid grid = parse_grid("depth = 2\nplacement = [\"pre\", \"post\"]\nwidth = [16]\n", "g.toml");
+  GridRecords records(2);
+  records[0] = {hand_record(0, 1, 2, 3, 0.5, 0.25), hand_record(1, 3, NAN, 5, 0.5, INFINITY)};
+  records[1] = {hand_record(0, 1, 1, 1, 1, 1), hand_record(1, 1, 1, 1, 1, 1)};
+  write_layers_csv(dir / "layers.csv", grid, records);
+  write_summary_csv(dir / "summary.csv", grid, records);
+  write_nonfinite_csv(dir / "nonfinite.csv", records);
+
+  const auto layers = lines(read_text(dir / "layers.csv"));
+  REQUIRE(layers.size() == 1 + 5 + 3 + 10);
+  CHECK(layers[0] == "config,placement,width,sample,layer,metric,value");
+  CHECK(layers[1] == "0,pre,16,0,0,act_sq,1");
+  CHECK(layers[6] == "0,pre,16,1,0,act_sq,3");
+  CHECK(layers[7] == "0,pre,16,1,2,act_sq,5");  // layer 1 was NaN: left out
+  CHECK(layers[8] == "0,pre,16,1,0,cos_next,0.5");  // layer 1 was Inf: left out
+  CHECK(layers[9] == "1,post,16,0,0,act_sq,1");
+
+  const auto summary = lines(read_text(dir / "summary.csv"));
+  CHECK(summary[0] == "config,placement,width,layer,metric,mean,se,n");
+  CHECK(summary[1] == "0,pre,16,0,act_sq,2,1,2");  // (1, 3): sd sqrt(2), se 1
+  CHECK(summary[2] == "0,pre,16,1,act_sq,2,0,1");
+  CHECK(summary[3] == "0,pre,16,2,act_sq,4,1,2");
+  CHECK(summary[4] == "0,pre,16,0,cos_next,0.5,0,2");
+  CHECK(summary[5] == "0,pre,16,1,cos_next,0.25,0,1");
+  CHECK(summary.size() == 1 + 5 + 5);
+  for (const auto& file : {"layers.csv", "summary.csv"}) {
+    const std::string text = read_text(dir / file);
+    CHECK(text.find("nan") == std::string::npos);
+    CHECK(text.find("inf") == std::string::npos);
+  }
+  CHECK(read_text(dir / "nonfinite.csv") == "config,sample,pass,layer\n");
+}
+
+TEST_CASE("numbers round-trip exactly") {
+  ScratchDir dir("roundtrip");
+  const Grid grid = parse_grid("depth = 2\n", "g.toml");
+  const double x = 0.1 + 0.2, y = 1.0 / 3.0, z = 6.02214076e-23;
+  GridRecords records{{hand_record(0, x, y, z, 1, 1)}};
+  write_layers_csv(dir / "layers.csv", grid, records);
+  const auto rows = lines(read_text(dir / "layers.csv"));
+  const auto value = [&](int row) { return std::stod(rows[row].substr(rows[row].rfind(',') + 1)); };
+  CHECK(value(1) == x);
+  CHECK(value(2) == y);
+  CHECK(value(3) == z);
+}
+
+TEST_CASE("run.json holds the contract's fields") {
+  const Grid grid = parse_grid("depth = [2, 4]\n", "exp/g.toml");
+  RunInfo info;
+  info.backend = "fake";
+  info.threads = 3;
+  info.started = utc_now_iso8601();
+  info.config_seconds = {0.5, 0.25};
+  const auto j = run_json(grid, info);
+  for (const char* key : {"normsim_version", "git_commit", "threads", "backend", "started", "timings",
+                          "config_file", "swept_keys", "configs", "metrics", "peak_memory_bytes"})
+    CHECK(j.contains(key));
+  CHECK(j["config_file"] == "exp/g.toml");
+  CHECK(j["swept_keys"] == nlohmann::json::array({"depth"}));
+  CHECK(j["configs"].size() == 2);
+  CHECK(j["configs"][1]["id"] == 1);
+  CHECK(j["configs"][1]["values"]["depth"] == 4);
+  CHECK(j["configs"][1]["values"]["placement"] == "pre");
+  CHECK(j["configs"][1]["seed"] == 0);
+  CHECK(j["timings"]["total_seconds"] == 0.75);
+  CHECK(j["metrics"]["act_sq"].is_string());
+  CHECK(std::string(j["started"]).size() == 20);  // 2025-01-31T12:00:00Z
+}
+
+TEST_CASE("atomic writes leave only the final file") {
+  ScratchDir dir("atomic");
+  write_file_atomic(dir / "a.txt", "first");
+  write_file_atomic(dir / "a.txt", "second");
+  CHECK(read_text(dir / "a.txt") == "second");
+  {
+    AtomicFile abandoned(dir / "b.txt");
+    abandoned.write("never committed");
+  }
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename());
+  CHECK(names == std::vector<std::string>{"a.txt"});
+  CHECK(is_atomic_temp("x/layers.csv.tmp.1234"));
+  CHECK(!is_atomic_temp("x/layers.csv"));
+  CHECK(!is_atomic_temp("x/a.tmp.b"));
+}
+
+TEST_CASE("an atomic write into a missing folder fails loudly") {
+  CHECK_THROWS_WITH(write_file_atomic("/nonexistent-normsim/x.csv", "x"), Catch::Contains("/nonexistent-normsim"));
+}

@@ -1,0 +1,114 @@
+// Mean-field maps of one branch. MLP forward/backward: theory.md §1.1 extended to token pairs through the
+// kernels kappa and dkappa; attention: theory.md §1.2 written for a general mixing matrix P
+// (docs/theory_notes.md §attention). Cross terms between independent zero-mean weights are dropped.
+#include "theory/branch_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace normsim::theory {
+
+Branch Branch::mlp(Activation act, double sigma1_sq, double sigma2_sq, double sigma_gate_sq) {
+  Branch b;
+  b.kind_ = act == Activation::swiglu ? Kind::swiglu : Kind::mlp;
+  b.act_ = act == Activation::swiglu ? Activation::silu : act;
+  b.s1_ = sigma1_sq, b.s2_ = sigma2_sq, b.sg_ = sigma_gate_sq;
+  return b;
+}
+
+Branch Branch::attention(double sigma_a_sq, AttentionMixing mix) {
+  Branch b;
+  b.kind_ = Kind::attention;
+  b.sa_ = sigma_a_sq, b.mix_ = mix;
+  return b;
+}
+
+Branch Branch::attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix) {
+  Branch b;
+  b.kind_ = Kind::attention_vnorm;
+  b.sa_ = sigma_o_sq * gamma_sq, b.mix_ = mix;
+  return b;
+}
+
+const GaussianKernel& Branch::kernel(double s) const {
+  for (const auto& k : cache_) {
+    if (k.variance() == s) return k;
+  }
+  // Placements without a norm in front of the branch change s every layer: a small ring of recent scales.
+  constexpr std::size_t kSlots = 8;
+  if (cache_.size() < kSlots) return cache_.emplace_back(act_, s);
+  GaussianKernel& slot = cache_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  slot = GaussianKernel(act_, s);
+  return slot;
+}
+
+Branch::Eval Branch::evaluate(TokenGram in) const {
+  const double m = in.diag, rho = in.cos();
+  Eval e;
+  if (!std::isfinite(m * std::max({s1_, sg_, 1.0}))) {  // an overflowed stream: nothing to predict
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.out = e.hidden = {nan, nan};
+    e.back = GramMap::scale(nan);
+    return e;
+  }
+  switch (kind_) {
+    case Kind::mlp: {
+      // q = s2 M2(s1 m), chi = s1 s2 D2(s1 m) (theory.md §1.1); token pairs through kappa, dkappa.
+      const auto& k = kernel(s1_ * m);
+      const auto kk = k.kappas(rho);
+      const double chi = s1_ * s2_ * k.d2();
+      e.hidden = {k.m2(), k.m2() * kk.kappa};
+      e.out = s2_ * e.hidden;
+      e.back = {chi, 0.0, 0.0, chi * kk.dkappa};
+      e.w1_factor = {s2_ * k.d2(), s2_ * k.d2() * kk.dkappa};
+      return e;
+    }
+    case Kind::swiglu: {
+      // h = silu(a) * b, a ~ N(0, sg m), b ~ N(0, s1 m) independent: E[h h'] = E[silu silu'] E[b b'].
+      const auto& k = kernel(sg_ * m);
+      const auto kk = k.kappas(rho);
+      const double up = s1_ * m;
+      e.hidden = {k.m2() * up, k.m2() * kk.kappa * up * rho};
+      e.out = s2_ * e.hidden;
+      e.back = {s2_ * (sg_ * up * k.d2() + s1_ * k.m2()), 0.0, 0.0,
+                s2_ * (sg_ * up * rho * k.d2() * kk.dkappa + s1_ * k.m2() * kk.kappa)};
+      e.w1_factor = {s2_ * k.m2(), s2_ * k.m2() * kk.kappa};
+      e.wgate_factor = {s2_ * k.d2() * up, s2_ * k.d2() * kk.dkappa * up * rho};
+      return e;
+    }
+    case Kind::attention:
+    case Kind::attention_vnorm: {
+      // Output Gram sigma^2 [(1 - rho) P P^T + rho 11^T] m (rows of P sum to 1); the value norm sets m = 1
+      // forward and divides the backward map by m. Backward g_u = P^T g W^T:
+      // Gram sigma^2 [(G - G_off) P^T P + G_off s s^T].
+      const bool vnorm = kind_ == Kind::attention_vnorm;
+      const double scale = vnorm ? sa_ : sa_ * m, back = vnorm ? sa_ / m : sa_;
+      e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho), scale * ((1.0 - rho) * mix_.fwd_off + rho)};
+      e.back = {back * mix_.back_diag, back * (mix_.col_diag - mix_.back_diag), back * mix_.back_off,
+                back * (mix_.col_off - mix_.back_off)};
+      return e;
+    }
+  }
+  return e;
+}
+
+std::optional<MlpWeightGrads> Branch::weight_grads(TokenGram in, const Eval& e, TokenGram g,
+                                                   MlpDims dims) const {
+  if (!is_mlp()) return std::nullopt;
+  const double d = dims.width, f = dims.hidden, t = dims.tokens, pairs = t * (t - 1.0);
+  // sum over token pairs of (x_t . x_s)(y_t . y_s), from per-coordinate Grams of x (nx coordinates) and
+  // y (ny coordinates).
+  auto frob = [&](double nx, TokenGram x, double ny, TokenGram y) {
+    return std::sqrt(std::max(0.0, t * nx * x.diag * ny * y.diag + pairs * nx * x.off * ny * y.off));
+  };
+  auto times = [](TokenGram a, TokenGram b) { return TokenGram{a.diag * b.diag, a.off * b.off}; };
+  MlpWeightGrads out;
+  out.w2 = frob(f, e.hidden, d, g);
+  out.w1 = frob(d, in, d, times(e.w1_factor, g));
+  if (kind_ == Kind::swiglu) out.wgate = frob(d, in, d, times(e.wgate_factor, g));
+  return out;
+}
+
+}  // namespace normsim::theory

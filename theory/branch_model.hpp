@@ -1,0 +1,73 @@
+// One residual branch as the mean field sees it: the token Gram of its raw output given the token Gram
+// of its input, the linear map that takes the gradient Gram at its output to the one at its input, and
+// (MLP branches) the weight-gradient norms. Shapes follow docs/conventions.md "Branches".
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "theory/activation.hpp"
+#include "theory/attention_mixing.hpp"
+#include "theory/gaussian_moments.hpp"
+#include "theory/token_gram.hpp"
+
+namespace normsim::theory {
+
+// Frobenius norms of dLoss/dW summed over T tokens; wgate only for swiglu.
+struct MlpWeightGrads {
+  double w1 = 0.0, w2 = 0.0;
+  std::optional<double> wgate;
+};
+
+struct MlpDims {
+  int width = 0;   // d
+  int hidden = 0;  // d_ff
+  int tokens = 1;  // T
+};
+
+class Branch {
+ public:
+  enum class Kind { mlp, swiglu, attention, attention_vnorm };
+
+  // F(u) = phi(u W1) W2, or SwiGLU (silu(u Wg) * (u W1)) W2 when act == swiglu.
+  static Branch mlp(Activation act, double sigma1_sq, double sigma2_sq, double sigma_gate_sq);
+  // Uniform attention value path F(u) = P u W_V W_O, sigma_a_sq = sigma_V^2 sigma_O^2 (theory.md §1.2).
+  static Branch attention(double sigma_a_sq, AttentionMixing mix);
+  // HybridNorm's attention: V = RMSNorm_head(u W_V) * gamma, so the output scale ignores u's scale
+  // [DERIVED, theory.md §2.7].
+  static Branch attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix);
+
+  Kind kind() const { return kind_; }
+  bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
+
+  // Everything the mean field needs from the branch at one input, from one kernel evaluation.
+  struct Eval {
+    TokenGram out;  // Gram of F(u) (out.diag = branch_sq)
+    GramMap back;   // gradient Gram at the output -> gradient Gram at the input u
+    // MLP only: per-coordinate Gram of W2's input, and the factors that turn the output gradient Gram
+    // into the Gram of the backpropagated signal at W1's (and Wg's) output, summed over the hidden units
+    // and divided by d.
+    TokenGram hidden;
+    TokenGram w1_factor, wgate_factor;
+  };
+  Eval evaluate(TokenGram in) const;
+
+  // Weight-gradient norms given the gradient Gram at the branch output; nullopt for attention.
+  // E||sum_t a_t^T g_t||_F^2 = sum_{t,s} (a_t.a_s)(g_t.g_s) with activations and gradients independent
+  // (gradient-independence assumption); the square root of that expectation, which concentrates at
+  // large d [DERIVED, docs/theory_notes.md §gradw].
+  std::optional<MlpWeightGrads> weight_grads(TokenGram in, const Eval& e, TokenGram grad_out,
+                                             MlpDims dims) const;
+
+ private:
+  const GaussianKernel& kernel(double s) const;
+
+  Kind kind_ = Kind::mlp;
+  Activation act_ = Activation::relu;
+  double s1_ = 1.0, s2_ = 1.0, sg_ = 1.0;  // w1, w2, wgate gains^2
+  double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
+  AttentionMixing mix_;
+  mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
+  mutable std::size_t next_slot_ = 0;
+};
+
+}  // namespace normsim::theory

@@ -1,0 +1,173 @@
+// The mean-field driver: builds the branches, runs the placement's step forward over the stack, seeds the
+// gradient at the output (readout loss, final norm) and runs the recorded linear maps backward.
+#include "theory/meanfield.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "theory/placements/context.hpp"
+
+namespace normsim::theory {
+namespace {
+
+using detail::StackContext;
+using StepFn = int (*)(StackContext&, int);
+
+StepFn step_for(Placement p) {
+  switch (p) {
+    case Placement::post:
+      return detail::step_post;
+    case Placement::pre:
+      return detail::step_pre;
+    case Placement::peri:
+      return detail::step_peri;
+    case Placement::mix:
+      return detail::step_mix;
+    case Placement::b2t:
+      return detail::step_b2t;
+    case Placement::deepnorm:
+      return detail::step_deepnorm;
+    case Placement::lnscale:
+      return detail::step_lnscale;
+    case Placement::admin:
+      return detail::step_admin;
+    case Placement::rezero:
+      return detail::step_rezero;
+    case Placement::spannorm:
+      return detail::step_spannorm;
+    case Placement::hybridnorm:
+      return detail::step_hybridnorm;
+    case Placement::none:
+      return detail::step_none;
+  }
+  throw std::invalid_argument("theory::meanfield: unknown placement");
+}
+
+std::optional<double> finite(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+bool has_attention(const StackSpec& s) {
+  return s.sublayer != SublayerKind::mlp;
+}
+bool has_mlp(const StackSpec& s) {
+  return s.sublayer != SublayerKind::attention;
+}
+
+std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
+  std::vector<std::string> c = {
+      "infinite width (large d, Gaussian weights, gradient independence); finite-d factor (1 - c/d) only at "
+      "the final norm (theory.md §0, §2.2 P5)",
+      "tokens exchangeable: one second moment and one cross moment per layer"};
+  if (has_attention(s)) {
+    c.push_back(
+        "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
+        "softmax attention at Xavier init has logits of variance ~1");
+    if (s.causal) c.push_back("causal mask enters through position averages of the uniform causal matrix");
+  }
+  if (has_mlp(s)) {
+    c.push_back(
+        "gradw_*: E||sum_t a_t^T g_t||_F^2 with forward activations independent of gradients; token cross "
+        "terms from the Grams (zero for MLP stacks with a readout loss, so squared norms add over tokens)");
+  }
+  if (!grads_predicted)
+    c.push_back("mse loss with no norm at the output: gradients correlate with y, not predicted");
+  if (s.tokens < 2) c.push_back("one token: token_cos not defined");
+  return c;
+}
+
+}  // namespace
+
+const Series* MeanFieldProfile::metric(std::string_view name) const {
+  const std::pair<std::string_view, const Series*> table[] = {
+      {"act_sq", &act_sq},     {"grad_sq", &grad_sq},       {"token_cos", &token_cos},
+      {"cos_next", &cos_next}, {"rel_update", &rel_update}, {"branch_sq", &branch_sq},
+      {"gradw_w1", &gradw_w1}, {"gradw_w2", &gradw_w2},     {"gradw_wgate", &gradw_wgate}};
+  for (const auto& [n, s] : table) {
+    if (n == name) return s;
+  }
+  return nullptr;
+}
+
+MeanFieldProfile meanfield(const StackSpec& spec) {
+  validate(spec);
+  const int depth = spec.depth;
+  const double gamma_sq = spec.gamma * spec.gamma;
+  const auto& w = spec.sigma_sq;
+  const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
+  StackContext ctx{spec,
+                   gamma_sq,
+                   Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
+                   spec.placement == Placement::hybridnorm ? Branch::attention_value_norm(w.wo, gamma_sq, mix)
+                                                           : Branch::attention(w.wv * w.wo, mix),
+                   std::vector<TokenGram>(depth + 1),
+                   std::vector<detail::SublayerRecord>(depth)};
+
+  const TokenGram input{spec.v0, spec.v0 * spec.rho0};
+  ctx.x[0] = spec.input_norm ? detail::normalized(input, gamma_sq) : input;
+  const StepFn step = step_for(spec.placement);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (int k = 0; k < depth;) {
+    if (!std::isfinite(ctx.x[k].diag) || !std::isfinite(ctx.x[k].off)) {
+      // Overflow (unnormalized stacks grow geometrically): nothing past here is predicted.
+      for (int l = k; l <= depth; ++l) ctx.x[l] = {kNaN, kNaN};
+      for (int j = k; j < depth; ++j) {
+        ctx.rec[j].eval.out = {kNaN, kNaN}, ctx.rec[j].cross = kNaN;
+        ctx.rec[j].anchor = j + 1, ctx.rec[j].back = GramMap::scale(kNaN);
+        ctx.rec[j].anchor_f = j + 1, ctx.rec[j].to_branch = GramMap::scale(kNaN);
+      }
+      break;
+    }
+    k += step(ctx, k);
+  }
+
+  // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
+  // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
+  const bool final_norm = has_final_norm(spec);
+  const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
+  std::vector<TokenGram> g(depth + 1);
+  g[depth] = {1.0, 0.0};
+  if (final_norm) {
+    // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / v_K, c = 2 (LN) or 1 (RMSNorm).
+    const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
+    const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
+    g[depth] = {finite_d * gamma_sq / ctx.x[depth].diag, 0.0};
+  }
+  for (int k = depth - 1; k >= 0; --k) g[k] = ctx.rec[k].back(g[ctx.rec[k].anchor]);
+
+  MeanFieldProfile p;
+  p.final_norm = final_norm;
+  p.caveats = caveats_for(spec, grads_predicted);
+  p.act_sq.resize(depth + 1), p.grad_sq.resize(depth + 1), p.token_cos.resize(depth + 1);
+  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate}) {
+    s->resize(depth);
+  }
+  for (int l = 0; l <= depth; ++l) {
+    p.act_sq[l] = finite(ctx.x[l].diag);
+    if (grads_predicted) p.grad_sq[l] = finite(g[l].diag);
+    if (spec.tokens > 1) p.token_cos[l] = finite(ctx.x[l].cos());
+  }
+  const MlpDims dims{spec.width > 0 ? spec.width : 0,
+                     static_cast<int>(std::lround(spec.mlp_ratio * spec.width)), spec.tokens};
+  for (int k = 0; k < depth; ++k) {
+    const auto& r = ctx.rec[k];
+    const double v = ctx.x[k].diag, vn = ctx.x[k + 1].diag;
+    p.cos_next[k] = finite(r.cross / std::sqrt(v * vn));
+    p.rel_update[k] = finite(std::sqrt(std::max(0.0, vn - 2.0 * r.cross + v) / v));
+    p.branch_sq[k] = finite(r.eval.out.diag);
+    if (!grads_predicted || spec.width <= 0) continue;
+    const TokenGram g_branch = r.to_branch(g[r.anchor_f]);
+    if (!std::isfinite(g_branch.diag)) continue;
+    const auto gw = ctx.branch(k).weight_grads(r.branch_in, r.eval, g_branch, dims);
+    if (!gw) continue;
+    p.gradw_w1[k] = finite(gw->w1);
+    p.gradw_w2[k] = finite(gw->w2);
+    if (gw->wgate) p.gradw_wgate[k] = finite(*gw->wgate);
+  }
+  return p;
+}
+
+}  // namespace normsim::theory

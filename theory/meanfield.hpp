@@ -1,0 +1,33 @@
+// Infinite-width mean-field profile of a residual stack at initialization, per layer, for every placement
+// of docs/conventions.md. Tokens are exchangeable: the state is the token Gram (second moment, cross
+// moment) of the stream forward and of the gradient backward (gradient-independence assumption).
+// Attention is the uniform-attention value path (W_Q, W_K -> 0) of theory.md §1.2: an APPROXIMATION,
+// since real softmax attention at Xavier init has logits of variance ~1 (theory.md §1.2).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "theory/stack_spec.hpp"
+
+namespace normsim::theory {
+
+// One value per layer or sublayer; nullopt where the theory has no controlled prediction.
+using Series = std::vector<std::optional<double>>;
+
+struct MeanFieldProfile {
+  // Layer-indexed, l = 0..K (metric definitions: docs/conventions.md "Metrics").
+  Series act_sq, grad_sq, token_cos;
+  // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu.
+  Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate;
+  bool final_norm = false;           // whether the final norm was applied
+  std::vector<std::string> caveats;  // the approximations this profile rests on, one line each
+
+  // The series for a conventions metric name, or nullptr when the metric is not predicted at all.
+  const Series* metric(std::string_view name) const;
+};
+
+MeanFieldProfile meanfield(const StackSpec& spec);  // throws std::invalid_argument on an invalid spec
+
+}  // namespace normsim::theory

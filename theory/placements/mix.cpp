@@ -1,0 +1,14 @@
+// Mix-LN (Li et al. 2024): blocks b < floor(mix_fraction * L) are Post-LN, the rest Pre-LN
+// (theory.md §2.4; docs/conventions.md).
+#include <cmath>
+
+#include "theory/placements/context.hpp"
+
+namespace normsim::theory::detail {
+
+int step_mix(StackContext& ctx, int k) {
+  const int post_blocks = static_cast<int>(std::floor(ctx.spec.mix_fraction * block_count(ctx.spec)));
+  return block_of(ctx.spec, k) < post_blocks ? step_post(ctx, k) : step_pre(ctx, k);
+}
+
+}  // namespace normsim::theory::detail

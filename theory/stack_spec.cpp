@@ -1,0 +1,123 @@
+// Names, counting and validation of StackSpec, following docs/conventions.md.
+#include "theory/stack_spec.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace normsim::theory {
+namespace {
+
+constexpr Placement kPlacements[] = {Placement::post,     Placement::pre,        Placement::peri,
+                                     Placement::mix,      Placement::b2t,        Placement::deepnorm,
+                                     Placement::lnscale,  Placement::admin,      Placement::rezero,
+                                     Placement::spannorm, Placement::hybridnorm, Placement::none};
+
+void fail(const std::string& key, const std::string& why) {
+  throw std::invalid_argument("theory::StackSpec." + key + ": " + why);
+}
+
+}  // namespace
+
+std::string_view to_string(Placement p) {
+  switch (p) {
+    case Placement::post:
+      return "post";
+    case Placement::pre:
+      return "pre";
+    case Placement::peri:
+      return "peri";
+    case Placement::mix:
+      return "mix";
+    case Placement::b2t:
+      return "b2t";
+    case Placement::deepnorm:
+      return "deepnorm";
+    case Placement::lnscale:
+      return "lnscale";
+    case Placement::admin:
+      return "admin";
+    case Placement::rezero:
+      return "rezero";
+    case Placement::spannorm:
+      return "spannorm";
+    case Placement::hybridnorm:
+      return "hybridnorm";
+    case Placement::none:
+      return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(SublayerKind s) {
+  switch (s) {
+    case SublayerKind::mlp:
+      return "mlp";
+    case SublayerKind::attention:
+      return "attention";
+    case SublayerKind::transformer:
+      return "transformer";
+  }
+  return "?";
+}
+
+Placement parse_placement(std::string_view name) {
+  for (Placement p : kPlacements) {
+    if (to_string(p) == name) return p;
+  }
+  throw std::invalid_argument("unknown placement '" + std::string(name) + "'");
+}
+
+SublayerKind parse_sublayer(std::string_view name) {
+  for (SublayerKind s : {SublayerKind::mlp, SublayerKind::attention, SublayerKind::transformer}) {
+    if (to_string(s) == name) return s;
+  }
+  throw std::invalid_argument("unknown sublayer '" + std::string(name) + "'");
+}
+
+int block_count(const StackSpec& s) {
+  return s.sublayer == SublayerKind::transformer ? s.depth / 2 : s.depth;
+}
+int block_of(const StackSpec& s, int k) {
+  return s.sublayer == SublayerKind::transformer ? k / 2 : k;
+}
+
+bool ends_in_norm(const StackSpec& s) {
+  switch (s.placement) {
+    case Placement::post:
+    case Placement::b2t:
+    case Placement::deepnorm:
+    case Placement::admin:
+    case Placement::spannorm:
+      return true;
+    case Placement::mix:
+      return static_cast<int>(std::floor(s.mix_fraction * block_count(s))) >= block_count(s);
+    default:
+      return false;
+  }
+}
+
+bool has_final_norm(const StackSpec& s) {
+  return s.final_norm && !ends_in_norm(s);
+}
+
+void validate(const StackSpec& s) {
+  if (s.depth < 1) fail("depth", "must be >= 1");
+  if (s.tokens < 1) fail("tokens", "must be >= 1");
+  if (s.mlp_ratio <= 0.0) fail("mlp_ratio", "must be > 0");
+  if (s.v0 <= 0.0 || !std::isfinite(s.v0)) fail("v0", "must be finite and > 0");
+  if (s.rho0 < -1.0 || s.rho0 > 1.0) fail("rho0", "must lie in [-1, 1]");
+  if (s.gamma <= 0.0) fail("gamma", "must be > 0");
+  if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
+  if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
+  const bool paired = s.placement == Placement::b2t || s.placement == Placement::spannorm;
+  if ((paired || s.sublayer == SublayerKind::transformer) && s.depth % 2 != 0) {
+    fail("depth", "must be even for transformer stacks and for b2t/spannorm");
+  }
+  const auto& w = s.sigma_sq;
+  for (double g : {w.w1, w.wgate, w.w2, w.wq, w.wk, w.wv, w.wo}) {
+    if (!(g >= 0.0) || !std::isfinite(g)) fail("sigma_sq", "every gain^2 must be finite and >= 0");
+  }
+}
+
+}  // namespace normsim::theory

@@ -1,0 +1,73 @@
+// The theory's own description of a residual stack (it must not see sim::Config): the placements,
+// branches, inits and inputs of docs/conventions.md, reduced to what the mean field needs.
+#pragma once
+#include <optional>
+#include <string_view>
+
+#include "theory/activation.hpp"
+
+namespace normsim::theory {
+
+enum class Placement {
+  post,
+  pre,
+  peri,
+  mix,
+  b2t,
+  deepnorm,
+  lnscale,
+  admin,
+  rezero,
+  spannorm,
+  hybridnorm,
+  none
+};
+enum class SublayerKind { mlp, attention, transformer };
+enum class NormKind { layernorm, rmsnorm };
+enum class Loss { readout, mse };
+
+std::string_view to_string(Placement p);
+std::string_view to_string(SublayerKind s);
+Placement parse_placement(std::string_view name);  // throws std::invalid_argument
+SublayerKind parse_sublayer(std::string_view name);
+
+// Gains^2 = fan_in * Var(W) per weight kind (theory.md §0), already including scaled init and DeepNorm's
+// beta (each beta-scaled matrix carries beta^2 here).
+struct WeightGains {
+  double w1 = 1.0, wgate = 1.0, w2 = 1.0, wq = 1.0, wk = 1.0, wv = 1.0, wo = 1.0;
+};
+
+struct StackSpec {
+  Placement placement = Placement::pre;
+  SublayerKind sublayer = SublayerKind::mlp;
+  Activation activation = Activation::relu;
+  int depth = 8;           // K residual sublayers
+  int width = 512;         // d; <= 0 means infinite width (drops the final norm's 1 - c/d)
+  int tokens = 16;         // T
+  double mlp_ratio = 4.0;  // d_ff = round(mlp_ratio * d)
+  int heads = 4;           // unused by the uniform-attention value path; kept for the record
+  bool causal = false;
+  WeightGains sigma_sq;
+  double v0 = 1.0;    // input second moment per coordinate (before input_norm)
+  double rho0 = 0.0;  // input token cosine
+  bool input_norm = false;
+  bool final_norm = true;  // applied only where the placement does not end in a norm
+  double gamma = 1.0;      // gain of every norm at init
+  NormKind norm = NormKind::layernorm;
+  std::optional<double> deepnorm_alpha;  // nullopt: K^(1/4) (docs/conventions.md)
+  double mix_fraction = 0.25;
+  double rezero_alpha = 0.0;
+  double spannorm_lambda = 1.0;
+  Loss loss = Loss::readout;
+};
+
+// Transformer layers L (K/2 for transformer stacks, K otherwise) and the block index b(k).
+int block_count(const StackSpec& s);
+int block_of(const StackSpec& s, int k);
+// Whether the last sublayer ends in a norm, and whether the final norm is applied (docs/conventions.md).
+bool ends_in_norm(const StackSpec& s);
+bool has_final_norm(const StackSpec& s);
+// Throws std::invalid_argument with the offending key when the spec is not a valid stack.
+void validate(const StackSpec& s);
+
+}  // namespace normsim::theory
