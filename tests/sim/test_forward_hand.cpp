@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/cpu_backend.hpp"
-#include "sim/gaussian.hpp"
+#include "sim/draws.hpp"
 #include "sim/inputs.hpp"
 #include "sim/sample_metrics.hpp"
 
@@ -22,12 +22,14 @@ struct Ref {
   int d, T, H;
 
   M zeros(int r, int cols) const { return M(r, std::vector<double>(cols, 0.0)); }
+  // The weights are the forward pass's data: drawn by the same fill as the backend (test_philox.cpp
+  // checks the draws themselves); everything after the draw is recomputed here by hand.
   M weight(int k, Stream s, int fin, int fout, double std) const {
+    std::vector<double> flat(std::size_t(fin) * fout);
+    fill_gaussian(flat.data(), flat.size(), DrawKey{c.seed, 0, std::uint32_t(k), s}, std);
     M w = zeros(fin, fout);
     for (int i = 0; i < fin; ++i)
-      for (int j = 0; j < fout; ++j)
-        w[i][j] = double(gaussian_at(DrawKey{c.seed, 0, std::uint32_t(k), s}, std::uint64_t(i) * fout + j) *
-                         float(std));
+      for (int j = 0; j < fout; ++j) w[i][j] = flat[std::size_t(i) * fout + j];
     return w;
   }
   static M matmul(const M& a, const M& b) {
