@@ -1,0 +1,63 @@
+// Gradient-norm profile figures (see gradient_figures.hpp): one panel per gradient metric.
+#include "gradient_figures.hpp"
+
+#include <algorithm>
+
+#include "grouping.hpp"
+#include "line_chart.hpp"
+#include "metric_labels.hpp"
+
+namespace normsim::plots {
+
+std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vector<std::string>& metrics) {
+  std::vector<std::string> panels_of;
+  for (const char* metric : {"grad_sq", "gradw_w2", "gradw_w1"})
+    if (folder.has_metric(metric) && std::find(metrics.begin(), metrics.end(), metric) != metrics.end())
+      panels_of.push_back(metric);
+  if (panels_of.empty()) return {};
+
+  std::vector<Figure> figures;
+  const Layout layout = choose_layout(folder, {}, false);
+  const auto is_gradient = [&](const SummaryRow& r) {
+    return std::find(panels_of.begin(), panels_of.end(), r.metric) != panels_of.end();
+  };
+  for (const auto& group : group_rows(folder, layout.figure_keys, is_gradient)) {
+    std::vector<ChartPanel> panels;
+    for (const auto& metric : panels_of) {
+      ChartPanel panel;
+      panel.x_label = layer_axis_label(metric);
+      panel.y_label = metric_label(metric);
+      panel.reference_title = plain_text("theory");
+      std::vector<const SummaryRow*> rows;
+      for (const SummaryRow* row : group.rows)
+        if (row->metric == metric) rows.push_back(row);
+      for (const auto& s : split_series(folder, layout.series_key, rows)) {
+        ChartSeries series{s.title, s.value.empty() ? s.config : s.value, {}};
+        for (const SummaryRow* row : s.rows)
+          series.points.push_back(
+              {double(row->layer), row->mean, row->se, folder.theory_at(row->config, row->layer, metric)});
+        panel.series.push_back(std::move(series));
+      }
+      panels.push_back(std::move(panel));
+    }
+
+    Figure figure;
+    figure.name = "gradients" + group_suffix(folder, layout.figure_keys, group.values);
+    figure.kind = "gradients";
+    const std::string where = group_caption(folder, layout.figure_keys, group.values);
+    std::string shown;
+    for (const auto& metric : panels_of) shown += (shown.empty() ? "" : ", ") + metric;
+    figure.caption =
+        "Gradient norms per layer (" + shown + "), mean and standard-error band" +
+        (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
+        (where.empty() ? "" : "; " + where) + ".";
+    figure.csv = chart_csv(panels);
+    figure.script = {figure.name,        "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")"),
+                     chart_columns,      chart_preamble(panels),
+                     chart_body(panels), static_cast<int>(panels.size())};
+    figures.push_back(std::move(figure));
+  }
+  return figures;
+}
+
+}  // namespace normsim::plots

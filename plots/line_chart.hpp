@@ -1,0 +1,59 @@
+// Line charts: one or more panels, each with series of (x, mean +- se) and an optional dashed reference curve
+// per series (theory, a fitted line, a prediction). Profiles, depth-scaling, gradient and claim figures are
+// all line charts; this file turns them into one CSV and the plot commands of the script.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "text.hpp"
+
+namespace normsim::plots {
+
+struct ChartPoint {
+  double x = 0;
+  double mean = 0;
+  double se = 0;
+  std::optional<double> reference;  // the series' reference curve at x, if it has one there
+};
+
+struct ChartSeries {
+  Text title;         // legend entry
+  std::string label;  // the series' name in the CSV (commas are replaced: it is one plain field)
+  std::vector<ChartPoint> points;
+};
+
+enum class ErrorStyle {
+  band,  // a shaded mean +- se band under a line with points: dense x (profiles over layers)
+  bars,  // error bars on points joined by a line: sparse x (depths, claims)
+};
+
+struct ChartPanel {
+  Text x_label;
+  Text y_label;
+  bool log_x = false;
+  int log_x_base = 10;        // 2 suits depths (4, 8, 16, ...)
+  std::optional<bool> log_y;  // empty: log when every value is positive and they span more than two decades
+  ErrorStyle errors = ErrorStyle::band;
+  bool connect = true;   // join the points of a series
+  Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
+  std::vector<ChartSeries> series;
+};
+
+// CSV columns: panel,series,label,x,mean,se,lo,hi,reference (lo/hi: the drawn error band or bar).
+inline constexpr const char* chart_columns = "panel,series,label,x,mean,se,lo,hi,reference";
+
+std::string chart_csv(const std::vector<ChartPanel>& panels);
+
+// Preamble (title arrays) and per-format body (axes, plot) for ScriptSpec; several panels share one row.
+std::string chart_preamble(const std::vector<ChartPanel>& panels);
+std::string chart_body(const std::vector<ChartPanel>& panels);
+
+// A round tic step giving at most `most` intervals over `range` (1, 2 or 5 times a power of ten).
+double nice_tic_step(double range, int most);
+
+// Whether a panel's y axis is drawn logarithmic (resolves ChartPanel::log_y).
+bool chart_log_y(const ChartPanel& panel);
+
+}  // namespace normsim::plots

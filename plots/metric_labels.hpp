@@ -1,0 +1,24 @@
+// The symbols figures use for metrics and axes (docs/conventions.md, "Metrics"), so every figure names a
+// quantity the same way in enhanced text and in LaTeX.
+#pragma once
+
+#include <string>
+
+#include "text.hpp"
+
+namespace normsim::plots {
+
+// Axis label of a metric, e.g. E[x_l^2] for act_sq; an unknown metric is labelled with its name.
+Text metric_label(const std::string& metric);
+
+// True for metrics indexed by sublayer k = 0..K-1 (cos_next, branch_sq, rel_update, gradw_*); the others are
+// indexed by stream l = 0..K.
+bool is_sublayer_metric(const std::string& metric);
+
+// "layer l" or "sublayer k", matching the metric's index.
+Text layer_axis_label(const std::string& metric);
+
+Text depth_axis_label();                                      // depth K (sublayers)
+Text normalized_layer_axis_label(const std::string& metric);  // l/K or k/K
+
+}  // namespace normsim::plots

@@ -1,0 +1,42 @@
+// What a user can choose about the figures of one results folder; the command line and `normsim run`/`check`
+// fill it. Defaults give every figure of every metric, one-column size, PDF + SVG + PNG and a report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace normsim::plots {
+
+enum class FigureSize {
+  one_column,  // 3.5 in x 2.6 in
+  two_column,  // 7 in x 3.2 in
+};
+
+// The x axis of a layer x depth heatmap: the layer divided by the depth (profiles of all depths line up) or
+// the raw layer index.
+enum class HeatmapLayer { normalized, raw };
+
+struct PlotOptions {
+  std::vector<std::string> metrics;  // empty: every metric in summary.csv
+  FigureSize size = FigureSize::one_column;
+  bool latex = false;  // also write <name>-tex.tex + <name>-tex.pdf (cairolatex: text set by LaTeX)
+  std::vector<std::string> formats = {"pdf", "svg", "png"};
+  bool quiet = false;  // no progress lines on stdout
+  HeatmapLayer heatmap_layer = HeatmapLayer::normalized;
+  bool depth_at_first_layer = false;  // depth-scaling plots at layer 0 too, not only at the last layer
+  bool report = true;                 // write OUT/report.md and OUT/report.html
+};
+
+struct SizeInches {
+  double width;
+  double height;
+};
+
+inline SizeInches size_inches(FigureSize size) {
+  return size == FigureSize::one_column ? SizeInches{3.5, 2.6} : SizeInches{7.0, 3.2};
+}
+
+// Pixels per inch of the PNG: enough for print, and the PNG's pixel size follows from it.
+inline constexpr int png_dpi = 300;
+
+}  // namespace normsim::plots

@@ -1,0 +1,56 @@
+// Per-layer profile figures (see profile_figures.hpp).
+#include "profile_figures.hpp"
+
+#include <algorithm>
+
+#include "grouping.hpp"
+#include "line_chart.hpp"
+#include "metric_labels.hpp"
+
+namespace normsim::plots {
+
+std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vector<std::string>& metrics) {
+  std::vector<Figure> figures;
+  const Layout layout = choose_layout(folder, {}, false);
+  for (const auto& metric : metrics) {
+    const auto groups =
+        group_rows(folder, layout.figure_keys, [&](const SummaryRow& r) { return r.metric == metric; });
+    for (const auto& group : groups) {
+      ChartPanel panel;
+      panel.x_label = layer_axis_label(metric);
+      panel.y_label = metric_label(metric);
+      panel.reference_title = plain_text("theory");
+      long fewest = -1, most = 0;
+      for (const auto& s : split_series(folder, layout.series_key, group.rows)) {
+        ChartSeries series{s.title, s.value.empty() ? s.config : s.value, {}};
+        for (const SummaryRow* row : s.rows) {
+          series.points.push_back(
+              {double(row->layer), row->mean, row->se, folder.theory_at(row->config, row->layer, metric)});
+          fewest = fewest < 0 ? row->n : std::min(fewest, row->n);
+          most = std::max(most, row->n);
+        }
+        panel.series.push_back(std::move(series));
+      }
+
+      Figure figure;
+      figure.name =
+          "profile_" + file_stem_part(metric) + group_suffix(folder, layout.figure_keys, group.values);
+      figure.kind = "profile";
+      const std::string where = group_caption(folder, layout.figure_keys, group.values);
+      figure.caption =
+          folder.metric_description(metric) + " per layer: mean and standard-error band over " +
+          (fewest == most ? std::to_string(most) : std::to_string(fewest) + "-" + std::to_string(most)) +
+          " samples" +
+          (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
+          (where.empty() ? "" : "; " + where) + ". Dashed: theory, where theory.csv has it.";
+      figure.csv = chart_csv({panel});
+      figure.script = {figure.name,
+                       "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")"),
+                       chart_columns, chart_preamble({panel}), chart_body({panel})};
+      figures.push_back(std::move(figure));
+    }
+  }
+  return figures;
+}
+
+}  // namespace normsim::plots

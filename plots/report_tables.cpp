@@ -1,0 +1,124 @@
+// Report tables (see report_tables.hpp): what run.json and verdicts.json say, in rows.
+#include "report_tables.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace normsim::plots {
+
+std::string json_cell(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  if (value.is_number_float()) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", value.get<double>());
+    return buffer;
+  }
+  if (value.is_array() && std::all_of(value.begin(), value.end(), [](auto& v) { return v.is_string(); })) {
+    std::string joined;
+    for (const auto& v : value) joined += (joined.empty() ? "" : ", ") + v.get<std::string>();
+    return joined;
+  }
+  return value.dump();
+}
+
+ReportTable run_table(const ResultsFolder& folder) {
+  ReportTable table{{"setting", "value"}, {}};
+  table.rows.push_back({"results folder", folder.dir.string()});
+  for (const char* key : {"name", "description", "normsim_version", "git_commit", "backend", "threads",
+                          "started", "config_file", "swept_keys", "timings", "peak_rss_bytes"})
+    if (folder.run.contains(key)) table.rows.push_back({key, json_cell(folder.run[key])});
+  return table;
+}
+
+namespace {
+
+const nlohmann::json& configs(const ResultsFolder& folder) {
+  static const nlohmann::json none = nlohmann::json::array();
+  return folder.run.contains("configs") && folder.run["configs"].is_array() ? folder.run["configs"] : none;
+}
+
+// Every key of every configuration's values, in the first configuration's order, then any later ones.
+std::vector<std::string> value_keys(const nlohmann::json& list) {
+  std::vector<std::string> keys;
+  for (const auto& config : list)
+    if (config.contains("values") && config["values"].is_object())
+      for (const auto& [key, value] : config["values"].items())
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  return keys;
+}
+
+nlohmann::json value_of(const nlohmann::json& config, const std::string& key) {
+  if (config.contains("values") && config["values"].is_object() && config["values"].contains(key))
+    return config["values"][key];
+  return nullptr;
+}
+
+bool is_constant(const nlohmann::json& list, const std::string& key) {
+  return std::all_of(list.begin(), list.end(),
+                     [&](const auto& c) { return value_of(c, key) == value_of(list[0], key); });
+}
+
+}  // namespace
+
+ReportTable fixed_settings_table(const ResultsFolder& folder) {
+  ReportTable table{{"key", "value"}, {}};
+  const auto& list = configs(folder);
+  for (const auto& key : value_keys(list))
+    if (is_constant(list, key)) table.rows.push_back({key, json_cell(value_of(list[0], key))});
+  return table;
+}
+
+ReportTable configs_table(const ResultsFolder& folder) {
+  const auto& list = configs(folder);
+  std::vector<std::string> varying;
+  for (const auto& key : value_keys(list))
+    if (!is_constant(list, key)) varying.push_back(key);
+  ReportTable table{{"config", "seed"}, {}};
+  table.header.insert(table.header.end(), varying.begin(), varying.end());
+  for (const auto& config : list) {
+    std::vector<std::string> row = {json_cell(config.value("id", nlohmann::json())),
+                                    json_cell(config.value("seed", nlohmann::json()))};
+    for (const auto& key : varying) row.push_back(json_cell(value_of(config, key)));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+ReportTable metrics_table(const ResultsFolder& folder) {
+  ReportTable table{{"metric", "definition"}, {}};
+  if (folder.run.contains("metrics") && folder.run["metrics"].is_object())
+    for (const auto& [name, definition] : folder.run["metrics"].items())
+      table.rows.push_back({name, json_cell(definition)});
+  return table;
+}
+
+ReportTable verdicts_table(const ResultsFolder& folder) {
+  ReportTable table{{"claim", "statement", "source", "predicted", "measured", "95% CI", "verdict"}, {}};
+  for (const Claim& claim : folder.claims)
+    table.rows.push_back(
+        {claim.id, claim.statement, claim.source, json_cell(claim.predicted), json_cell(claim.measured),
+         "[" + json_cell(claim.ci_low) + ", " + json_cell(claim.ci_high) + "]", claim.verdict});
+  return table;
+}
+
+std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& figures) {
+  static const std::vector<std::pair<std::string, std::string>> order = {
+      {"claim", "Claims"},
+      {"profile", "Per-layer profiles"},
+      {"gradients", "Gradient norms across layers"},
+      {"depth", "Depth scaling"},
+      {"heatmap", "Layer x depth heatmaps"},
+  };
+  std::vector<FigureSection> sections;
+  for (const auto& [kind, heading] : order) {
+    FigureSection section{heading, {}};
+    for (const auto& figure : figures)
+      if (figure.kind == kind) section.figures.push_back(&figure);
+    if (!section.figures.empty()) sections.push_back(std::move(section));
+  }
+  return sections;
+}
+
+}  // namespace normsim::plots

@@ -1,0 +1,33 @@
+// The tables a report shows, as plain strings, so the Markdown and HTML writers lay out the same content.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "render_figures.hpp"
+#include "results_folder.hpp"
+
+namespace normsim::plots {
+
+struct ReportTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+ReportTable run_table(const ResultsFolder& folder);  // version, commit, backend, threads, timings, ...
+ReportTable fixed_settings_table(const ResultsFolder& folder);  // keys equal in every configuration
+ReportTable configs_table(const ResultsFolder& folder);         // id, seed and the keys that vary
+ReportTable metrics_table(const ResultsFolder& folder);         // run.json's metric definitions
+ReportTable verdicts_table(const ResultsFolder& folder);        // one row per claim of verdicts.json
+
+// Figure sections in report order, with their headings.
+struct FigureSection {
+  std::string heading;
+  std::vector<const RenderedFigure*> figures;
+};
+std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& figures);
+
+// A JSON value as a table cell: strings bare, numbers short, anything else as compact JSON.
+std::string json_cell(const nlohmann::json& value);
+
+}  // namespace normsim::plots

@@ -1,0 +1,214 @@
+// Reading a results folder (see results_folder.hpp). Each file's problems are reported with its path and
+// line.
+#include "results_folder.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+
+#include "csv_table.hpp"
+#include "plot_error.hpp"
+
+namespace normsim::plots {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error("cannot read " + path.string() + " (check that it exists and is readable)");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(path.string() + " is not valid JSON (" + e.what() + "); re-create it with normsim");
+  }
+}
+
+void require_results_folder(const fs::path& dir) {
+  if (!fs::is_directory(dir))
+    throw input_error(
+        "'" + dir.string() +
+        "' is not a folder; pass the results folder that `normsim run` or `normsim check` wrote "
+        "(the one holding run.json and summary.csv)");
+  for (const char* file : {"run.json", "summary.csv"})
+    if (!fs::is_regular_file(dir / file))
+      throw input_error("'" + dir.string() + "' is not a normsim results folder: it has no " + file +
+                        ". Pass the folder that `normsim run` or `normsim check` wrote (OUT in `normsim run "
+                        "CONFIG --out OUT`), or run the simulation first");
+}
+
+// summary.csv: config,placement,<swept keys>,layer,metric,mean,se,n
+void read_summary(ResultsFolder& folder) {
+  const CsvTable table = read_csv(folder.dir / "summary.csv");
+  const int config = table.require("config");
+  const int placement = table.require("placement");
+  const int layer = table.require("layer");
+  const int metric = table.require("metric");
+  const int mean = table.require("mean");
+  const int se = table.require("se");
+  const int n = table.require("n");
+  if (config != 0 || placement != 1 || layer <= placement)
+    throw input_error(table.path.string() +
+                      ": the header must start with config,placement and have the swept keys before layer "
+                      "(docs/conventions.md)");
+  for (int c = placement; c < layer; ++c) folder.keys.push_back(table.header[static_cast<std::size_t>(c)]);
+
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& fields = table.rows[r];
+    SummaryRow row;
+    row.config = fields[static_cast<std::size_t>(config)];
+    for (int c = placement; c < layer; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
+    const double layer_value = parse_number(table, r, layer);
+    if (layer_value < 0 || layer_value != std::floor(layer_value))
+      throw input_error(table.where(r) + ": layer must be a non-negative integer");
+    row.layer = static_cast<int>(layer_value);
+    row.metric = fields[static_cast<std::size_t>(metric)];
+    row.mean = parse_number(table, r, mean);
+    row.se = parse_number(table, r, se);
+    row.n = static_cast<long>(parse_number(table, r, n));
+    // A mean over zero finite samples carries nothing to plot (nonfinite.csv says why).
+    if (row.n == 0 || !std::isfinite(row.mean)) continue;
+    if (!std::isfinite(row.se)) row.se = 0;
+    if (std::find(folder.metrics.begin(), folder.metrics.end(), row.metric) == folder.metrics.end())
+      folder.metrics.push_back(row.metric);
+    folder.summary.push_back(std::move(row));
+  }
+  if (folder.summary.empty())
+    throw input_error(table.path.string() +
+                      " has no finite values: nothing to plot (see nonfinite.csv for the samples that "
+                      "diverged)");
+}
+
+// theory.csv (optional): config,layer,metric,value
+void read_theory(ResultsFolder& folder) {
+  const fs::path path = folder.dir / "theory.csv";
+  if (!fs::exists(path)) return;
+  const CsvTable table = read_csv(path);
+  const int config = table.require("config");
+  const int layer = table.require("layer");
+  const int metric = table.require("metric");
+  const int value = table.require("value");
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const double v = parse_number(table, r, value);
+    if (!std::isfinite(v)) continue;
+    folder.theory[{table.rows[r][static_cast<std::size_t>(config)],
+                   static_cast<int>(parse_number(table, r, layer)),
+                   table.rows[r][static_cast<std::size_t>(metric)]}] = v;
+  }
+}
+
+std::string json_string(const nlohmann::json& claim, const char* key, const fs::path& path) {
+  if (!claim.contains(key) || claim[key].is_null()) return "";
+  if (!claim[key].is_string())
+    throw input_error(path.string() + ": claim field '" + key + "' must be a string");
+  return claim[key].get<std::string>();
+}
+
+bool json_bool(const nlohmann::json& claim, const char* key, const fs::path& path) {
+  if (!claim.contains(key) || claim[key].is_null()) return false;
+  if (!claim[key].is_boolean())
+    throw input_error(path.string() + ": claim field '" + key + "' must be true or false");
+  return claim[key].get<bool>();
+}
+
+std::vector<ClaimPoint> read_claim_data(const fs::path& path, const std::string& id) {
+  if (!fs::is_regular_file(path))
+    throw input_error("verdicts.json lists claim '" + id + "' but " + path.string() +
+                      " is missing; re-run `normsim check` to write it");
+  const CsvTable table = read_csv(path);
+  const int x = table.require("x");
+  const int measured = table.require("measured");
+  const int se = table.require("se");
+  const int predicted = table.require("predicted");
+  std::vector<ClaimPoint> points;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    ClaimPoint point{parse_number(table, r, x), parse_number(table, r, measured), 0, std::nullopt};
+    if (!table.rows[r][static_cast<std::size_t>(se)].empty()) point.se = parse_number(table, r, se);
+    if (!table.rows[r][static_cast<std::size_t>(predicted)].empty())
+      point.predicted = parse_number(table, r, predicted);
+    if (!std::isfinite(point.se)) point.se = 0;
+    if (std::isfinite(point.x) && std::isfinite(point.measured)) points.push_back(point);
+  }
+  return points;
+}
+
+// verdicts.json (optional, from `normsim check`): a list of claims, or {"claims": [...]}.
+void read_verdicts(ResultsFolder& folder) {
+  const fs::path path = folder.dir / "verdicts.json";
+  if (!fs::exists(path)) return;
+  folder.has_verdicts = true;
+  nlohmann::json doc = read_json(path);
+  if (doc.is_object() && doc.contains("claims")) doc = doc["claims"];
+  if (!doc.is_array()) throw input_error(path.string() + " must hold a list of claims");
+  for (const auto& entry : doc) {
+    if (!entry.is_object() || !entry.contains("id"))
+      throw input_error(path.string() + ": every claim must be an object with an 'id'");
+    Claim claim;
+    claim.id = entry["id"].is_string() ? entry["id"].get<std::string>() : entry["id"].dump();
+    // The id names a folder and a figure file, so it may not climb out of OUT or need quoting.
+    const bool safe_id = !claim.id.empty() && claim.id != "." && claim.id != ".." &&
+                         std::all_of(claim.id.begin(), claim.id.end(), [](unsigned char c) {
+                           return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+                         });
+    if (!safe_id)
+      throw input_error(path.string() + ": claim id '" + claim.id +
+                        "' may only use letters, digits, '_', '-' and '.'");
+    claim.statement = json_string(entry, "statement", path);
+    claim.source = json_string(entry, "source", path);
+    claim.verdict = json_string(entry, "verdict", path);
+    claim.figure_kind = json_string(entry, "figure_kind", path);
+    claim.x_label = json_string(entry, "x_label", path);
+    claim.y_label = json_string(entry, "y_label", path);
+    claim.log_x = json_bool(entry, "log_x", path);
+    claim.log_y = json_bool(entry, "log_y", path);
+    for (auto [field, key] : {std::pair{&claim.predicted, "predicted"},
+                              {&claim.measured, "measured"},
+                              {&claim.ci_low, "ci_low"},
+                              {&claim.ci_high, "ci_high"}})
+      *field = entry.value(key, nlohmann::json());
+    claim.points = read_claim_data(folder.dir / "claims" / claim.id / "data.csv", claim.id);
+    folder.claims.push_back(std::move(claim));
+  }
+}
+
+}  // namespace
+
+int ResultsFolder::key_index(const std::string& key) const {
+  const auto it = std::find(keys.begin(), keys.end(), key);
+  return it == keys.end() ? -1 : static_cast<int>(it - keys.begin());
+}
+
+std::optional<double> ResultsFolder::theory_at(const std::string& config, int layer,
+                                               const std::string& metric) const {
+  const auto it = theory.find({config, layer, metric});
+  if (it == theory.end()) return std::nullopt;
+  return it->second;
+}
+
+bool ResultsFolder::has_metric(const std::string& metric) const {
+  return std::find(metrics.begin(), metrics.end(), metric) != metrics.end();
+}
+
+std::string ResultsFolder::metric_description(const std::string& metric) const {
+  if (run.contains("metrics") && run["metrics"].is_object() && run["metrics"].contains(metric)) {
+    const auto& definition = run["metrics"][metric];
+    if (definition.is_string()) return metric + " (" + definition.get<std::string>() + ")";
+  }
+  return metric;
+}
+
+ResultsFolder load_results(const fs::path& dir) {
+  require_results_folder(dir);
+  ResultsFolder folder;
+  folder.dir = dir;
+  folder.run = read_json(dir / "run.json");
+  if (!folder.run.is_object()) throw input_error((dir / "run.json").string() + " must hold a JSON object");
+  read_summary(folder);
+  read_theory(folder);
+  read_verdicts(folder);
+  return folder;
+}
+
+}  // namespace normsim::plots

@@ -1,0 +1,71 @@
+// A normsim results folder read into memory: run.json, summary.csv, and the optional theory.csv and
+// verdicts.json + claims/<id>/data.csv (formats in docs/conventions.md). Everything is read and checked
+// before any figure is drawn, so a bad folder fails before a single file is written.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace normsim::plots {
+
+// One line of summary.csv: a metric's mean over samples at one layer of one configuration.
+struct SummaryRow {
+  std::string config;
+  std::vector<std::string> keys;  // values of ResultsFolder::keys, in that order
+  int layer = 0;
+  std::string metric;
+  double mean = 0;
+  double se = 0;
+  long n = 0;
+};
+
+// One point of claims/<id>/data.csv.
+struct ClaimPoint {
+  double x = 0;
+  double measured = 0;
+  double se = 0;
+  std::optional<double> predicted;  // empty field: no prediction at this x
+};
+
+// One entry of verdicts.json with its data.
+struct Claim {
+  std::string id;
+  std::string statement;
+  std::string source;
+  std::string verdict;
+  std::string figure_kind;
+  std::string x_label;
+  std::string y_label;
+  bool log_x = false;
+  bool log_y = false;
+  nlohmann::json predicted, measured, ci_low, ci_high;  // numbers, or whatever check wrote
+  std::vector<ClaimPoint> points;
+};
+
+struct ResultsFolder {
+  std::filesystem::path dir;
+  nlohmann::json run;             // run.json as written
+  std::vector<std::string> keys;  // "placement", then summary.csv's swept-key columns in file order
+  std::vector<SummaryRow> summary;
+  std::vector<std::string> metrics;  // in order of first appearance in summary.csv
+  std::map<std::tuple<std::string, int, std::string>, double> theory;  // (config, layer, metric) -> value
+  bool has_verdicts = false;
+  std::vector<Claim> claims;
+
+  int key_index(const std::string& key) const;  // -1 if absent
+  std::optional<double> theory_at(const std::string& config, int layer, const std::string& metric) const;
+  bool has_metric(const std::string& metric) const;
+  // run.json's definition of a metric (its `metrics` entry), or the metric's name when it has none.
+  std::string metric_description(const std::string& metric) const;
+};
+
+// Reads and checks a results folder; throws an input PlotError saying what is missing or malformed.
+ResultsFolder load_results(const std::filesystem::path& dir);
+
+}  // namespace normsim::plots

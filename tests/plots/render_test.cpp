@@ -1,0 +1,155 @@
+// Every figure kind renders into non-empty PDF, SVG and PNG files of the chosen size, beside its CSV and
+// script, and the report embeds them.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "plots/render_folder.hpp"
+#include "results_fixture.hpp"
+
+namespace fs = std::filesystem;
+using namespace normsim::plots;
+using namespace normsim::plots::test;
+
+namespace {
+
+// The figures the fixture (pre/post x depths 4, 8, 16; five metrics; two claims) must produce by default.
+std::vector<std::string> expected_figures() {
+  std::vector<std::string> names;
+  for (const char* metric : {"act_sq", "grad_sq", "cos_next", "gradw_w1", "gradw_w2"}) {
+    for (const char* depth : {"4", "8", "16"})
+      names.push_back(std::string("profile_") + metric + "_depth-" + depth);
+    names.push_back(std::string("depth_") + metric + "_last");
+  }
+  for (const char* depth : {"4", "8", "16"}) names.push_back(std::string("gradients_depth-") + depth);
+  for (const char* metric : {"act_sq", "grad_sq"})
+    for (const char* placement : {"pre", "post"})
+      names.push_back(std::string("heatmap_") + metric + "_placement-" + placement);
+  for (const auto& id : fixture_claim_ids()) names.push_back("claim_" + id);
+  return names;
+}
+
+void check_figure(const fs::path& figures, const std::string& name, unsigned png_w, unsigned png_h,
+                  double pdf_w, double pdf_h) {
+  INFO("figure " << name);
+  for (const char* ext : {".pdf", ".svg", ".png", ".csv", ".gp"}) {
+    INFO("file " << name << ext);
+    REQUIRE(fs::is_regular_file(figures / (name + ext)));
+    CHECK(fs::file_size(figures / (name + ext)) > 0);
+  }
+  CHECK(png_size(figures / (name + ".png")) == std::pair{png_w, png_h});
+  const auto [w, h] = pdf_page_size(figures / (name + ".pdf"));
+  // gnuplot rounds the page to whole points.
+  CHECK(w == Approx(pdf_w).margin(0.6));
+  CHECK(h == Approx(pdf_h).margin(0.6));
+  CHECK(read_text(figures / (name + ".svg")).find("<svg") != std::string::npos);
+}
+
+// Hidden staging folders or temporary files left in the figures folder mean a half-finished write.
+void check_nothing_half_written(const fs::path& figures) {
+  for (const auto& entry : fs::directory_iterator(figures)) {
+    INFO(entry.path());
+    CHECK(entry.path().filename().string().front() != '.');
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every figure kind renders at one-column size with a report", "[plots][render]") {
+  require_gnuplot();
+  TempDir dir("render");
+  write_results_folder(dir.path());
+  PlotOptions options;
+  options.quiet = true;
+  render_folder(dir.path(), options);
+
+  const fs::path figures = dir.path() / "figures";
+  const auto expected = expected_figures();
+  for (const auto& name : expected) {
+    // The three-panel gradients figure stacks its panels at one-column width, 1.6 in each (docs/figures.md).
+    if (name.rfind("gradients", 0) == 0)
+      check_figure(figures, name, 1050, 1440, 252, 345.6);
+    else
+      check_figure(figures, name, 1050, 780, 252, 187.2);
+  }
+  // Nothing beyond the expected figures: 5 files each.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(figures)) ++files;
+  CHECK(files == expected.size() * 5);
+  check_nothing_half_written(figures);
+
+  // Not SECTIONs: Catch would render the folder again for each one.
+  {  // the scripts and data say what the figure shows
+    const std::string depth_gp = read_text(figures / "depth_gradw_w2_last.gp");
+    // Pre's last-layer gradw_w2 ~ K^(-1/2) (the fixture's wiggle moves it slightly), Post's is flat.
+    CHECK(depth_gp.find("Pre: {/:Italic K}^{−0.5") != std::string::npos);
+    CHECK(depth_gp.find("Post: {/:Italic K}^{") != std::string::npos);
+    CHECK(depth_gp.find("set logscale y") != std::string::npos);
+    CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("theory") != std::string::npos);
+    // Post's grad_sq spans three decades: its profile has a log axis; act_sq (1 to 9) does not.
+    CHECK(read_text(figures / "profile_grad_sq_depth-8.gp").find("set logscale y") != std::string::npos);
+    CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("set logscale y") == std::string::npos);
+    const std::string csv = read_text(figures / "profile_act_sq_depth-8.csv");
+    CHECK(csv.rfind("panel,series,label,x,mean,se,lo,hi,reference\n", 0) == 0);
+    CHECK(csv.find("1,1,pre,8,9,0.45,8.55,9.45,9\n") !=
+          std::string::npos);  // pre: act_sq = 1 + l, theory too
+  }
+
+  {  // the report embeds the figures, the config and the verdicts
+    const std::string html = read_text(dir.path() / "report.html");
+    CHECK(html.find("data:image/png;base64,") != std::string::npos);
+    CHECK(html.find("xiong_pre_gradw2_depth") != std::string::npos);
+    CHECK(html.find("confirmed") != std::string::npos);
+    CHECK(html.find("layernorm") != std::string::npos);       // a shared setting from run.json
+    CHECK(html.find("src=\"figures/") == std::string::npos);  // self-contained: no file references
+    const std::string md = read_text(dir.path() / "report.md");
+    CHECK(md.find("## Verdicts") != std::string::npos);
+    CHECK(md.find("![depth_gradw_w2_last](figures/depth_gradw_w2_last.png)") != std::string::npos);
+  }
+}
+
+TEST_CASE("two-column size, chosen formats, metrics and a LaTeX version", "[plots][render]") {
+  require_gnuplot();
+  TempDir dir("two-column");
+  write_results_folder(dir.path(), {{"pre", "post"}, {4, 8, 16}, true, false});
+  const auto [status, err] = run_plot_command({dir.path().string(), "--metric", "grad_sq", "--size",
+                                               "two-column", "--latex", "--format", "pdf,png", "--quiet",
+                                               "--heatmap-layer", "raw", "--depth-at-first-layer"});
+  INFO(err);
+  REQUIRE(status == 0);
+  const fs::path figures = dir.path() / "figures";
+  for (const std::string name : {"profile_grad_sq_depth-4", "gradients_depth-16", "depth_grad_sq_last",
+                                 "depth_grad_sq_first", "heatmap_grad_sq_placement-post"}) {
+    INFO(name);
+    CHECK(png_size(figures / (name + ".png")) == std::pair{2100u, 960u});
+    const auto [w, h] = pdf_page_size(figures / (name + ".pdf"));
+    CHECK(w == Approx(504).margin(0.6));
+    CHECK(h == Approx(230.4).margin(0.6));
+    CHECK_FALSE(fs::exists(figures / (name + ".svg")));
+    CHECK(read_text(figures / (name + "-tex.tex")).find("\\includegraphics") != std::string::npos);
+    CHECK(fs::file_size(figures / (name + "-tex.pdf")) > 0);
+  }
+  // Only the metric asked for, and no claims without verdicts.json.
+  CHECK_FALSE(fs::exists(figures / "profile_act_sq_depth-4.csv"));
+  CHECK_FALSE(fs::exists(figures / "heatmap_act_sq_placement-pre.csv"));
+  // The gradients figure keeps only the gradient metrics that were asked for: one panel.
+  CHECK(read_text(figures / "gradients_depth-16.gp").find("multiplot") == std::string::npos);
+  // --heatmap-layer raw: the x axis is the layer itself, up to the deepest profile's last layer.
+  CHECK(read_text(figures / "heatmap_grad_sq_placement-post.gp").find("set xrange [-0.5:16.5]") !=
+        std::string::npos);
+}
+
+TEST_CASE("one placement and one depth: a single line per profile, no depth figures", "[plots][render]") {
+  require_gnuplot();
+  TempDir dir("single");
+  write_results_folder(dir.path(), {{"pre"}, {8}, false, false});
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.metrics = {"act_sq", "gradw_w2"};
+  render_folder(dir.path(), options);
+  const fs::path figures = dir.path() / "figures";
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(figures))
+    if (entry.path().extension() == ".png") names.insert(entry.path().stem().string());
+  CHECK(names == std::set<std::string>{"profile_act_sq", "profile_gradw_w2", "gradients"});
+}
