@@ -1,0 +1,30 @@
+// Row-major batched matrix products through cuBLAS (which is column-major): the one place that knows the
+// transposition trick. A row-major X (r x c, leading dimension ld) is the column-major X^T, so
+// C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T with the operands swapped.
+#pragma once
+#include <cublas_v2.h>
+
+namespace normsim::gpu {
+
+// For each of `batch` items: C (m x n, ldc) = alpha op(A) (m x k) op(B) (k x n) + beta C, row-major, item i
+// at A + i*sA, B + i*sB, C + i*sC. op(X) = X^T when the flag is set.
+template <class R>
+void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k, double alpha, const R* d_a,
+          int lda, long long stride_a, const R* d_b, int ldb, long long stride_b, double beta, R* d_c,
+          int ldc, long long stride_c, int batch);
+
+// A cuBLAS handle owned by RAII; tf32: let float products use TF32 tensor cores.
+class Blas {
+ public:
+  explicit Blas(bool tf32 = false);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  cublasHandle_t handle() const { return handle_; }
+  void set_tf32(bool on);
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace normsim::gpu

@@ -1,0 +1,131 @@
+// CPU twins of the kernels in gpu/kernels.hpp: same names and signatures, host pointers, plain loops over
+// the shared per-element code in sim/ (style.md: the twin is the specification the kernel is tested on).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/activations.hpp"
+#include "sim/gaussian.hpp"
+#include "sim/inputs.hpp"
+#include "sim/rownorm.hpp"
+
+namespace normsim::gpu::cpu {
+
+template <class R>
+void gaussian_fill(R* out, std::size_t n, int S, const std::uint32_t* samples, std::uint64_t seed,
+                   std::uint32_t layer, sim::Stream stream, double scale) {
+  for (int s = 0; s < S; ++s) {
+    const sim::DrawKey key{seed, samples[s], layer, stream};
+    for (std::size_t i = 0; i < n; ++i) out[s * n + i] = R(sim::gaussian_at(key, i) * float(scale));
+  }
+}
+
+template <class R>
+void input_fill(R* out, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
+                double input_std, double rho) {
+  for (int s = 0; s < S; ++s)
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < d; ++i)
+        out[(std::size_t(s) * T + t) * d + i] =
+            R(sim::input_entry(seed, samples[s], t, i, d, input_std, rho));
+}
+
+template <class R>
+void loss_gradient(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
+                   bool mse) {
+  for (int s = 0; s < S; ++s)
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < d; ++i) {
+        const std::size_t j = (std::size_t(s) * T + t) * d + i;
+        dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d))
+                    : R(sim::readout_entry(seed, samples[s], t, i, d));
+      }
+}
+
+template <class R>
+void row_norm_forward(const R* x, R* y, double* rstd, int rows, int n, sim::NormKind kind, double gain,
+                      double eps) {
+  for (int r = 0; r < rows; ++r)
+    rstd[r] = sim::row_norm_forward(kind, x + std::size_t(r) * n, y + std::size_t(r) * n, n, gain, eps);
+}
+
+template <class R>
+void row_norm_backward(const R* y, const R* dy, R* dx, const double* rstd, int rows, int n,
+                       sim::NormKind kind, double gain, bool accumulate) {
+  for (int r = 0; r < rows; ++r) {
+    const std::size_t o = std::size_t(r) * n;
+    sim::row_norm_backward(kind, y + o, dy + o, dx + o, n, gain, rstd[r], accumulate);
+  }
+}
+
+template <class R>
+void activation_forward(const R* h, R* a, std::size_t n, sim::Activation act) {
+  for (std::size_t i = 0; i < n; ++i) a[i] = sim::activate(act, h[i]);
+}
+
+template <class R>
+void activation_backward(const R* h, const R* da, R* dh, std::size_t n, sim::Activation act) {
+  for (std::size_t i = 0; i < n; ++i) dh[i] = da[i] * sim::activate_derivative(act, h[i]);
+}
+
+template <class R>
+void swiglu_forward(const R* g, const R* h, R* a, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) a[i] = sim::activate(sim::Activation::silu, g[i]) * h[i];
+}
+
+template <class R>
+void swiglu_backward(const R* g, const R* h, const R* da, R* dg, R* dh, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const R d = da[i], hv = h[i], gv = g[i];
+    dg[i] = d * hv * sim::activate_derivative(sim::Activation::silu, gv);
+    dh[i] = d * sim::activate(sim::Activation::silu, gv);
+  }
+}
+
+template <class R>
+void scaled_sum(R* out, const R* a, const double* s, const R* b, std::size_t n, int S, bool accumulate) {
+  for (int k = 0; k < S; ++k)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = std::size_t(k) * n + i;
+      R v = s ? R(a[j] * R(s[k])) : a[j];
+      if (b) v += b[j];
+      out[j] = accumulate ? out[j] + v : v;
+    }
+}
+
+template <class R>
+void softmax_forward(R* sc, int rows, int T, bool causal) {
+  for (int r = 0; r < rows; ++r) {
+    R* row = sc + std::size_t(r) * T;
+    const int last = causal ? r % T : T - 1;
+    R mx = row[0];
+    for (int s = 1; s <= last; ++s) mx = std::max(mx, row[s]);
+    double sum = 0;
+    for (int s = 0; s <= last; ++s) sum += std::exp(double(row[s] - mx));
+    for (int s = 0; s < T; ++s) row[s] = s <= last ? R(std::exp(double(row[s] - mx)) / sum) : R(0);
+  }
+}
+
+template <class R>
+void softmax_backward(const R* p, R* dp, int rows, int T, double scale) {
+  for (int r = 0; r < rows; ++r) {
+    const R* pr = p + std::size_t(r) * T;
+    R* dr = dp + std::size_t(r) * T;
+    double dot = 0;
+    for (int s = 0; s < T; ++s) dot += double(dr[s]) * double(pr[s]);
+    for (int s = 0; s < T; ++s) dr[s] = R(R(double(pr[s]) * (double(dr[s]) - dot)) * R(scale));
+  }
+}
+
+template <class R>
+void sample_dot(const R* a, const R* b, std::size_t n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    double acc = 0;
+    for (std::size_t i = 0; i < n; ++i) acc += double(a[s * n + i]) * double(b[s * n + i]);
+    out[s] = acc;
+  }
+}
+
+}  // namespace normsim::gpu::cpu

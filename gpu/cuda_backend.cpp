@@ -1,0 +1,204 @@
+#include "gpu/cuda_backend.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+#include "gpu/blas.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/gpu_graph.hpp"
+#include "gpu/kernels.hpp"
+#include "sim/sample_metrics.hpp"
+#include "sim/stack_build.hpp"
+
+namespace normsim::gpu {
+
+int cuda_device_count(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why) *why = cudaGetErrorString(e);
+    return 0;
+  }
+  if (n == 0 && why) *why = "cudaGetDeviceCount reports 0 devices";
+  return n;
+}
+
+std::string cuda_device_name() {
+  int dev = 0;
+  NORMSIM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  NORMSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  return p.name;
+}
+
+CudaOptions CudaBackend::options_from_environment() {
+  CudaOptions o;
+  if (const char* r = std::getenv("NORMSIM_CUDA_RECOMPUTE")) o.recompute = r;
+  return o;
+}
+
+CudaBackend::CudaBackend(int threads, CudaOptions options)
+    : threads_(threads > 0 ? threads : omp_get_num_procs()), options_(std::move(options)) {
+  if (options_.recompute != "auto" && options_.recompute != "true" && options_.recompute != "false")
+    throw std::invalid_argument("CUDA backend: recompute must be auto, true or false, not '" +
+                                options_.recompute + "'");
+  std::string why;
+  if (cuda_device_count(&why) == 0) throw sim::BackendUnavailable("no CUDA device: " + why);
+  keep_pool_memory();
+}
+
+std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
+  const std::string& p = config.precision;
+  if (p == "float64") return run_typed<double>(config, samples, false);
+  if (p == "float32") return run_typed<float>(config, samples, false);
+  if (p == "tf32") return run_typed<float>(config, samples, true);
+  throw std::invalid_argument("CUDA backend: precision '" + p +
+                              "' is not implemented (float32, float64, tf32; bf16 and fp16 are not yet)");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Elements one sample keeps on the device, for planning batches (an estimate, erring high): activations
+// the tape keeps for the backward plus the transient buffers of the largest branch backward.
+std::size_t activation_elements(const sim::StackShape& s) {
+  const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
+  std::size_t keep = 0, transient = 0;
+  for (int k = 0; k < s.depth; ++k) {
+    keep += 6 * T * d;  // streams, norm outputs, branch outputs, gradients in flight
+    if (s.branch(k) == sim::BranchKind::attention) {
+      keep += 4 * T * d + heads * T * T;
+      transient = std::max(transient, 5 * T * d + 2 * heads * T * T);
+    } else {
+      keep += T * H * (s.swiglu ? 2 : 1);
+      transient = std::max(transient, 3 * T * H);
+    }
+  }
+  return keep + transient + largest_weight(s);  // last term: a direct A^T B for the gradient norms
+}
+
+std::size_t weight_elements(const sim::StackShape& s) {
+  std::size_t n = 0;
+  for (int k = 0; k < s.depth; ++k)
+    for (sim::WeightKind w : s.weights(k)) n += std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w));
+  return n;
+}
+
+}  // namespace
+
+template <class R>
+std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config, std::span<const int> samples,
+                                                      bool tf32) {
+  const sim::StackShape shape(config);
+  const sim::Placement& placement = sim::find_placement(config.placement);
+  const int n = int(samples.size()), T = shape.tokens, d = shape.width, K = shape.depth;
+  std::vector<sim::SampleRecord> records(n);
+  if (n == 0) return records;
+  info_ = CudaRunInfo{};
+  reset_device_peak();
+
+  // Plan: recompute or keep weights, and how many samples per batch fit the budget.
+  std::size_t free_b = 0, total_b = 0;
+  NORMSIM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const double budget = options_.memory_fraction * double(free_b);
+  const double act = double(activation_elements(shape)) * sizeof(R);
+  const double keep_w = double(weight_elements(shape)) * sizeof(R);
+  const double scratch_w = double(largest_weight(shape)) * sizeof(R);
+  const bool recompute =
+      options_.recompute == "true" || (options_.recompute == "auto" && (act + keep_w) > budget);
+  const double per_sample = act + (recompute ? scratch_w : keep_w);
+  const int batch = std::clamp(int(budget / per_sample), 1, n);
+  info_.recompute = recompute;
+  info_.batch_samples = batch;
+
+  Blas blas(tf32);
+  const std::size_t per = std::size_t(T) * d;
+  for (int first = 0; first < n; first += batch) {
+    const int S = std::min(batch, n - first);
+    ++info_.batches;
+    const auto t0 = Clock::now();
+    std::vector<std::uint32_t> ids(S);
+    for (int s = 0; s < S; ++s) ids[s] = std::uint32_t(samples[first + s]);
+    const DeviceBuffer<std::uint32_t> d_ids = DeviceBuffer<std::uint32_t>::from_host(ids);
+    DeviceBuffer<R> scratch;
+    if (recompute) scratch = DeviceBuffer<R>(std::size_t(S) * largest_weight(shape));
+    const GpuContext<R> ctx{blas.handle(), config.seed, S, d_ids.get(), recompute, &scratch};
+
+    DeviceBuffer<R> x0(S * per);
+    input_fill(x0.get(), S, d_ids.get(), T, d, config.seed, config.input_std, config.input_corr);
+    GpuGraph<R> graph(shape, placement, ctx);
+    const sim::StackValues sv = sim::build_stack(graph, shape, placement, graph.input(std::move(x0)));
+
+    std::vector<std::vector<R>> hs(K + 1), hg(K + 1);
+    for (int l = 0; l <= K; ++l) {
+      hs[l].resize(S * per);
+      copy_to_host(hs[l].data(), graph.value(sv.stream[l]), S * per * sizeof(R));
+    }
+    std::vector<R> hy(S * per);
+    copy_to_host(hy.data(), graph.value(sv.output), S * per * sizeof(R));
+    DeviceBuffer<R> dy(S * per);
+    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed, config.loss == "mse");
+    graph.release_forward({});
+    graph.backward(sv.output, std::move(dy), sv.stream, [&](int l, const R* d_g) {
+      hg[l].resize(S * per);
+      copy_to_host(hg[l].data(), d_g, S * per * sizeof(R));
+    });
+    NORMSIM_CUDA_CHECK(cudaDeviceSynchronize());
+    info_.device_seconds += seconds_since(t0);
+
+    const auto t1 = Clock::now();
+    std::exception_ptr error;
+    std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads_, S))
+    for (int s = 0; s < S; ++s) {
+      try {
+        using MapR = Eigen::Map<const sim::Mat<R>>;
+        sim::SampleTensors t;
+        bool forward_ok = true;
+        for (int l = 0; l <= K; ++l) {
+          t.stream.push_back(MapR(hs[l].data() + s * per, T, d).template cast<double>());
+          forward_ok = forward_ok && t.stream.back().allFinite();
+        }
+        t.output_finite = MapR(hy.data() + s * per, T, d).allFinite();
+        forward_ok = forward_ok && t.output_finite;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        sim::WeightGradNorms none;
+        none.fill(nan);
+        for (int k = 0; k < K; ++k) {
+          t.branch_sq.push_back(graph.branch_sq[k][s]);
+          t.gradw.push_back(forward_ok ? graph.gradw[k][s] : none);
+        }
+        if (forward_ok)
+          for (int l = 0; l <= K; ++l)
+            t.grad.push_back(MapR(hg[l].data() + s * per, T, d).template cast<double>());
+        records[first + s] = sim::measure_sample(samples[first + s], t);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    info_.metrics_seconds += seconds_since(t1);
+  }
+  peak_ = std::max(peak_, device_bytes_peak());
+  return records;
+}
+
+template std::vector<sim::SampleRecord> CudaBackend::run_typed<float>(const sim::Config&,
+                                                                      std::span<const int>, bool);
+template std::vector<sim::SampleRecord> CudaBackend::run_typed<double>(const sim::Config&,
+                                                                       std::span<const int>, bool);
+
+}  // namespace normsim::gpu

@@ -1,0 +1,54 @@
+// The CUDA backend: every sample of a call runs as one batch on the device (split into several batches
+// only when memory requires), through the same placements and build_stack as the CPU backend; metrics
+// are computed on the host from the streams and gradients copied back (sim::measure_sample), so both
+// backends share every metric definition. Plain C++ header.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "sim/backend.hpp"
+
+namespace normsim::gpu {
+
+struct CudaOptions {
+  // Weights: "false" keeps every weight from the forward for the backward; "true" draws them again from
+  // Philox in the backward (one layer's weights live at a time); "auto" recomputes when keeping them would
+  // not fit the memory budget. Until a config key exists, NORMSIM_CUDA_RECOMPUTE overrides the default.
+  std::string recompute = "auto";
+  double memory_fraction = 0.85;  // of the device memory free at the start of a call
+};
+
+// Where the time of the last run() went (seconds), and how it was planned.
+struct CudaRunInfo {
+  double device_seconds = 0;   // weights, forward, backward, copies of streams and gradients to the host
+  double metrics_seconds = 0;  // host: measure_sample for every sample
+  int batches = 0;             // device batches the samples were split into
+  int batch_samples = 0;       // samples per batch
+  bool recompute = false;
+};
+
+class CudaBackend final : public sim::Backend {
+ public:
+  explicit CudaBackend(int threads, CudaOptions options = options_from_environment());
+  std::string name() const override { return "cuda"; }
+  std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
+  std::size_t peak_memory_bytes() const override { return peak_; }
+  const CudaRunInfo& last_run() const { return info_; }
+  static CudaOptions options_from_environment();
+
+ private:
+  template <class R>
+  std::vector<sim::SampleRecord> run_typed(const sim::Config& config, std::span<const int> samples,
+                                           bool tf32);
+
+  int threads_;
+  CudaOptions options_;
+  std::size_t peak_ = 0;
+  CudaRunInfo info_;
+};
+
+// Number of CUDA devices; 0 with the reason in *why when there is none or the driver is missing.
+int cuda_device_count(std::string* why = nullptr);
+std::string cuda_device_name();
+
+}  // namespace normsim::gpu

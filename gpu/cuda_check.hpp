@@ -1,0 +1,26 @@
+// The one way CUDA and cuBLAS errors are checked: a macro that throws std::runtime_error with the call,
+// the file and the line (style.md: errors are loud and carry their location).
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace normsim::gpu {
+
+[[noreturn]] inline void throw_cuda_error(const char* what, const char* detail, const char* file, int line) {
+  throw std::runtime_error(std::string("CUDA error: ") + what + " failed: " + detail + " at " + file + ":" +
+                           std::to_string(line));
+}
+inline void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  if (e != cudaSuccess) throw_cuda_error(what, cudaGetErrorString(e), file, line);
+}
+inline void check_cuda(cublasStatus_t e, const char* what, const char* file, int line) {
+  if (e != CUBLAS_STATUS_SUCCESS) throw_cuda_error(what, cublasGetStatusString(e), file, line);
+}
+
+}  // namespace normsim::gpu
+
+// Wraps a CUDA runtime or cuBLAS call: NORMSIM_CUDA_CHECK(cudaMalloc(&p, n));
+#define NORMSIM_CUDA_CHECK(call) ::normsim::gpu::check_cuda((call), #call, __FILE__, __LINE__)

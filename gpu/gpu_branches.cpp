@@ -1,0 +1,312 @@
+#include "gpu/gpu_branches.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gpu/blas.hpp"
+#include "gpu/kernels.hpp"
+#include "sim/init.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using sim::WeightKind;
+
+template <class R>
+std::vector<double> sample_dots(const R* d_a, const R* d_b, std::size_t n, int S) {
+  DeviceBuffer<double> d_out(S);
+  sample_dot(d_a, d_b, n, S, d_out.get());
+  return d_out.to_host();
+}
+
+// The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
+template <class R>
+class GpuWeights {
+ public:
+  GpuWeights(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx)
+      : s_(s), p_(p), k_(k), ctx_(ctx) {
+    if (ctx.recompute) return;
+    for (WeightKind w : s.weights(k)) {
+      DeviceBuffer<R> b(std::size_t(ctx.S) * size(w));
+      draw(w, b.get());
+      kept_[int(w)] = std::move(b);
+    }
+  }
+  // Valid until the next get() when recomputing.
+  const R* get(WeightKind w) {
+    if (!ctx_.recompute) return kept_[int(w)].get();
+    draw(w, ctx_.weight_scratch->get());
+    return ctx_.weight_scratch->get();
+  }
+  long long size(WeightKind w) const { return (long long)s_.fan_in(w) * s_.fan_out(w); }
+  void release() {
+    for (auto& b : kept_) b.reset();
+  }
+
+ private:
+  void draw(WeightKind w, R* d_out) const {
+    gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
+                  static_cast<sim::Stream>(w), sim::weight_std(s_, p_, w));
+  }
+  const sim::StackShape& s_;
+  const sim::Placement& p_;
+  int k_;
+  GpuContext<R> ctx_;
+  DeviceBuffer<R> kept_[sim::kWeightKinds];
+};
+
+// out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
+// u W^T for W (S x n_out x n_in).
+template <class R>
+void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T, int n_in, int n_out,
+                  bool trans_w, bool accumulate) {
+  gemm<R>(h, false, trans_w, T, n_out, n_in, 1.0, d_u, n_in, (long long)T * n_in, d_w, trans_w ? n_in : n_out,
+          (long long)n_in * n_out, accumulate ? 1.0 : 0.0, d_out, n_out, (long long)T * n_out, S);
+}
+
+template <class R>
+class GpuMlp final : public GpuBranch<R> {
+ public:
+  GpuMlp(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx)
+      : ctx_(ctx),
+        w_(s, p, k, ctx),
+        act_(s.act),
+        swiglu_(s.swiglu),
+        T_(s.tokens),
+        d_(s.width),
+        H_(s.hidden) {}
+
+  DeviceBuffer<R> forward(const R* d_u) override {
+    const int S = ctx_.S;
+    const std::size_t nh = std::size_t(S) * T_ * H_;
+    u_ = d_u;
+    h_ = DeviceBuffer<R>(nh);
+    times_weight(ctx_.blas, d_u, w_.get(WeightKind::w1), h_.get(), S, T_, d_, H_, false, false);
+    DeviceBuffer<R> a(nh);
+    if (swiglu_) {
+      g_ = DeviceBuffer<R>(nh);
+      times_weight(ctx_.blas, d_u, w_.get(WeightKind::wgate), g_.get(), S, T_, d_, H_, false, false);
+      swiglu_forward(g_.get(), h_.get(), a.get(), nh);
+    } else {
+      activation_forward(h_.get(), a.get(), nh, act_);
+    }
+    DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
+    times_weight(ctx_.blas, a.get(), w_.get(WeightKind::w2), out.get(), S, T_, H_, d_, false, false);
+    return out;
+  }
+
+  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+    const int S = ctx_.S;
+    const std::size_t nh = std::size_t(S) * T_ * H_;
+    for (auto& n : norms) n.fill(kNaN);
+    {  // a is recomputed from h (and g) rather than kept
+      DeviceBuffer<R> a(nh);
+      if (swiglu_)
+        swiglu_forward(g_.get(), h_.get(), a.get(), nh);
+      else
+        activation_forward(h_.get(), a.get(), nh, act_);
+      set(norms, WeightKind::w2, batched_frobenius_of_AtB<R>(ctx_.blas, a.get(), d_dout, S, T_, H_, d_));
+    }
+    DeviceBuffer<R> da(nh);
+    times_weight(ctx_.blas, d_dout, w_.get(WeightKind::w2), da.get(), S, T_, d_, H_, true, false);
+    DeviceBuffer<R> du(std::size_t(S) * T_ * d_);
+    if (swiglu_) {
+      DeviceBuffer<R> dh(nh);
+      swiglu_backward(g_.get(), h_.get(), da.get(), da.get(), dh.get(), nh);  // da becomes dg
+      set(norms, WeightKind::wgate, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
+      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dh.get(), S, T_, d_, H_));
+      times_weight(ctx_.blas, da.get(), w_.get(WeightKind::wgate), du.get(), S, T_, H_, d_, true, false);
+      times_weight(ctx_.blas, dh.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, true);
+    } else {
+      activation_backward(h_.get(), da.get(), da.get(), nh, act_);  // da becomes dh
+      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
+      times_weight(ctx_.blas, da.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, false);
+    }
+    h_.reset();
+    g_.reset();
+    w_.release();
+    return du;
+  }
+
+ private:
+  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
+    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
+  }
+  GpuContext<R> ctx_;
+  GpuWeights<R> w_;
+  sim::Activation act_;
+  bool swiglu_;
+  int T_, d_, H_;
+  const R* u_ = nullptr;
+  DeviceBuffer<R> h_, g_;
+};
+
+template <class R>
+class GpuAttention final : public GpuBranch<R> {
+ public:
+  GpuAttention(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
+               bool qkv_norm)
+      : ctx_(ctx),
+        w_(s, p, k, ctx),
+        heads_(s.heads),
+        causal_(s.cfg.causal),
+        qkv_norm_(qkv_norm),
+        eps_(s.cfg.norm_eps),
+        T_(s.tokens),
+        d_(s.width) {}
+
+  DeviceBuffer<R> forward(const R* d_u) override {
+    const int S = ctx_.S, T = T_, d = d_, H = heads_, dh = d / H;
+    const std::size_t n = std::size_t(S) * T * d;
+    u_ = d_u;
+    q_ = project(d_u, WeightKind::wq, rq_);
+    k_ = project(d_u, WeightKind::wk, rk_);
+    v_ = project(d_u, WeightKind::wv, rv_);
+    // probs: S x H x T x T; head h of sample s is a strided batch over s.
+    p_ = DeviceBuffer<R>(std::size_t(S) * H * T * T);
+    o_ = DeviceBuffer<R>(n);
+    const long long sTd = (long long)T * d, sP = (long long)H * T * T;
+    for (int h = 0; h < H; ++h)
+      gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get() + h * dh, d, sTd,
+              k_.get() + h * dh, d, sTd, 0.0, p_.get() + (long long)h * T * T, T, sP, S);
+    softmax_forward(p_.get(), S * H * T, T, causal_);
+    for (int h = 0; h < H; ++h)
+      gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, p_.get() + (long long)h * T * T, T, sP,
+              v_.get() + h * dh, d, sTd, 0.0, o_.get() + h * dh, d, sTd, S);
+    DeviceBuffer<R> out(n);
+    times_weight(ctx_.blas, o_.get(), w_.get(WeightKind::wo), out.get(), S, T, d, d, false, false);
+    return out;
+  }
+
+  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+    const int S = ctx_.S, T = T_, d = d_, H = heads_, dh = d / H;
+    const std::size_t n = std::size_t(S) * T * d;
+    const long long sTd = (long long)T * d, sP = (long long)H * T * T;
+    for (auto& x : norms) x.fill(kNaN);
+    set(norms, WeightKind::wo, batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d));
+    o_.reset();
+    DeviceBuffer<R> d_o(n);
+    times_weight(ctx_.blas, d_dout, w_.get(WeightKind::wo), d_o.get(), S, T, d, d, true, false);
+    DeviceBuffer<R> dq(n), dk(n), dv(n), dp(std::size_t(S) * H * T * T);
+    for (int h = 0; h < H; ++h) {
+      const long long ph = (long long)h * T * T;
+      gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get() + ph, T, sP, d_o.get() + h * dh, d, sTd, 0.0,
+              dv.get() + h * dh, d, sTd, S);
+      gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0, d_o.get() + h * dh, d, sTd, v_.get() + h * dh, d, sTd,
+              0.0, dp.get() + ph, T, sP, S);
+    }
+    softmax_backward(p_.get(), dp.get(), S * H * T, T, 1.0 / std::sqrt(double(dh)));
+    p_.reset();
+    for (int h = 0; h < H; ++h) {
+      const long long ph = (long long)h * T * T;
+      gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, dp.get() + ph, T, sP, k_.get() + h * dh, d, sTd, 0.0,
+              dq.get() + h * dh, d, sTd, S);
+      gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, dp.get() + ph, T, sP, q_.get() + h * dh, d, sTd, 0.0,
+              dk.get() + h * dh, d, sTd, S);
+    }
+    dp.reset();
+    if (qkv_norm_) {
+      const int rows = S * T * H;
+      row_norm_backward(q_.get(), dq.get(), dq.get(), rq_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+                        false);
+      row_norm_backward(k_.get(), dk.get(), dk.get(), rk_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+                        false);
+      row_norm_backward(v_.get(), dv.get(), dv.get(), rv_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+                        false);
+    }
+    q_.reset();
+    k_.reset();
+    v_.reset();
+    set(norms, WeightKind::wq, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d));
+    set(norms, WeightKind::wk, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dk.get(), S, T, d, d));
+    set(norms, WeightKind::wv, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dv.get(), S, T, d, d));
+    DeviceBuffer<R> du(n);
+    times_weight(ctx_.blas, dq.get(), w_.get(WeightKind::wq), du.get(), S, T, d, d, true, false);
+    times_weight(ctx_.blas, dk.get(), w_.get(WeightKind::wk), du.get(), S, T, d, d, true, true);
+    times_weight(ctx_.blas, dv.get(), w_.get(WeightKind::wv), du.get(), S, T, d, d, true, true);
+    w_.release();
+    return du;
+  }
+
+ private:
+  // u W, then (qkv_norm) per-head RMSNorm (gain 1) of every row; rstd kept for the backward.
+  DeviceBuffer<R> project(const R* d_u, WeightKind w, DeviceBuffer<double>& rstd) {
+    const int S = ctx_.S, dh = d_ / heads_;
+    DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
+    times_weight(ctx_.blas, d_u, w_.get(w), out.get(), S, T_, d_, d_, false, false);
+    if (qkv_norm_) {
+      const int rows = S * T_ * heads_;
+      rstd = DeviceBuffer<double>(rows);
+      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, sim::NormKind::rmsnorm, 1.0, eps_);
+    }
+    return out;
+  }
+  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
+    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
+  }
+  GpuContext<R> ctx_;
+  GpuWeights<R> w_;
+  int heads_;
+  bool causal_, qkv_norm_;
+  double eps_;
+  int T_, d_;
+  const R* u_ = nullptr;
+  DeviceBuffer<R> q_, k_, v_, o_, p_;
+  DeviceBuffer<double> rq_, rk_, rv_;
+};
+
+}  // namespace
+
+std::size_t largest_weight(const sim::StackShape& s) {
+  std::size_t m = 0;
+  for (int k = 0; k < s.depth; ++k)
+    for (WeightKind w : s.weights(k)) m = std::max(m, std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w)));
+  return m;
+}
+
+template <class R>
+std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
+                                             int n, int m) {
+  std::vector<double> out;
+  const double Td = T, nd = n, md = m;
+  if (Td * Td * (nd + md) < Td * nd * md) {
+    // ||A^T B||_F^2 = <A A^T, B B^T>_F: two T x T Gram matrices per sample.
+    DeviceBuffer<R> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
+    gemm<R>(blas, false, true, T, T, n, 1.0, d_a, n, (long long)T * n, d_a, n, (long long)T * n, 0.0,
+            ga.get(), T, (long long)T * T, S);
+    gemm<R>(blas, false, true, T, T, m, 1.0, d_b, m, (long long)T * m, d_b, m, (long long)T * m, 0.0,
+            gb.get(), T, (long long)T * T, S);
+    out = sample_dots(ga.get(), gb.get(), std::size_t(T) * T, S);
+  } else {
+    DeviceBuffer<R> g(std::size_t(S) * n * m);
+    gemm<R>(blas, true, false, n, m, T, 1.0, d_a, n, (long long)T * n, d_b, m, (long long)T * m, 0.0, g.get(),
+            m, (long long)n * m, S);
+    out = sample_dots(g.get(), g.get(), std::size_t(n) * m, S);
+  }
+  for (double& v : out) v = std::sqrt(std::max(0.0, v));
+  return out;
+}
+
+template <class R>
+std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
+                                              const GpuContext<R>& ctx, bool qkv_norm) {
+  if (s.branch(k) == sim::BranchKind::attention)
+    return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
+  return std::make_unique<GpuMlp<R>>(s, p, k, ctx);
+}
+
+template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::StackShape&,
+                                                                  const sim::Placement&, int,
+                                                                  const GpuContext<float>&, bool);
+template std::unique_ptr<GpuBranch<double>> make_gpu_branch<double>(const sim::StackShape&,
+                                                                    const sim::Placement&, int,
+                                                                    const GpuContext<double>&, bool);
+template std::vector<double> batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int,
+                                                             int, int, int);
+template std::vector<double> batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*,
+                                                              int, int, int, int);
+
+}  // namespace normsim::gpu

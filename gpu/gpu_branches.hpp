@@ -1,0 +1,53 @@
+// The two branch kinds on the device, forward and backward, for a batch of S samples at once (the twins
+// of sim/cpu_branches.cpp, which is their specification). Products are cuBLAS strided-batched over samples
+// (every sample has its own weights); weights are drawn on the device with gaussian_at, either once and
+// kept, or (recompute) drawn again into one shared scratch buffer whenever a product needs them.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <cublas_v2.h>
+
+#include "gpu/device_buffer.hpp"
+#include "sim/cpu_branches.hpp"
+#include "sim/placement.hpp"
+#include "sim/stack.hpp"
+
+namespace normsim::gpu {
+
+// What every branch of one batch shares.
+template <class R>
+struct GpuContext {
+  cublasHandle_t blas = nullptr;
+  std::uint64_t seed = 0;
+  int S = 0;                                  // samples in the batch
+  const std::uint32_t* d_samples = nullptr;   // their indices (S)
+  bool recompute = false;                     // draw weights again in the backward instead of keeping them
+  DeviceBuffer<R>* weight_scratch = nullptr;  // recompute: S x (largest fan_in x fan_out)
+};
+
+template <class R>
+class GpuBranch {
+ public:
+  virtual ~GpuBranch() = default;
+  // u: S x T x d, must stay valid until backward. Returns F(u), S x T x d.
+  virtual DeviceBuffer<R> forward(const R* d_u) = 0;
+  // Returns dLoss/du; fills norms[s] (one per sample) with the weight-gradient norms. Frees the saved state.
+  virtual DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) = 0;
+};
+
+template <class R>
+std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
+                                              const GpuContext<R>& ctx, bool qkv_norm);
+
+// Largest fan_in x fan_out of any weight of the stack (the recompute scratch per sample).
+std::size_t largest_weight(const sim::StackShape& s);
+
+// Per sample ||A_s^T B_s||_F for A (S x T x n), B (S x T x m), by the Gram identity when cheaper (as
+// sim::frobenius_of_AtB).
+template <class R>
+std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
+                                             int n, int m);
+
+}  // namespace normsim::gpu

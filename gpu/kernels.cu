@@ -1,0 +1,331 @@
+// The CUDA kernels of the backend and their launchers (declared in gpu/kernels.hpp). Per-element math
+// comes from sim/ (NORMSIM_HD); row reductions run in double, like the CPU code they mirror.
+#include <cfloat>
+#include <cstdint>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/kernels.hpp"
+#include "sim/gaussian.hpp"
+#include "sim/inputs.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+constexpr int kThreads = 256;  // elementwise and row kernels
+
+unsigned grid_for(std::size_t n) {
+  const std::size_t g = (n + kThreads - 1) / kThreads;
+  return unsigned(g < 65535u * 32u ? (g > 0 ? g : 1) : 65535u * 32u);
+}
+
+void check_launch(const char* name) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw_cuda_error(name, cudaGetErrorString(e), __FILE__, __LINE__);
+}
+
+// Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+__device__ double block_sum(double v) {
+  __shared__ double part[32];
+  __shared__ double total;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // part/total may still be read from a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < int(blockDim.x >> 5) ? part[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  return total;
+}
+
+template <class R>
+__device__ R block_max(R v) {
+  __shared__ R part[32];
+  __shared__ R total;
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < int(blockDim.x >> 5) ? part[lane] : part[0];
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  return total;
+}
+
+#define NORMSIM_GRID_LOOP(i, n)                                                     \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += std::size_t(blockDim.x) * gridDim.x)
+
+template <class R>
+__global__ void gaussian_fill_kernel(R* out, std::size_t n, int S, const std::uint32_t* samples,
+                                     std::uint64_t seed, std::uint32_t layer, sim::Stream stream,
+                                     float scale) {
+  NORMSIM_GRID_LOOP(j, n * S) {
+    const std::size_t s = j / n, i = j % n;
+    out[j] = R(sim::gaussian_at(sim::DrawKey{seed, samples[s], layer, stream}, i) * scale);
+  }
+}
+
+template <class R>
+__global__ void input_fill_kernel(R* out, int S, const std::uint32_t* samples, int T, int d,
+                                  std::uint64_t seed, double input_std, double rho) {
+  const std::size_t per = std::size_t(T) * d;
+  NORMSIM_GRID_LOOP(j, per * S) {
+    const std::size_t s = j / per, r = j % per;
+    out[j] = R(sim::input_entry(seed, samples[s], int(r / d), int(r % d), d, input_std, rho));
+  }
+}
+
+template <class R>
+__global__ void loss_gradient_kernel(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d,
+                                     std::uint64_t seed, bool mse) {
+  const std::size_t per = std::size_t(T) * d;
+  NORMSIM_GRID_LOOP(j, per * S) {
+    const std::size_t s = j / per, r = j % per;
+    const int t = int(r / d), i = int(r % d);
+    dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d))
+                : R(sim::readout_entry(seed, samples[s], t, i, d));
+  }
+}
+
+// One block per row: the two-pass mean/variance of sim::row_norm_forward, summed in double.
+template <class R>
+__global__ void row_norm_forward_kernel(const R* x, R* y, double* rstd, int n, sim::NormKind kind,
+                                        double gain, double eps) {
+  const R* xr = x + std::size_t(blockIdx.x) * n;
+  R* yr = y + std::size_t(blockIdx.x) * n;
+  double mean = 0.0;
+  if (kind == sim::NormKind::layernorm) {
+    double s = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += double(xr[i]);
+    mean = block_sum(s) / n;
+  }
+  double ss = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double c = double(xr[i]) - mean;
+    ss += c * c;
+  }
+  const double rs = 1.0 / sqrt(block_sum(ss) / n + eps);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = R((double(xr[i]) - mean) * rs * gain);
+  if (threadIdx.x == 0) rstd[blockIdx.x] = rs;
+}
+
+template <class R>
+__global__ void row_norm_backward_kernel(const R* y, const R* dy, R* dx, const double* rstd, int n,
+                                         sim::NormKind kind, double gain, bool accumulate) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  const double inv_gain = gain != 0.0 ? 1.0 / gain : 0.0;
+  double sg = 0.0, sgx = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double g = double(dy[o + i]) * gain;
+    sg += g;
+    sgx += g * double(y[o + i]) * inv_gain;
+  }
+  double mean_g = block_sum(sg) / n;
+  const double mean_gx = block_sum(sgx) / n;
+  if (kind == sim::NormKind::rmsnorm) mean_g = 0.0;
+  const double rs = rstd[blockIdx.x];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double xhat = double(y[o + i]) * inv_gain;
+    const R v = R(rs * (double(dy[o + i]) * gain - mean_g - xhat * mean_gx));
+    dx[o + i] = accumulate ? dx[o + i] + v : v;
+  }
+}
+
+template <class R>
+__global__ void activation_forward_kernel(const R* h, R* a, std::size_t n, sim::Activation act) {
+  NORMSIM_GRID_LOOP(i, n) a[i] = sim::activate(act, h[i]);
+}
+
+template <class R>
+__global__ void activation_backward_kernel(const R* h, const R* da, R* dh, std::size_t n,
+                                           sim::Activation act) {
+  NORMSIM_GRID_LOOP(i, n) dh[i] = da[i] * sim::activate_derivative(act, h[i]);
+}
+
+template <class R>
+__global__ void swiglu_forward_kernel(const R* g, const R* h, R* a, std::size_t n) {
+  NORMSIM_GRID_LOOP(i, n) a[i] = sim::activate(sim::Activation::silu, g[i]) * h[i];
+}
+
+template <class R>
+__global__ void swiglu_backward_kernel(const R* g, const R* h, const R* da, R* dg, R* dh, std::size_t n) {
+  NORMSIM_GRID_LOOP(i, n) {
+    const R d = da[i], hv = h[i], gv = g[i];
+    dg[i] = d * hv * sim::activate_derivative(sim::Activation::silu, gv);
+    dh[i] = d * sim::activate(sim::Activation::silu, gv);
+  }
+}
+
+template <class R>
+__global__ void scaled_sum_kernel(R* out, const R* a, const double* s, const R* b, std::size_t n, int S,
+                                  bool accumulate) {
+  NORMSIM_GRID_LOOP(j, n * S) {
+    R v = s ? R(a[j] * R(s[j / n])) : a[j];
+    if (b) v += b[j];
+    out[j] = accumulate ? out[j] + v : v;
+  }
+}
+
+// One block per row.
+template <class R>
+__global__ void softmax_forward_kernel(R* sc, int T, bool causal) {
+  R* row = sc + std::size_t(blockIdx.x) * T;
+  const int last = causal ? int(blockIdx.x % T) : T - 1;
+  R mx = -FLT_MAX;
+  if (sizeof(R) == 8) mx = R(-DBL_MAX);
+  for (int s = threadIdx.x; s <= last; s += blockDim.x) mx = max(mx, row[s]);
+  mx = block_max(mx);
+  double sum = 0;
+  for (int s = threadIdx.x; s <= last; s += blockDim.x) sum += exp(double(row[s] - mx));
+  sum = block_sum(sum);
+  for (int s = threadIdx.x; s < T; s += blockDim.x)
+    row[s] = s <= last ? R(exp(double(row[s] - mx)) / sum) : R(0);
+}
+
+template <class R>
+__global__ void softmax_backward_kernel(const R* p, R* dp, int T, double scale) {
+  const std::size_t o = std::size_t(blockIdx.x) * T;
+  double dot = 0;
+  for (int s = threadIdx.x; s < T; s += blockDim.x) dot += double(dp[o + s]) * double(p[o + s]);
+  dot = block_sum(dot);
+  for (int s = threadIdx.x; s < T; s += blockDim.x)
+    dp[o + s] = R(R(double(p[o + s]) * (double(dp[o + s]) - dot)) * R(scale));
+}
+
+template <class R>
+__global__ void sample_dot_kernel(const R* a, const R* b, std::size_t n, double* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  double acc = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) acc += double(a[o + i]) * double(b[o + i]);
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+int row_threads(int n) {
+  return n >= 512 ? 256 : (n >= 128 ? 128 : 32);
+}
+
+}  // namespace
+
+template <class R>
+void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
+                   std::uint32_t layer, sim::Stream stream, double scale) {
+  gaussian_fill_kernel<<<grid_for(n * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
+                                                      float(scale));
+  check_launch("gaussian_fill_kernel");
+}
+
+template <class R>
+void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
+                double input_std, double rho) {
+  input_fill_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_out, S, d_samples, T, d, seed,
+                                                                    input_std, rho);
+  check_launch("input_fill_kernel");
+}
+
+template <class R>
+void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
+                   std::uint64_t seed, bool mse) {
+  loss_gradient_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_y, d_dy, S, d_samples, T, d, seed,
+                                                                       mse);
+  check_launch("loss_gradient_kernel");
+}
+
+template <class R>
+void row_norm_forward(const R* d_x, R* d_y, double* d_rstd, int rows, int n, sim::NormKind kind, double gain,
+                      double eps) {
+  if (rows == 0) return;
+  row_norm_forward_kernel<<<rows, row_threads(n)>>>(d_x, d_y, d_rstd, n, kind, gain, eps);
+  check_launch("row_norm_forward_kernel");
+}
+
+template <class R>
+void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rstd, int rows, int n,
+                       sim::NormKind kind, double gain, bool accumulate) {
+  if (rows == 0) return;
+  row_norm_backward_kernel<<<rows, row_threads(n)>>>(d_y, d_dy, d_dx, d_rstd, n, kind, gain, accumulate);
+  check_launch("row_norm_backward_kernel");
+}
+
+template <class R>
+void activation_forward(const R* d_h, R* d_a, std::size_t n, sim::Activation act) {
+  activation_forward_kernel<<<grid_for(n), kThreads>>>(d_h, d_a, n, act);
+  check_launch("activation_forward_kernel");
+}
+
+template <class R>
+void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, sim::Activation act) {
+  activation_backward_kernel<<<grid_for(n), kThreads>>>(d_h, d_da, d_dh, n, act);
+  check_launch("activation_backward_kernel");
+}
+
+template <class R>
+void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n) {
+  swiglu_forward_kernel<<<grid_for(n), kThreads>>>(d_g, d_h, d_a, n);
+  check_launch("swiglu_forward_kernel");
+}
+
+template <class R>
+void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n) {
+  swiglu_backward_kernel<<<grid_for(n), kThreads>>>(d_g, d_h, d_da, d_dg, d_dh, n);
+  check_launch("swiglu_backward_kernel");
+}
+
+template <class R>
+void scaled_sum(R* d_out, const R* d_a, const double* d_s, const R* d_b, std::size_t n, int S,
+                bool accumulate) {
+  scaled_sum_kernel<<<grid_for(n * S), kThreads>>>(d_out, d_a, d_s, d_b, n, S, accumulate);
+  check_launch("scaled_sum_kernel");
+}
+
+template <class R>
+void softmax_forward(R* d_scores, int rows, int T, bool causal) {
+  if (rows == 0) return;
+  softmax_forward_kernel<<<rows, row_threads(T)>>>(d_scores, T, causal);
+  check_launch("softmax_forward_kernel");
+}
+
+template <class R>
+void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale) {
+  if (rows == 0) return;
+  softmax_backward_kernel<<<rows, row_threads(T)>>>(d_p, d_dp, T, scale);
+  check_launch("softmax_backward_kernel");
+}
+
+template <class R>
+void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
+  if (S == 0) return;
+  sample_dot_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);
+  check_launch("sample_dot_kernel");
+}
+
+#define NORMSIM_INSTANTIATE(R)                                                                               \
+  template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
+                                 sim::Stream, double);                                                       \
+  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
+  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
+  template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
+  template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
+                                     bool);                                                                  \
+  template void activation_forward<R>(const R*, R*, std::size_t, sim::Activation);                           \
+  template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
+  template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
+  template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
+  template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
+  template void softmax_forward<R>(R*, int, int, bool);                                                      \
+  template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
+  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);
+
+NORMSIM_INSTANTIATE(float)
+NORMSIM_INSTANTIATE(double)
+
+}  // namespace normsim::gpu

@@ -1,0 +1,67 @@
+// Host launchers of every CUDA kernel of the backend (kernels.cu holds the kernels; this header is plain
+// C++). Each launcher `foo` runs `foo_kernel` on the default stream and has a CPU twin `cpu::foo` with the
+// same signature in gpu/cpu_twins.hpp; tests/gpu checks each pair. Pointers are device pointers.
+// Layout: a batch of S samples, sample-major (S x T x d for activations, S x fan_in x fan_out for weights).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/activations.hpp"
+#include "sim/philox.hpp"
+#include "sim/rownorm.hpp"
+
+namespace normsim::gpu {
+
+// out[s*n + i] = gaussian_at({seed, samples[s], layer, stream}, i) * scale (float product, as the CPU fill).
+template <class R>
+void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
+                   std::uint32_t layer, sim::Stream stream, double scale);
+
+// x_0 of every sample (sim/inputs.hpp's input_entry), S x T x d.
+template <class R>
+void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
+                double input_std, double rho);
+
+// dLoss/dy: readout (g) or mse (y - target), S x T x d.
+template <class R>
+void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
+                   std::uint64_t seed, bool mse);
+
+// Row norm of `rows` contiguous rows of length n (sim/rownorm.hpp); rstd[row] is kept for the backward.
+template <class R>
+void row_norm_forward(const R* d_x, R* d_y, double* d_rstd, int rows, int n, sim::NormKind kind, double gain,
+                      double eps);
+// dx (= or += when accumulate) from the forward output y and the incoming dy; dx may alias dy.
+template <class R>
+void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rstd, int rows, int n,
+                       sim::NormKind kind, double gain, bool accumulate);
+
+// a = act(h); dh = da * act'(h) (dh may alias da).
+template <class R>
+void activation_forward(const R* d_h, R* d_a, std::size_t n, sim::Activation act);
+template <class R>
+void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, sim::Activation act);
+// SwiGLU: a = silu(g) * h; dg = da * h * silu'(g), dh = da * silu(g) (dg, dh may alias da, not each other).
+template <class R>
+void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n);
+template <class R>
+void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n);
+
+// out = [out +] a * s[sample] [+ b] over S samples of n entries; s (S doubles) and b may be null.
+template <class R>
+void scaled_sum(R* d_out, const R* d_a, const double* d_s, const R* d_b, std::size_t n, int S,
+                bool accumulate);
+
+// In place, row by row: softmax of `rows` rows of length T (row r is query t = r % T; causal: s <= t
+// kept, the rest 0). Sums in double, as the CPU branch.
+template <class R>
+void softmax_forward(R* d_scores, int rows, int T, bool causal);
+// In place: dP := P * (dP - sum_s dP P) * scale (the softmax backward times 1/sqrt(d_head)).
+template <class R>
+void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale);
+
+// out[s] = sum_i a[s*n+i] * b[s*n+i] in double (one block per sample: deterministic order).
+template <class R>
+void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
+
+}  // namespace normsim::gpu

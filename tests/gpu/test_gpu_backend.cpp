@@ -1,0 +1,122 @@
+// The whole CUDA backend against the CPU backend (the specification), sample by sample with the same
+// weights: every placement x every sublayer kind x float32 and float64, every metric at every layer.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_backend.hpp"
+#include "gpu/register.hpp"
+#include "sim/cpu_backend.hpp"
+#include "sim/metrics.hpp"
+#include "sim/placement.hpp"
+
+namespace gpu = normsim::gpu;
+namespace sim = normsim::sim;
+
+namespace {
+
+struct Kind {
+  const char* sublayer;
+  const char* activation;
+  bool causal;
+};
+const Kind kKinds[] = {{"mlp", "relu", false},      {"mlp", "gelu", false},
+                       {"mlp", "swiglu", false},    {"attention", "relu", false},
+                       {"attention", "relu", true}, {"transformer", "gelu", true}};
+
+// Small but awkward sizes: width 36 (4 heads of 9), 11 tokens, hidden 2 x 36 = 72; depth 4 is even (b2t,
+// spannorm, transformer) and lets Mix have one Post block.
+sim::Config small_config(const std::string& placement, const Kind& kind, const std::string& precision) {
+  sim::Config c;
+  c.placement = placement;
+  c.sublayer = kind.sublayer;
+  c.activation = kind.activation;
+  c.causal = kind.causal;
+  c.width = 36;
+  c.heads = 4;
+  c.tokens = 11;
+  c.depth = 4;
+  c.mlp_ratio = 2.0;
+  c.input_corr = 0.2;
+  c.seed = 12345;
+  c.precision = precision;
+  return c;
+}
+
+// Tolerance |gpu - cpu| <= tol + |cpu| * eps. Both backends draw the same Philox weights; the CPU's
+// vectorized Box-Muller agrees with gaussian_at to a few float ulps (tests/sim/test_philox.cpp), so even
+// in float64 the weights differ by ~1e-7 relative; four sublayers of O(1) gain and norms (condition
+// numbers of a few) amplify that to ~1e-6: float64 uses eps 1e-4, tol 1e-6. In float32, GEMM summation
+// order adds ~sqrt(k) * 6e-8 per product, a few e-6 per sublayer, and metrics such as eff_rank and the
+// cosines add cancellation: eps 3e-3, tol 1e-4. A real bug (a wrong transpose, a missing term, a wrong
+// sample's weights) shows up at O(1).
+void require_records_close(const std::vector<sim::SampleRecord>& g, const std::vector<sim::SampleRecord>& c,
+                           double tol, double eps) {
+  REQUIRE(g.size() == c.size());
+  const auto table = sim::metric_table();
+  for (std::size_t s = 0; s < c.size(); ++s) {
+    REQUIRE(g[s].sample == c[s].sample);
+    REQUIRE(g[s].nonfinite.has_value() == c[s].nonfinite.has_value());
+    for (std::size_t m = 0; m < c[s].values.size(); ++m) {
+      REQUIRE(g[s].values[m].size() == c[s].values[m].size());
+      for (std::size_t i = 0; i < c[s].values[m].size(); ++i) {
+        const double a = g[s].values[m][i], b = c[s].values[m][i];
+        INFO("sample " << c[s].sample << " metric " << table[m].name << " layer " << i << ": gpu " << a
+                       << " cpu " << b);
+        if (std::isnan(b)) {
+          CHECK(std::isnan(a));
+        } else {
+          CHECK(std::abs(a - b) <= tol + std::abs(b) * eps);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer kind", "[backend]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 3, 1};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : kKinds)
+      for (const sim::Placement* p : sim::all_placements()) {
+        const sim::Config c = small_config(std::string(p->name()), kind, precision);
+        INFO(precision << " " << kind.sublayer << "/" << kind.activation << (kind.causal ? " causal " : " ")
+                       << p->name());
+        const auto g = cuda.run(c, samples);
+        const auto r = cpu.run(c, samples);
+        const bool f64 = std::string(precision) == "float64";
+        require_records_close(g, r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+      }
+  CHECK(cuda.peak_memory_bytes() > 0);
+}
+
+TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change results", "[backend]") {
+  sim::Config c = small_config("pre", kKinds[5], "float32");
+  c.loss = "mse";
+  c.input_norm = true;
+  gpu::CudaOptions keep, again;
+  keep.recompute = "false";
+  again.recompute = "true";
+  gpu::CudaBackend a(2, keep), b(2, again);
+  const std::vector<int> all = {0, 1, 2, 3}, one = {2};
+  const auto ra = a.run(c, all), rb = b.run(c, all), r1 = a.run(c, one);
+  CHECK(b.last_run().recompute);
+  CHECK_FALSE(a.last_run().recompute);
+  // Recomputed weights are the same numbers; only cuBLAS's choice of kernel for a different batch count
+  // could change summation order, hence a float-ulp-sized tolerance.
+  require_records_close(rb, ra, 1e-6, 1e-5);
+  require_records_close(r1, {ra[2]}, 1e-6, 1e-5);
+  sim::CpuBackend cpu(2);
+  require_records_close(ra, cpu.run(c, all), 1e-4, 3e-3);
+}
+
+TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
+  gpu::register_backend();
+  CHECK(sim::make_backend("cuda", 1)->name() == "cuda");
+  CHECK(sim::make_backend("auto", 1)->name() == "cuda");
+}

@@ -1,0 +1,193 @@
+// Every kernel of gpu/kernels.hpp against its CPU twin (gpu/cpu_twins.hpp), float and double, at sizes
+// that are not multiples of any block size (32, 128, 256, 1024). Tolerances are mixed,
+// |gpu - cpu| <= tol + |cpu| * eps, and each is justified where it is chosen.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gpu/cpu_twins.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/kernels.hpp"
+#include "test_util_gpu.hpp"
+
+using normsim::gpu::DeviceBuffer;
+using normsim::test::require_close;
+namespace gpu = normsim::gpu;
+namespace sim = normsim::sim;
+
+namespace {
+
+template <class R>
+std::vector<R> random_vector(std::size_t n, unsigned seed, double scale = 1.0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist(0.0, scale);
+  std::vector<R> v(n);
+  for (auto& x : v) x = R(dist(gen));
+  return v;
+}
+
+template <class R>
+constexpr double ulp() {
+  return std::numeric_limits<R>::epsilon();
+}
+
+const std::vector<std::uint32_t> kSamples = {0, 5, 2};  // not contiguous, not sorted
+constexpr int kS = 3, kT = 7, kD = 37;
+constexpr std::size_t kN = 100003;  // elementwise size: prime, over several blocks and a partial one
+
+}  // namespace
+
+// gaussian_at on the device and the host: the same code, with CUDA's logf/sinf/cosf (<= 2 ulp, CUDA
+// programming guide's accuracy table) against glibc's (<= 1 ulp): |z| <= 5.8, so 8 float ulps relative
+// plus 1e-6 absolute (values near a zero of cos) cover it.
+TEMPLATE_TEST_CASE("gaussian_fill matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const std::size_t n = 1237;
+  const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
+  DeviceBuffer<R> d_out(n * kS);
+  gpu::gaussian_fill(d_out.get(), n, kS, d_ids.get(), 42, 3, sim::Stream::w2, 0.7);
+  std::vector<R> ref(n * kS);
+  gpu::cpu::gaussian_fill(ref.data(), n, kS, kSamples.data(), 42, 3, sim::Stream::w2, 0.7);
+  require_close(d_out.to_host(), ref, 1e-6, 8 * ulp<float>());
+}
+
+TEMPLATE_TEST_CASE("input_fill and loss_gradient match their CPU twins", "[kernel]", float, double) {
+  using R = TestType;
+  const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
+  const std::size_t n = std::size_t(kS) * kT * kD;
+  DeviceBuffer<R> d_x(n);
+  gpu::input_fill(d_x.get(), kS, d_ids.get(), kT, kD, 7, 1.5, 0.3);
+  std::vector<R> x(n);
+  gpu::cpu::input_fill(x.data(), kS, kSamples.data(), kT, kD, 7, 1.5, 0.3);
+  require_close(d_x.to_host(), x, 2e-6, 8 * ulp<float>());  // Gaussian draws as above, times 1.5
+  for (const bool mse : {false, true}) {
+    DeviceBuffer<R> d_dy(n);
+    const auto d_y = DeviceBuffer<R>::from_host(x);
+    gpu::loss_gradient(d_y.get(), d_dy.get(), kS, d_ids.get(), kT, kD, 7, mse);
+    std::vector<R> dy(n);
+    gpu::cpu::loss_gradient(x.data(), dy.data(), kS, kSamples.data(), kT, kD, 7, mse);
+    require_close(d_dy.to_host(), dy, 2e-6, 8 * ulp<float>());
+  }
+}
+
+// Row sums run in double on both sides, in different orders (tree vs. sequential): the sums agree to
+// ~n * 1e-16; the outputs then round to R, so 4 ulps of R relative (and absolute, near 0) suffice.
+TEMPLATE_TEST_CASE("row_norm_forward and row_norm_backward match their CPU twins", "[kernel]", float,
+                   double) {
+  using R = TestType;
+  for (const int n : {37, 300, 1029}) {  // the 32-, 128- and 256-thread launch paths
+    for (const auto kind : {sim::NormKind::layernorm, sim::NormKind::rmsnorm}) {
+      const int rows = 13;
+      const auto x = random_vector<R>(std::size_t(rows) * n, 1, 2.0);
+      const auto dy = random_vector<R>(std::size_t(rows) * n, 2);
+      const auto d_x = DeviceBuffer<R>::from_host(x), d_dy = DeviceBuffer<R>::from_host(dy);
+      DeviceBuffer<R> d_y(x.size());
+      DeviceBuffer<double> d_rstd(rows);
+      gpu::row_norm_forward(d_x.get(), d_y.get(), d_rstd.get(), rows, n, kind, 1.3, 1e-5);
+      std::vector<R> y(x.size());
+      std::vector<double> rstd(rows);
+      gpu::cpu::row_norm_forward(x.data(), y.data(), rstd.data(), rows, n, kind, 1.3, 1e-5);
+      const double t = 4 * ulp<R>();
+      require_close(d_y.to_host(), y, t, t);
+      require_close(d_rstd.to_host(), rstd, 0.0, 1e-13);
+      for (const bool acc : {false, true}) {
+        auto d_dx = DeviceBuffer<R>::from_host(x);  // accumulate onto x
+        std::vector<R> dx = x;
+        gpu::row_norm_backward(d_y.get(), d_dy.get(), d_dx.get(), d_rstd.get(), rows, n, kind, 1.3, acc);
+        gpu::cpu::row_norm_backward(y.data(), dy.data(), dx.data(), rstd.data(), rows, n, kind, 1.3, acc);
+        require_close(d_dx.to_host(), dx, 8 * ulp<R>(), 8 * ulp<R>());  // inputs y already differ by ulps
+      }
+    }
+  }
+}
+
+// Device erf/exp/tanh are within 2 ulps of correctly rounded (CUDA accuracy table), glibc's within 1;
+// the derivative multiplies two such values: 8 ulps relative, 8 ulps absolute near zero.
+TEMPLATE_TEST_CASE("activations and SwiGLU match their CPU twins", "[kernel]", float, double) {
+  using R = TestType;
+  const auto h = random_vector<R>(kN, 3, 2.0), g = random_vector<R>(kN, 4, 2.0), da = random_vector<R>(kN, 5);
+  const auto d_h = DeviceBuffer<R>::from_host(h), d_g = DeviceBuffer<R>::from_host(g),
+             d_da = DeviceBuffer<R>::from_host(da);
+  const double t = 8 * ulp<R>();
+  for (const auto act : {sim::Activation::relu, sim::Activation::gelu, sim::Activation::silu,
+                         sim::Activation::tanh, sim::Activation::linear}) {
+    DeviceBuffer<R> d_out(kN);
+    std::vector<R> out(kN);
+    gpu::activation_forward(d_h.get(), d_out.get(), kN, act);
+    gpu::cpu::activation_forward(h.data(), out.data(), kN, act);
+    require_close(d_out.to_host(), out, t, t);
+    gpu::activation_backward(d_h.get(), d_da.get(), d_out.get(), kN, act);
+    gpu::cpu::activation_backward(h.data(), da.data(), out.data(), kN, act);
+    require_close(d_out.to_host(), out, t, t);
+  }
+  DeviceBuffer<R> d_a(kN), d_dg(kN), d_dh(kN);
+  std::vector<R> a(kN), dg(kN), dh(kN);
+  gpu::swiglu_forward(d_g.get(), d_h.get(), d_a.get(), kN);
+  gpu::cpu::swiglu_forward(g.data(), h.data(), a.data(), kN);
+  require_close(d_a.to_host(), a, t, t);
+  gpu::swiglu_backward(d_g.get(), d_h.get(), d_da.get(), d_dg.get(), d_dh.get(), kN);
+  gpu::cpu::swiglu_backward(g.data(), h.data(), da.data(), dg.data(), dh.data(), kN);
+  require_close(d_dg.to_host(), dg, t, t);
+  require_close(d_dh.to_host(), dh, t, t);
+}
+
+// One multiply and one add: nvcc may fuse them (one rounding instead of two), hence 2 ulps.
+TEMPLATE_TEST_CASE("scaled_sum matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const std::size_t n = kN / kS;
+  const auto a = random_vector<R>(n * kS, 6), b = random_vector<R>(n * kS, 7),
+             o = random_vector<R>(n * kS, 8);
+  const std::vector<double> s = {0.5, -1.25, 3.0};
+  const auto d_a = DeviceBuffer<R>::from_host(a), d_b = DeviceBuffer<R>::from_host(b);
+  const auto d_s = DeviceBuffer<double>::from_host(s);
+  for (const bool acc : {false, true})
+    for (const bool use_s : {false, true})
+      for (const bool use_b : {false, true}) {
+        auto d_o = DeviceBuffer<R>::from_host(o);
+        std::vector<R> ref = o;
+        gpu::scaled_sum(d_o.get(), d_a.get(), use_s ? d_s.get() : nullptr, use_b ? d_b.get() : nullptr, n, kS,
+                        acc);
+        gpu::cpu::scaled_sum(ref.data(), a.data(), use_s ? s.data() : nullptr, use_b ? b.data() : nullptr, n,
+                             kS, acc);
+        require_close(d_o.to_host(), ref, 2 * ulp<R>(), 2 * ulp<R>());
+      }
+}
+
+// Softmax sums run in double on both sides; exp(double) on the device is within 1 ulp of double, so after
+// rounding to R the probabilities agree to 2 ulps of R (absolute: they are <= 1).
+TEMPLATE_TEST_CASE("softmax_forward and softmax_backward match their CPU twins", "[kernel]", float, double) {
+  using R = TestType;
+  for (const int T : {7, 33, 130, 513}) {
+    for (const bool causal : {false, true}) {
+      const int rows = 2 * T + 3;  // several heads' worth of rows, the last one partial
+      const auto sc = random_vector<R>(std::size_t(rows) * T, 9, 3.0);
+      auto d_p = DeviceBuffer<R>::from_host(sc);
+      std::vector<R> p = sc;
+      gpu::softmax_forward(d_p.get(), rows, T, causal);
+      gpu::cpu::softmax_forward(p.data(), rows, T, causal);
+      require_close(d_p.to_host(), p, 2 * ulp<R>(), 2 * ulp<R>());
+      const auto dp0 = random_vector<R>(p.size(), 10);
+      auto d_dp = DeviceBuffer<R>::from_host(dp0);
+      std::vector<R> dp = dp0;
+      gpu::softmax_backward(d_p.get(), d_dp.get(), rows, T, 0.125);
+      gpu::cpu::softmax_backward(p.data(), dp.data(), rows, T, 0.125);
+      require_close(d_dp.to_host(), dp, 8 * ulp<R>(), 8 * ulp<R>());  // p already differs by 2 ulps
+    }
+  }
+}
+
+// Double sums of n products in different orders: relative error <= n * 2^-53 of sum |a b|, which for
+// these Gaussian inputs is ~ n; 1e-9 absolute is far above that and far below any real disagreement.
+TEMPLATE_TEST_CASE("sample_dot matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const std::size_t n = kN / kS;
+  const auto a = random_vector<R>(n * kS, 11), b = random_vector<R>(n * kS, 12);
+  const auto d_a = DeviceBuffer<R>::from_host(a), d_b = DeviceBuffer<R>::from_host(b);
+  DeviceBuffer<double> d_out(kS);
+  gpu::sample_dot(d_a.get(), d_b.get(), n, kS, d_out.get());
+  std::vector<double> out(kS);
+  gpu::cpu::sample_dot(a.data(), b.data(), n, kS, out.data());
+  require_close(d_out.to_host(), out, 1e-9, 1e-12);
+}

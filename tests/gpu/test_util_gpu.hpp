@@ -1,0 +1,31 @@
+// Comparison with a mixed tolerance, |got - ref| <= tol + |ref| * eps (llm.c's dev/cuda harness), reporting
+// the worst offender.
+#pragma once
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace normsim::test {
+
+template <class A, class B>
+void require_close(const std::vector<A>& got, const std::vector<B>& ref, double tol, double eps) {
+  REQUIRE(got.size() == ref.size());
+  std::size_t bad = 0, worst = 0;
+  double worst_excess = -1;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double g = double(got[i]), r = double(ref[i]);
+    if (std::isnan(g) && std::isnan(r)) continue;
+    const double excess = std::abs(g - r) - (tol + std::abs(r) * eps);
+    if (!(excess <= 0)) ++bad;
+    if (!(excess <= worst_excess)) {
+      worst_excess = excess;
+      worst = i;
+    }
+  }
+  INFO("worst at " << worst << ": got " << double(got[worst]) << " ref " << double(ref[worst]) << " (tol "
+                   << tol << ", eps " << eps << "); " << bad << " of " << ref.size() << " outside");
+  CHECK(bad == 0);
+}
+
+}  // namespace normsim::test
