@@ -116,8 +116,9 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   const double act = double(activation_elements(shape)) * sizeof(R);
   const double keep_w = double(weight_elements(shape)) * sizeof(R);
   const double scratch_w = double(largest_weight(shape)) * sizeof(R);
-  const bool recompute =
-      options_.recompute == "true" || (options_.recompute == "auto" && (act + keep_w) > budget);
+  // The config's `recompute` decides; the NORMSIM_CUDA_RECOMPUTE environment variable, when set, wins.
+  const std::string& mode = std::getenv("NORMSIM_CUDA_RECOMPUTE") ? options_.recompute : config.recompute;
+  const bool recompute = mode == "true" || (mode == "auto" && (act + keep_w) > budget);
   const double per_sample = act + (recompute ? scratch_w : keep_w);
   const int batch = std::clamp(int(budget / per_sample), 1, n);
   info_.recompute = recompute;

@@ -46,7 +46,8 @@ struct Config {
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                     // independent initializations per configuration
-  std::string precision = "float32";   // float32 | float64
+  std::string precision = "float32";   // float32 | float64 | tf32 (CUDA only)
+  std::string recompute = "auto";      // CUDA: auto | true | false (weights drawn again in the backward)
 };
 
 }  // namespace normsim::sim

@@ -56,6 +56,10 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   std::vector<SampleRecord> records(samples.size());
   std::exception_ptr error;
   std::mutex error_mutex;
+  if (config.precision != "float32" && config.precision != "float64")
+    throw BackendUnavailable("precision '" + config.precision +
+                             "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 "
+                             "(use --backend cuda, or precision = \"float32\")");
   const bool f64 = config.precision == "float64";
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
   for (std::size_t i = 0; i < samples.size(); ++i) {

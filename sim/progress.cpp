@@ -18,7 +18,12 @@ std::string format_duration(double seconds) {
 }
 
 Progress::Progress(std::size_t total, std::size_t done, bool bar, std::ostream& err)
-    : total_(total), done_(done), start_done_(done), bar_(bar), err_(err), start_(std::chrono::steady_clock::now()) {
+    : total_(total),
+      done_(done),
+      start_done_(done),
+      bar_(bar),
+      err_(err),
+      start_(std::chrono::steady_clock::now()) {
   if (bar_) paint();
 }
 

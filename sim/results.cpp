@@ -2,9 +2,9 @@
 // so that the same records always give byte-identical files.
 #include "sim/results.hpp"
 
+#include <sys/resource.h>
 #include <chrono>
 #include <ctime>
-#include <sys/resource.h>
 
 #include "sim/atomic_file.hpp"
 #include "sim/config_schema.hpp"
@@ -60,24 +60,27 @@ std::string header(const std::vector<std::string>& columns) {
 
 std::string metric_name(std::size_t m) {
   const auto table = metric_table();
-  if (m >= table.size()) throw std::logic_error("record holds metric " + std::to_string(m) + " beyond the table");
+  if (m >= table.size())
+    throw std::logic_error("record holds metric " + std::to_string(m) + " beyond the table");
   return std::string(table[m].name);
 }
 
 }  // namespace
 
 Summary summarize(std::span<const double> values) {
+  // Welford's update: no overflow of a plain sum for large finite values, no cancellation in the spread.
   Summary s;
-  double sum = 0;
-  for (double v : values)
-    if (std::isfinite(v)) sum += v, ++s.n;
+  double mean = 0, m2 = 0;
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    ++s.n;
+    const double delta = v - mean;
+    mean += delta / s.n;
+    m2 += delta * (v - mean);
+  }
   if (s.n == 0) return s;
-  s.mean = sum / s.n;
-  if (s.n < 2) return s;
-  double ss = 0;  // two-pass: exact enough for the spreads we see, no cancellation
-  for (double v : values)
-    if (std::isfinite(v)) ss += (v - s.mean) * (v - s.mean);
-  s.se = std::sqrt(ss / (s.n - 1)) / std::sqrt(static_cast<double>(s.n));
+  s.mean = mean;
+  if (s.n >= 2) s.se = std::sqrt(m2 / (s.n - 1)) / std::sqrt(static_cast<double>(s.n));
   return s;
 }
 
@@ -125,9 +128,9 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
         for (const auto& r : records[c])
           if (m < r.values.size() && l < r.values[m].size()) across.push_back(r.values[m][l]);
         const Summary s = summarize(across);
-        if (s.n == 0) continue;
+        if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never write NaN or Inf
         out << prefix << std::to_string(l) << "," << name << "," << format_number(s.mean) << ","
-            << (std::isfinite(s.se) ? format_number(s.se) : "") << "," << std::to_string(s.n) << "\n";
+            << format_number(s.se) << "," << std::to_string(s.n) << "\n";
       }
     }
   }
@@ -140,15 +143,15 @@ void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& r
   for (std::size_t c = 0; c < records.size(); ++c)
     for (const auto& r : records[c])
       if (r.nonfinite)
-        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass) << ","
-            << std::to_string(r.nonfinite->layer) << "\n";
+        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass)
+            << "," << std::to_string(r.nonfinite->layer) << "\n";
   out.commit();
 }
 
-nlohmann::json grid_json(const Grid& grid) {
-  nlohmann::json configs = nlohmann::json::array();
+nlohmann::ordered_json grid_json(const Grid& grid) {
+  nlohmann::ordered_json configs = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < grid.configs.size(); ++c) {
-    nlohmann::json values = nlohmann::json::object();
+    nlohmann::ordered_json values = nlohmann::ordered_json::object();
     for (const auto& k : config_keys())
       std::visit([&](const auto& v) { values[std::string(k.name)] = v; }, k.get(grid.configs[c]));
     configs.push_back({{"id", c}, {"values", values}, {"seed", grid.configs[c].seed}});
@@ -156,8 +159,8 @@ nlohmann::json grid_json(const Grid& grid) {
   return {{"swept_keys", grid.swept_keys}, {"configs", configs}};
 }
 
-nlohmann::json run_json(const Grid& grid, const RunInfo& info) {
-  nlohmann::json j;
+nlohmann::ordered_json run_json(const Grid& grid, const RunInfo& info) {
+  nlohmann::ordered_json j;
   j["normsim_version"] = NORMSIM_VERSION;
   j["git_commit"] = NORMSIM_GIT_COMMIT;
   j["name"] = grid.name;
@@ -170,19 +173,27 @@ nlohmann::json run_json(const Grid& grid, const RunInfo& info) {
   j["started"] = info.started;
   double total = 0;
   for (double s : info.config_seconds) total += s;
-  j["timings"] = {{"configs_seconds", info.config_seconds}, {"total_seconds", total}, {"wall_seconds", info.wall_seconds}};
-  const nlohmann::json g = grid_json(grid);
+  j["timings"] = {{"configs_seconds", info.config_seconds},
+                  {"total_seconds", total},
+                  {"wall_seconds", info.wall_seconds}};
+  const nlohmann::ordered_json g = grid_json(grid);
   j["swept_keys"] = g["swept_keys"];
   j["configs"] = g["configs"];
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& m : metric_table())
-    metrics[std::string(m.name)] = m.definition;
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  for (const auto& m : metric_table()) metrics[std::string(m.name)] = m.definition;
   j["metrics"] = metrics;
   return j;
 }
 
 void write_run_json(const std::filesystem::path& path, const Grid& grid, const RunInfo& info) {
   write_file_atomic(path, run_json(grid, info).dump(2) + "\n");
+}
+
+const char* normsim_version() {
+  return NORMSIM_VERSION;
+}
+const char* normsim_git_commit() {
+  return NORMSIM_GIT_COMMIT;
 }
 
 std::string utc_now_iso8601() {

@@ -14,10 +14,10 @@
 
 namespace normsim::sim {
 
-// Mean, standard error (sample sd / sqrt(n)) and count of the finite values; se is NaN when n < 2 and
-// is then written as an empty field.
+// Mean, standard error (sample sd / sqrt(n)) and count of the finite values. With n = 1 no spread can be
+// estimated and se is 0 (readers must look at n); with n = 0 mean is NaN and no row is written.
 struct Summary {
-  double mean = NAN, se = NAN;
+  double mean = NAN, se = 0;
   int n = 0;
 };
 Summary summarize(std::span<const double> values);
@@ -26,9 +26,9 @@ Summary summarize(std::span<const double> values);
 struct RunInfo {
   std::string backend;
   int threads = 0;
-  std::size_t peak_memory_bytes = 0;  // as reported by the backend (0: not tracked)
-  std::size_t peak_rss_bytes = 0;     // of this process
-  std::string started;                // UTC, ISO 8601
+  std::size_t peak_memory_bytes = 0;   // as reported by the backend (0: not tracked)
+  std::size_t peak_rss_bytes = 0;      // of this process
+  std::string started;                 // UTC, ISO 8601
   std::vector<double> config_seconds;  // compute time of each config (sum of its units)
   double wall_seconds = 0;             // wall time of the invocation that wrote the files
 };
@@ -45,9 +45,13 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
 void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records);
 
 // The grid as run.json stores it: swept_keys and configs [{id, values: {every key}, seed}].
-nlohmann::json grid_json(const Grid& grid);
-nlohmann::json run_json(const Grid& grid, const RunInfo& info);
+nlohmann::ordered_json grid_json(const Grid& grid);
+nlohmann::ordered_json run_json(const Grid& grid, const RunInfo& info);
 void write_run_json(const std::filesystem::path& path, const Grid& grid, const RunInfo& info);
+
+// This build: the CMake project version and the git commit it was built from ("unknown" outside git).
+const char* normsim_version();
+const char* normsim_git_commit();
 
 // Now, as UTC ISO 8601 ("2025-01-31T12:00:00Z").
 std::string utc_now_iso8601();

@@ -44,7 +44,13 @@ struct UnitResult {
 // Runs one unit. Throws std::runtime_error when the backend returns records that do not fit the unit.
 UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit);
 
-// OUT/parts/<unit.part_name()>, written atomically; exact (every double round-trips).
+// A unit's records as text and back, exactly (every double round-trips, NaN included): the format of the
+// part files, and what a distributed driver can send between processes. decode_unit throws
+// std::runtime_error naming `source` and the line when the text is damaged or belongs to another unit.
+std::string encode_unit(const UnitResult& result);
+UnitResult decode_unit(const std::string& text, const Unit& unit, const std::string& source);
+
+// OUT/parts/<unit.part_name()>, written atomically (encode_unit's text).
 void save_part(const std::filesystem::path& out, const UnitResult& result);
 // The saved result of `unit`, or nullopt when it has no part file. Throws std::runtime_error when the file
 // is damaged or does not belong to this unit.
@@ -67,9 +73,9 @@ class SweepError : public std::runtime_error {
 
 struct SweepOptions {
   std::filesystem::path out;
-  bool resume = false;      // skip units whose part files exist (the stored grid must match)
-  bool force = false;       // remove earlier results (result files and parts/) and start over
-  int unit_samples = -1;    // samples per unit; 0: whole configs; -1: 0, or the stored value on resume
+  bool resume = false;        // skip units whose part files exist (the stored grid must match)
+  bool force = false;         // remove earlier results (result files and parts/) and start over
+  int unit_samples = -1;      // samples per unit; 0: whole configs; -1: 0, or the stored value on resume
   bool progress_bar = false;  // draw the bar (the CLI: stderr is a terminal and not --quiet)
   bool verbose = false;       // one line per finished config
   int threads = 0;            // recorded in run.json
@@ -84,6 +90,8 @@ struct SweepReport {
 // holds anything and neither resume nor force is set, or when resume finds a different grid. Returns the
 // unit size to use. Writes nothing when it throws.
 int prepare_out(const Grid& grid, const SweepOptions& options);
+// The checks of prepare_out alone, writing nothing (the CLI calls it before starting a backend).
+void check_out(const Grid& grid, const SweepOptions& options);
 
 // The whole sweep in this process: prepare_out, every unfinished unit (saved as it finishes), write_final.
 // Warnings and progress go to `err`.

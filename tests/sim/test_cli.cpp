@@ -1,8 +1,8 @@
 // The normsim program as a user meets it: exit statuses (0 ok, 2 bad config or usage, 1 runtime failure),
 // error messages naming file, line and key, nothing written for a bad config, help and version, and
 // experiments/README.md holding exactly the output of `normsim list keys --markdown`.
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
+#include <catch2/catch.hpp>
 
 #include "config_cases.hpp"
 #include "test_util.hpp"
@@ -25,7 +25,7 @@ std::string quote(const std::string& s) {
 }
 
 // Runs `normsim ARGS` (ARGS already shell-quoted) and captures its exit status and output.
-Result normsim(const std::string& args, const ScratchDir& dir) {
+Result run_cli(const std::string& args, const ScratchDir& dir) {
   const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" +
                           quote((dir / "stdout").string()) + " 2>" + quote((dir / "stderr").string());
   const int rc = std::system(cmd.c_str());
@@ -45,9 +45,10 @@ TEST_CASE("every bad config exits 2, names file, line and key, and writes nothin
   for (const auto& c : normsim::test::bad_configs()) {
     INFO(c.name);
     write_text(config, c.toml);
-    std::string args = "run " + quote(config.string()) + " --out " + quote(out.string()) + " --no-plots --quiet";
+    std::string args =
+        "run " + quote(config.string()) + " --out " + quote(out.string()) + " --no-plots --quiet";
     for (const auto& s : c.sets) args += " --set " + quote(s);
-    const Result r = normsim(args, dir);
+    const Result r = run_cli(args, dir);
     INFO(r.err);
     CHECK(r.status == 2);
     const std::string where = c.where.starts_with("--set") ? c.where + ":" : config.string() + c.where + ":";
@@ -62,18 +63,19 @@ TEST_CASE("usage errors exit 2") {
   const auto config = dir / "ok.toml";
   write_text(config, "depth = 2\nwidth = 8\n");
   const std::string c = quote(config.string());
-  for (const std::string args : {"", "frobnicate", "run", "run " + c, "run " + c + " --out",
-                                 "run " + c + " --out x --backend gpu", "run " + c + " --out x --threads -1",
-                                 "run " + c + " --out x --bogus", "list bogus", "list keys --bogus"}) {
+  for (const std::string& args :
+       std::vector<std::string>{"", "frobnicate", "run", "run " + c, "run " + c + " --out",
+                                "run " + c + " --out x --backend gpu", "run " + c + " --out x --threads -1",
+                                "run " + c + " --out x --bogus", "list bogus", "list keys --bogus"}) {
     INFO(args);
-    CHECK(normsim(args, dir).status == 2);
+    CHECK(run_cli(args, dir).status == 2);
   }
   CHECK_FALSE(std::filesystem::exists("x"));
 }
 
 TEST_CASE("a missing config file exits 2 and names it") {
   ScratchDir dir("cli-missing");
-  const Result r = normsim("run /nonexistent/x.toml --out " + quote((dir / "out").string()), dir);
+  const Result r = run_cli("run /nonexistent/x.toml --out " + quote((dir / "out").string()), dir);
   CHECK(r.status == 2);
   CHECK(r.err.find("/nonexistent/x.toml") != std::string::npos);
 }
@@ -85,21 +87,21 @@ TEST_CASE("a non-empty OUT is refused before any work, exit 2") {
   write_text(dir / "out-file-marker", "");
   std::filesystem::create_directories(dir / "out");
   write_text(dir / "out" / "mine.txt", "mine");
-  const Result r = normsim("run " + quote(config.string()) + " --out " + quote((dir / "out").string()), dir);
+  const Result r = run_cli("run " + quote(config.string()) + " --out " + quote((dir / "out").string()), dir);
   CHECK(r.status == 2);
   CHECK(r.err.find("is not empty") != std::string::npos);
   CHECK(read_text(dir / "out" / "mine.txt") == "mine");
 }
 
-TEST_CASE("--help on every command, --version") {
+TEST_CASE("help on every command, and the version") {
   ScratchDir dir("cli-help");
   for (const std::string args : {"--help", "-h", "help", "run --help", "list --help", "plot --help"}) {
     INFO(args);
-    const Result r = normsim(args, dir);
+    const Result r = run_cli(args, dir);
     CHECK(r.status == 0);
-    CHECK(r.out.find("Usage") != std::string::npos);
+    CHECK(r.out.find("sage: normsim") != std::string::npos);  // "Usage:" or plots' "usage:"
   }
-  const Result v = normsim("--version", dir);
+  const Result v = run_cli("--version", dir);
   CHECK(v.status == 0);
   CHECK(v.out.starts_with("normsim "));
   CHECK(v.out.find("(git ") != std::string::npos);
@@ -109,15 +111,16 @@ TEST_CASE("--help on every command, --version") {
 
 TEST_CASE("list prints every category") {
   ScratchDir dir("cli-list");
-  for (const std::string what : {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics"}) {
+  for (const std::string what :
+       {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics"}) {
     INFO(what);
     for (const std::string md : {"", " --markdown"}) {
-      const Result r = normsim("list " + what + md, dir);
+      const Result r = run_cli("list " + what + md, dir);
       CHECK(r.status == 0);
       CHECK(!r.out.empty());
     }
   }
-  const Result p = normsim("list placements", dir);
+  const Result p = run_cli("list placements", dir);
   for (const char* name : {"post", "pre", "peri", "mix", "b2t", "deepnorm", "lnscale", "admin", "rezero",
                            "spannorm", "hybridnorm", "none"})
     CHECK(p.out.find(std::string("\n  ") + name + " ") != std::string::npos);
@@ -125,7 +128,7 @@ TEST_CASE("list prints every category") {
 
 TEST_CASE("experiments/README.md holds the output of `normsim list keys --markdown`") {
   ScratchDir dir("cli-readme");
-  const Result r = normsim("list keys --markdown", dir);
+  const Result r = run_cli("list keys --markdown", dir);
   REQUIRE(r.status == 0);
   const std::string readme = read_text(std::string(NORMSIM_SOURCE_DIR) + "/experiments/README.md");
   const std::string begin = "<!-- BEGIN normsim list keys --markdown -->\n";
@@ -140,10 +143,11 @@ TEST_CASE("experiments/README.md holds the output of `normsim list keys --markdo
 TEST_CASE("every committed example config is valid") {
   ScratchDir dir("cli-examples");
   int count = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(NORMSIM_SOURCE_DIR) + "/experiments")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(NORMSIM_SOURCE_DIR) + "/experiments")) {
     if (e.path().extension() != ".toml") continue;
     INFO(e.path());
-    const Result r = normsim("run " + quote(e.path().string()) + " --dry-run", dir);
+    const Result r = run_cli("run " + quote(e.path().string()) + " --dry-run", dir);
     INFO(r.err);
     CHECK(r.status == 0);
     ++count;

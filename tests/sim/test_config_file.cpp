@@ -1,10 +1,12 @@
 // Config files: key order, grid expansion and ids, --set, and an error naming file, line and key for every
 // impossible config.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "config_cases.hpp"
 #include "sim/config_file.hpp"
 #include "sim/config_schema.hpp"
+#include "sim/placement.hpp"
 #include "test_util.hpp"
 
 using namespace normsim::sim;
@@ -47,7 +49,7 @@ TEST_CASE("a one-element list is still a swept key") {
   CHECK(g.configs.size() == 1);
 }
 
-TEST_CASE("--set replaces a key in place, or adds it after the file's keys") {
+TEST_CASE("an override (--set) replaces a key in place, or adds it after the file's keys") {
   const std::string file = "depth = [4, 8]\nwidth = [16, 32]\n";
   SECTION("a list replacing a scalar keeps the file position") {
     const Grid g = parse("depth = 4\nwidth = [16, 32]\n", {"depth=[2,6]"});
@@ -72,8 +74,8 @@ TEST_CASE("--set replaces a key in place, or adds it after the file's keys") {
     CHECK(g.configs[1].width == 16);
   }
   SECTION("TOML values, bare words and quoted strings") {
-    const Grid g = parse("", {"placement=post", "init_w2=\"fixed:0.01\"", "causal=true", "mlp_ratio=2",
-                              "run.name=trial"});
+    const Grid g = parse(
+        "", {"placement=post", "init_w2=\"fixed:0.01\"", "causal=true", "mlp_ratio=2", "run.name=trial"});
     CHECK(g.configs[0].placement == "post");
     CHECK(g.configs[0].init_w2 == "fixed:0.01");
     CHECK(g.configs[0].causal);
@@ -103,7 +105,8 @@ TEST_CASE("every impossible config names the file, the line and the key") {
     } catch (const ConfigError& e) {
       const std::string msg = e.what();
       INFO(msg);
-      const std::string where = c.where.starts_with("--set") ? c.where + ":" : "experiments/x.toml" + c.where + ":";
+      const std::string where =
+          c.where.starts_with("--set") ? c.where + ":" : "experiments/x.toml" + c.where + ":";
       CHECK(msg.starts_with(where));
       CHECK(msg.find(c.key) != std::string::npos);
       CHECK(msg.find(c.why) != std::string::npos);
@@ -161,5 +164,17 @@ TEST_CASE("every key round-trips through its setter and has a meaning") {
     k.set(c, k.get(defaults));
     CHECK(k.get(c) == k.get(defaults));
     CHECK(k.check(k.get(defaults)).empty());
+  }
+}
+
+TEST_CASE("the schema's placement names are the placement registry's") {
+  // Until the schema reads the registry, this keeps the two lists from drifting apart.
+  const auto registry = all_placements();
+  REQUIRE(placement_choices().size() == registry.size());
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    INFO(registry[i]->name());
+    const auto& names = placement_choices();
+    CHECK(std::any_of(names.begin(), names.end(),
+                      [&](const Choice& c) { return c.name == registry[i]->name(); }));
   }
 }

@@ -67,7 +67,7 @@ TEST_CASE("layers.csv and summary.csv: placement column, swept keys, no non-fini
   CHECK(layers[0] == "config,placement,width,sample,layer,metric,value");
   CHECK(layers[1] == "0,pre,16,0,0,act_sq,1");
   CHECK(layers[6] == "0,pre,16,1,0,act_sq,3");
-  CHECK(layers[7] == "0,pre,16,1,2,act_sq,5");  // layer 1 was NaN: left out
+  CHECK(layers[7] == "0,pre,16,1,2,act_sq,5");      // layer 1 was NaN: left out
   CHECK(layers[8] == "0,pre,16,1,0,cos_next,0.5");  // layer 1 was Inf: left out
   CHECK(layers[9] == "1,post,16,0,0,act_sq,1");
 
@@ -112,7 +112,7 @@ TEST_CASE("run.json holds the contract's fields") {
                           "config_file", "swept_keys", "configs", "metrics", "peak_memory_bytes"})
     CHECK(j.contains(key));
   CHECK(j["config_file"] == "exp/g.toml");
-  CHECK(j["swept_keys"] == nlohmann::json::array({"depth"}));
+  CHECK(j["swept_keys"] == nlohmann::ordered_json::array({"depth"}));
   CHECK(j["configs"].size() == 2);
   CHECK(j["configs"][1]["id"] == 1);
   CHECK(j["configs"][1]["values"]["depth"] == 4);
@@ -141,5 +141,6 @@ TEST_CASE("atomic writes leave only the final file") {
 }
 
 TEST_CASE("an atomic write into a missing folder fails loudly") {
-  CHECK_THROWS_WITH(write_file_atomic("/nonexistent-normsim/x.csv", "x"), Catch::Contains("/nonexistent-normsim"));
+  CHECK_THROWS_WITH(write_file_atomic("/nonexistent-normsim/x.csv", "x"),
+                    Catch::Contains("/nonexistent-normsim"));
 }

@@ -23,8 +23,8 @@ SweepOptions options(const std::filesystem::path& out, int unit_samples = 2) {
 }
 
 // run.json without what differs between two runs of the same grid (times, memory).
-nlohmann::json stable_run_json(const std::filesystem::path& out) {
-  auto j = nlohmann::json::parse(read_text(out / "run.json"));
+nlohmann::ordered_json stable_run_json(const std::filesystem::path& out) {
+  auto j = nlohmann::ordered_json::parse(read_text(out / "run.json"));
   for (const char* k : {"started", "timings", "peak_memory_bytes", "peak_rss_bytes"}) j.erase(k);
   return j;
 }
@@ -82,9 +82,12 @@ TEST_CASE("a part file gives back exactly the records saved, NaN and nonfinite i
   CHECK(loaded->records[1].nonfinite->pass == "forward");
   CHECK(loaded->records[1].nonfinite->layer == 2);
   CHECK_FALSE(load_part(dir.path(), Unit{2, 0, 3}));
+  CHECK(encode_unit(*loaded) == encode_unit(saved));  // what a distributed driver sends
+  CHECK_THROWS_WITH(decode_unit(encode_unit(saved), Unit{1, 0, 2}, "rank 3"),
+                    Catch::Contains("rank 3:3") && Catch::Contains("sample range"));
 
   normsim::test::write_text(dir / "parts" / unit.part_name(), "normsim-part 1\nconfig 1\nsamples 0 3\n");
-  CHECK_THROWS_WITH(load_part(dir.path(), unit), Catch::Contains("damaged part file"));
+  CHECK_THROWS_WITH(load_part(dir.path(), unit), Catch::Contains("damaged unit records"));
 }
 
 TEST_CASE("an interrupted sweep, resumed, writes the same files as an uninterrupted one") {
@@ -140,7 +143,8 @@ TEST_CASE("NaN and Inf: warned per sample, listed in nonfinite.csv, absent from 
   std::ostringstream err;
   FakeBackend backend;
   run_sweep(grid, backend, options(dir / "out"), err);
-  CHECK(read_text(dir / "out" / "nonfinite.csv") == "config,sample,pass,layer\n1,1,forward,2\n3,1,forward,2\n");
+  CHECK(read_text(dir / "out" / "nonfinite.csv") ==
+        "config,sample,pass,layer\n1,1,forward,2\n3,1,forward,2\n");
   CHECK(err.str().find("config 1 sample 1: NaN or Inf in the forward pass at layer 2") != std::string::npos);
   CHECK(err.str().find("config 3 sample 1") != std::string::npos);
   for (const char* file : {"layers.csv", "summary.csv"}) {
@@ -179,7 +183,7 @@ TEST_CASE("a non-empty OUT is refused without --resume or --force, and left as i
   }
 }
 
-TEST_CASE("--resume on a different grid says what differs") {
+TEST_CASE("resuming on a different grid says what differs") {
   ScratchDir dir("mismatch");
   std::ostringstream err;
   FakeBackend backend;
@@ -193,7 +197,8 @@ TEST_CASE("--resume on a different grid says what differs") {
   const Grid fewer = parse_grid(kGrid, "g.toml", std::vector<std::string>{"depth=2"});
   CHECK_THROWS_WITH(run_sweep(fewer, backend, o, err), Catch::Contains("swept keys were"));
   o.unit_samples = 1;
-  CHECK_THROWS_WITH(run_sweep(parse_grid(kGrid, "g.toml"), backend, o, err), Catch::Contains("--unit-samples 2"));
+  CHECK_THROWS_WITH(run_sweep(parse_grid(kGrid, "g.toml"), backend, o, err),
+                    Catch::Contains("--unit-samples 2"));
   CHECK(read_text(dir / "out" / "layers.csv") == before);
 }
 
@@ -206,7 +211,8 @@ TEST_CASE("a backend returning the wrong records is an error, not a silent gap")
     }
   } backend;
   const Grid grid = parse_grid(kGrid, "g.toml");
-  CHECK_THROWS_WITH(run_unit(backend, grid, Unit{0, 0, 3}), Catch::Contains("returned 2 records for 3 samples"));
+  CHECK_THROWS_WITH(run_unit(backend, grid, Unit{0, 0, 3}),
+                    Catch::Contains("returned 2 records for 3 samples"));
 }
 
 TEST_CASE("write_final refuses records that miss a sample") {
@@ -214,5 +220,6 @@ TEST_CASE("write_final refuses records that miss a sample") {
   const Grid grid = parse_grid("samples = 2\ndepth = 2\n", "g.toml");
   FakeBackend backend;
   std::vector<UnitResult> results{run_unit(backend, grid, Unit{0, 0, 1})};
-  CHECK_THROWS_WITH(write_final(dir.path(), grid, results, RunInfo{}), Catch::Contains("sample 1 is missing"));
+  CHECK_THROWS_WITH(write_final(dir.path(), grid, results, RunInfo{}),
+                    Catch::Contains("sample 1 is missing"));
 }

@@ -1,0 +1,420 @@
+// The normsim command-line program: `run` a config file into a results folder, `list` what can be
+// configured, `plot` a results folder. The only place where errors become messages and exit statuses:
+// 0 ok, 2 bad config or usage (the message names file, line and key), 1 runtime failure.
+#include <omp.h>
+#include <unistd.h>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/backend.hpp"
+#include "sim/config_file.hpp"
+#include "sim/config_schema.hpp"
+#include "sim/metrics.hpp"
+#include "sim/results.hpp"
+#include "sim/sweep.hpp"
+#ifdef NORMSIM_HAVE_PLOTS
+#include "plots/plot_command.hpp"
+#endif
+#include "check/check_command.hpp"
+#ifdef NORMSIM_HAVE_CUDA
+#include "gpu/register.hpp"
+#endif
+#ifdef NORMSIM_HAVE_MPI
+#include "mpi/launch.hpp"
+#include "mpi/run_distributed.hpp"
+#endif
+
+namespace {
+
+using namespace normsim::sim;
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kMainHelp =
+    R"(normsim: signal propagation through deep residual stacks at initialization.
+
+Usage: normsim COMMAND [options]
+  normsim run CONFIG --out OUT [options]   run every configuration of CONFIG into the folder OUT
+  normsim list [WHAT] [--markdown]         what can be configured (keys, placements, metrics, ...)
+  normsim check [claim ...] [options]      theory vs simulation: a verdict for every claim
+  normsim plot OUT [options]               figures and a report from a results folder
+  normsim --version                        version, git commit, CUDA and MPI support
+  normsim COMMAND --help                   help on one command
+
+Exit status: 0 ok, 2 bad config or usage, 1 runtime failure.
+Config keys, grids and result files: experiments/README.md.
+)";
+
+constexpr const char* kRunHelp = R"(Usage: normsim run CONFIG --out OUT [options]
+
+Runs every configuration of the TOML file CONFIG (keys given as lists are swept over their Cartesian
+product, the first list varying slowest) and writes OUT/layers.csv, summary.csv, nonfinite.csv and
+run.json. Finished units of work are saved under OUT/parts/ as they finish, so an interrupted run can be
+completed with --resume.
+
+Options:
+  --out OUT            results folder (created; must be empty unless --resume or --force)
+  --set KEY=VALUE      override a key (repeatable); VALUE is a TOML value, a list sweeps the key:
+                       --set depth=[8,16] --set placement=post --set 'init_w2="fixed:0.01"'
+  --resume             continue an interrupted run in OUT (its grid must be the same)
+  --force              discard earlier results in OUT (result files and OUT/parts/) and start over
+  --backend NAME       auto (default: cuda when built and a device exists, else cpu) | cpu | cuda
+  --threads N          CPU threads (default 0: all cores)
+  --unit-samples N     samples per unit of work (default 0: all samples of a config in one unit)
+  --dry-run            check the config and print the grid; write nothing
+  --quiet              no progress bar
+  --verbose            a line per finished configuration
+  --no-plots           do not draw figures at the end
+  -h, --help           this help
+)";
+
+constexpr const char* kListHelp = R"(Usage: normsim list [WHAT] [--markdown]
+
+WHAT is one of: keys, placements, sublayers, activations, norms, inits, metrics (default: all of them).
+--markdown prints Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`).
+)";
+
+// Only used when plots/ is not linked; plots/ prints its own help otherwise.
+[[maybe_unused]] constexpr const char* kPlotHelp = R"(Usage: normsim plot OUT [options]
+
+Draws figures from a results folder. This normsim was built without plots/.
+)";
+
+bool is_help(const std::string& a) {
+  return a == "-h" || a == "--help";
+}
+
+// Option parsing shared by the commands: "--name value" and "--name=value".
+class Args {
+ public:
+  Args(int argc, char** argv, int first) : args_(argv + first, argv + argc) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& peek() const { return args_[i_]; }
+  std::string take() { return args_[i_++]; }
+  // If the next argument is option `name`, consumes it (and its value when it takes one).
+  bool flag(const std::string& name) {
+    if (peek() != name) return false;
+    ++i_;
+    return true;
+  }
+  bool option(const std::string& name, std::string& value) {
+    const std::string& a = peek();
+    if (a.starts_with(name + "=")) {
+      value = a.substr(name.size() + 1);
+      ++i_;
+      return true;
+    }
+    if (a != name) return false;
+    if (i_ + 1 >= args_.size()) throw UsageError(name + " needs a value");
+    value = args_[i_ + 1];
+    i_ += 2;
+    return true;
+  }
+
+ private:
+  std::vector<std::string> args_;
+  std::size_t i_ = 0;
+};
+
+int parse_count(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  int n = -1;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || n < 0) throw UsageError(option + " " + text + ": expected an integer >= 0");
+  return n;
+}
+
+void print_grid(const Grid& grid, int unit_samples) {
+  std::size_t samples = 0;
+  for (const auto& c : grid.configs) samples += static_cast<std::size_t>(c.samples);
+  std::cout << grid.config_file << ": " << grid.configs.size() << " configurations, " << samples
+            << " samples, " << make_units(grid, unit_samples).size() << " units\n";
+  const auto columns = config_columns(grid);
+  for (std::size_t c = 0; c < grid.configs.size(); ++c) {
+    std::cout << "  config " << c << ":";
+    for (const auto& col : columns)
+      std::cout << " " << col << "=" << format_value(find_key(col)->get(grid.configs[c]));
+    std::cout << "\n";
+  }
+}
+
+// Figures from a results folder; -1 when this build has no plots.
+int run_plots(const std::vector<std::string>& args) {
+#ifdef NORMSIM_HAVE_PLOTS
+  return normsim::plots::plot_command(args);
+#else
+  (void)args;
+  return -1;
+#endif
+}
+
+int cmd_run(Args& args) {
+  std::string config, out, backend = "auto", value;
+  std::vector<std::string> sets;
+  SweepOptions options;
+  bool quiet = false, plots = true, dry_run = false;
+  while (!args.done()) {
+    if (is_help(args.peek())) {
+      std::cout << kRunHelp;
+      return 0;
+    }
+    if (args.option("--out", out) || args.option("--backend", backend)) continue;
+    if (args.option("--set", value)) {
+      sets.push_back(value);
+    } else if (args.option("--threads", value)) {
+      options.threads = parse_count("--threads", value);
+    } else if (args.option("--unit-samples", value)) {
+      options.unit_samples = parse_count("--unit-samples", value);
+    } else if (args.flag("--resume")) {
+      options.resume = true;
+    } else if (args.flag("--force")) {
+      options.force = true;
+    } else if (args.flag("--quiet")) {
+      quiet = true;
+    } else if (args.flag("--verbose")) {
+      options.verbose = true;
+    } else if (args.flag("--no-plots")) {
+      plots = false;
+    } else if (args.flag("--dry-run")) {
+      dry_run = true;
+    } else if (args.peek().starts_with("-")) {
+      throw UsageError("run: unknown option '" + args.peek() + "' (normsim run --help)");
+    } else if (config.empty()) {
+      config = args.take();
+    } else {
+      throw UsageError("run: more than one config file ('" + config + "' and '" + args.peek() + "')");
+    }
+  }
+  if (config.empty()) throw UsageError("run: no config file (normsim run --help)");
+  if (backend != "auto" && backend != "cpu" && backend != "cuda")
+    throw UsageError("--backend " + backend + ": expected auto, cpu or cuda");
+
+  const Grid grid = load_grid(config, sets);
+  if (dry_run) {
+    print_grid(grid, std::max(options.unit_samples, 0));
+    return 0;
+  }
+  if (out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
+  options.out = out;
+  options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
+
+  SweepReport report;
+#ifdef NORMSIM_HAVE_MPI
+  // mpi/ (docs/mpi.md): launched by mpirun/srun with several ranks, the units are shared among them. Rank 0
+  // goes on to the summary line and the figures; the other ranks end here. Failures throw on rank 0 only.
+  if (normsim::mpi::launched_with_ranks()) {
+    const auto rank = normsim::mpi::run_distributed(grid, backend, options, std::cerr);
+    if (!rank.root) return rank.exit_status;
+    report = rank.report;
+  } else  // one process: the block below
+#endif
+  {
+    check_out(grid, options);
+    auto engine = make_backend(backend, options.threads);
+    if (options.threads == 0) options.threads = omp_get_max_threads();
+    report = run_sweep(grid, *engine, options, std::cerr);
+  }
+  if (!quiet) {
+    std::cerr << "normsim: " << out << ": " << grid.configs.size() << " configurations, " << report.units_run
+              << " units run";
+    if (report.units_resumed) std::cerr << ", " << report.units_resumed << " resumed";
+    if (report.nonfinite_samples) std::cerr << ", " << report.nonfinite_samples << " samples with NaN or Inf";
+    std::cerr << "\n";
+  }
+  // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
+  // warning, and the run still succeeds.
+  if (plots)
+    if (const int rc = run_plots({out}); rc > 0)
+      std::cerr << "normsim: warning: the results are written, but the figures were not drawn (normsim plot "
+                << out << " to retry)\n";
+  return 0;
+}
+
+std::string md_escape(std::string_view s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '|') r += '\\';
+    r += c;
+  }
+  return r;
+}
+
+void list_choices(std::ostream& os, std::string_view title, std::span<const Choice> choices, bool markdown) {
+  if (markdown) {
+    os << "### " << title << "\n\n| name | meaning |\n|---|---|\n";
+    for (const auto& c : choices) os << "| `" << c.name << "` | " << md_escape(c.description) << " |\n";
+  } else {
+    std::size_t w = 0;
+    for (const auto& c : choices) w = std::max(w, c.name.size());
+    os << title << ":\n";
+    for (const auto& c : choices)
+      os << "  " << c.name << std::string(w - c.name.size() + 2, ' ') << c.description << "\n";
+  }
+}
+
+void list_keys(std::ostream& os, bool markdown) {
+  const Config defaults;
+  if (markdown) {
+    os << "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
+    for (const auto& k : config_keys())
+      os << "| `" << k.name << "` | " << type_name(k.type) << " | `" << format_toml(k.get(defaults)) << "` | "
+         << md_escape(k.allowed) << " | " << md_escape(k.meaning) << " |\n";
+    os << "\nThe optional `[run]` table holds run options, never model keys:\n\n| key | meaning "
+          "|\n|---|---|\n";
+    for (const auto& k : run_table_keys()) os << "| `" << k.name << "` | " << md_escape(k.meaning) << " |\n";
+    return;
+  }
+  std::size_t w = 0;
+  for (const auto& k : config_keys()) w = std::max(w, k.name.size());
+  os << "keys (name, type, default: meaning; allowed values):\n";
+  for (const auto& k : config_keys())
+    os << "  " << k.name << std::string(w - k.name.size() + 2, ' ') << type_name(k.type) << ", "
+       << format_toml(k.get(defaults)) << ": " << k.meaning << "; " << k.allowed << "\n";
+  os << "[run] table:\n";
+  for (const auto& k : run_table_keys()) os << "  run." << k.name << ": " << k.meaning << "\n";
+}
+
+void list_metrics(std::ostream& os, bool markdown) {
+  const auto index = [](const MetricInfo& m) { return m.index == MetricIndex::stream ? "l" : "k"; };
+  if (markdown) {
+    os << "### metrics\n\n| metric | index | definition |\n|---|---|---|\n";
+    for (const auto& m : metric_table())
+      os << "| `" << m.name << "` | " << index(m) << " | " << md_escape(m.definition) << " |\n";
+    return;
+  }
+  std::size_t w = 0;
+  for (const auto& m : metric_table()) w = std::max(w, m.name.size());
+  os << "metrics (index l: stream x_l, l = 0..K; k: sublayer, k = 0..K-1):\n";
+  for (const auto& m : metric_table())
+    os << "  " << m.name << std::string(w - m.name.size() + 2, ' ') << index(m) << "  " << m.definition
+       << "\n";
+}
+
+int cmd_list(Args& args) {
+  std::string what;
+  bool markdown = false;
+  while (!args.done()) {
+    if (is_help(args.peek())) {
+      std::cout << kListHelp;
+      return 0;
+    }
+    if (args.flag("--markdown")) {
+      markdown = true;
+    } else if (args.peek().starts_with("-")) {
+      throw UsageError("list: unknown option '" + args.peek() + "' (normsim list --help)");
+    } else if (what.empty()) {
+      what = args.take();
+    } else {
+      throw UsageError("list: one of keys, placements, sublayers, activations, norms, inits, metrics");
+    }
+  }
+  const bool all = what.empty();
+  bool any = false;
+  const auto section = [&](std::string_view name) {
+    if (!all && what != name) return false;
+    if (any) std::cout << "\n";
+    any = true;
+    return true;
+  };
+  if (section("keys")) list_keys(std::cout, markdown);
+  if (section("placements")) list_choices(std::cout, "placements", placement_choices(), markdown);
+  if (section("sublayers")) list_choices(std::cout, "sublayers", sublayer_choices(), markdown);
+  if (section("activations")) list_choices(std::cout, "activations", activation_choices(), markdown);
+  if (section("norms")) list_choices(std::cout, "norms", norm_choices(), markdown);
+  if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
+  if (section("metrics")) list_metrics(std::cout, markdown);
+  if (!any)
+    throw UsageError("list: unknown list '" + what +
+                     "' (keys, placements, sublayers, activations, norms, inits, metrics)");
+  return 0;
+}
+
+int cmd_plot(Args& args) {
+  std::vector<std::string> rest;
+  while (!args.done()) rest.push_back(args.take());
+#ifdef NORMSIM_HAVE_PLOTS
+  return run_plots(rest);
+#else
+  if (!rest.empty() && is_help(rest.front())) {
+    std::cout << kPlotHelp;
+    return 0;
+  }
+  throw std::runtime_error("plot: this normsim was built without plots/");
+#endif
+}
+
+int print_version() {
+#ifdef NORMSIM_HAVE_CUDA
+  constexpr const char* cuda = "yes";
+#else
+  constexpr const char* cuda = "no";
+#endif
+#ifdef NORMSIM_HAVE_MPI
+  constexpr const char* mpi = "yes";
+#else
+  constexpr const char* mpi = "no";
+#endif
+  std::cout << "normsim " << normsim_version() << " (git " << normsim_git_commit()
+            << ")\nCUDA backend: " << cuda << "\nMPI: " << mpi << "\n";
+  return 0;
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kMainHelp;
+    return 2;
+  }
+  const std::string command = argv[1];
+  Args args(argc, argv, 2);
+  if (is_help(command) || command == "help") {
+    std::cout << kMainHelp;
+    return 0;
+  }
+  if (command == "--version" || command == "version") return print_version();
+  if (command == "run") return cmd_run(args);
+  if (command == "list") return cmd_list(args);
+  if (command == "plot") return cmd_plot(args);
+  if (command == "check") {
+    std::vector<std::string> rest;
+    while (!args.done()) rest.push_back(args.take());
+    return normsim::check::check_command(rest);
+  }
+  throw UsageError("unknown command '" + command + "' (normsim --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+#ifdef NORMSIM_HAVE_CUDA
+    normsim::gpu::register_backend();  // makes --backend cuda/auto find the CUDA backend (docs/gpu.md)
+#endif
+    return dispatch(argc, argv);
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "normsim: " << e.what() << "\n";
+    return 2;
+  } catch (const SweepError& e) {
+    std::cerr << "normsim: " << e.what() << "\n";
+    return 2;
+  } catch (const BackendUnavailable& e) {
+    std::cerr << "normsim: backend unavailable: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "normsim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,15 @@
+// `normsim check [claim ...] [options]`: runs the claims of experiments/claims/, writes the verdicts, report,
+// per-claim data and (when plots/ is built) the claim figures. Exit status: 0 when every "self" claim (the
+// project's theory against its own simulator) is supported or undecided, 1 when one is refuted (a bug in sim
+// or theory), 2 for usage errors and malformed claim files. Refuted literature claims are findings, not
+// failures.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace normsim::check {
+
+// `args`: everything after the word `check`.
+int check_command(const std::vector<std::string>& args);
+
+}  // namespace normsim::check

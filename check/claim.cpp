@@ -1,0 +1,274 @@
+// Reading claim files with toml++ (see claim.hpp). Errors name the file, the line and the key, like config
+// files do; the [sweep] table is handed to sim's own config parser so that it reads exactly as a config file.
+#include "check/claim.hpp"
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace normsim::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  std::string where(const toml::node& node) const {
+    return file_ + ":" + std::to_string(node.source().begin.line);
+  }
+  std::string where(const toml::key& key) const {
+    return file_ + ":" + std::to_string(key.source().begin.line);
+  }
+  [[noreturn]] void fail(const std::string& at, const std::string& key, const std::string& why) const {
+    throw ClaimError(at + ": key '" + key + "': " + why);
+  }
+
+  // Rejects keys of `table` not in `allowed`: a typo must not silently fall back to a default.
+  void only(const toml::table& table, const std::string& prefix,
+            std::initializer_list<std::string_view> allowed) const {
+    for (const auto& [k, node] : table) {
+      const std::string name(k.str());
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        std::string list;
+        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        fail(where(k), prefix + name, "unknown key (allowed here: " + list + ")");
+      }
+    }
+  }
+
+  std::optional<std::string> string(const toml::table& t, const std::string& prefix, const char* key) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_string()) fail(where(*n), prefix + key, "expected a string");
+    return n->as_string()->get();
+  }
+  std::string required_string(const toml::table& t, const std::string& prefix, const char* key,
+                              const toml::node& owner) const {
+    auto s = string(t, prefix, key);
+    if (!s || s->empty()) fail(where(owner), prefix + key, "missing (a non-empty string is required)");
+    return *s;
+  }
+  std::optional<double> number(const toml::table& t, const std::string& prefix, const char* key) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (auto i = n->as_integer()) return static_cast<double>(i->get());
+    if (auto f = n->as_floating_point()) return f->get();
+    fail(where(*n), prefix + key, "expected a number");
+  }
+  std::optional<bool> boolean(const toml::table& t, const std::string& prefix, const char* key) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_boolean()) fail(where(*n), prefix + key, "expected true or false");
+    return n->as_boolean()->get();
+  }
+  const toml::table& table(const toml::table& root, const char* key, bool required) const {
+    static const toml::table empty;
+    const toml::node* n = root.get(key);
+    if (!n) {
+      if (required) throw ClaimError(file_ + ":1: key '" + key + "': missing table [" + key + "]");
+      return empty;
+    }
+    if (!n->is_table()) fail(where(*n), key, "expected a table [" + std::string(key) + "]");
+    return *n->as_table();
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// The [sweep] table (with [full]'s keys replacing it when asked) as config-file text that keeps every key on
+// its own line number, so sim's parser reports the claim file's real lines.
+std::string sweep_as_config(const toml::table& sweep, const toml::table* full) {
+  std::map<long, std::string> lines;
+  const auto put = [&](const toml::key& k, const toml::node& node) {
+    std::ostringstream value;
+    node.visit([&](const auto& concrete) { value << concrete; });
+    lines[k.source().begin.line] = std::string(k.str()) + " = " + value.str();
+  };
+  for (const auto& [k, node] : sweep)
+    if (!full || !full->contains(k.str())) put(k, node);
+  if (full)
+    for (const auto& [k, node] : *full) put(k, node);
+  std::string text;
+  long line = 1;
+  for (const auto& [n, content] : lines) {
+    for (; line < n; ++line) text += '\n';
+    text += content + '\n';
+    ++line;
+  }
+  return text;
+}
+
+FitKind parse_fit(const Reader& r, const toml::table& fit, const std::string& text) {
+  static const std::map<std::string, FitKind, std::less<>> kinds = {
+      {"linear", FitKind::linear}, {"powerlaw", FitKind::powerlaw}, {"ratio", FitKind::ratio},
+      {"bound", FitKind::bound},   {"profile", FitKind::profile},   {"convergence", FitKind::convergence}};
+  const auto it = kinds.find(text);
+  if (it == kinds.end())
+    r.fail(r.where(*fit.get("kind")), "fit.kind",
+           "unknown fit kind '" + text + "' (linear, powerlaw, ratio, bound, profile, convergence)");
+  return it->second;
+}
+
+}  // namespace
+
+std::string_view to_string(FitKind k) {
+  switch (k) {
+    case FitKind::linear:
+      return "linear";
+    case FitKind::powerlaw:
+      return "powerlaw";
+    case FitKind::ratio:
+      return "ratio";
+    case FitKind::bound:
+      return "bound";
+    case FitKind::profile:
+      return "profile";
+    case FitKind::convergence:
+      return "convergence";
+  }
+  return "?";
+}
+
+std::string_view to_string(ClaimKind k) {
+  return k == ClaimKind::self ? "self" : "literature";
+}
+
+ClaimSpec load_claim(const fs::path& path, bool full) {
+  const std::string file = path.string();
+  std::ifstream in(path);
+  if (!in) throw ClaimError(file + ":1: cannot read the claim file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text), file);
+  } catch (const toml::parse_error& e) {
+    throw ClaimError(file + ":" + std::to_string(e.source().begin.line) +
+                     ": TOML syntax error: " + std::string(e.description()));
+  }
+  const Reader r(file);
+  r.only(root, "",
+         {"id", "kind", "statement", "source", "note", "sweep", "full", "measure", "fit", "prediction",
+          "figure"});
+  ClaimSpec c;
+  c.file = file;
+  const toml::node& top = root;
+  c.id = r.required_string(root, "", "id", top);
+  if (!std::all_of(c.id.begin(), c.id.end(),
+                   [](unsigned char ch) { return std::isalnum(ch) || ch == '_' || ch == '-'; }))
+    r.fail(r.where(*root.get("id")), "id",
+           "'" + c.id + "' may only use letters, digits, '_' and '-' (it names a folder)");
+  c.statement = r.required_string(root, "", "statement", top);
+  c.source = r.required_string(root, "", "source", top);
+  c.note = r.string(root, "", "note").value_or("");
+  const std::string kind = r.string(root, "", "kind").value_or("literature");
+  if (kind != "literature" && kind != "self")
+    r.fail(r.where(*root.get("kind")), "kind", "expected \"literature\" or \"self\"");
+  c.kind = kind == "self" ? ClaimKind::self : ClaimKind::literature;
+
+  // [sweep]: a config; at most one key given as a list is the x axis.
+  const toml::table& sweep = r.table(root, "sweep", true);
+  const toml::table* full_table = full && root.contains("full") ? &r.table(root, "full", false) : nullptr;
+  try {
+    c.grid = sim::parse_grid(sweep_as_config(sweep, full_table), file);
+  } catch (const sim::ConfigError& e) {
+    throw ClaimError(e.what());
+  }
+  c.grid.name = c.id;
+  c.grid.description = c.statement;
+  if (c.grid.swept_keys.size() > 1)
+    r.fail(r.where(*root.get("sweep")), "sweep",
+           "at most one key may be a list (the x axis); got " + std::to_string(c.grid.swept_keys.size()));
+  c.x_key = c.grid.swept_keys.empty() ? "layer" : c.grid.swept_keys.front();
+
+  const toml::table& measure = r.table(root, "measure", true);
+  r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator"});
+  c.metric = r.required_string(measure, "measure.", "metric", *root.get("measure"));
+  c.layers = r.string(measure, "measure.", "layers").value_or("all");
+  c.layer = r.string(measure, "measure.", "layer").value_or("last");
+  c.reduce = r.string(measure, "measure.", "reduce").value_or("value");
+  if (c.reduce != "value" && c.reduce != "slope" && c.reduce != "logslope")
+    r.fail(r.where(*measure.get("reduce")), "measure.reduce",
+           "expected \"value\", \"slope\" or \"logslope\"");
+  c.denominator = r.string(measure, "measure.", "denominator").value_or("");
+
+  const toml::table& fit = r.table(root, "fit", true);
+  r.only(fit, "fit.", {"kind", "log_x", "log_y"});
+  c.fit = parse_fit(r, fit, r.required_string(fit, "fit.", "kind", *root.get("fit")));
+  c.log_x =
+      r.boolean(fit, "fit.", "log_x").value_or(c.fit == FitKind::powerlaw || c.fit == FitKind::convergence);
+  c.log_y = r.boolean(fit, "fit.", "log_y").value_or(c.fit == FitKind::powerlaw);
+  if (c.fit == FitKind::ratio && c.denominator.empty())
+    r.fail(r.where(*root.get("measure")), "measure.denominator",
+           "a ratio claim needs the denominator's layer");
+  if ((c.fit == FitKind::linear || c.fit == FitKind::powerlaw) && c.x_key != "layer" &&
+      c.grid.configs.size() < 2)
+    r.fail(r.where(*root.get("sweep")), "sweep",
+           "a fit against a key needs that key as a list of >= 2 values");
+
+  const toml::table& pred = r.table(root, "prediction", true);
+  r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});
+  if (const toml::node* v = pred.get("value"); v && v->is_string()) {
+    if (v->as_string()->get() != "meanfield")
+      r.fail(r.where(*v), "prediction.value", "expected a number or \"meanfield\"");
+    c.meanfield = true;
+  } else {
+    c.predicted = r.number(pred, "prediction.", "value");
+  }
+  c.tolerance = r.number(pred, "prediction.", "tolerance").value_or(0);
+  c.rel_tolerance = r.number(pred, "prediction.", "rel_tolerance").value_or(0);
+  if (auto lo = r.number(pred, "prediction.", "lower")) c.lower = *lo, c.has_lower = true;
+  if (auto hi = r.number(pred, "prediction.", "upper")) c.upper = *hi, c.has_upper = true;
+  if (c.tolerance < 0 || c.rel_tolerance < 0)
+    r.fail(r.where(*root.get("prediction")), "prediction.tolerance", "tolerances must be >= 0");
+  if (!c.meanfield && !c.predicted && !(c.has_lower || c.has_upper))
+    r.fail(r.where(*root.get("prediction")), "prediction.value",
+           "missing (a number, \"meanfield\", or lower/upper)");
+  if (c.fit == FitKind::profile && !c.meanfield)
+    r.fail(r.where(*root.get("prediction")), "prediction.value",
+           "a profile claim compares with \"meanfield\"");
+
+  const toml::table& figure = r.table(root, "figure", false);
+  r.only(figure, "figure.", {"kind", "x_label", "y_label", "log_x", "log_y"});
+  c.figure_kind = r.string(figure, "figure.", "kind").value_or(c.x_key == "layer" ? "profile" : "scaling");
+  c.x_label = r.string(figure, "figure.", "x_label").value_or(c.x_key);
+  c.y_label = r.string(figure, "figure.", "y_label").value_or(c.metric);
+  c.figure_log_x = r.boolean(figure, "figure.", "log_x").value_or(c.log_x);
+  c.figure_log_y = r.boolean(figure, "figure.", "log_y").value_or(c.log_y);
+  return c;
+}
+
+std::vector<ClaimSpec> load_claims(const fs::path& dir, const std::vector<std::string>& ids, bool full) {
+  if (!fs::is_directory(dir)) throw ClaimError(dir.string() + ":1: not a folder of claim files");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<ClaimSpec> all;
+  std::set<std::string> seen;
+  for (const auto& f : files) {
+    all.push_back(load_claim(f, full));
+    if (!seen.insert(all.back().id).second)
+      throw ClaimError(f.string() + ":1: key 'id': '" + all.back().id + "' is used by another claim file");
+  }
+  if (ids.empty()) return all;
+  std::vector<ClaimSpec> picked;
+  for (const auto& id : ids) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const ClaimSpec& c) { return c.id == id; });
+    if (it == all.end()) throw ClaimError(dir.string() + ": no claim with id '" + id + "'");
+    picked.push_back(*it);
+  }
+  return picked;
+}
+
+}  // namespace normsim::check

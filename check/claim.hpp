@@ -1,0 +1,80 @@
+// A claim as data: what a paper, a seed document or the project's own theory says, the simulation that tests
+// it, the statistic measured, and what counts as agreement. One TOML file per claim in experiments/claims/
+// (format: docs/claims.md). The simulation part is an ordinary normsim config (sim::Grid), so every key,
+// default and check of a config file applies to it unchanged.
+#pragma once
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/config_file.hpp"
+
+namespace normsim::check {
+
+// A claim file that cannot be used; what() reads "FILE:LINE: key 'K': why" (the config-file form).
+class ClaimError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How the measured values become one statistic (check/evaluate.hpp says what each computes).
+enum class FitKind {
+  linear,       // per-sample least-squares slope of y against x (each optionally log)
+  powerlaw,     // linear with log x and log y: the exponent
+  ratio,        // per-sample y[numerator] / y[denominator] (its log averaged), at the deciding x
+  bound,        // y stays inside the agreement band at every x
+  profile,      // y / prediction - 1 stays inside the band at every x (prediction: the mean field)
+  convergence,  // exponent of |mean(y) - meanfield| against x (finite-width corrections)
+};
+enum class ClaimKind { literature, self };
+
+struct ClaimSpec {
+  std::string id, statement, source, note;
+  ClaimKind kind = ClaimKind::literature;
+  std::string file;  // where it was read from (for messages)
+
+  // The simulation: at most one swept key (the x axis); none means x is the layer index of one config.
+  sim::Grid grid;
+  std::string x_key;  // "layer" or the swept key
+
+  // What is read from each sample's record.
+  std::string metric;            // a metric name, or a product "a*b" of metrics with the same index
+  std::string layers = "all";    // x = layer: the layers that enter ("all", "A:B", negatives from the end)
+  std::string layer = "last";    // x = key: the layer read ("first", "last", "max", "min", an integer)
+  std::string reduce = "value";  // per config: "value" (y at `layer`), "slope" or "logslope" (the
+                                 // least-squares slope of y or ln y against the layer over `layers`)
+  std::string denominator;       // ratio: the denominator's layer (same forms as `layer`)
+
+  FitKind fit = FitKind::linear;
+  bool log_x = false, log_y = false;  // transforms inside the fit (powerlaw sets both)
+
+  // The prediction: a number, or the mean field of the same statistic.
+  std::optional<double> predicted;
+  bool meanfield = false;
+  // The agreement band around the prediction: [predicted - tol, predicted + tol], tol = max(tolerance,
+  // rel_tolerance * |predicted|); explicit lower/upper replace either side (one-sided bounds).
+  double tolerance = 0, rel_tolerance = 0;
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
+  bool has_lower = false, has_upper = false;
+
+  // The figure the plots library draws from claims/<id>/data.csv.
+  std::string figure_kind = "line", x_label, y_label;
+  bool figure_log_x = false, figure_log_y = false;
+};
+
+// Reads one claim file; `full` applies its [full] table over [sweep]. Throws ClaimError naming file, line,
+// key.
+ClaimSpec load_claim(const std::filesystem::path& file, bool full = false);
+// Every *.toml in `dir`, sorted by file name; `ids` (if not empty) picks claims by id, in the order given,
+// and an unknown id is a ClaimError.
+std::vector<ClaimSpec> load_claims(const std::filesystem::path& dir, const std::vector<std::string>& ids = {},
+                                   bool full = false);
+
+std::string_view to_string(FitKind k);
+std::string_view to_string(ClaimKind k);
+
+}  // namespace normsim::check

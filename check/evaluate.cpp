@@ -1,0 +1,207 @@
+// Claim evaluation (see evaluate.hpp).
+#include "check/evaluate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace normsim::check {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double tx(bool log, double v) {
+  return log ? std::log(v) : v;
+}
+
+// The slope of one series against x over the points where both are finite after the transforms.
+double fit_slope(const ClaimSpec& c, const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> xs, ys;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    const double a = tx(c.log_x, x[i]), b = tx(c.log_y, y[i]);
+    if (std::isfinite(a) && std::isfinite(b)) xs.push_back(a), ys.push_back(b);
+  }
+  return ols_slope(xs, ys);
+}
+
+std::vector<double> column(const std::vector<std::vector<double>>& y, std::size_t i) {
+  std::vector<double> out;
+  for (const auto& row : y)
+    if (i < row.size() && std::isfinite(row[i])) out.push_back(row[i]);
+  return out;
+}
+
+Band band_around(const ClaimSpec& c, std::optional<double> p) {
+  Band b{-kInf, kInf};
+  if (p) {
+    const double tol = std::max(c.tolerance, c.rel_tolerance * std::abs(*p));
+    b = {*p - tol, *p + tol};
+  }
+  if (c.has_lower) b.low = c.lower;
+  if (c.has_upper) b.high = c.upper;
+  return b;
+}
+
+void basic_data(const ClaimSpec&, const Measurement& m, ClaimResult& r) {
+  for (std::size_t i = 0; i < m.x.size(); ++i) {
+    const Estimate e = mean_ci(column(m.y, i));
+    r.data.push_back({m.x[i], e.value, std::isfinite(e.se) ? e.se : 0, m.meanfield[i]});
+  }
+}
+
+void slope_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
+  std::vector<double> slopes;
+  for (const auto& row : m.y)
+    if (const double s = fit_slope(c, m.x, row); std::isfinite(s)) slopes.push_back(s);
+  r.estimate = mean_ci(slopes);
+  std::vector<double> mf;
+  for (const auto& v : m.meanfield) mf.push_back(v ? *v : std::numeric_limits<double>::quiet_NaN());
+  if (const double s = fit_slope(c, m.x, mf); std::isfinite(s)) r.meanfield = s;
+  r.predicted = c.meanfield ? r.meanfield : c.predicted;
+  basic_data(c, m, r);
+  // Without a mean field, draw the claimed slope through the first measured point.
+  if (c.predicted && !c.meanfield && !r.data.empty() && !r.meanfield) {
+    const DataPoint anchor = r.data.front();
+    for (auto& d : r.data) {
+      const double dx = tx(c.log_x, d.x) - tx(c.log_x, anchor.x);
+      const double y = tx(c.log_y, anchor.measured) + *c.predicted * dx;
+      d.predicted = c.log_y ? std::exp(y) : y;
+    }
+  }
+}
+
+// Several decisions reported as one: the refuted point furthest out, else the undecided one needing the most
+// samples, else the point closest to an edge.
+void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
+               const std::vector<Estimate>& per_point, const Band& band) {
+  r.band = band;
+  r.decision = {Verdict::supported, std::nullopt};
+  double worst = -kInf;
+  for (std::size_t i = 0; i < per_point.size(); ++i) {
+    const Estimate& e = per_point[i];
+    if (e.n == 0) continue;
+    const Decision d = decide(e, band);
+    const double margin =
+        d.verdict == Verdict::refuted        ? 1e12 + std::max(band.low - e.high, e.low - band.high)
+        : d.verdict == Verdict::inconclusive ? 1e6 + static_cast<double>(d.samples_needed.value_or(0))
+                                             : std::max(e.high - band.high, band.low - e.low);
+    if (margin > worst) worst = margin, r.estimate = e, r.decided_at = m.x[i];
+    r.decision = combine(r.decision, d);
+  }
+  (void)c;
+}
+
+}  // namespace
+
+ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
+  ClaimResult r;
+  r.note = c.note;
+  for (const auto& n : m.theory_notes) r.note += (r.note.empty() ? "" : " ") + n + ".";
+  switch (c.fit) {
+    case FitKind::linear:
+    case FitKind::powerlaw: {
+      slope_fit(c, m, r);
+      r.band = band_around(c, r.predicted);
+      r.decision = decide(r.estimate, r.band);
+      return r;
+    }
+    case FitKind::ratio: {
+      // Ratios of positive quantities are averaged as logs: the log ratio is closer to normal, and the
+      // interval comes back positive.
+      for (std::size_t i = 0; i < m.x.size(); ++i) {
+        std::vector<double> logs;
+        for (std::size_t s = 0; s < m.y.size(); ++s)
+          if (const double v = std::log(m.y[s][i] / m.den[s][i]); std::isfinite(v)) logs.push_back(v);
+        const Estimate e = mean_ci(logs);
+        std::optional<double> mf;
+        if (m.meanfield[i] && m.meanfield_den[i]) mf = *m.meanfield[i] / *m.meanfield_den[i];
+        const double ratio = std::exp(e.value);
+        r.data.push_back(
+            {m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, c.meanfield ? mf : c.predicted});
+        if (i + 1 == m.x.size()) {
+          r.meanfield = mf;
+          r.predicted = c.meanfield ? mf : c.predicted;
+          r.band = band_around(c, r.predicted);
+          const auto lg = [](double v) { return v > 0 ? std::log(v) : -kInf; };
+          r.decision = decide(e, Band{lg(r.band.low), lg(r.band.high)});
+          r.estimate = e;
+          r.estimate.value = ratio;
+          r.estimate.low = std::exp(e.low);
+          r.estimate.high = std::exp(e.high);
+          r.estimate.se = ratio * e.se;
+          r.decided_at = m.x[i];
+        }
+      }
+      return r;
+    }
+    case FitKind::bound: {
+      basic_data(c, m, r);
+      std::vector<Estimate> per_point;
+      for (std::size_t i = 0; i < m.x.size(); ++i) per_point.push_back(mean_ci(column(m.y, i)));
+      r.predicted =
+          c.predicted ? c.predicted : (c.has_upper ? std::optional(c.upper) : std::optional(c.lower));
+      for (auto& d : r.data) d.predicted = r.predicted;
+      pointwise(c, m, r, per_point, band_around(c, c.predicted));
+      double mx = -kInf;
+      for (const auto& v : m.meanfield)
+        if (v) mx = std::max(mx, *v);
+      if (std::isfinite(mx)) r.meanfield = mx;
+      return r;
+    }
+    case FitKind::profile: {
+      basic_data(c, m, r);
+      std::vector<Estimate> per_point;
+      const bool absolute = c.tolerance > 0;
+      for (std::size_t i = 0; i < m.x.size(); ++i) {
+        // An absolute tolerance compares y - meanfield (values near 0, such as cosines of independent
+        // tokens); a relative one y / meanfield - 1.
+        std::vector<double> dev;
+        if (m.meanfield[i] && (absolute || *m.meanfield[i] != 0))
+          for (double v : column(m.y, i))
+            dev.push_back(absolute ? v - *m.meanfield[i] : v / *m.meanfield[i] - 1);
+        per_point.push_back(mean_ci(dev));
+      }
+      r.predicted = 0.0;
+      r.meanfield = 0.0;
+      const double tol = absolute ? c.tolerance : c.rel_tolerance;
+      pointwise(c, m, r, per_point, Band{-tol, tol});
+      return r;
+    }
+    case FitKind::convergence: {
+      // |bias(x)| = |E y(x) - meanfield(x)|; its exponent in x. Points without a prediction are left out.
+      std::vector<std::vector<double>> groups;
+      std::vector<double> xs, mf;
+      for (std::size_t i = 0; i < m.x.size(); ++i)
+        if (m.meanfield[i])
+          groups.push_back(column(m.y, i)), xs.push_back(m.x[i]), mf.push_back(*m.meanfield[i]);
+      const auto exponent = [&](const std::vector<std::vector<double>>& g) {
+        std::vector<double> lx, ly;
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          if (g[i].empty()) continue;
+          double mean = 0;
+          for (double v : g[i]) mean += v;
+          mean /= g[i].size();
+          lx.push_back(std::log(xs[i]));
+          ly.push_back(std::log(std::abs(mean - mf[i])));
+        }
+        return ols_slope(lx, ly);
+      };
+      r.estimate = bootstrap(groups, exponent);
+      r.predicted = c.predicted;
+      r.band = band_around(c, r.predicted);
+      r.decision = decide(r.estimate, r.band);
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        const Estimate e = mean_ci(groups[i]);
+        r.data.push_back({xs[i], std::abs(e.value - mf[i]), std::isfinite(e.se) ? e.se : 0, std::nullopt});
+      }
+      if (c.predicted && !r.data.empty())
+        for (auto& d : r.data)
+          d.predicted = r.data.front().measured * std::pow(d.x / r.data.front().x, *c.predicted);
+      return r;
+    }
+  }
+  return r;
+}
+
+}  // namespace normsim::check

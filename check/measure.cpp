@@ -1,0 +1,198 @@
+// Measurement (see measure.hpp).
+#include "check/measure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "check/spec_from_config.hpp"
+#include "check/stats.hpp"
+#include "sim/config_schema.hpp"
+#include "sim/metrics.hpp"
+#include "theory/meanfield.hpp"
+
+namespace normsim::check {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<std::string> factors(const std::string& metric) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t star; (star = metric.find('*', start)) != std::string::npos; start = star + 1)
+    out.push_back(metric.substr(start, star - start));
+  out.push_back(metric.substr(start));
+  return out;
+}
+
+std::vector<double> mf_series(const theory::MeanFieldProfile& p, const std::string& metric) {
+  std::vector<double> out;
+  for (const auto& name : factors(metric)) {
+    const theory::Series* s = p.metric(name);
+    if (!s) return {};
+    if (out.empty()) out.assign(s->size(), 1.0);
+    for (std::size_t i = 0; i < out.size() && i < s->size(); ++i) out[i] *= (*s)[i] ? *(*s)[i] : kNaN;
+  }
+  return out;
+}
+
+// The per-config scalar a claim reads from one series.
+double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::string& expr) {
+  if (c.reduce == "value") return pick(s, expr);
+  std::vector<double> x, y;
+  for (int i : layer_range(static_cast<int>(s.size()), c.layers)) {
+    const double v = c.reduce == "logslope" ? std::log(s[i]) : s[i];
+    if (std::isfinite(v)) x.push_back(i), y.push_back(v);
+  }
+  return ols_slope(x, y);
+}
+
+std::optional<double> finite(double v) {
+  return std::isfinite(v) ? std::optional(v) : std::nullopt;
+}
+
+}  // namespace
+
+bool per_layer(const ClaimSpec& c) {
+  return c.x_key == "layer" && c.fit != FitKind::ratio && c.fit != FitKind::convergence &&
+         c.reduce == "value";
+}
+
+std::vector<double> series(const sim::SampleRecord& record, const std::string& metric) {
+  std::vector<double> out;
+  for (const auto& name : factors(metric)) {
+    const int id = sim::metric_id(name);
+    if (id < 0 || static_cast<std::size_t>(id) >= record.values.size())
+      throw ClaimError("unknown metric '" + name + "' (normsim list metrics)");
+    const auto& v = record.values[static_cast<std::size_t>(id)];
+    if (out.empty()) out.assign(v.size(), 1.0);
+    if (v.size() != out.size())
+      throw ClaimError("metric product '" + metric + "' mixes layer and sublayer metrics");
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] *= v[i];
+  }
+  return out;
+}
+
+double pick(const std::vector<double>& v, const std::string& expr) {
+  const auto finite_at = [&](std::size_t i) { return std::isfinite(v[i]); };
+  if (expr == "first" || expr == "last") {
+    for (std::size_t j = 0; j < v.size(); ++j) {
+      const std::size_t i = expr == "first" ? j : v.size() - 1 - j;
+      if (finite_at(i)) return v[i];
+    }
+    return kNaN;
+  }
+  if (expr == "max" || expr == "min") {
+    double best = kNaN;
+    for (double x : v)
+      if (std::isfinite(x) && (!std::isfinite(best) || (expr == "max" ? x > best : x < best))) best = x;
+    return best;
+  }
+  std::size_t used = 0;
+  long i = 0;
+  try {
+    i = std::stol(expr, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != expr.size() || expr.empty())
+    throw ClaimError("layer '" + expr + "': expected first, last, max, min or an integer");
+  if (i < 0) i += static_cast<long>(v.size());
+  if (i < 0 || i >= static_cast<long>(v.size())) return kNaN;
+  return v[static_cast<std::size_t>(i)];
+}
+
+std::vector<int> layer_range(int size, const std::string& range) {
+  int a = 0, b = size;
+  if (range != "all") {
+    const auto colon = range.find(':');
+    if (colon == std::string::npos) throw ClaimError("layers '" + range + "': expected all or A:B");
+    const auto part = [&](const std::string& text, int fallback) {
+      if (text.empty()) return fallback;
+      int v = 0;
+      try {
+        v = std::stoi(text);
+      } catch (const std::exception&) {
+        throw ClaimError("layers '" + range + "': expected all or A:B with integers");
+      }
+      return v < 0 ? v + size : v;
+    };
+    a = std::max(0, part(range.substr(0, colon), 0));
+    b = std::min(size, part(range.substr(colon + 1), size));
+  }
+  std::vector<int> out;
+  for (int i = a; i < b; ++i) out.push_back(i);
+  return out;
+}
+
+Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool with_theory) {
+  Measurement m;
+  m.records = records;
+  const auto& configs = c.grid.configs;
+  std::vector<std::vector<double>> mf(configs.size());
+  if (with_theory)
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      try {
+        mf[i] = mf_series(theory::meanfield(to_stack_spec(configs[i])), c.metric);
+      } catch (const std::exception& e) {
+        m.theory_notes.push_back("config " + std::to_string(i) + ": no mean field (" + e.what() + ")");
+      }
+    }
+  const std::size_t samples = records.empty() ? 0 : records.front().size();
+  m.y.assign(samples, {});
+  m.den.assign(samples, {});
+
+  if (per_layer(c)) {
+    const auto& recs = records.at(0);
+    if (recs.empty()) return m;
+    const auto first = series(recs.front(), c.metric);
+    for (int i : layer_range(static_cast<int>(first.size()), c.layers)) {
+      if (!std::isfinite(first[i]) && !(i < static_cast<int>(mf[0].size()) && std::isfinite(mf[0][i])))
+        continue;
+      m.x.push_back(i);
+      m.meanfield.push_back(i < static_cast<int>(mf[0].size()) ? finite(mf[0][i]) : std::nullopt);
+    }
+    for (std::size_t s = 0; s < samples; ++s) {
+      const auto v = series(recs[s], c.metric);
+      for (double x : m.x) m.y[s].push_back(v[static_cast<std::size_t>(x)]);
+    }
+    return m;
+  }
+
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (c.x_key == "layer") {
+      m.x.push_back(configs[i].depth);
+    } else {
+      const auto value = sim::find_key(c.x_key)->get(configs[i]);
+      double x = kNaN;
+      if (auto p = std::get_if<std::int64_t>(&value)) x = static_cast<double>(*p);
+      if (auto p = std::get_if<double>(&value)) x = *p;
+      if (auto p = std::get_if<bool>(&value)) x = *p;
+      if (!std::isfinite(x)) x = static_cast<double>(i);  // a string key (placement): points by position
+      m.x.push_back(x);
+    }
+    const bool ratio = c.fit == FitKind::ratio;
+    m.meanfield.push_back(mf[i].empty() ? std::nullopt : finite(reduce(c, mf[i], c.layer)));
+    m.meanfield_den.push_back(ratio && !mf[i].empty() ? finite(pick(mf[i], c.denominator)) : std::nullopt);
+    for (std::size_t s = 0; s < samples; ++s) {
+      const auto v = series(records[i].at(s), c.metric);
+      m.y[s].push_back(reduce(c, v, c.layer));
+      m.den[s].push_back(ratio ? pick(v, c.denominator) : kNaN);
+    }
+  }
+  return m;
+}
+
+Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
+  sim::GridRecords records;
+  for (const auto& config : c.grid.configs) {
+    std::vector<int> samples(static_cast<std::size_t>(config.samples));
+    std::iota(samples.begin(), samples.end(), 0);
+    records.push_back(backend.run(config, samples));
+  }
+  return collect(c, records);
+}
+
+}  // namespace normsim::check

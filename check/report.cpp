@@ -1,0 +1,174 @@
+// Writing the check's result files (see report.hpp).
+#include "check/report.hpp"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "sim/atomic_file.hpp"
+#include "sim/config_schema.hpp"
+#include "sim/csv.hpp"
+#include "sim/results.hpp"
+
+namespace normsim::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// JSON has no infinity: an open side of a band or interval is written as null.
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+nlohmann::json num(const std::optional<double>& v) {
+  return v ? num(*v) : nlohmann::json();
+}
+
+std::string fmt(double v) {
+  if (!std::isfinite(v)) return v > 0 ? "inf" : (v < 0 ? "-inf" : "n/a");
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
+
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+// Every configuration of every claim as one grid: the keys whose values differ between them are the columns.
+sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecords& records) {
+  sim::Grid g;
+  g.name = "check";
+  g.description = "normsim check: every simulation behind the claims";
+  for (const auto& c : claims)
+    for (std::size_t i = 0; i < c.spec.grid.configs.size(); ++i) {
+      g.configs.push_back(c.spec.grid.configs[i]);
+      records.push_back(c.measurement.records.at(i));
+    }
+  for (const auto& key : sim::config_keys()) {
+    if (key.name == "placement" || g.configs.empty()) continue;
+    const auto first = sim::format_value(key.get(g.configs.front()));
+    for (const auto& config : g.configs)
+      if (sim::format_value(key.get(config)) != first) {
+        g.swept_keys.emplace_back(key.name);
+        break;
+      }
+  }
+  return g;
+}
+
+}  // namespace
+
+nlohmann::json verdict_json(const CheckedClaim& c) {
+  const ClaimSpec& s = c.spec;
+  const ClaimResult& r = c.result;
+  nlohmann::json j;
+  j["id"] = s.id;
+  j["statement"] = s.statement;
+  j["source"] = s.source;
+  j["predicted"] = num(r.predicted);
+  j["measured"] = num(r.estimate.value);
+  j["ci_low"] = num(r.estimate.low);
+  j["ci_high"] = num(r.estimate.high);
+  j["verdict"] = std::string(to_string(r.decision.verdict));
+  j["figure_kind"] = s.figure_kind;
+  j["x_label"] = s.x_label;
+  j["y_label"] = s.y_label;
+  j["log_x"] = s.figure_log_x;
+  j["log_y"] = s.figure_log_y;
+  // Extras: how the verdict was reached.
+  j["kind"] = std::string(to_string(s.kind));
+  j["fit"] = std::string(to_string(s.fit));
+  j["metric"] = s.metric;
+  j["se"] = num(r.estimate.se);
+  j["n"] = r.estimate.n;
+  j["band_low"] = num(r.band.low);
+  j["band_high"] = num(r.band.high);
+  j["meanfield"] = num(r.meanfield);
+  j["decided_at"] = num(r.decided_at);
+  j["samples_needed"] =
+      r.decision.samples_needed ? nlohmann::json(*r.decision.samples_needed) : nlohmann::json();
+  j["seconds"] = c.seconds;
+  j["note"] = r.note;
+  return j;
+}
+
+std::string data_csv(const ClaimResult& r) {
+  std::string out = "x,measured,se,predicted\n";
+  for (const auto& d : r.data) {
+    if (!std::isfinite(d.x) || !std::isfinite(d.measured)) continue;
+    out += sim::format_number(d.x) + "," + sim::format_number(d.measured) + "," +
+           sim::format_number(std::isfinite(d.se) ? d.se : 0) + "," +
+           (d.predicted && std::isfinite(*d.predicted) ? sim::format_number(*d.predicted) : "") + "\n";
+  }
+  return out;
+}
+
+std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds) {
+  std::ostringstream md;
+  int counts[3] = {0, 0, 0};
+  for (const auto& c : claims) ++counts[static_cast<int>(c.result.decision.verdict)];
+  md << "# normsim check\n\n"
+     << claims.size() << " claims (" << (full ? "full" : "default") << " sweeps), " << fmt(seconds)
+     << " s: " << counts[0] << " supported, " << counts[1] << " refuted, " << counts[2]
+     << " inconclusive. Intervals are "
+     << "95 % (Student-t over independent samples; bootstrap for convergence claims). A claim is supported "
+        "when "
+     << "the whole interval lies inside the agreement band, refuted when it lies wholly outside "
+        "(docs/claims.md).\n\n"
+     << "| claim | kind | statement | source | predicted | band | measured [95% CI] | n | verdict | figure "
+        "|\n"
+     << "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : claims) {
+    const auto& r = c.result;
+    std::string verdict(to_string(r.decision.verdict));
+    if (r.decision.samples_needed)
+      verdict += " (~" + std::to_string(*r.decision.samples_needed) + " samples would decide)";
+    std::string predicted = r.predicted ? fmt(*r.predicted) : "n/a";
+    if (r.meanfield && c.spec.kind == ClaimKind::literature && !c.spec.meanfield)
+      predicted += " (mean field " + fmt(*r.meanfield) + ")";
+    md << "| `" << c.spec.id << "` | " << to_string(c.spec.kind) << " | " << cell(c.spec.statement) << " | "
+       << cell(c.spec.source) << " | " << predicted << " | [" << fmt(r.band.low) << ", " << fmt(r.band.high)
+       << "] | " << fmt(r.estimate.value) << " [" << fmt(r.estimate.low) << ", " << fmt(r.estimate.high)
+       << "]" << (r.decided_at ? " at x = " + fmt(*r.decided_at) : "") << " | " << r.estimate.n << " | "
+       << verdict << " | [figure](figures/claim_" << c.spec.id << ".png) |\n";
+  }
+  md << "\n## Notes\n\n";
+  for (const auto& c : claims)
+    if (!c.result.note.empty()) md << "- `" << c.spec.id << "`: " << c.result.note << "\n";
+  md << "\nData behind each figure: `claims/<id>/data.csv`; the simulations: `claims/<id>/summary.csv`.\n";
+  return md.str();
+}
+
+void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& claims, bool full,
+                         const std::string& backend, int threads, double seconds) {
+  fs::create_directories(out / "claims");
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& c : claims) {
+    const fs::path dir = out / "claims" / c.spec.id;
+    fs::create_directories(dir);
+    sim::write_file_atomic(dir / "data.csv", data_csv(c.result));
+    sim::write_summary_csv(dir / "summary.csv", c.spec.grid, c.measurement.records);
+    verdicts.push_back(verdict_json(c));
+  }
+  sim::GridRecords records;
+  const sim::Grid grid = combined_grid(claims, records);
+  sim::write_summary_csv(out / "summary.csv", grid, records);
+  sim::RunInfo info;
+  info.backend = backend;
+  info.threads = threads;
+  info.started = sim::utc_now_iso8601();
+  info.wall_seconds = seconds;
+  info.peak_rss_bytes = sim::peak_rss_bytes();
+  sim::write_run_json(out / "run.json", grid, info);
+  sim::write_file_atomic(out / "verdicts.json", verdicts.dump(2) + "\n");
+  sim::write_file_atomic(out / "report.md", report_markdown(claims, full, seconds));
+}
+
+}  // namespace normsim::check

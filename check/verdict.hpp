@@ -1,0 +1,34 @@
+// From an estimate and an agreement band to supported / refuted / inconclusive. The rule is an equivalence
+// test: agreement must be shown, not merely "not excluded", so a wide interval never supports a claim.
+//   supported:    the whole confidence interval lies inside the band;
+//   refuted:      the whole interval lies outside the band;
+//   inconclusive: it straddles an edge; then the samples that would decide it follow from the measured
+//                 standard error (se shrinks like 1/sqrt(n)): n_needed = n (se / needed_se)^2.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "check/stats.hpp"
+
+namespace normsim::check {
+
+enum class Verdict { supported, refuted, inconclusive };
+std::string_view to_string(Verdict v);
+
+struct Band {
+  double low, high;  // may be -inf / +inf (one-sided claims)
+};
+
+struct Decision {
+  Verdict verdict = Verdict::inconclusive;
+  std::optional<long> samples_needed;  // inconclusive only, when the estimate is not on the band's edge
+};
+
+Decision decide(const Estimate& e, const Band& band);
+
+// Several decisions about one claim (a bound or a profile at every x): refuted if any is refuted, supported
+// if all are, inconclusive otherwise (needing the most samples any undecided one needs).
+Decision combine(const Decision& a, const Decision& b);
+
+}  // namespace normsim::check

@@ -1,0 +1,43 @@
+// The cost model and the LPT schedule of mpi/schedule.hpp.
+#include "mpi/schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace normsim::mpi {
+
+double sample_cost(const sim::Config& c) {
+  const double d = c.width, t = c.tokens;
+  const double h = std::round(c.mlp_ratio * d);
+  const double mlp = (c.activation == "swiglu" ? 3.0 : 2.0) * t * d * h;
+  const double attention = 4.0 * t * d * d + 2.0 * t * t * d;
+  double sublayer = mlp;
+  if (c.sublayer == "attention") sublayer = attention;
+  if (c.sublayer == "transformer") sublayer = 0.5 * (mlp + attention);
+  const double svd = t * t * d;
+  const double per_sample = c.depth * sublayer + (c.depth + 1) * svd;
+  return per_sample * (c.precision == "float64" ? 2.0 : 1.0);
+}
+
+double unit_cost(const sim::Grid& grid, const sim::Unit& unit) {
+  return (unit.end - unit.begin) * sample_cost(grid.configs.at(static_cast<std::size_t>(unit.config)));
+}
+
+std::vector<std::vector<int>> lpt_schedule(std::span<const double> costs, int ranks) {
+  if (ranks < 1) throw std::invalid_argument("lpt_schedule: ranks must be >= 1");
+  std::vector<int> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return costs[a] > costs[b]; });
+  std::vector<std::vector<int>> schedule(static_cast<std::size_t>(ranks));
+  std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
+  for (int u : order) {
+    const auto r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    schedule[r].push_back(u);
+    load[r] += costs[u];
+  }
+  return schedule;
+}
+
+}  // namespace normsim::mpi

@@ -1,0 +1,288 @@
+// Reading config files with toml++: keys in file order, lists expanded into a grid, --set overrides, and
+// errors that name the file, line and key.
+#include "sim/config_file.hpp"
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "sim/config_schema.hpp"
+
+namespace normsim::sim {
+
+namespace {
+
+constexpr std::array<RunKey, 2> kRunKeys{{
+    {"name", "a short name for the run (default: the config file's name); written to run.json"},
+    {"description", "what the run is for; written to run.json"},
+}};
+
+// One key of the file (or of --set): its values (one unless given as a list) and where each came from.
+struct Entry {
+  std::string key;
+  bool list = false;
+  std::vector<KeyValue> values;
+  std::vector<std::string> where;  // per value: "FILE:LINE" or "--set K=V"
+};
+
+std::string at(const std::string& source, const toml::source_region& region) {
+  return source + ":" + std::to_string(region.begin.line);
+}
+
+// A scalar TOML node as a KeyValue; nullopt (and `why`) for dates, times, arrays and tables.
+std::optional<KeyValue> scalar(const toml::node& node, std::string& why) {
+  if (auto v = node.as_boolean()) return KeyValue(v->get());
+  if (auto v = node.as_integer()) return KeyValue(static_cast<std::int64_t>(v->get()));
+  if (auto v = node.as_floating_point()) return KeyValue(v->get());
+  if (auto v = node.as_string()) return KeyValue(v->get());
+  if (node.is_array())
+    why = "nested lists are not allowed (a list sweeps a key over scalar values)";
+  else if (node.is_table())
+    why = "a table is not a value";
+  else
+    why = "dates and times are not values of any key";
+  return std::nullopt;
+}
+
+// The value converted to the key's type and checked on its own; throws ConfigError at `where`.
+KeyValue checked(const KeyInfo& key, const KeyValue& raw, const std::string& where) {
+  const auto v = coerce(key, raw);
+  if (!v)
+    throw ConfigError(where + ": key '" + std::string(key.name) + "': expected " +
+                      std::string(type_name(key.type)) + ", got " + std::string(type_name(raw)) + " " +
+                      format_toml(raw));
+  if (const std::string why = key.check(*v); !why.empty())
+    throw ConfigError(where + ": key '" + std::string(key.name) + "': " + why);
+  return *v;
+}
+
+const KeyInfo& known_key(const std::string& name, const std::string& where) {
+  if (const KeyInfo* k = find_key(name)) return *k;
+  std::string msg = where + ": unknown key '" + name + "'";
+  if (const std::string hint = suggest_key(name); !hint.empty()) msg += "; did you mean '" + hint + "'?";
+  throw ConfigError(msg + " (`normsim list keys` lists every key)");
+}
+
+Entry entry_from_node(const std::string& name, const toml::node& node, const std::string& source) {
+  const std::string where = at(source, node.source());
+  const KeyInfo& key = known_key(name, where);
+  Entry e{name, node.is_array(), {}, {}};
+  std::string why;
+  if (const auto* array = node.as_array()) {
+    if (array->empty()) throw ConfigError(where + ": key '" + name + "': an empty list sweeps over nothing");
+    for (const auto& item : *array) {
+      const std::string item_where = at(source, item.source());
+      const auto raw = scalar(item, why);
+      if (!raw) throw ConfigError(item_where + ": key '" + name + "': " + why);
+      e.values.push_back(checked(key, *raw, item_where));
+      e.where.push_back(item_where);
+    }
+  } else {
+    const auto raw = scalar(node, why);
+    if (!raw) throw ConfigError(where + ": key '" + name + "': " + why);
+    e.values.push_back(checked(key, *raw, where));
+    e.where.push_back(where);
+  }
+  return e;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
+}
+
+// A TOML value, or nullopt when `text` is not one.
+std::optional<toml::table> parse_toml_value(const std::string& text) {
+  try {
+    const std::string doc = "v = " + text;
+    return toml::parse(std::string_view(doc), std::string_view("--set"));
+  } catch (const toml::parse_error&) {
+    return std::nullopt;
+  }
+}
+
+// "key=value" -> the key and its values. The value is TOML; where it is not, a bare word is a string and a
+// bracketed list of bare words is a list of strings, so `--set placement=[pre,post]` works unquoted.
+std::pair<std::string, std::vector<KeyValue>> parse_override(const std::string& arg, bool& list) {
+  const std::string where = "--set " + arg;
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos) throw ConfigError(where + ": expected key=value");
+  std::string name = trim(std::string_view(arg).substr(0, eq));
+  const std::string text = trim(std::string_view(arg).substr(eq + 1));
+  if (name.empty()) throw ConfigError(where + ": expected key=value");
+  if (text.empty()) throw ConfigError(where + ": no value after '='");
+  std::vector<KeyValue> values;
+  std::string why;
+  const auto add = [&](const toml::node& node) {
+    const auto v = scalar(node, why);
+    if (!v) throw ConfigError(where + ": key '" + name + "': " + why);
+    values.push_back(*v);
+  };
+  if (auto doc = parse_toml_value(text)) {
+    const toml::node& node = *doc->get("v");
+    list = node.is_array();
+    if (list)
+      for (const auto& item : *node.as_array()) add(item);
+    else
+      add(node);
+  } else if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    list = true;
+    std::stringstream items(text.substr(1, text.size() - 2));
+    for (std::string item; std::getline(items, item, ',');) {
+      item = trim(item);
+      if (item.empty()) throw ConfigError(where + ": key '" + name + "': empty item in the list");
+      if (auto doc = parse_toml_value(item))
+        add(*doc->get("v"));
+      else
+        values.push_back(KeyValue(item));
+    }
+  } else {
+    list = false;
+    values.push_back(KeyValue(text));
+  }
+  if (list && values.empty())
+    throw ConfigError(where + ": key '" + name + "': an empty list sweeps over nothing");
+  return {name, values};
+}
+
+std::string describe_point(const std::vector<Entry>& entries, const std::vector<std::size_t>& pick,
+                           std::size_t id, std::size_t total) {
+  std::string s;
+  for (std::size_t e = 0; e < entries.size(); ++e)
+    if (entries[e].list)
+      s += (s.empty() ? "" : ", ") + entries[e].key + "=" + format_toml(entries[e].values[pick[e]]);
+  if (s.empty()) return "";
+  return " (config " + std::to_string(id) + " of " + std::to_string(total) + ": " + s + ")";
+}
+
+}  // namespace
+
+std::span<const RunKey> run_table_keys() {
+  return kRunKeys;
+}
+
+Grid parse_grid(std::string_view toml_text, const std::string& source,
+                std::span<const std::string> overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(at(source, e.source()) + ": TOML syntax error: " + std::string(e.description()));
+  }
+
+  Grid grid;
+  grid.config_file = source;
+  grid.name = std::filesystem::path(source).stem().string();
+
+  // toml++ keeps keys sorted by name; the grid's order is the file's, so sort by source position.
+  std::vector<std::pair<const toml::key*, const toml::node*>> items;
+  for (const auto& [k, node] : root) items.emplace_back(&k, &node);
+  const auto pos = [](const toml::key* k) {
+    return std::pair(k->source().begin.line, k->source().begin.column);
+  };
+  std::sort(items.begin(), items.end(),
+            [&](const auto& a, const auto& b) { return pos(a.first) < pos(b.first); });
+
+  std::vector<Entry> entries;
+  for (const auto& [k, node] : items) {
+    const std::string name(k->str());
+    const std::string where = source + ":" + std::to_string(k->source().begin.line);
+    if (const auto* table = node->as_table()) {
+      if (name != "run")
+        throw ConfigError(where + ": unknown table [" + name +
+                          "] (keys sit at the top level; only [run] is a table)");
+      for (const auto& [rk, rnode] : *table) {
+        const std::string rwhere = source + ":" + std::to_string(rk.source().begin.line);
+        const std::string rname(rk.str());
+        const auto* s = rnode.as_string();
+        if (rname != "name" && rname != "description")
+          throw ConfigError(rwhere + ": unknown key 'run." + rname +
+                            "' (the [run] table holds name, description)");
+        if (!s) throw ConfigError(rwhere + ": key 'run." + rname + "': expected string");
+        (rname == "name" ? grid.name : grid.description) = s->get();
+      }
+      continue;
+    }
+    entries.push_back(entry_from_node(name, *node, source));
+  }
+
+  for (const auto& arg : overrides) {
+    bool list = false;
+    auto [name, raw] = parse_override(arg, list);
+    const std::string where = "--set " + arg;
+    if (name == "run.name" || name == "run.description") {
+      const auto* s = raw.size() == 1 && !list ? std::get_if<std::string>(&raw[0]) : nullptr;
+      if (!s) throw ConfigError(where + ": key '" + name + "': expected string");
+      (name == "run.name" ? grid.name : grid.description) = *s;
+      continue;
+    }
+    const KeyInfo& key = known_key(name, where);
+    Entry e{name, list, {}, {}};
+    for (const auto& v : raw) {
+      e.values.push_back(checked(key, v, where));
+      e.where.push_back(where);
+    }
+    const auto same =
+        std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
+    if (same != entries.end())
+      *same = std::move(e);
+    else
+      entries.push_back(std::move(e));
+  }
+
+  std::size_t total = 1;
+  for (const auto& e : entries) {
+    if (e.list) grid.swept_keys.push_back(e.key);
+    if (total > kMaxGridSize / e.values.size())
+      throw ConfigError(e.where.front() + ": key '" + e.key + "': the grid would hold more than " +
+                        std::to_string(kMaxGridSize) + " configurations");
+    total *= e.values.size();
+  }
+
+  grid.configs.reserve(total);
+  std::vector<std::size_t> pick(entries.size());
+  for (std::size_t id = 0; id < total; ++id) {
+    // Mixed-radix digits of id, the last entry varying fastest.
+    for (std::size_t rest = id, e = entries.size(); e-- > 0;) {
+      pick[e] = rest % entries[e].values.size();
+      rest /= entries[e].values.size();
+    }
+    Config c;
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      find_key(entries[e].key)->set(c, entries[e].values[pick[e]]);
+    const auto issues = validate(c);
+    if (!issues.empty()) {
+      const ConfigIssue& issue = issues.front();
+      // Blame the key's own line, else the line of a related key the file sets, else the file.
+      std::string where = source;
+      std::vector<std::string> candidates{issue.key};
+      candidates.insert(candidates.end(), issue.related.begin(), issue.related.end());
+      for (const auto& name : candidates) {
+        const auto e =
+            std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
+        if (e != entries.end()) {
+          where = e->where[pick[e - entries.begin()]];
+          break;
+        }
+      }
+      throw ConfigError(where + ": " + issue.what() + describe_point(entries, pick, id, total));
+    }
+    grid.configs.push_back(std::move(c));
+  }
+  return grid;
+}
+
+Grid load_grid(const std::filesystem::path& file, std::span<const std::string> overrides) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string() + ": cannot read the config file: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_grid(text.str(), file.string(), overrides);
+}
+
+}  // namespace normsim::sim

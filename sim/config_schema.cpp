@@ -1,0 +1,418 @@
+// The table of every Config key and the checks that reject impossible values and combinations.
+#include "sim/config_schema.hpp"
+
+#include "sim/placement.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <climits>
+#include <cmath>
+
+namespace normsim::sim {
+
+namespace {
+
+// The placements come from their registry (sim/placements/registry.cpp): adding one is one file there.
+const std::vector<Choice>& placement_list() {
+  static const std::vector<Choice> list = [] {
+    std::vector<Choice> out;
+    for (const Placement* p : all_placements()) out.push_back(Choice{p->name(), p->summary()});
+    return out;
+  }();
+  return list;
+}
+constexpr std::array kSublayers{
+    Choice{"mlp", "every sublayer is an MLP branch"},
+    Choice{"attention", "every sublayer is a multi-head self-attention branch"},
+    Choice{"transformer", "attention (even k) and MLP (odd k) alternate; even depth"},
+};
+constexpr std::array kActivations{
+    Choice{"relu", "max(0, u)"},
+    Choice{"gelu", "u Phi(u), Phi the standard normal CDF"},
+    Choice{"silu", "u sigmoid(u)"},
+    Choice{"tanh", "tanh(u)"},
+    Choice{"linear", "u (no nonlinearity)"},
+    Choice{"swiglu", "(silu(u Wgate) * (u W1)) W2: a gated MLP with a third matrix"},
+};
+constexpr std::array kNorms{
+    Choice{"layernorm", "(x - mean(x)) / sqrt(var(x) + eps) * gain"},
+    Choice{"rmsnorm", "x / sqrt(mean(x^2) + eps) * gain"},
+};
+constexpr std::array kInits{
+    Choice{"fanin", "N(0, gain^2 / fan_in) (He/LeCun style)"},
+    Choice{"xavier", "N(0, 2 gain^2 / (fan_in + fan_out)) (Glorot)"},
+    Choice{"fixed", "N(0, std^2) with one std for every matrix (GPT-2's 0.02)"},
+};
+constexpr std::array kFinalNorm{
+    Choice{"auto", "a final norm when the placement does not end in one"},
+    Choice{"true", "always a final norm"},
+    Choice{"false", "never a final norm"},
+};
+constexpr std::array kLosses{
+    Choice{"readout", "sum_{t,i} g[t,i] y[t,i], g ~ N(0,1) fixed per sample: dLoss/dy = g"},
+    Choice{"mse", "1/2 sum (y - target)^2, target ~ N(0,1)"},
+};
+constexpr std::array kPrecisions{
+    Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
+    Choice{"float64", "everything in double"},
+    Choice{"tf32", "float32 storage, matrix products on TF32 tensor cores (CUDA backend only)"},
+};
+constexpr std::array kRecompute{
+    Choice{"auto", "recompute weights in the backward only when storing them would not fit (CUDA)"},
+    Choice{"true", "always draw weights again in the backward instead of storing them (CUDA)"},
+    Choice{"false", "store every weight for the backward"},
+};
+
+using Check = std::function<std::string(const KeyValue&)>;
+
+std::string shortest(double x) {
+  std::array<char, 64> buf{};
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  return std::string(buf.data(), end);
+}
+
+Check int_at_least(std::int64_t lo) {
+  return [lo](const KeyValue& v) -> std::string {
+    const auto x = std::get<std::int64_t>(v);
+    if (x < lo) return std::to_string(x) + " is out of range (must be >= " + std::to_string(lo) + ")";
+    if (x > INT_MAX) return std::to_string(x) + " is too large (must be <= " + std::to_string(INT_MAX) + ")";
+    return "";
+  };
+}
+
+Check float_range(double lo, double hi, bool lo_open = false) {
+  return [=](const KeyValue& v) -> std::string {
+    const double x = std::get<double>(v);
+    if (!std::isfinite(x)) return format_value(v) + " is not a finite number";
+    if (x < lo || (lo_open && x == lo) || x > hi) {
+      std::string range;
+      if (std::isinf(hi))
+        range = std::string(lo_open ? "> " : ">= ") + shortest(lo);
+      else
+        range = "in [" + shortest(lo) + ", " + shortest(hi) + "]";
+      return shortest(x) + " is out of range (must be " + range + ")";
+    }
+    return "";
+  };
+}
+
+Check any_finite() {
+  return float_range(-INFINITY, INFINITY);
+}
+
+std::string names_of(std::span<const Choice> choices, std::string_view sep = ", ") {
+  std::string s;
+  for (const auto& c : choices) {
+    if (!s.empty()) s += sep;
+    s += c.name;
+  }
+  return s;
+}
+
+// Levenshtein distance, for "did you mean" hints.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+template <class Names>
+std::string closest(std::string_view name, const Names& names) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (std::string_view n : names) {
+    const std::size_t d = edit_distance(name, n);
+    if (d < best_d) best_d = d, best = n;
+  }
+  return best;
+}
+
+Check one_of(std::span<const Choice> choices) {
+  return [choices](const KeyValue& v) -> std::string {
+    const auto& s = std::get<std::string>(v);
+    for (const auto& c : choices)
+      if (c.name == s) return "";
+    std::vector<std::string_view> names;
+    for (const auto& c : choices) names.push_back(c.name);
+    std::string hint = closest(s, names);
+    return "unknown value '" + s + "' (valid: " + names_of(choices) + ")" +
+           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+  };
+}
+
+// "" or "rule:value", rule an init rule and value a finite number >= 0 (the gain, or the std for fixed).
+std::string check_override(const KeyValue& v) {
+  const auto& s = std::get<std::string>(v);
+  if (s.empty()) return "";
+  const auto colon = s.find(':');
+  const std::string usage = "'" + s + "' is not \"\" or \"rule:value\" (e.g. \"fanin:2\" or \"fixed:0.01\")";
+  if (colon == std::string::npos) return usage;
+  const std::string rule = s.substr(0, colon), number = s.substr(colon + 1);
+  if (const std::string bad = one_of(kInits)(KeyValue(rule)); !bad.empty()) return usage + ": rule " + bad;
+  double x = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), x);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size())
+    return usage + ": '" + number + "' is not a number";
+  if (!std::isfinite(x) || x < 0) return usage + ": " + number + " must be a finite number >= 0";
+  return "";
+}
+
+template <class T>
+KeyInfo key(std::string_view name, T Config::*member, std::string_view group, std::string_view meaning,
+            std::string_view allowed, Check check, std::span<const Choice> choices = {}) {
+  KeyInfo k;
+  k.name = name;
+  k.group = group;
+  k.meaning = meaning;
+  k.allowed = allowed.empty() ? names_of(choices, " | ") : std::string(allowed);
+  k.choices = choices;
+  k.check = std::move(check);
+  if constexpr (std::is_same_v<T, bool>) {
+    k.type = KeyType::boolean;
+    k.get = [member](const Config& c) { return KeyValue(c.*member); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = std::get<bool>(v); };
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    k.type = KeyType::string;
+    k.get = [member](const Config& c) { return KeyValue(c.*member); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = std::get<std::string>(v); };
+  } else if constexpr (std::is_same_v<T, double>) {
+    k.type = KeyType::floating;
+    k.get = [member](const Config& c) { return KeyValue(c.*member); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = std::get<double>(v); };
+  } else {
+    static_assert(std::is_integral_v<T>);
+    k.type = KeyType::integer;
+    k.get = [member](const Config& c) { return KeyValue(static_cast<std::int64_t>(c.*member)); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = static_cast<T>(std::get<std::int64_t>(v)); };
+  }
+  return k;
+}
+
+Check any() {
+  return [](const KeyValue&) { return std::string(); };
+}
+
+std::vector<KeyInfo> make_table() {
+  const std::string_view ov = "\"\" or \"rule:value\", rule fanin | xavier | fixed, value >= 0";
+  const auto override_key = [&](std::string_view name, std::string Config::*m, std::string_view meaning) {
+    return key(name, m, "init", meaning, ov, check_override);
+  };
+  return {
+      key("sublayer", &Config::sublayer, "model", "branch kind of every sublayer",
+          "mlp | attention | transformer", one_of(kSublayers), kSublayers),
+      key("placement", &Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
+          one_of(placement_list()), placement_list()),
+      key("norm", &Config::norm, "model", "the norm used by the placement", "layernorm | rmsnorm",
+          one_of(kNorms), kNorms),
+      key("norm_eps", &Config::norm_eps, "model", "epsilon inside the norm's square root", ">= 0",
+          float_range(0, INFINITY)),
+      key("norm_gain", &Config::norm_gain, "model", "gain (gamma) of every norm at init; its bias is 0",
+          "> 0", float_range(0, INFINITY, /*lo_open=*/true)),
+      key("width", &Config::width, "model", "d, the width of the residual stream", ">= 1", int_at_least(1)),
+      key("tokens", &Config::tokens, "model", "T, the number of tokens (rows of the stream)", ">= 1",
+          int_at_least(1)),
+      key("depth", &Config::depth, "model", "K, the number of residual sublayers",
+          ">= 1; even for transformer, b2t, spannorm", int_at_least(1)),
+      key("mlp_ratio", &Config::mlp_ratio, "model", "MLP hidden width = round(mlp_ratio * width)",
+          "> 0, hidden width >= 1", float_range(0, INFINITY, true)),
+      key("activation", &Config::activation, "model", "MLP activation",
+          "relu | gelu | silu | tanh | linear | swiglu", one_of(kActivations), kActivations),
+      key("heads", &Config::heads, "model", "attention heads (head size width / heads)",
+          ">= 1, divides width (attention, transformer)", int_at_least(1)),
+      key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
+          any()),
+      key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
+          "auto | true | false (auto: when the placement does not end in a norm)", one_of(kFinalNorm),
+          kFinalNorm),
+      key("input_norm", &Config::input_norm, "model", "x_0 = N(input) (Peri-LN's embedding norm)",
+          "true | false", any()),
+      key("mix_fraction", &Config::mix_fraction, "placement", "Mix-LN: fraction of blocks that are Post-LN",
+          "[0, 1]", float_range(0, 1)),
+      key("deepnorm_alpha", &Config::deepnorm_alpha, "placement", "DeepNorm's alpha; 0: K^(1/4) from depth",
+          ">= 0", float_range(0, INFINITY)),
+      key("deepnorm_beta", &Config::deepnorm_beta, "placement", "DeepNorm's beta; 0: (4K)^(-1/4) from depth",
+          ">= 0", float_range(0, INFINITY)),
+      key("rezero_alpha", &Config::rezero_alpha, "placement", "ReZero's branch scale at init", "finite",
+          any_finite()),
+      key("spannorm_lambda", &Config::spannorm_lambda, "placement", "SpanNorm's branch scale lambda",
+          "finite", any_finite()),
+      key("init", &Config::init, "init", "init rule of every weight matrix", "fanin | xavier | fixed",
+          one_of(kInits), kInits),
+      key("init_gain", &Config::init_gain, "init", "fanin: variance gain^2/fan_in; xavier: 2 gain^2/(in+out)",
+          ">= 0", float_range(0, INFINITY)),
+      key("init_std", &Config::init_std, "init", "fixed: the std of every weight", ">= 0",
+          float_range(0, INFINITY)),
+      key("scaled_output", &Config::scaled_output, "init",
+          "divide the std of w2 and wo by sqrt(K) (CogView/Megatron scaled init)", "true | false", any()),
+      key("placement_init", &Config::placement_init, "init",
+          "apply the placement's prescribed init (DeepNorm's beta)", "true | false", any()),
+      override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
+      override_key("init_w2", &Config::init_w2, "init of w2 (MLP output), overriding init"),
+      override_key("init_wgate", &Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
+      override_key("init_wq", &Config::init_wq, "init of wq (attention query), overriding init"),
+      override_key("init_wk", &Config::init_wk, "init of wk (attention key), overriding init"),
+      override_key("init_wv", &Config::init_wv, "init of wv (attention value), overriding init"),
+      override_key("init_wo", &Config::init_wo, "init of wo (attention output), overriding init"),
+      key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
+          float_range(0, INFINITY)),
+      key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
+          float_range(0, 1)),
+      key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
+          one_of(kLosses), kLosses),
+      key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
+          ">= 0", int_at_least(0)),
+      key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
+          int_at_least(1)),
+      key("precision", &Config::precision, "run", "floating-point type of the simulation",
+          "float32 | float64 | tf32 (tf32: CUDA only)", one_of(kPrecisions), kPrecisions),
+      key("recompute", &Config::recompute, "run",
+          "CUDA: draw weights again in the backward instead of storing them (memory for time)",
+          "auto | true | false", one_of(kRecompute), kRecompute),
+  };
+}
+
+}  // namespace
+
+std::span<const KeyInfo> config_keys() {
+  static const std::vector<KeyInfo> table = make_table();
+  return table;
+}
+
+const KeyInfo* find_key(std::string_view name) {
+  for (const auto& k : config_keys())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string suggest_key(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const auto& k : config_keys()) names.push_back(k.name);
+  return closest(name, names);
+}
+
+std::span<const Choice> placement_choices() {
+  return placement_list();
+}
+std::span<const Choice> sublayer_choices() {
+  return kSublayers;
+}
+std::span<const Choice> activation_choices() {
+  return kActivations;
+}
+std::span<const Choice> norm_choices() {
+  return kNorms;
+}
+std::span<const Choice> init_choices() {
+  return kInits;
+}
+
+std::optional<KeyValue> coerce(const KeyInfo& key, const KeyValue& value) {
+  switch (key.type) {
+    case KeyType::boolean:
+      if (std::holds_alternative<bool>(value)) return value;
+      break;
+    case KeyType::integer:
+      if (std::holds_alternative<std::int64_t>(value)) return value;
+      break;
+    case KeyType::floating:
+      if (std::holds_alternative<double>(value)) return value;
+      if (const auto* i = std::get_if<std::int64_t>(&value)) return KeyValue(static_cast<double>(*i));
+      break;
+    case KeyType::string:
+      if (std::holds_alternative<std::string>(value)) return value;
+      if (const auto* b = std::get_if<bool>(&value)) {
+        const std::string_view name = *b ? "true" : "false";
+        for (const auto& c : key.choices)
+          if (c.name == name) return KeyValue(std::string(name));
+      }
+      break;
+  }
+  return std::nullopt;
+}
+
+std::string_view type_name(KeyType type) {
+  switch (type) {
+    case KeyType::boolean:
+      return "boolean";
+    case KeyType::integer:
+      return "integer";
+    case KeyType::floating:
+      return "float";
+    case KeyType::string:
+      return "string";
+  }
+  return "?";
+}
+
+std::string_view type_name(const KeyValue& value) {
+  constexpr std::array<std::string_view, 4> names{"boolean", "integer", "float", "string"};
+  return names[value.index()];
+}
+
+std::string format_value(const KeyValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return shortest(v);
+        else
+          return v;
+      },
+      value);
+}
+
+std::string format_toml(const KeyValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
+  if (const auto* d = std::get_if<double>(&value)) {
+    std::string s = shortest(*d);
+    if (std::isfinite(*d) && s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  return format_value(value);
+}
+
+std::vector<ConfigIssue> validate(const Config& c) {
+  std::vector<ConfigIssue> issues;
+  for (const auto& k : config_keys())
+    if (std::string why = k.check(k.get(c)); !why.empty()) issues.push_back({std::string(k.name), why, {}});
+  if (!issues.empty()) return issues;  // the combinations below assume every key is valid on its own
+
+  const bool attention = c.sublayer != "mlp";
+  if (attention && c.width % c.heads != 0)
+    issues.push_back({"heads",
+                      std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
+                      {"width", "sublayer"}});
+  if (c.depth % 2 != 0) {
+    const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
+    if (c.sublayer == "transformer")
+      issues.push_back({"depth",
+                        odd + "sublayer = \"transformer\" alternates attention and MLP and needs it even",
+                        {"sublayer"}});
+    else if (c.placement == "b2t" || c.placement == "spannorm")
+      issues.push_back({"depth",
+                        odd + "placement = \"" + c.placement + "\" pairs sublayers and needs it even",
+                        {"placement"}});
+  }
+  if (c.sublayer != "attention" && std::lround(c.mlp_ratio * c.width) < 1)
+    issues.push_back(
+        {"mlp_ratio",
+         "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
+         {"width"}});
+  return issues;
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,129 @@
+// Claim files: the project's own all load, and a malformed one is an error that names file, line and key.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "check/check_command.hpp"
+#include "check/claim.hpp"
+
+using namespace normsim::check;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kGood = R"toml(id = "tiny"
+kind = "self"
+statement = "Pre-LN act_sq is linear"
+source = "theory.md §3(a)"
+
+[sweep]
+placement = "pre"
+width = 32
+depth = [4, 8]
+samples = 2
+
+[measure]
+metric = "act_sq"
+layer = "last"
+
+[fit]
+kind = "powerlaw"
+
+[prediction]
+value = "meanfield"
+rel_tolerance = 0.1
+
+[full]
+samples = 8
+)toml";
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "normsim_check_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+std::string error_of(const std::string& text) {
+  const fs::path f = write_file("bad.toml", text);
+  try {
+    load_claim(f);
+  } catch (const ClaimError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a claim file reads into a grid and a statistic", "[check][claims]") {
+  const ClaimSpec c = load_claim(write_file("good.toml", kGood));
+  CHECK(c.id == "tiny");
+  CHECK(c.kind == ClaimKind::self);
+  CHECK(c.x_key == "depth");
+  REQUIRE(c.grid.configs.size() == 2);
+  CHECK(c.grid.configs[1].depth == 8);
+  CHECK(c.grid.configs[0].samples == 2);
+  CHECK(c.fit == FitKind::powerlaw);
+  CHECK(c.log_x);
+  CHECK(c.log_y);
+  CHECK(c.meanfield);
+  CHECK(load_claim(write_file("good.toml", kGood), true).grid.configs[0].samples == 8);
+}
+
+TEST_CASE("a malformed claim file names file, line and key", "[check][claims]") {
+  std::string e = error_of(replaced(kGood, "kind = \"powerlaw\"", "kind = \"cubic\""));
+  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'fit.kind'"));
+  e = error_of(replaced(kGood, "width = 32", "widht = 32"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:8: unknown key 'widht'"));
+  e = error_of(replaced(kGood, "width = 32", "width = -3"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:8: key 'width'"));
+  e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = \"wide\""));
+  CHECK_THAT(e, Catch::Contains("bad.toml:21: key 'prediction.rel_tolerance'"));
+  e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ncolour = 1"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.colour'"));
+  e = error_of(replaced(kGood, "statement = \"Pre-LN act_sq is linear\"\n", ""));
+  CHECK_THAT(e, Catch::Contains("key 'statement'"));
+  e = error_of(replaced(kGood, "[fit]", "[fit"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:16: TOML syntax error"));
+}
+
+TEST_CASE("every claim of experiments/claims loads, default and full", "[check][claims]") {
+  const fs::path dir = fs::path(NORMSIM_SOURCE_DIR) / "experiments" / "claims";
+  const auto claims = load_claims(dir);
+  CHECK(claims.size() >= 20);
+  CHECK(load_claims(dir, {}, true).size() == claims.size());
+  CHECK_THROWS_AS(load_claims(dir, {"no_such_claim"}), ClaimError);
+}
+
+TEST_CASE("check_command: usage errors and malformed claims exit 2", "[check][cli]") {
+  CHECK(check_command({"--help"}) == 0);
+  CHECK(check_command({"--bogus"}) == 2);
+  CHECK(check_command({"--threads", "x"}) == 2);
+  const fs::path dir = fs::temp_directory_path() / "normsim_check_badclaims";
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.toml") << replaced(kGood, "kind = \"powerlaw\"", "kind = \"cubic\"");
+  CHECK(check_command({"--claims", dir.string(), "--quiet", "--no-plots"}) == 2);
+}
+
+TEST_CASE("check_command writes verdicts, report and per-claim data", "[check][cli]") {
+  const fs::path dir = fs::temp_directory_path() / "normsim_check_goodclaims";
+  const fs::path out = fs::temp_directory_path() / "normsim_check_out";
+  fs::create_directories(dir);
+  fs::remove_all(out);
+  std::ofstream(dir / "tiny.toml") << kGood;
+  const int rc = check_command({"--claims", dir.string(), "--out", out.string(), "--quiet", "--no-plots",
+                                "--threads", "1", "--backend", "cpu"});
+  CHECK((rc == 0 || rc == 1));
+  for (const char* f : {"verdicts.json", "report.md", "summary.csv", "run.json", "claims/tiny/data.csv"})
+    CHECK(fs::is_regular_file(out / f));
+  std::ifstream data(out / "claims/tiny/data.csv");
+  std::string header;
+  std::getline(data, header);
+  CHECK(header == "x,measured,se,predicted");
+}

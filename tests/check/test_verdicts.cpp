@@ -1,0 +1,129 @@
+// The verdict machinery on synthetic data: claims that must come out supported, refuted and inconclusive, the
+// samples-needed estimate, and the fits behind them.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "check/evaluate.hpp"
+#include "check/stats.hpp"
+#include "check/verdict.hpp"
+
+using namespace normsim::check;
+
+namespace {
+
+// y[s][i] = slope * x_i + noise (fixed seed), as a per-layer linear claim would see it.
+Measurement linear_data(double slope, double noise, int samples, int points = 16) {
+  Measurement m;
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> n(0, noise);
+  for (int i = 0; i < points; ++i) m.x.push_back(i), m.meanfield.push_back(1 + slope * i);
+  m.y.resize(samples);
+  for (auto& row : m.y)
+    for (double x : m.x) row.push_back(1 + slope * x + n(rng));
+  return m;
+}
+
+ClaimSpec linear_claim(double predicted, double tolerance) {
+  ClaimSpec c;
+  c.id = "synthetic";
+  c.fit = FitKind::linear;
+  c.predicted = predicted;
+  c.tolerance = tolerance;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a synthetic claim comes out supported, refuted or inconclusive", "[check][verdict]") {
+  SECTION("supported: the interval lies inside the band") {
+    const auto r = evaluate(linear_claim(0.5, 0.05), linear_data(0.5, 0.05, 16));
+    CHECK(r.decision.verdict == Verdict::supported);
+    CHECK(r.estimate.value == Approx(0.5).margin(0.01));
+  }
+  SECTION("refuted: the interval lies outside the band") {
+    const auto r = evaluate(linear_claim(1.0, 0.05), linear_data(0.5, 0.05, 16));
+    CHECK(r.decision.verdict == Verdict::refuted);
+  }
+  SECTION("inconclusive: noisy data straddle the band, and more samples are asked for") {
+    const auto r = evaluate(linear_claim(0.5, 0.05), linear_data(0.5, 3.0, 4));
+    CHECK(r.decision.verdict == Verdict::inconclusive);
+    REQUIRE(r.decision.samples_needed);
+    CHECK(*r.decision.samples_needed > 4);
+  }
+  SECTION("mean field as the prediction") {
+    ClaimSpec c = linear_claim(0, 0.05);
+    c.predicted.reset();
+    c.meanfield = true;
+    const auto r = evaluate(c, linear_data(0.3, 0.05, 16));
+    REQUIRE(r.predicted);
+    CHECK(*r.predicted == Approx(0.3));
+    CHECK(r.decision.verdict == Verdict::supported);
+  }
+}
+
+TEST_CASE("samples needed follow n (se / needed_se)^2", "[check][verdict]") {
+  Estimate e;
+  e.value = 0.0;
+  e.se = 0.1;
+  e.n = 10;
+  e.t = 2.0;
+  e.low = -0.2;
+  e.high = 0.2;
+  // Inside a band of half-width 0.1: the half-width must fall to 0.1, i.e. se to 0.05 -> 4x the samples.
+  const Decision d = decide(e, Band{-0.1, 0.1});
+  CHECK(d.verdict == Verdict::inconclusive);
+  REQUIRE(d.samples_needed);
+  CHECK(*d.samples_needed == 40);
+  CHECK(decide(e, Band{-1, 1}).verdict == Verdict::supported);
+  CHECK(decide(e, Band{0.5, 1}).verdict == Verdict::refuted);
+  CHECK(decide(e, Band{-INFINITY, -0.3}).verdict == Verdict::refuted);
+}
+
+TEST_CASE("statistics: Student-t interval, least squares, bootstrap", "[check][stats]") {
+  CHECK(t_quantile(2) == Approx(12.706).epsilon(1e-3));
+  CHECK(t_quantile(31) == Approx(2.042).epsilon(1e-3));
+  const std::vector<double> v = {1, 2, 3, 4};
+  const Estimate e = mean_ci(v);
+  CHECK(e.value == Approx(2.5));
+  CHECK(e.se == Approx(std::sqrt(5.0 / 3 / 4)));
+  const std::vector<double> x = {0, 1, 2, 3}, y = {1, 3, 5, 7};
+  CHECK(ols_slope(x, y) == Approx(2));
+  const std::vector<std::vector<double>> groups = {{1, 1.1, 0.9, 1.0}, {2, 2.1, 1.9, 2.0}};
+  const Estimate b = bootstrap(groups, [](const auto& g) {
+    double a = 0, c = 0;
+    for (double v : g[0]) a += v;
+    for (double v : g[1]) c += v;
+    return c / a;
+  });
+  CHECK(b.value == Approx(2.0));
+  CHECK(b.low < 2.0);
+  CHECK(b.high > 2.0);
+}
+
+TEST_CASE("ratio and profile claims", "[check][verdict]") {
+  Measurement m;
+  m.x = {50};
+  m.meanfield = {1.0};
+  m.meanfield_den = {1.0};
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> n(0, 0.05);
+  for (int s = 0; s < 16; ++s) m.y.push_back({std::exp(n(rng))}), m.den.push_back({1.0});
+  ClaimSpec c;
+  c.fit = FitKind::ratio;
+  c.predicted = 7;
+  c.rel_tolerance = 0.3;
+  c.denominator = "first";
+  CHECK(evaluate(c, m).decision.verdict == Verdict::refuted);
+  c.predicted = 1;
+  CHECK(evaluate(c, m).decision.verdict == Verdict::supported);
+
+  Measurement p = linear_data(0.5, 0.01, 8);
+  ClaimSpec prof;
+  prof.fit = FitKind::profile;
+  prof.meanfield = true;
+  prof.rel_tolerance = 0.05;
+  CHECK(evaluate(prof, p).decision.verdict == Verdict::supported);
+  for (auto& v : p.meanfield) *v *= 1.5;
+  CHECK(evaluate(prof, p).decision.verdict == Verdict::refuted);
+}

@@ -1,0 +1,81 @@
+// The real CPU backend through the normsim program: a small grid end to end, a run that overflows (it
+// finishes, says where, and never writes NaN or Inf into a result file), and identical files for 1 and 2
+// threads.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "test_util.hpp"
+
+using normsim::test::read_text;
+using normsim::test::ScratchDir;
+using normsim::test::write_text;
+
+namespace {
+
+int run_normsim(const std::string& args, const ScratchDir& dir) {
+  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" + (dir / "stdout").string() +
+                          " 2>" + (dir / "stderr").string();
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+bool has_nonfinite_text(const std::string& csv) {
+  for (const char* bad : {"nan", "NaN", "inf", "Inf"})
+    if (csv.find(bad) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a grid runs end to end on the CPU backend", "[end-to-end]") {
+  ScratchDir dir("e2e-grid");
+  write_text(dir / "grid.toml",
+             "placement = [\"pre\", \"post\", \"b2t\"]\nsublayer = \"transformer\"\ndepth = 4\nwidth = 16\n"
+             "tokens = 4\nheads = 2\nsamples = 2\n");
+  const auto out = dir / "out";
+  REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
+                      dir) == 0);
+  const std::string summary = read_text(out / "summary.csv");
+  for (const char* p : {",pre,", ",post,", ",b2t,"}) CHECK(summary.find(p) != std::string::npos);
+  for (const char* m : {",act_sq,", ",grad_sq,", ",cos_next,", ",token_cos,", ",eff_rank,", ",gradw_wq,",
+                        ",gradw_w2,", ",rel_update,", ",branch_sq,", ",act_max_abs,"})
+    CHECK(summary.find(m) != std::string::npos);
+  CHECK_FALSE(has_nonfinite_text(read_text(out / "layers.csv")));
+  CHECK(read_text(out / "run.json").find("\"git_commit\"") != std::string::npos);
+}
+
+// No norm and weights with gain 30: the stream's second moment multiplies by ~(30^4 / 2) per sublayer and
+// leaves float32's range within a few sublayers.
+TEST_CASE("an overflowing run finishes, says where, and writes no NaN or Inf", "[end-to-end]") {
+  ScratchDir dir("e2e-overflow");
+  write_text(dir / "grid.toml",
+             "placement = \"none\"\nfinal_norm = \"false\"\ndepth = 24\nwidth = 16\ntokens = 4\nsamples = 2\n"
+             "init_gain = 30.0\n");
+  const auto out = dir / "out";
+  REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
+                      dir) == 0);
+  const std::string nonfinite = read_text(out / "nonfinite.csv");
+  INFO(nonfinite);
+  CHECK(nonfinite.find("forward") != std::string::npos);
+  CHECK(read_text(dir / "stderr").find("forward") != std::string::npos);  // the run warns
+  CHECK_FALSE(has_nonfinite_text(read_text(out / "layers.csv")));
+  CHECK_FALSE(has_nonfinite_text(read_text(out / "summary.csv")));
+  // Finite layers before the overflow are still reported.
+  CHECK(read_text(out / "summary.csv").find(",0,act_sq,") != std::string::npos);
+}
+
+TEST_CASE("1 and 2 threads write byte-identical result files", "[end-to-end]") {
+  ScratchDir dir("e2e-threads");
+  write_text(dir / "grid.toml",
+             "placement = [\"pre\", \"admin\"]\nactivation = \"gelu\"\ndepth = 6\nwidth = 24\ntokens = 5\n"
+             "samples = 3\n");
+  for (const char* t : {"1", "2"}) {
+    REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + (dir / ("out" + std::string(t))).string() +
+                            " --threads " + t + " --quiet --no-plots",
+                        dir) == 0);
+  }
+  CHECK(read_text(dir / "out1" / "layers.csv") == read_text(dir / "out2" / "layers.csv"));
+  CHECK(read_text(dir / "out1" / "summary.csv") == read_text(dir / "out2" / "summary.csv"));
+}
