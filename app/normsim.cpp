@@ -20,6 +20,7 @@
 #include "plots/plot_command.hpp"
 #endif
 #include "check/check_command.hpp"
+#include "check/theory_overlay.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
 #endif
@@ -231,6 +232,12 @@ int cmd_run(Args& args) {
     if (report.units_resumed) std::cerr << ", " << report.units_resumed << " resumed";
     if (report.nonfinite_samples) std::cerr << ", " << report.nonfinite_samples << " samples with NaN or Inf";
     std::cerr << "\n";
+  }
+  // The mean field of every configuration beside the results (OUT/theory.csv), for the figures' overlays.
+  try {
+    normsim::check::write_theory_csv(out, grid);
+  } catch (const std::exception& e) {
+    std::cerr << "normsim: warning: no theory overlay (" << e.what() << ")\n";
   }
   // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
   // warning, and the run still succeeds.
