@@ -52,8 +52,10 @@ fs::path find_gnuplot() {
 GnuplotResult run_gnuplot(const fs::path& gnuplot, const fs::path& dir, const std::string& script) {
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls are allowed.
   const std::string program = gnuplot.string();
-  const std::string work_dir = dir.string();
-  const std::string log = (dir / ".gnuplot.log").string();
+  // Absolute, because the child changes into `dir` before it opens the log (a relative OUT broke this).
+  const fs::path abs_dir = fs::absolute(dir);
+  const std::string work_dir = abs_dir.string();
+  const std::string log = (abs_dir / ".gnuplot.log").string();
   std::vector<char*> argv = {const_cast<char*>(program.c_str()), const_cast<char*>(script.c_str()), nullptr};
 
   const pid_t pid = ::fork();

@@ -79,3 +79,17 @@ TEST_CASE("1 and 2 threads write byte-identical result files", "[end-to-end]") {
   CHECK(read_text(dir / "out1" / "layers.csv") == read_text(dir / "out2" / "layers.csv"));
   CHECK(read_text(dir / "out1" / "summary.csv") == read_text(dir / "out2" / "summary.csv"));
 }
+
+// A relative OUT (the README's own examples) with figures drawn: every path survives the change of
+// directory into the figure staging folder.
+TEST_CASE("a run into a relative folder draws its figures", "[end-to-end]") {
+  ScratchDir dir("e2e-relative");
+  write_text(dir / "grid.toml", "placement = \"pre\"\ndepth = [2, 4]\nwidth = 8\ntokens = 3\nsamples = 2\n");
+  const std::string cmd = "cd " + dir.path().string() + " && " + std::string(NORMSIM_BINARY_DIR) +
+                          "/normsim run grid.toml --out out/rel --quiet > log 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  INFO(read_text(dir / "log"));
+  CHECK(read_text(dir / "log").find("not drawn") == std::string::npos);
+  CHECK(std::filesystem::exists(dir / "out" / "rel" / "figures" / "profile_act_sq.pdf"));
+  CHECK(std::filesystem::exists(dir / "out" / "rel" / "report.html"));
+}
