@@ -70,10 +70,14 @@ int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
-    else if (a == "--no-torch") torch = false;
-    else if (a == "--python" && i + 1 < argc) python = argv[++i];
+    if (a == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::atoi(argv[++i]);
+    else if (a == "--no-torch")
+      torch = false;
+    else if (a == "--python" && i + 1 < argc)
+      python = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--threads N] [--repeat R] [--no-torch] [--python PATH]\n", argv[0]);
       return 2;
@@ -106,8 +110,10 @@ int main(int argc, char** argv) {
               100 * gflops / peak);
   if (torch) {
     const double t = run_torch(python, threads);
-    if (t > 0) std::printf("PyTorch same work: %.3f s -> normsim is %.2fx PyTorch\n", t, t / best);
-    else std::printf("PyTorch: not available (%s with torch)\n", python.c_str());
+    if (t > 0)
+      std::printf("PyTorch same work: %.3f s -> normsim is %.2fx PyTorch\n", t, t / best);
+    else
+      std::printf("PyTorch: not available (%s with torch)\n", python.c_str());
   }
   return 0;
 }

@@ -66,7 +66,7 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
         lo = std::min(lo, row->mean), hi = std::max(hi, row->mean);
         x_min = std::min(x_min, x_lo), x_max = std::max(x_max, x_hi);
       }
-      const bool log_colour = lo > 0 && hi > 100 * lo;
+      const bool log_colour = spans_log_range(lo, hi);
 
       std::ostringstream body;
       body << "set xlabel "

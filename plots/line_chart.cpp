@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include "figure.hpp"
@@ -26,32 +28,6 @@ std::string csv_label(const std::string& label) {
   std::replace(out.begin(), out.end(), ',', ';');
   std::replace(out.begin(), out.end(), '"', '\'');
   return out;
-}
-
-// Legend on the side the curves leave empty: compare the first and last thirds of the x range.
-std::string key_position(const ChartPanel& panel, bool log_y) {
-  double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
-  for (const auto& s : panel.series)
-    for (const auto& p : s.points) {
-      const double y = log_y ? std::log(p.mean) : p.mean;
-      x_min = std::min(x_min, p.x), x_max = std::max(x_max, p.x);
-      y_min = std::min(y_min, y), y_max = std::max(y_max, y);
-    }
-  if (!(x_max > x_min) || !(y_max > y_min)) return "top right";
-  double left = 0, right = 0;
-  int n_left = 0, n_right = 0;
-  for (const auto& s : panel.series)
-    for (const auto& p : s.points) {
-      const double u = (p.x - x_min) / (x_max - x_min);
-      const double v = ((log_y ? std::log(p.mean) : p.mean) - y_min) / (y_max - y_min);
-      if (u < 1.0 / 3) left += v, ++n_left;
-      if (u > 2.0 / 3) right += v, ++n_right;
-    }
-  const double mean_left = n_left ? left / n_left : 0.5;
-  const double mean_right = n_right ? right / n_right : 0.5;
-  // Curves high on the left leave the top right free, and so on.
-  if (std::max(mean_left, mean_right) < 0.5) return "top right";
-  return mean_left > mean_right ? "top right" : "top left";
 }
 
 std::string series_select(int panel, const std::string& column) {
@@ -82,7 +58,7 @@ bool chart_log_y(const ChartPanel& panel) {
       lo = std::min(lo, p.mean), hi = std::max(hi, p.mean);
       if (p.reference && *p.reference > 0) lo = std::min(lo, *p.reference), hi = std::max(hi, *p.reference);
     }
-  return hi > 100 * lo;
+  return spans_log_range(lo, hi);
 }
 
 std::string chart_csv(const std::vector<ChartPanel>& panels) {
@@ -120,54 +96,187 @@ std::string chart_preamble(const std::vector<ChartPanel>& panels) {
   return gp.str();
 }
 
+namespace {
+
+// The extent of a panel's data as drawn: points with their error bars or bands, and reference curves.
+struct Extent {
+  double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
+  bool integer_x = true;
+  std::vector<double> xs;  // distinct x values, sorted
+};
+
+Extent panel_extent(const ChartPanel& panel, bool log_y) {
+  Extent e;
+  for (const auto& s : panel.series)
+    for (const auto& p : s.points) {
+      const auto [lo, hi] = error_extent(p, log_y);
+      e.x_min = std::min(e.x_min, p.x), e.x_max = std::max(e.x_max, p.x);
+      e.y_min = std::min({e.y_min, lo, p.mean}), e.y_max = std::max({e.y_max, hi, p.mean});
+      if (p.reference && (!log_y || *p.reference > 0))
+        e.y_min = std::min(e.y_min, *p.reference), e.y_max = std::max(e.y_max, *p.reference);
+      e.integer_x &= p.x == std::round(p.x);
+      e.xs.push_back(p.x);
+    }
+  std::sort(e.xs.begin(), e.xs.end());
+  e.xs.erase(std::unique(e.xs.begin(), e.xs.end()), e.xs.end());
+  return e;
+}
+
+// Characters a legend entry takes when drawn: enhanced-text markup ({/:Italic ...}, braces, ^, _ and
+// escapes) takes none, and a UTF-8 sequence is one character.
+std::size_t visible_length(const std::string& enhanced) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < enhanced.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(enhanced[i]);
+    if (c == '{' && i + 1 < enhanced.size() && enhanced[i + 1] == '/') {
+      while (i < enhanced.size() && enhanced[i] != ' ') ++i;  // the font switch up to its space
+    } else if (c == '\\' && i + 1 < enhanced.size()) {
+      ++i, ++n;
+    } else if (c != '{' && c != '}' && c != '^' && c != '_' && (c & 0xC0) != 0x80) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Tics of a logarithmic y axis over [lo, hi] (both > 0). Past one decade: whole decades, at most `most`
+// labels (every 10th, 100th, ... power when there are many). Within a decade: 1-2-5 (or finer) values, set
+// explicitly with the range, so the axis always shows at least two labels.
+std::string log_y_tics(double lo, double hi, int most) {
+  std::ostringstream gp;
+  double decades = std::log10(hi / lo);
+  if (decades >= 1) {
+    const int step = std::max(1, int(std::ceil(decades / most)));
+    gp << "set ytics " << csv_number(std::pow(10.0, step)) << "\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    return gp.str();
+  }
+  // Pad by 5% of the span (at least a fifth of a decade in all) so the points do not sit on the border.
+  const double pad = std::max(0.05 * decades, (0.2 - decades) / 2);
+  lo /= std::pow(10.0, pad), hi *= std::pow(10.0, pad);
+  std::vector<double> tics;
+  for (const std::vector<double>& mantissas : std::vector<std::vector<double>>{
+           {1}, {1, 2, 5}, {1, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    tics.clear();
+    for (int e = int(std::floor(std::log10(lo))); e <= int(std::ceil(std::log10(hi))); ++e)
+      for (double m : mantissas) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo && v <= hi) tics.push_back(v);
+      }
+    if (tics.size() >= 3) break;
+  }
+  if (tics.size() < 2) {  // a narrow range inside one decade: evenly spaced values
+    tics.clear();
+    const double step = nice_tic_step(hi - lo, 3);
+    for (double v = std::ceil(lo / step) * step; v <= hi; v += step) tics.push_back(v);
+  }
+  gp << "set yrange [" << csv_number(lo) << ":" << csv_number(hi) << "]\nset ytics (";
+  for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << csv_number(tics[i]);
+  gp << ")\nset mytics default\n";
+  return gp.str();
+}
+
+}  // namespace
+
 std::string chart_body(const std::vector<ChartPanel>& panels) {
   std::ostringstream gp;
-  const bool multi = panels.size() > 1;
-  // Margins in character units: the same for every panel, so stacked axes line up, and gnuplot still
-  // places the axis labels itself.
-  if (multi)
-    gp << "if (stacked) { set multiplot layout " << panels.size() << ",1 } else { set multiplot layout 1,"
-       << panels.size() << " }\nset lmargin 9; set rmargin 2; set tmargin 0.8; set bmargin 3.2\n";
-  for (std::size_t index = 0; index < panels.size(); ++index) {
+  const std::size_t n_panels = panels.size();
+  const bool multi = n_panels > 1;
+
+  // The key (legend) sits outside every plot area, right of it, so it never covers data or tic labels: the
+  // series of the first panel (the panels share them) and one entry for all the reference curves.
+  bool any_reference = false;
+  std::size_t key_chars = 0;
+  bool any_title = false;
+  for (const auto& panel : panels)
+    for (const auto& s : panel.series)
+      for (const auto& point : s.points) any_reference |= point.reference.has_value();
+  if (!panels.empty())
+    for (const auto& s : panels.front().series) {
+      key_chars = std::max(key_chars, visible_length(s.title.enhanced));
+      any_title |= !s.title.enhanced.empty();
+    }
+  if (any_reference && !panels.empty()) {
+    key_chars = std::max(key_chars, visible_length(panels.front().reference_title.enhanced));
+    any_title |= !panels.front().reference_title.enhanced.empty();
+  }
+  const bool key = any_title;
+  const std::string key_style = "vertical Left reverse samplen 1.5 spacing 0.95 width -1 font keyfont";
+  gp << "keyfont = sprintf('%s,%g', font, fontsize - 1)  # the legend's text is one point smaller\n";
+
+  if (multi) {
+    // Panels are laid out by hand (in fractions of the figure, from the font size) so their axes line up and
+    // the legend gets its own column on the right, beside all of them.
+    gp << "em = fontsize/72.0/width_in; line = fontsize/72.0/height_in  # one font size, as figure fractions\n"
+       << "key_w = " << (key ? "(" + std::to_string(key_chars) + "*0.62 + 4.5)*(fontsize - 1)/72.0/width_in"
+                             : std::string("0"))
+       << "  # the legend's column\n"
+       << "set multiplot\n";
+  }
+  for (std::size_t index = 0; index < n_panels; ++index) {
     const ChartPanel& panel = panels[index];
     const int p = static_cast<int>(index + 1);
     const int n = static_cast<int>(panel.series.size());
     const bool log_y = chart_log_y(panel);
-    bool any_reference = false;
+    const Extent extent = panel_extent(panel, log_y);
+    bool has_reference = false;
     std::size_t most_points = 1;
     for (const auto& s : panel.series) {
       most_points = std::max(most_points, s.points.size());
-      for (const auto& point : s.points) any_reference |= point.reference.has_value();
+      for (const auto& point : s.points) has_reference |= point.reference.has_value();
     }
-    if (multi) gp << "# panel " << p << "\n";
-    gp << "unset logscale\nset offsets 0, 0, 0, 0\n";
-    if (!panel.log_x) {
-      // Small panels crowd gnuplot's automatic tics: at most five intervals.
-      double x_min = INFINITY, x_max = -INFINITY;
-      for (const auto& s : panel.series)
-        for (const auto& point : s.points) x_min = std::min(x_min, point.x), x_max = std::max(x_max, point.x);
-      if (multi && x_max > x_min)
-        gp << "set xtics " << csv_number(nice_tic_step(x_max - x_min, 5)) << "\n";
-      else
+    if (multi) {
+      const std::string i = std::to_string(index), n_text = std::to_string(n_panels);
+      gp << "# panel " << p << "\n"
+         << "if (stacked) {\n"
+         << "  set lmargin at screen 7.5*em; set rmargin at screen 1 - key_w\n"
+         << "  set tmargin at screen 1 - " << i << ".0/" << n_text << " - 0.6*line; set bmargin at screen 1 - "
+         << index + 1 << ".0/" << n_text << " + 3.4*line\n"
+         << "} else {\n"
+         << "  set lmargin at screen " << i << "*(1 - key_w)/" << n_text << " + 7.5*em; set rmargin at screen "
+         << index + 1 << "*(1 - key_w)/" << n_text << " - 1.5*em\n"
+         << "  set tmargin at screen 1 - 0.8*line; set bmargin at screen 3.4*line\n"
+         << "}\n";
+    }
+    gp << "unset logscale\nset offsets 0, 0, 0, 0\nset xrange [*:*]\nset yrange [*:*]\n";
+    if (!panel.title.enhanced.empty())
+      gp << "set title " << gp_text(panel.title) << "\n";
+    else
+      gp << "unset title\n";
+    gp << "set format x (tex ? '$%g$' : '%g')\nset format y (tex ? '$%g$' : '%g')\n";
+
+    // x tics: on a log axis the values themselves (the swept depths) when there are few, else decades; on a
+    // linear axis a round step giving at most five intervals (whole layers on layer axes).
+    if (panel.log_x) {
+      gp << "set logscale x " << panel.log_x_base << "\n";
+      if (!extent.xs.empty() && extent.xs.size() <= 8) {
+        gp << "set xtics (";
+        for (std::size_t i = 0; i < extent.xs.size(); ++i) gp << (i ? ", " : "") << csv_number(extent.xs[i]);
+        gp << ")\nset mxtics default\n";
+      } else {
         gp << "set xtics autofreq\n";
+        if (panel.log_x_base == 10) gp << "set format x (tex ? '$10^{%T}$' : '10^{%T}')\n";
+      }
+    } else if (extent.x_max > extent.x_min) {
+      double step = nice_tic_step(extent.x_max - extent.x_min, multi ? 4 : 5);
+      if (extent.integer_x) step = std::max(step, 1.0);
+      gp << "set xtics " << csv_number(step) << "\n";
+    } else {
+      gp << "set xtics autofreq\n";
     }
-    if (multi && !log_y) {
-      double y_min = INFINITY, y_max = -INFINITY;
-      for (const auto& s : panel.series)
-        for (const auto& point : s.points) {
-          const auto [lo, hi] = error_extent(point, false);
-          y_min = std::min(y_min, lo), y_max = std::max(y_max, hi);
-        }
-      if (y_max > y_min) gp << "set ytics " << csv_number(nice_tic_step(y_max - y_min, 4)) << "\n";
+    // y tics: see log_y_tics; linear axes get a round step with at most four (panels) or five intervals.
+    if (log_y) {
+      gp << "set logscale y\n";
+      if (extent.y_max > 0 && extent.y_min > 0)
+        gp << log_y_tics(extent.y_min, extent.y_max, multi ? 4 : 5);
+      else
+        gp << "set ytics autofreq\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    } else if (extent.y_max > extent.y_min) {
+      gp << "set ytics " << csv_number(nice_tic_step(extent.y_max - extent.y_min, multi ? 4 : 5)) << "\n";
     } else {
       gp << "set ytics autofreq\n";
     }
-    gp << "set format x (tex ? '$%g$' : '%g')\nset format y (tex ? '$%g$' : '%g')\n";
     gp << "set xlabel " << gp_text(panel.x_label) << "\n";
     gp << "set ylabel " << gp_text(panel.y_label) << "\n";
-    if (panel.log_x) gp << "set logscale x " << panel.log_x_base << "\n";
-    if (panel.log_x && panel.log_x_base == 10) gp << "set format x (tex ? '$10^{%T}$' : '10^{%T}')\n";
-    if (log_y) gp << "set logscale y\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
     // A band reaches the plot's sides; error bars would sit on them.
     // (On a log axis gnuplot would round the range out to whole decades: fix it to the data instead.)
     if (panel.errors == ErrorStyle::band)
@@ -176,18 +285,27 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
       gp << "set autoscale xfix\nset offsets graph 0.05, graph 0.05, 0, 0\n";
     else
       gp << "set autoscale x\nset offsets graph 0.03, graph 0.03, 0, 0\n";
-    if (index == 0)
-      gp << "set key " << key_position(panel, log_y) << "\n";
-    else
+    if (!key || index > 0)
       gp << "unset key\n";
+    else if (multi)
+      gp << "set key at screen 1 - key_w + 1.0*em, screen 1 - 0.6*line left top " << key_style << "\n";
+    else
+      gp << "set key outside right top " << key_style << "\n";
+
     // Points on every line would hide the line on deep profiles: mark about ten per series.
     const std::size_t interval = std::max<std::size_t>(1, most_points / 10);
     const std::string te = title_array(p, "E"), tt = title_array(p, "T");
     const std::string n_text = std::to_string(n);
     gp << "plot ";
-    if (panel.errors == ErrorStyle::band) {
+    if (panel.errors == ErrorStyle::band)
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "7") << ":"
          << series_select(p, "8") << " with filledcurves fs transparent solid 0.18 noborder lt i, \\\n     ";
+    // Reference curves under the data, in the series' colour, dashed and twice as wide: where they agree
+    // with the data they show as a dashed edge around its line, so every series' curve stays visible.
+    if (has_reference)
+      gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "9") << " with lines lt i dt "
+         << reference_dash << " lw " << reference_width << ", \\\n     ";
+    if (panel.errors == ErrorStyle::band) {
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "5") << " with "
          << (panel.connect ? "linespoints pi " + std::to_string(interval) : std::string("points"))
          << " lt i title (tex ? " << tt << "[i] : " << te << "[i])";
@@ -196,12 +314,10 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
          << (panel.connect ? "yerrorlines" : "yerrorbars") << " lt i title (tex ? " << tt << "[i] : " << te
          << "[i])";
     }
-    if (any_reference) {
-      gp << ", \\\n     for [i=1:" << n_text << "] data using 4:" << series_select(p, "9")
-         << " with lines lt i dt " << reference_dash << " lw 1.2";
-      gp << ", \\\n     keyentry with lines lc rgb 'black' dt " << reference_dash << " lw 1.2 title "
-         << gp_text(panel.reference_title);
-    }
+    // One legend entry for every reference curve of the figure, on the panel that holds the legend.
+    if (any_reference && index == 0 && !panel.reference_title.enhanced.empty())
+      gp << ", \\\n     keyentry with lines lc rgb 'black' dt " << reference_dash << " lw " << reference_width
+         << " title " << gp_text(panel.reference_title);
     gp << "\n";
   }
   if (multi) gp << "unset multiplot\n";

@@ -34,10 +34,11 @@ struct ChartPanel {
   Text y_label;
   bool log_x = false;
   int log_x_base = 10;        // 2 suits depths (4, 8, 16, ...)
-  std::optional<bool> log_y;  // empty: log when every value is positive and they span more than two decades
+  std::optional<bool> log_y;  // empty: log when every value is positive and they span more than a decade
   ErrorStyle errors = ErrorStyle::band;
   bool connect = true;   // join the points of a series
   Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
+  Text title;            // above the plot (e.g. a claim's verdict); empty: none
   std::vector<ChartSeries> series;
 };
 
@@ -46,7 +47,10 @@ inline constexpr const char* chart_columns = "panel,series,label,x,mean,se,lo,hi
 
 std::string chart_csv(const std::vector<ChartPanel>& panels);
 
-// Preamble (title arrays) and per-format body (axes, plot) for ScriptSpec; several panels share one row.
+// Preamble (title arrays) and per-format body (axes, plot) for ScriptSpec. Several panels are stacked or
+// sit side by side (the script's `stacked`), laid out by hand so their axes line up. The legend is outside
+// every plot area, on the right: the first panel's series and one entry for all reference curves, in
+// columns when there are more entries than fit one above the other.
 std::string chart_preamble(const std::vector<ChartPanel>& panels);
 std::string chart_body(const std::vector<ChartPanel>& panels);
 

@@ -76,6 +76,8 @@ Parsed parse(const std::vector<std::string>& args) {
         throw input_error("--heatmap-layer takes normalized or raw, not '" + axis + "'");
     } else if (arg == "--depth-at-first-layer") {
       parsed.options.depth_at_first_layer = true;
+    } else if (arg == "--claims-only") {
+      parsed.options.claims_only = true;
     } else if (arg == "--no-report") {
       parsed.options.report = false;
     } else if (arg.rfind("-", 0) == 0) {
@@ -109,6 +111,7 @@ options:
   --heatmap-layer normalized|raw
                            heatmap x axis: layer / depth (default) or the raw layer
   --depth-at-first-layer   depth-scaling plots at layer 0 as well as at the last layer
+  --claims-only            only the claim figures (claim_<id>, after `normsim check`)
   --no-report              figures only
   --quiet, -q              no progress output
   --help, -h               this text

@@ -25,6 +25,9 @@ struct PlotOptions {
   HeatmapLayer heatmap_layer = HeatmapLayer::normalized;
   bool depth_at_first_layer = false;  // depth-scaling plots at layer 0 too, not only at the last layer
   bool report = true;                 // write OUT/report.md and OUT/report.html
+  // Only the claim figures (claim_<id>, from verdicts.json + claims/<id>/data.csv): what `normsim check`
+  // draws. `metrics`, `heatmap_layer` and `depth_at_first_layer` are then not used.
+  bool claims_only = false;
 };
 
 struct SizeInches {

@@ -67,18 +67,24 @@ std::vector<std::string> heatmap_metrics(const ResultsFolder& folder, const Plot
 void render_folder(const fs::path& out, const PlotOptions& options) {
   check_options(options);
   const ResultsFolder folder = load_results(out);
-  const auto metrics = chosen_metrics(folder, options);
+  if (options.claims_only && !folder.has_verdicts)
+    throw input_error("no claim figures to draw: " + (out / "verdicts.json").string() +
+                      " does not exist (`normsim check --out " + out.string() +
+                      "` writes it); leave out claims_only to draw the other figures");
+  const auto metrics = options.claims_only ? std::vector<std::string>{} : chosen_metrics(folder, options);
   const fs::path gnuplot = find_gnuplot();
 
   std::vector<Figure> figures = claim_figures(folder);
   auto append = [&](std::vector<Figure> more) {
     for (auto& figure : more) figures.push_back(std::move(figure));
   };
-  append(profile_figures(folder, metrics));
-  append(gradient_figures(folder, metrics));
-  append(depth_figures(folder, metrics, DepthLayer::last));
-  if (options.depth_at_first_layer) append(depth_figures(folder, metrics, DepthLayer::first));
-  append(heatmap_figures(folder, heatmap_metrics(folder, options, metrics), options.heatmap_layer));
+  if (!options.claims_only) {
+    append(profile_figures(folder, metrics));
+    append(gradient_figures(folder, metrics));
+    append(depth_figures(folder, metrics, DepthLayer::last));
+    if (options.depth_at_first_layer) append(depth_figures(folder, metrics, DepthLayer::first));
+    append(heatmap_figures(folder, heatmap_metrics(folder, options, metrics), options.heatmap_layer));
+  }
 
   // Names come from values in the data, and two values can map to one file name: keep both figures.
   std::set<std::string> names;

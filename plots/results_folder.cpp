@@ -161,6 +161,8 @@ void read_verdicts(ResultsFolder& folder) {
     claim.figure_kind = json_string(entry, "figure_kind", path);
     claim.x_label = json_string(entry, "x_label", path);
     claim.y_label = json_string(entry, "y_label", path);
+    claim.metric = json_string(entry, "metric", path);
+    claim.fit = json_string(entry, "fit", path);
     claim.log_x = json_bool(entry, "log_x", path);
     claim.log_y = json_bool(entry, "log_y", path);
     for (auto [field, key] : {std::pair{&claim.predicted, "predicted"},

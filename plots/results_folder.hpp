@@ -42,6 +42,8 @@ struct Claim {
   std::string figure_kind;
   std::string x_label;
   std::string y_label;
+  std::string metric;  // the summary.csv metric the claim measures ("" when verdicts.json has none)
+  std::string fit;     // how the statistic was fitted: linear (slope), powerlaw (exponent), ratio, ...
   bool log_x = false;
   bool log_y = false;
   nlohmann::json predicted, measured, ci_low, ci_high;  // numbers, or whatever check wrote

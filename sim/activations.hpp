@@ -12,11 +12,16 @@ enum class Activation { relu, gelu, silu, tanh, linear };
 template <class R>
 NORMSIM_HD R activate(Activation a, R z) {
   switch (a) {
-    case Activation::relu: return z > R(0) ? z : R(0);
-    case Activation::gelu: return R(0.5) * z * (R(1) + std::erf(z * R(0.70710678118654752)));
-    case Activation::silu: return z / (R(1) + std::exp(-z));
-    case Activation::tanh: return std::tanh(z);
-    case Activation::linear: return z;
+    case Activation::relu:
+      return z > R(0) ? z : R(0);
+    case Activation::gelu:
+      return R(0.5) * z * (R(1) + std::erf(z * R(0.70710678118654752)));
+    case Activation::silu:
+      return z / (R(1) + std::exp(-z));
+    case Activation::tanh:
+      return std::tanh(z);
+    case Activation::linear:
+      return z;
   }
   return z;
 }
@@ -24,7 +29,8 @@ NORMSIM_HD R activate(Activation a, R z) {
 template <class R>
 NORMSIM_HD R activate_derivative(Activation a, R z) {
   switch (a) {
-    case Activation::relu: return z > R(0) ? R(1) : R(0);
+    case Activation::relu:
+      return z > R(0) ? R(1) : R(0);
     case Activation::gelu: {
       const R cdf = R(0.5) * (R(1) + std::erf(z * R(0.70710678118654752)));
       const R pdf = R(0.39894228040143268) * std::exp(R(-0.5) * z * z);
@@ -38,7 +44,8 @@ NORMSIM_HD R activate_derivative(Activation a, R z) {
       const R t = std::tanh(z);
       return R(1) - t * t;
     }
-    case Activation::linear: return R(1);
+    case Activation::linear:
+      return R(1);
   }
   return R(1);
 }

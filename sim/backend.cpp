@@ -22,8 +22,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
     if (device) return g_cuda_factory(threads);
     if (name == "auto") return std::make_unique<CpuBackend>(threads);
     if (!built)
-      throw BackendUnavailable("this normsim was built without CUDA (configure with nvcc available, "
-                               "NORMSIM_CUDA=ON) — use --backend cpu");
+      throw BackendUnavailable(
+          "this normsim was built without CUDA (configure with nvcc available, "
+          "NORMSIM_CUDA=ON) — use --backend cpu");
     throw BackendUnavailable("no CUDA device is available on this machine — use --backend cpu");
   }
   throw BackendUnavailable("unknown backend '" + name + "' (auto, cpu, cuda)");

@@ -10,44 +10,44 @@ namespace normsim::sim {
 
 struct Config {
   // Model.
-  std::string sublayer = "mlp";        // mlp | attention | transformer
-  std::string placement = "pre";       // see sim/placements/registry.hpp
-  std::string norm = "layernorm";      // layernorm | rmsnorm
-  double norm_eps = 1e-5;              // epsilon inside the norm's square root
-  double norm_gain = 1.0;              // gamma of every norm at init (bias is 0)
-  int width = 256;                     // d
-  int tokens = 16;                     // T
-  int depth = 16;                      // K residual sublayers
-  double mlp_ratio = 4.0;              // hidden width = round(mlp_ratio * d)
-  std::string activation = "relu";     // relu | gelu | silu | tanh | linear | swiglu
-  int heads = 4;                       // attention heads; must divide width
-  bool causal = false;                 // causal attention mask
-  std::string final_norm = "auto";     // auto | true | false
-  bool input_norm = false;             // x_0 = N(input) (Peri-LN's embedding norm)
+  std::string sublayer = "mlp";     // mlp | attention | transformer
+  std::string placement = "pre";    // see sim/placements/registry.hpp
+  std::string norm = "layernorm";   // layernorm | rmsnorm
+  double norm_eps = 1e-5;           // epsilon inside the norm's square root
+  double norm_gain = 1.0;           // gamma of every norm at init (bias is 0)
+  int width = 256;                  // d
+  int tokens = 16;                  // T
+  int depth = 16;                   // K residual sublayers
+  double mlp_ratio = 4.0;           // hidden width = round(mlp_ratio * d)
+  std::string activation = "relu";  // relu | gelu | silu | tanh | linear | swiglu
+  int heads = 4;                    // attention heads; must divide width
+  bool causal = false;              // causal attention mask
+  std::string final_norm = "auto";  // auto | true | false
+  bool input_norm = false;          // x_0 = N(input) (Peri-LN's embedding norm)
   // Placement parameters.
-  double mix_fraction = 0.25;          // Mix-LN: fraction of blocks that are Post-LN
-  double deepnorm_alpha = 0.0;         // 0: from depth (alpha = K^(1/4))
-  double deepnorm_beta = 0.0;          // 0: from depth (beta = (4K)^(-1/4))
-  double rezero_alpha = 0.0;           // ReZero's branch scale at init
-  double spannorm_lambda = 1.0;        // SpanNorm's branch scale lambda
+  double mix_fraction = 0.25;    // Mix-LN: fraction of blocks that are Post-LN
+  double deepnorm_alpha = 0.0;   // 0: from depth (alpha = K^(1/4))
+  double deepnorm_beta = 0.0;    // 0: from depth (beta = (4K)^(-1/4))
+  double rezero_alpha = 0.0;     // ReZero's branch scale at init
+  double spannorm_lambda = 1.0;  // SpanNorm's branch scale lambda
   // Init.
-  std::string init = "fanin";          // fanin | xavier | fixed
-  double init_gain = 1.0;              // fanin/xavier: variance gain^2 / fan_in (xavier: 2 gain^2/(in+out))
-  double init_std = 0.02;              // fixed: std of every weight
-  bool scaled_output = false;          // divide w2 and wo std by sqrt(K) (CogView/Megatron scaled init)
-  bool placement_init = true;          // apply the placement's prescribed init (DeepNorm beta)
+  std::string init = "fanin";  // fanin | xavier | fixed
+  double init_gain = 1.0;      // fanin/xavier: variance gain^2 / fan_in (xavier: 2 gain^2/(in+out))
+  double init_std = 0.02;      // fixed: std of every weight
+  bool scaled_output = false;  // divide w2 and wo std by sqrt(K) (CogView/Megatron scaled init)
+  bool placement_init = true;  // apply the placement's prescribed init (DeepNorm beta)
   // Per weight kind overrides: "" (use the above) or "rule:value", e.g. "fanin:2" or "fixed:0.01".
   std::string init_w1, init_w2, init_wgate, init_wq, init_wk, init_wv, init_wo;
   // Inputs.
-  double input_std = 1.0;              // std of every input coordinate
-  double input_corr = 0.0;             // correlation between tokens, in [0, 1]
+  double input_std = 1.0;   // std of every input coordinate
+  double input_corr = 0.0;  // correlation between tokens, in [0, 1]
   // Backward.
-  std::string loss = "readout";        // readout | mse
+  std::string loss = "readout";  // readout | mse
   // Run.
   std::uint64_t seed = 0;
-  int samples = 4;                     // independent initializations per configuration
-  std::string precision = "float32";   // float32 | float64 | tf32 (CUDA only)
-  std::string recompute = "auto";      // CUDA: auto | true | false (weights drawn again in the backward)
+  int samples = 4;                    // independent initializations per configuration
+  std::string precision = "float32";  // float32 | float64 | tf32 (CUDA only)
+  std::string recompute = "auto";     // CUDA: auto | true | false (weights drawn again in the backward)
 };
 
 }  // namespace normsim::sim

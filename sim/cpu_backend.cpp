@@ -64,8 +64,8 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
-      const SampleTensors t =
-          f64 ? simulate_sample_cpu<double>(config, samples[i]) : simulate_sample_cpu<float>(config, samples[i]);
+      const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
+                                  : simulate_sample_cpu<float>(config, samples[i]);
       records[i] = measure_sample(samples[i], t);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);

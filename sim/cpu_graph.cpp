@@ -71,8 +71,10 @@ Scalars CpuGraph<R>::mean_sq(Value a) {
 
 template <class R>
 void CpuGraph<R>::accumulate(int id, const Mat<R>& g) {
-  if (grads_[id].size() == 0) grads_[id] = g;
-  else grads_[id] += g;
+  if (grads_[id].size() == 0)
+    grads_[id] = g;
+  else
+    grads_[id] += g;
 }
 
 template <class R>
@@ -84,12 +86,15 @@ void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
     const Op& op = ops_[i];
     const Mat<R>& g = grads_[i];
     switch (op.kind) {
-      case Kind::input: break;
+      case Kind::input:
+        break;
       case Kind::add:
         accumulate(op.a, g);
         accumulate(op.b, g);
         break;
-      case Kind::scale: accumulate(op.a, g * R(op.s)); break;
+      case Kind::scale:
+        accumulate(op.a, g * R(op.s));
+        break;
       case Kind::norm: {
         const Mat<R>& y = values_[i];
         Mat<R> dx(y.rows(), y.cols());
@@ -99,7 +104,9 @@ void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
         accumulate(op.a, dx);
         break;
       }
-      case Kind::branch: accumulate(op.a, branches_[i]->backward(g, gradw[op.k])); break;
+      case Kind::branch:
+        accumulate(op.a, branches_[i]->backward(g, gradw[op.k]));
+        break;
     }
   }
   // A value the loss does not depend on has a zero gradient (ReZero at alpha = 0 reaches here).

@@ -50,7 +50,7 @@ class CpuGraph final : public StackOps {
   SampleKey key_;
   std::vector<Op> ops_;  // op i produced value i
   std::vector<Mat<R>> values_, grads_;
-  std::vector<std::vector<double>> rstd_;  // per op: row rstd of a norm
+  std::vector<std::vector<double>> rstd_;                // per op: row rstd of a norm
   std::vector<std::unique_ptr<CpuBranch<R>>> branches_;  // per op
 };
 

@@ -17,7 +17,8 @@ void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale) {
   // CUDA kernels) to a few float ulps, not bit for bit; tests/sim/test_philox.cpp states the bound.
   constexpr std::size_t kChunk = 512;
   alignas(64) std::uint32_t lane[4][kChunk];
-  Eigen::Array<float, Eigen::Dynamic, 1> u1(kChunk), t1(kChunk), u2(kChunk), t2(kChunk), r1(kChunk), r2(kChunk);
+  Eigen::Array<float, Eigen::Dynamic, 1> u1(kChunk), t1(kChunk), u2(kChunk), t2(kChunk), r1(kChunk),
+      r2(kChunk);
   const std::size_t blocks = (n + 3) / 4;
   for (std::size_t b0 = 0; b0 < blocks; b0 += kChunk) {
     const std::size_t nb = std::min(kChunk, blocks - b0);

@@ -11,8 +11,12 @@
 
 namespace normsim::sim {
 
-NORMSIM_HD float uniform_open0(std::uint32_t x) { return float((x >> 8) + 1u) * 5.9604645e-08f; }  // (0,1]
-NORMSIM_HD float uniform_closed0(std::uint32_t x) { return float(x >> 8) * 5.9604645e-08f; }       // [0,1)
+NORMSIM_HD float uniform_open0(std::uint32_t x) {
+  return float((x >> 8) + 1u) * 5.9604645e-08f;
+}  // (0,1]
+NORMSIM_HD float uniform_closed0(std::uint32_t x) {
+  return float(x >> 8) * 5.9604645e-08f;
+}  // [0,1)
 
 // Four standard normals from one Philox block: Box-Muller on (v0, v1) and on (v2, v3).
 NORMSIM_HD void box_muller4(const Philox4& r, float out[4]) {
@@ -36,8 +40,9 @@ struct DrawKey {
 
 // Entry `index` of the draw identified by `key` (a pure function; used by tests and GPU kernels).
 NORMSIM_HD float gaussian_at(const DrawKey& key, std::uint64_t index) {
-  const Philox4 r = philox4x32_10(philox_counter(std::uint32_t(index >> 2), key.stream, key.layer, key.sample),
-                                  std::uint32_t(key.seed), std::uint32_t(key.seed >> 32));
+  const Philox4 r =
+      philox4x32_10(philox_counter(std::uint32_t(index >> 2), key.stream, key.layer, key.sample),
+                    std::uint32_t(key.seed), std::uint32_t(key.seed >> 32));
   float z[4];
   box_muller4(r, z);
   return z[index & 3];

@@ -9,7 +9,8 @@ namespace normsim::sim {
 InitRule parse_init_override(std::string_view text) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos)
-    throw std::invalid_argument("expected \"rule:value\" (e.g. \"fanin:2\"), got \"" + std::string(text) + "\"");
+    throw std::invalid_argument("expected \"rule:value\" (e.g. \"fanin:2\"), got \"" + std::string(text) +
+                                "\"");
   const std::string_view rule = text.substr(0, colon);
   if (rule != "fanin" && rule != "xavier" && rule != "fixed")
     throw std::invalid_argument("unknown init rule '" + std::string(rule) + "' (fanin, xavier, fixed)");
@@ -29,13 +30,20 @@ InitRule parse_init_override(std::string_view text) {
 namespace {
 const std::string& override_for(const Config& c, WeightKind w) {
   switch (w) {
-    case WeightKind::w1: return c.init_w1;
-    case WeightKind::w2: return c.init_w2;
-    case WeightKind::wgate: return c.init_wgate;
-    case WeightKind::wq: return c.init_wq;
-    case WeightKind::wk: return c.init_wk;
-    case WeightKind::wv: return c.init_wv;
-    case WeightKind::wo: return c.init_wo;
+    case WeightKind::w1:
+      return c.init_w1;
+    case WeightKind::w2:
+      return c.init_w2;
+    case WeightKind::wgate:
+      return c.init_wgate;
+    case WeightKind::wq:
+      return c.init_wq;
+    case WeightKind::wk:
+      return c.init_wk;
+    case WeightKind::wv:
+      return c.init_wv;
+    case WeightKind::wo:
+      return c.init_wo;
   }
   return c.init_w1;
 }
@@ -48,10 +56,14 @@ double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
   if (!over.empty()) rule = parse_init_override(over);
   const double fan_in = s.fan_in(w), fan_out = s.fan_out(w);
   double std = 0;
-  if (rule.rule == "fanin") std = rule.value / std::sqrt(fan_in);
-  else if (rule.rule == "xavier") std = rule.value * std::sqrt(2.0 / (fan_in + fan_out));
-  else if (rule.rule == "fixed") std = rule.value;
-  else throw std::invalid_argument("unknown init rule '" + std::string(rule.rule) + "'");
+  if (rule.rule == "fanin")
+    std = rule.value / std::sqrt(fan_in);
+  else if (rule.rule == "xavier")
+    std = rule.value * std::sqrt(2.0 / (fan_in + fan_out));
+  else if (rule.rule == "fixed")
+    std = rule.value;
+  else
+    throw std::invalid_argument("unknown init rule '" + std::string(rule.rule) + "'");
   if (c.scaled_output && (w == WeightKind::w2 || w == WeightKind::wo)) std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;

@@ -1,7 +1,8 @@
 // The random inputs of a sample, as pure functions of (seed, sample, index), shared by every backend:
 //   input  x_0[t,i] = input_std * (sqrt(rho) c[i] + sqrt(1 - rho) z[t,i]),  rho = input_corr
 //          (c and z standard normal; tokens are equicorrelated with correlation rho)
-//   readout gradient g[t,i] ~ N(0,1)  (loss = sum g * y);   mse target[t,i] ~ N(0,1)  (loss = 1/2 |y - target|^2)
+//   readout gradient g[t,i] ~ N(0,1)  (loss = sum g * y);   mse target[t,i] ~ N(0,1)  (loss = 1/2 |y -
+//   target|^2)
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -11,11 +12,11 @@
 
 namespace normsim::sim {
 
-NORMSIM_HD double input_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width, double input_std,
-                              double rho) {
+NORMSIM_HD double input_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width,
+                              double input_std, double rho) {
   const float c = gaussian_at(DrawKey{seed, sample, 0, Stream::input_common}, std::uint64_t(i));
-  const float z =
-      gaussian_at(DrawKey{seed, sample, 0, Stream::input_tokens}, std::uint64_t(t) * std::uint64_t(width) + i);
+  const float z = gaussian_at(DrawKey{seed, sample, 0, Stream::input_tokens},
+                              std::uint64_t(t) * std::uint64_t(width) + i);
   return input_std * (std::sqrt(rho) * double(c) + std::sqrt(1.0 - rho) * double(z));
 }
 

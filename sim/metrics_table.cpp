@@ -15,9 +15,11 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
     {"token_cos", S, "mean over token pairs t != s of cos(x_l[t], x_l[s])"},
     {"act_mean_abs", S, "mean over t,i of |x_l[t,i]|"},
     {"act_max_abs", S, "max over t,i of |x_l[t,i]| (massive activations)"},
-    {"branch_sq", K, "mean over t,i of F_k[t,i]^2, the raw output of branch k before any output norm or scale"},
+    {"branch_sq", K,
+     "mean over t,i of F_k[t,i]^2, the raw output of branch k before any output norm or scale"},
     {"rel_update", K, "mean over tokens of ||x_{k+1}[t] - x_k[t]|| / ||x_k[t]||"},
-    {"eff_rank", S, "exp(entropy of s/sum(s)), s the singular values of the T x d matrix x_l (Roy & Vetterli)"},
+    {"eff_rank", S,
+     "exp(entropy of s/sum(s)), s the singular values of the T x d matrix x_l (Roy & Vetterli)"},
     {"gradw_w1", K, "Frobenius norm of dLoss/dW1 of sublayer k (MLP input matrix; SwiGLU's up projection)"},
     {"gradw_w2", K, "Frobenius norm of dLoss/dW2 of sublayer k (MLP output matrix)"},
     {"gradw_wgate", K, "Frobenius norm of dLoss/dWgate of sublayer k (SwiGLU gate matrix)"},
@@ -28,7 +30,9 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
 }};
 }  // namespace
 
-std::span<const MetricInfo> metric_table() { return kTable; }
+std::span<const MetricInfo> metric_table() {
+  return kTable;
+}
 
 int metric_id(std::string_view name) {
   for (int i = 0; i < metric::count; ++i)

@@ -46,7 +46,8 @@ enum class Stream : std::uint32_t {
 };
 
 // The counter of entries [4*block, 4*block+3] of matrix `stream` of sublayer `layer` in `sample`.
-NORMSIM_HD Philox4 philox_counter(std::uint32_t block, Stream stream, std::uint32_t layer, std::uint32_t sample) {
+NORMSIM_HD Philox4 philox_counter(std::uint32_t block, Stream stream, std::uint32_t layer,
+                                  std::uint32_t sample) {
   return Philox4{{block, static_cast<std::uint32_t>(stream), layer, sample}};
 }
 

@@ -33,8 +33,8 @@ NORMSIM_HD double row_norm_forward(NormKind kind, const R* x, R* y, int n, doubl
 
 // y is the forward output, dy the incoming gradient; writes dx (+= when accumulate).
 template <class R>
-NORMSIM_HD void row_norm_backward(NormKind kind, const R* y, const R* dy, R* dx, int n, double gain, double rstd,
-                                  bool accumulate) {
+NORMSIM_HD void row_norm_backward(NormKind kind, const R* y, const R* dy, R* dx, int n, double gain,
+                                  double rstd, bool accumulate) {
   double mean_g = 0.0, mean_gx = 0.0;
   const double inv_gain = gain != 0.0 ? 1.0 / gain : 0.0;
   for (int i = 0; i < n; ++i) {

@@ -11,11 +11,11 @@
 namespace normsim::sim {
 
 struct SampleTensors {
-  std::vector<MatD> stream;           // x_0..x_K
-  bool output_finite = true;          // y
-  std::vector<MatD> grad;             // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
-  std::vector<double> branch_sq;      // per sublayer
-  std::vector<WeightGradNorms> gradw; // per sublayer
+  std::vector<MatD> stream;            // x_0..x_K
+  bool output_finite = true;           // y
+  std::vector<MatD> grad;              // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
+  std::vector<double> branch_sq;       // per sublayer
+  std::vector<WeightGradNorms> gradw;  // per sublayer
 };
 
 SampleRecord measure_sample(int sample, const SampleTensors& t);

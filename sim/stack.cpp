@@ -8,13 +8,20 @@ namespace normsim::sim {
 
 std::string_view weight_name(WeightKind w) {
   switch (w) {
-    case WeightKind::w1: return "w1";
-    case WeightKind::w2: return "w2";
-    case WeightKind::wgate: return "wgate";
-    case WeightKind::wq: return "wq";
-    case WeightKind::wk: return "wk";
-    case WeightKind::wv: return "wv";
-    case WeightKind::wo: return "wo";
+    case WeightKind::w1:
+      return "w1";
+    case WeightKind::w2:
+      return "w2";
+    case WeightKind::wgate:
+      return "wgate";
+    case WeightKind::wq:
+      return "wq";
+    case WeightKind::wk:
+      return "wk";
+    case WeightKind::wv:
+      return "wv";
+    case WeightKind::wo:
+      return "wo";
   }
   return "?";
 }
@@ -54,16 +61,23 @@ BranchKind StackShape::branch(int k) const {
   return k % 2 == 0 ? BranchKind::attention : BranchKind::mlp;
 }
 
-int StackShape::block(int k) const { return cfg.sublayer == "transformer" ? k / 2 : k; }
-int StackShape::blocks() const { return cfg.sublayer == "transformer" ? depth / 2 : depth; }
+int StackShape::block(int k) const {
+  return cfg.sublayer == "transformer" ? k / 2 : k;
+}
+int StackShape::blocks() const {
+  return cfg.sublayer == "transformer" ? depth / 2 : depth;
+}
 
 std::vector<WeightKind> StackShape::weights(int k) const {
-  if (branch(k) == BranchKind::attention) return {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo};
+  if (branch(k) == BranchKind::attention)
+    return {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo};
   if (swiglu) return {WeightKind::wgate, WeightKind::w1, WeightKind::w2};
   return {WeightKind::w1, WeightKind::w2};
 }
 
-int StackShape::fan_in(WeightKind w) const { return w == WeightKind::w2 ? hidden : width; }
+int StackShape::fan_in(WeightKind w) const {
+  return w == WeightKind::w2 ? hidden : width;
+}
 int StackShape::fan_out(WeightKind w) const {
   return (w == WeightKind::w1 || w == WeightKind::wgate) ? hidden : width;
 }

@@ -23,10 +23,10 @@ struct StackShape {
   explicit StackShape(const Config& config);
 
   Config cfg;
-  int depth;     // K sublayers
-  int width;     // d
-  int tokens;    // T
-  int hidden;    // MLP hidden width round(mlp_ratio * d)
+  int depth;   // K sublayers
+  int width;   // d
+  int tokens;  // T
+  int hidden;  // MLP hidden width round(mlp_ratio * d)
   int heads;
   bool swiglu;
   Activation act;  // the MLP activation (silu for swiglu)

@@ -15,9 +15,9 @@ using Scalars = std::vector<double>;
 class StackOps {
  public:
   virtual ~StackOps() = default;
-  virtual int batch() const = 0;                    // samples per Value
-  virtual Value norm(Value x) = 0;                  // the configured norm (gain norm_gain)
-  virtual Value add(Value a, Value b) = 0;          // a + b
+  virtual int batch() const = 0;                       // samples per Value
+  virtual Value norm(Value x) = 0;                     // the configured norm (gain norm_gain)
+  virtual Value add(Value a, Value b) = 0;             // a + b
   virtual Value scale(Value a, const Scalars& s) = 0;  // a * s (per sample)
   Value scale(Value a, double s) { return scale(a, Scalars(batch(), s)); }
   // F_k(u): the branch of sublayer k. qkv_norm: per-head RMSNorm of Q, K and V (HybridNorm).

@@ -9,9 +9,15 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }
 
-double mean_square(const MatD& x) { return x.squaredNorm() / double(x.size()); }
-double mean_abs(const MatD& x) { return x.cwiseAbs().sum() / double(x.size()); }
-double max_abs(const MatD& x) { return x.cwiseAbs().maxCoeff(); }
+double mean_square(const MatD& x) {
+  return x.squaredNorm() / double(x.size());
+}
+double mean_abs(const MatD& x) {
+  return x.cwiseAbs().sum() / double(x.size());
+}
+double max_abs(const MatD& x) {
+  return x.cwiseAbs().maxCoeff();
+}
 
 double token_cosine(const MatD& x) {
   const Eigen::Index T = x.rows();
@@ -42,7 +48,8 @@ double effective_rank(const MatD& x) {
 
 double mean_token_cosine(const MatD& a, const MatD& b) {
   double sum = 0;
-  for (Eigen::Index t = 0; t < a.rows(); ++t) sum += a.row(t).dot(b.row(t)) / (a.row(t).norm() * b.row(t).norm());
+  for (Eigen::Index t = 0; t < a.rows(); ++t)
+    sum += a.row(t).dot(b.row(t)) / (a.row(t).norm() * b.row(t).norm());
   return sum / double(a.rows());
 }
 
@@ -53,6 +60,8 @@ double mean_relative_update(const MatD& before, const MatD& after) {
   return sum / double(before.rows());
 }
 
-bool all_finite(const MatD& x) { return x.allFinite(); }
+bool all_finite(const MatD& x) {
+  return x.allFinite();
+}
 
 }  // namespace normsim::sim

@@ -18,8 +18,10 @@ class Admin final : public Placement {
   bool ends_in_norm(const StackShape&) const override { return true; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState& state) const override {
     if (state.omega_sq.empty()) state.omega_sq.assign(ops.batch(), 1.0);
-    if (state.replay) state.omega_sq = state.omega_sq_used.at(k);
-    else state.omega_sq_used.push_back(state.omega_sq);
+    if (state.replay)
+      state.omega_sq = state.omega_sq_used.at(k);
+    else
+      state.omega_sq_used.push_back(state.omega_sq);
     const Value f = ops.branch(k, x);
     Scalars omega(state.omega_sq.size());
     for (std::size_t i = 0; i < omega.size(); ++i) omega[i] = std::sqrt(state.omega_sq[i]);
@@ -30,5 +32,8 @@ class Admin final : public Placement {
   }
 };
 }  // namespace
-const Placement& admin_placement() { static const Admin p; return p; }
+const Placement& admin_placement() {
+  static const Admin p;
+  return p;
+}
 }  // namespace normsim::sim

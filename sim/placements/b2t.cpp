@@ -22,5 +22,8 @@ class B2T final : public Placement {
   }
 };
 }  // namespace
-const Placement& b2t_placement() { static const B2T p; return p; }
+const Placement& b2t_placement() {
+  static const B2T p;
+  return p;
+}
 }  // namespace normsim::sim

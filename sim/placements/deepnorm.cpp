@@ -30,5 +30,8 @@ class DeepNorm final : public Placement {
   }
 };
 }  // namespace
-const Placement& deepnorm_placement() { static const DeepNorm p; return p; }
+const Placement& deepnorm_placement() {
+  static const DeepNorm p;
+  return p;
+}
 }  // namespace normsim::sim

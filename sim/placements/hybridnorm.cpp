@@ -20,5 +20,8 @@ class HybridNorm final : public Placement {
   }
 };
 }  // namespace
-const Placement& hybridnorm_placement() { static const HybridNorm p; return p; }
+const Placement& hybridnorm_placement() {
+  static const HybridNorm p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -18,5 +18,8 @@ class LnScale final : public Placement {
   }
 };
 }  // namespace
-const Placement& lnscale_placement() { static const LnScale p; return p; }
+const Placement& lnscale_placement() {
+  static const LnScale p;
+  return p;
+}
 }  // namespace normsim::sim

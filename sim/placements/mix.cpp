@@ -6,7 +6,9 @@
 
 namespace normsim::sim {
 namespace {
-int post_blocks(const StackShape& s) { return int(std::floor(s.cfg.mix_fraction * s.blocks() + 1e-9)); }
+int post_blocks(const StackShape& s) {
+  return int(std::floor(s.cfg.mix_fraction * s.blocks() + 1e-9));
+}
 
 class Mix final : public Placement {
  public:
@@ -21,5 +23,8 @@ class Mix final : public Placement {
   }
 };
 }  // namespace
-const Placement& mix_placement() { static const Mix p; return p; }
+const Placement& mix_placement() {
+  static const Mix p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -13,5 +13,8 @@ class NoNorm final : public Placement {
   }
 };
 }  // namespace
-const Placement& none_placement() { static const NoNorm p; return p; }
+const Placement& none_placement() {
+  static const NoNorm p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -16,5 +16,8 @@ class Peri final : public Placement {
   }
 };
 }  // namespace
-const Placement& peri_placement() { static const Peri p; return p; }
+const Placement& peri_placement() {
+  static const Peri p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -13,5 +13,8 @@ class Post final : public Placement {
   }
 };
 }  // namespace
-const Placement& post_placement() { static const Post p; return p; }
+const Placement& post_placement() {
+  static const Post p;
+  return p;
+}
 }  // namespace normsim::sim

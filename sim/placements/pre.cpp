@@ -6,12 +6,17 @@ namespace {
 class Pre final : public Placement {
  public:
   std::string_view name() const override { return "pre"; }
-  std::string_view summary() const override { return "x' = x + F(N(x)), final N  (Pre-LN, Xiong et al. 2020)"; }
+  std::string_view summary() const override {
+    return "x' = x + F(N(x)), final N  (Pre-LN, Xiong et al. 2020)";
+  }
   bool ends_in_norm(const StackShape&) const override { return false; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState&) const override {
     return ops.add(x, ops.branch(k, ops.norm(x)));
   }
 };
 }  // namespace
-const Placement& pre_placement() { static const Pre p; return p; }
+const Placement& pre_placement() {
+  static const Pre p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -9,9 +9,9 @@ namespace normsim::sim {
 
 std::span<const Placement* const> all_placements() {
   static const std::array<const Placement*, 12> list{
-      &post_placement(),    &pre_placement(),     &peri_placement(),     &mix_placement(),
+      &post_placement(),    &pre_placement(),      &peri_placement(),     &mix_placement(),
       &b2t_placement(),     &deepnorm_placement(), &spannorm_placement(), &hybridnorm_placement(),
-      &lnscale_placement(), &admin_placement(),   &rezero_placement(),   &none_placement()};
+      &lnscale_placement(), &admin_placement(),    &rezero_placement(),   &none_placement()};
   return list;
 }
 

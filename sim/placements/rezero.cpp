@@ -16,5 +16,8 @@ class ReZero final : public Placement {
   }
 };
 }  // namespace
-const Placement& rezero_placement() { static const ReZero p; return p; }
+const Placement& rezero_placement() {
+  static const ReZero p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -23,5 +23,8 @@ class SpanNorm final : public Placement {
   }
 };
 }  // namespace
-const Placement& spannorm_placement() { static const SpanNorm p; return p; }
+const Placement& spannorm_placement() {
+  static const SpanNorm p;
+  return p;
+}
 }  // namespace normsim::sim

@@ -63,8 +63,8 @@ void check_fd(const Config& c) {
       xp(t, i) += h;
       xm(t, i) -= h;
       const double fd = (run_stack(c, xp, state, false).loss - run_stack(c, xm, state, false).loss) / (2 * h);
-      INFO(c.sublayer << " " << c.placement << " " << c.activation << " loss " << c.loss << " entry " << t << ","
-                      << i);
+      INFO(c.sublayer << " " << c.placement << " " << c.activation << " loss " << c.loss << " entry " << t
+                      << "," << i);
       REQUIRE(base.grad_input(t, i) == Approx(fd).margin(1e-6).epsilon(1e-5));
     }
 }
@@ -121,5 +121,6 @@ TEST_CASE("weight-gradient norms by the Gram identity equal the direct product",
   Mat<double> tall_a(40, 3), tall_b(40, 2);  // the other branch of the cost rule
   for (int i = 0; i < tall_a.size(); ++i) tall_a.data()[i] = std::sin(0.37 * i);
   for (int i = 0; i < tall_b.size(); ++i) tall_b.data()[i] = std::cos(0.23 * i);
-  CHECK(frobenius_of_AtB<double>(tall_a, tall_b) == Approx((tall_a.transpose() * tall_b).norm()).epsilon(1e-12));
+  CHECK(frobenius_of_AtB<double>(tall_a, tall_b) ==
+        Approx((tall_a.transpose() * tall_b).norm()).epsilon(1e-12));
 }

@@ -15,8 +15,8 @@ using normsim::test::write_text;
 namespace {
 
 int run_normsim(const std::string& args, const ScratchDir& dir) {
-  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" + (dir / "stdout").string() +
-                          " 2>" + (dir / "stderr").string();
+  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" +
+                          (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
   const int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
@@ -35,8 +35,9 @@ TEST_CASE("a grid runs end to end on the CPU backend", "[end-to-end]") {
              "placement = [\"pre\", \"post\", \"b2t\"]\nsublayer = \"transformer\"\ndepth = 4\nwidth = 16\n"
              "tokens = 4\nheads = 2\nsamples = 2\n");
   const auto out = dir / "out";
-  REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
-                      dir) == 0);
+  REQUIRE(
+      run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
+                  dir) == 0);
   const std::string summary = read_text(out / "summary.csv");
   for (const char* p : {",pre,", ",post,", ",b2t,"}) CHECK(summary.find(p) != std::string::npos);
   for (const char* m : {",act_sq,", ",grad_sq,", ",cos_next,", ",token_cos,", ",eff_rank,", ",gradw_wq,",
@@ -54,8 +55,9 @@ TEST_CASE("an overflowing run finishes, says where, and writes no NaN or Inf", "
              "placement = \"none\"\nfinal_norm = \"false\"\ndepth = 24\nwidth = 16\ntokens = 4\nsamples = 2\n"
              "init_gain = 30.0\n");
   const auto out = dir / "out";
-  REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
-                      dir) == 0);
+  REQUIRE(
+      run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() + " --quiet --no-plots",
+                  dir) == 0);
   const std::string nonfinite = read_text(out / "nonfinite.csv");
   INFO(nonfinite);
   CHECK(nonfinite.find("forward") != std::string::npos);
@@ -72,8 +74,9 @@ TEST_CASE("1 and 2 threads write byte-identical result files", "[end-to-end]") {
              "placement = [\"pre\", \"admin\"]\nactivation = \"gelu\"\ndepth = 6\nwidth = 24\ntokens = 5\n"
              "samples = 3\n");
   for (const char* t : {"1", "2"}) {
-    REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + (dir / ("out" + std::string(t))).string() +
-                            " --threads " + t + " --quiet --no-plots",
+    REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " +
+                            (dir / ("out" + std::string(t))).string() + " --threads " + t +
+                            " --quiet --no-plots",
                         dir) == 0);
   }
   CHECK(read_text(dir / "out1" / "layers.csv") == read_text(dir / "out2" / "layers.csv"));

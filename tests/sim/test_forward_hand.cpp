@@ -77,7 +77,8 @@ struct Ref {
     return matmul(a, weight(k, Stream::w2, h, d, std_of(h, beta)));
   }
   M attention(int k, const M& u, bool qkv_norm, double beta) const {
-    M q = matmul(u, weight(k, Stream::wq, d, d, std_of(d, 1))), kk = matmul(u, weight(k, Stream::wk, d, d, std_of(d, 1)));
+    M q = matmul(u, weight(k, Stream::wq, d, d, std_of(d, 1))),
+      kk = matmul(u, weight(k, Stream::wk, d, d, std_of(d, 1)));
     M v = matmul(u, weight(k, Stream::wv, d, d, std_of(d, beta)));
     const int dh = d / H;
     if (qkv_norm)
@@ -123,28 +124,40 @@ struct Ref {
     M bottom;
     for (int k = 0; k < K; ++k) {
       const std::string& p = c.placement;
-      if (p == "post" || (p == "mix" && block(k) < int(std::floor(c.mix_fraction * L)))) x = norm(add(x, branch(k, x)));
-      else if (p == "pre" || p == "mix") x = add(x, branch(k, norm(x)));
-      else if (p == "peri") x = add(x, norm(branch(k, norm(x))));
+      if (p == "post" || (p == "mix" && block(k) < int(std::floor(c.mix_fraction * L))))
+        x = norm(add(x, branch(k, x)));
+      else if (p == "pre" || p == "mix")
+        x = add(x, branch(k, norm(x)));
+      else if (p == "peri")
+        x = add(x, norm(branch(k, norm(x))));
       else if (p == "b2t") {
-        if (k % 2 == 0) bottom = x, x = norm(add(x, branch(k, x)));
-        else x = norm(add(add(x, branch(k, x)), bottom));
-      } else if (p == "deepnorm") x = norm(add(scale(x, alpha), branch(k, x, false, beta)));
-      else if (p == "lnscale") x = add(x, branch(k, scale(norm(x), 1 / std::sqrt(double(block(k) + 1)))));
+        if (k % 2 == 0)
+          bottom = x, x = norm(add(x, branch(k, x)));
+        else
+          x = norm(add(add(x, branch(k, x)), bottom));
+      } else if (p == "deepnorm")
+        x = norm(add(scale(x, alpha), branch(k, x, false, beta)));
+      else if (p == "lnscale")
+        x = add(x, branch(k, scale(norm(x), 1 / std::sqrt(double(block(k) + 1)))));
       else if (p == "admin") {
         const M f = branch(k, x);
         x = norm(add(scale(x, std::sqrt(omega2)), f));
         omega2 += mean_sq(f);
-      } else if (p == "rezero") x = add(x, scale(branch(k, x), c.rezero_alpha));
+      } else if (p == "rezero")
+        x = add(x, scale(branch(k, x), c.rezero_alpha));
       else if (p == "spannorm") {
         x = add(x, scale(branch(k, norm(x)), c.spannorm_lambda));
         if (k % 2 == 1) x = norm(x);
       } else if (p == "hybridnorm") {
         const bool attn = c.sublayer == "attention" || (c.sublayer == "transformer" && k % 2 == 0);
-        if (attn) x = add(x, branch(k, x, true));
-        else x = add(norm(x), branch(k, norm(x)));
-      } else if (p == "none") x = add(x, branch(k, x));
-      else FAIL("placement without a hand computation: " << p);
+        if (attn)
+          x = add(x, branch(k, x, true));
+        else
+          x = add(norm(x), branch(k, norm(x)));
+      } else if (p == "none")
+        x = add(x, branch(k, x));
+      else
+        FAIL("placement without a hand computation: " << p);
       s.push_back(x);
     }
     return s;

@@ -16,7 +16,8 @@ std::vector<double> draw(int n, std::uint32_t layer, double scale, double shift)
   for (int i = 0; i < n; ++i) v[i] = shift + scale * gaussian_at(DrawKey{9, 0, layer, Stream::w1}, i);
   return v;
 }
-double loss(NormKind kind, const std::vector<double>& x, const std::vector<double>& g, double gain, double eps) {
+double loss(NormKind kind, const std::vector<double>& x, const std::vector<double>& g, double gain,
+            double eps) {
   std::vector<double> y(x.size());
   row_norm_forward(kind, x.data(), y.data(), int(x.size()), gain, eps);
   double s = 0;
@@ -34,7 +35,8 @@ TEST_CASE("norm forward follows its definition", "[norm]") {
   double mean = 0, var = 0;
   for (double v : x) mean += v / n;
   for (double v : x) var += (v - mean) * (v - mean) / n;
-  for (int i = 0; i < n; ++i) CHECK(y[i] == Approx(gain * (x[i] - mean) / std::sqrt(var + eps)).epsilon(1e-12));
+  for (int i = 0; i < n; ++i)
+    CHECK(y[i] == Approx(gain * (x[i] - mean) / std::sqrt(var + eps)).epsilon(1e-12));
   row_norm_forward(NormKind::rmsnorm, x.data(), y.data(), n, gain, eps);
   double ms = 0;
   for (double v : x) ms += v * v / n;

@@ -48,7 +48,8 @@ std::vector<SampleRecord> run(const Config& c) {
 // Given the normalized input, q is exact at any width (the pre-activations are exactly Gaussian), so the
 // only tolerance is sampling noise.
 TEST_CASE("Pre-LN act_sq grows linearly with the predicted slope", "[statistics]") {
-  for (const auto& [act, q] : {std::pair{"relu", 0.5}, std::pair{"gelu", 1.0 / 3 + std::sqrt(3.0) / (6 * M_PI)}}) {
+  for (const auto& [act, q] :
+       {std::pair{"relu", 0.5}, std::pair{"gelu", 1.0 / 3 + std::sqrt(3.0) / (6 * M_PI)}}) {
     Config c;
     c.placement = "pre";
     c.activation = act;

@@ -9,7 +9,9 @@
 using namespace normsim::sim;
 
 namespace {
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 }  // namespace
 
 TEST_CASE("records are identical for 1 and 2 threads and any sample split", "[threads]") {
