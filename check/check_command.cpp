@@ -12,10 +12,7 @@
 #include "check/report.hpp"
 #include "sim/backend.hpp"
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
-#include "plots/claim_figures.hpp"
-#include "plots/gnuplot_process.hpp"
-#include "plots/render_figures.hpp"
-#include "plots/results_folder.hpp"
+#include "plots/render_folder.hpp"
 #endif
 
 #ifndef NORMSIM_CLAIMS_DIR
@@ -152,15 +149,15 @@ int run(const Options& o) {
   if (o.plots) {
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
     // Figures are a convenience on top of the verdicts: failing to draw them is a warning. Only the claim
-    // figures are drawn: plots::render_folder would also draw a profile of every one of the check's ~100
-    // configurations (hundreds of figures, minutes of gnuplot); `normsim plot OUT` still can.
+    // figures are drawn (claims_only): the others would be a profile of every one of the check's ~100
+    // configurations (hundreds of figures, minutes of gnuplot); `normsim plot OUT` still draws them.
     try {
       plots::PlotOptions options;
       options.quiet = o.quiet;
       options.formats = {"png"};
-      const plots::ResultsFolder folder = plots::load_results(o.out);
-      fs::create_directories(o.out / "figures");
-      plots::render_figures(plots::claim_figures(folder), o.out / "figures", options, plots::find_gnuplot());
+      options.claims_only = true;
+      options.report = false;  // report.md is check's own
+      plots::render_folder(o.out, options);
     } catch (const std::exception& e) {
       std::cerr << "normsim check: warning: verdicts written, figures not drawn: " << e.what() << "\n";
     }

@@ -6,10 +6,10 @@
 
 namespace normsim::mpi {
 
-// Why a rank's share (or the setup before it) failed; the CLI's exit status follows from it.
+// Why a rank's share (or the setup before it) failed: what rank 0 throws, hence the CLI's exit status.
 enum class FailureKind : std::int32_t {
   none = 0,
-  runtime = 1,  // any other error: exit status 1
+  runtime = 1,  // any other error: std::runtime_error, exit status 1
   usage = 2,    // sim::SweepError (OUT not empty, --resume on another grid): exit status 2
   backend = 3,  // sim::BackendUnavailable: exit status 1
 };

@@ -189,14 +189,14 @@ Failure agree(const Failure& local, int rank, int size) {
   }
 }
 
-// Ends a failed distributed run: rank 0 throws (the original exception where it has it and `rethrow`),
-// the others return the exit status the CLI gives that kind of failure.
+// Ends a failed distributed run: rank 0 throws (the original exception where it has it and `rethrow`);
+// the others return quietly (run_distributed.hpp says why).
 RankOutcome fail(const Failure& f, int rank, bool rethrow) {
   if (rank == 0) {
     if (rethrow && f.local) std::rethrow_exception(f.local);
     throw_failure(f);
   }
-  return {false, f.kind == FailureKind::usage ? 2 : 1, {}};
+  return {false, {}};
 }
 
 std::string unit_list(const std::vector<sim::Unit>& units, bool all) {
@@ -426,7 +426,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
     }
   }
   if (const Failure f = agree(final, rank, size)) return fail(f, rank, false);
-  return {rank == 0, 0, report};
+  return {rank == 0, report};
 }
 
 }  // namespace normsim::mpi

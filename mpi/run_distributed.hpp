@@ -12,7 +12,6 @@ namespace normsim::mpi {
 
 struct RankOutcome {
   bool root = false;        // rank 0: `report` is the whole sweep's; the CLI goes on (summary, figures)
-  int exit_status = 0;      // the other ranks: what the process returns (0, or 1/2 as rank 0 fails)
   sim::SweepReport report;  // rank 0 only
 };
 
@@ -21,7 +20,8 @@ struct RankOutcome {
 // Failures: rank 0 throws what the single-process CLI would meet: the exception itself when it arose on
 // rank 0 before any unit ran (sim::SweepError for OUT, sim::BackendUnavailable), otherwise an exception of
 // the same kind whose message names the failing rank and host and the units that are now missing. The
-// other ranks never throw; they return root = false and the matching exit status. A rank that dies
+// other ranks never throw and should exit 0 whatever happened: the job's exit status is rank 0's, and a
+// rank exiting non-zero would make the launcher end the job before rank 0 has said why. A rank that dies
 // outright (a crash, a node lost) ends the whole job through the MPI launcher; every unit finished by then
 // is in OUT/parts/, and --resume lists the missing units and runs only those.
 // Test hooks: after saving n units, NORMSIM_TEST_ABORT_AFTER_UNITS=n makes rank 1 kill itself (SIGKILL),

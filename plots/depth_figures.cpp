@@ -60,9 +60,8 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
     for (const auto& group : groups) {
       ChartPanel panel;
       panel.x_label = depth_axis_label();
-      panel.y_label =
-          metric_label(metric) + Text{at == DepthLayer::last ? " at the last layer" : " at layer 0",
-                                      at == DepthLayer::last ? " at the last layer" : " at layer 0"};
+      panel.y_label = metric_label(metric) + Text{at == DepthLayer::last ? " (last layer)" : " (layer 0)",
+                                                  at == DepthLayer::last ? " (last layer)" : " (layer 0)"};
       panel.log_x = true;
       panel.log_x_base = 2;
       panel.errors = ErrorStyle::bars;

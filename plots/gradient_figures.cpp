@@ -52,9 +52,13 @@ std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vec
         (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
         (where.empty() ? "" : "; " + where) + ".";
     figure.csv = chart_csv(panels);
-    figure.script = {figure.name,        "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")"),
-                     chart_columns,      chart_preamble(panels),
-                     chart_body(panels), static_cast<int>(panels.size())};
+    figure.script = {figure.name,
+                     "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")") +
+                         (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
+                     chart_columns,
+                     chart_preamble(panels),
+                     chart_body(panels),
+                     static_cast<int>(panels.size())};
     figures.push_back(std::move(figure));
   }
   return figures;

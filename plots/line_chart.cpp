@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
-#include <sstream>
 
 #include "figure.hpp"
 #include "palette.hpp"
@@ -147,15 +148,16 @@ std::string log_y_tics(double lo, double hi, int most) {
   double decades = std::log10(hi / lo);
   if (decades >= 1) {
     const int step = std::max(1, int(std::ceil(decades / most)));
-    gp << "set ytics " << csv_number(std::pow(10.0, step)) << "\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    gp << "set ytics " << csv_number(std::pow(10.0, step))
+       << "\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
     return gp.str();
   }
   // Pad by 5% of the span (at least a fifth of a decade in all) so the points do not sit on the border.
   const double pad = std::max(0.05 * decades, (0.2 - decades) / 2);
   lo /= std::pow(10.0, pad), hi *= std::pow(10.0, pad);
   std::vector<double> tics;
-  for (const std::vector<double>& mantissas : std::vector<std::vector<double>>{
-           {1}, {1, 2, 5}, {1, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+  for (const std::vector<double>& mantissas :
+       std::vector<std::vector<double>>{{1}, {1, 2, 5}, {1, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
     tics.clear();
     for (int e = int(std::floor(std::log10(lo))); e <= int(std::ceil(std::log10(hi))); ++e)
       for (double m : mantissas) {
@@ -173,6 +175,22 @@ std::string log_y_tics(double lo, double hi, int most) {
   for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << csv_number(tics[i]);
   gp << ")\nset mytics default\n";
   return gp.str();
+}
+
+// The longest y tic label of a panel, in characters (for the shared left margin of stacked panels).
+std::size_t y_tic_chars(const ChartPanel& panel) {
+  const bool log_y = chart_log_y(panel);
+  const Extent e = panel_extent(panel, log_y);
+  if (!(e.y_max > e.y_min)) return 3;
+  if (log_y) return e.y_max / e.y_min >= 10 ? 4 : 5;  // 10^{-4} reads as four characters; 1-2-5 values
+  const double step = nice_tic_step(e.y_max - e.y_min, 4);
+  std::size_t chars = 1;
+  for (double v = std::floor(e.y_min / step) * step; v <= e.y_max + step; v += step) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", std::abs(v) < step / 2 ? 0.0 : v);
+    chars = std::max(chars, std::string(buffer).size());
+  }
+  return chars;
 }
 
 }  // namespace
@@ -200,18 +218,42 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     any_title |= !panels.front().reference_title.enhanced.empty();
   }
   const bool key = any_title;
+  // A reference known at a single x (a claim with one point) is a cross in the series' colour.
+  std::size_t longest = 0;
+  for (const auto& panel : panels)
+    for (const auto& s : panel.series) longest = std::max(longest, s.points.size());
+  const std::string reference_style =
+      longest == 1 ? std::string("points pt 2 ps 1.5 lw 1.5")
+                   : "lines dt " + std::string(reference_dash) + " lw " + reference_width;
   const std::string key_style = "vertical Left reverse samplen 1.5 spacing 0.95 width -1 font keyfont";
-  gp << "keyfont = sprintf('%s,%g', font, fontsize - 1)  # the legend's text is one point smaller\n";
+  // Each format is drawn in turn: undo what the previous one's legend plot changed.
+  gp << "set origin 0, 0; set size 1, 1; set lmargin -1; set rmargin -1; set tmargin -1; set bmargin -1\n"
+     << "set border 3 lw 1; set tics nomirror out scale 0.6; unset label 1\n"
+     << "keyfont = sprintf('%s,%g', font, fontsize - 1)  # the legend's text is one point smaller\n";
 
-  if (multi) {
-    // Panels are laid out by hand (in fractions of the figure, from the font size) so their axes line up and
-    // the legend gets its own column on the right, beside all of them.
-    gp << "em = fontsize/72.0/width_in; line = fontsize/72.0/height_in  # one font size, as figure fractions\n"
-       << "key_w = " << (key ? "(" + std::to_string(key_chars) + "*0.62 + 4.5)*(fontsize - 1)/72.0/width_in"
-                             : std::string("0"))
-       << "  # the legend's column\n"
-       << "set multiplot\n";
-  }
+  // The legend's place, computed by the script from the font size and figure size (so editing width_in,
+  // height_in or fontsize keeps it clear of the plots): a column on the right when its entries are short,
+  // else a row of columns at the bottom (always under stacked panels). The plots get the rest.
+  const std::size_t entries = panels.empty() ? 0 : panels.front().series.size() + (any_reference ? 1 : 0);
+  gp << "key_n = " << (key ? entries : 0) << "; key_entry_in = (" << key_chars
+     << "*0.8 + 6)*(fontsize - 1)/72.0; key_row_in = 1.5*(fontsize - 1)/72.0  # inches\n"
+     << "key_below = " << (multi ? "stacked || " : "") << "key_entry_in > 0.5*width_in\n"
+     << "if (key_below) {\n"
+     << "  key_cols = floor(width_in/key_entry_in); key_cols = key_cols < 1 ? 1 : key_cols\n"
+     << "  key_rows = ceil(key_n*1.0/key_cols); key_h = key_n > 0 ? (key_rows*key_row_in + 0.1)/height_in : "
+        "0;"
+        " key_w = 0\n"
+     << "} else {\n"
+     << "  key_fit = floor((height_in - 0.3)/key_row_in); key_fit = key_fit < 1 ? 1 : key_fit\n"
+     << "  key_cols = ceil(key_n*1.0/key_fit); key_rows = key_cols > 0 ? ceil(key_n*1.0/key_cols) : 0\n"
+     << "  key_w = key_cols*key_entry_in/width_in; key_h = 0\n"
+     << "}\n";
+  // The legend is a plot of its own beside the charts (a legend inside a chart is limited to its height).
+  gp << "set multiplot\n";
+  if (!multi) gp << "set origin 0, key_h; set size 1 - key_w, 1 - key_h\n";
+  // Stacked panels share one left margin, wide enough for the longest tic label of any of them.
+  std::size_t tic_chars = 3;
+  for (const auto& panel : panels) tic_chars = std::max(tic_chars, y_tic_chars(panel));
   for (std::size_t index = 0; index < n_panels; ++index) {
     const ChartPanel& panel = panels[index];
     const int p = static_cast<int>(index + 1);
@@ -226,22 +268,24 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     }
     if (multi) {
       const std::string i = std::to_string(index), n_text = std::to_string(n_panels);
-      gp << "# panel " << p << "\n"
+      gp << "# panel " << p << ": its cell of the figure, with margins in characters so the axes line up\n"
          << "if (stacked) {\n"
-         << "  set lmargin at screen 7.5*em; set rmargin at screen 1 - key_w\n"
-         << "  set tmargin at screen 1 - " << i << ".0/" << n_text << " - 0.6*line; set bmargin at screen 1 - "
-         << index + 1 << ".0/" << n_text << " + 3.4*line\n"
+         << "  set origin 0, key_h + (1 - key_h)*" << n_panels - index - 1 << ".0/" << n_text
+         << "; set size 1 - key_w, (1 - key_h)/" << n_text << "; set lmargin " << tic_chars + 5 << "\n"
          << "} else {\n"
-         << "  set lmargin at screen " << i << "*(1 - key_w)/" << n_text << " + 7.5*em; set rmargin at screen "
-         << index + 1 << "*(1 - key_w)/" << n_text << " - 1.5*em\n"
-         << "  set tmargin at screen 1 - 0.8*line; set bmargin at screen 3.4*line\n"
-         << "}\n";
+         << "  set origin " << i << "*(1 - key_w)/" << n_text << ", key_h; set size (1 - key_w)/" << n_text
+         << ", 1 - key_h; set lmargin " << y_tic_chars(panel) + 5 << "\n"
+         << "}\n"
+         << "set rmargin 2; set tmargin 0.8; set bmargin 3.2\n";
     }
     gp << "unset logscale\nset offsets 0, 0, 0, 0\nset xrange [*:*]\nset yrange [*:*]\n";
-    if (!panel.title.enhanced.empty())
-      gp << "set title " << gp_text(panel.title) << "\n";
+    // A title (a claim's verdict) is a line across the top of the figure, left-aligned: centred over a plot
+    // narrowed by the legend it would run off the figure.
+    if (!panel.title.enhanced.empty() && !multi)
+      gp << "set label 1 " << gp_text(panel.title)
+         << " at screen 0.02, screen 1 - 0.9*fontsize/72.0/height_in left font keyfont\nset tmargin 2.2\n";
     else
-      gp << "unset title\n";
+      gp << "unset label 1\n";
     gp << "set format x (tex ? '$%g$' : '%g')\nset format y (tex ? '$%g$' : '%g')\n";
 
     // x tics: on a log axis the values themselves (the swept depths) when there are few, else decades; on a
@@ -256,10 +300,20 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
         gp << "set xtics autofreq\n";
         if (panel.log_x_base == 10) gp << "set format x (tex ? '$10^{%T}$' : '10^{%T}')\n";
       }
+    } else if (extent.xs.size() == 1) {  // one x: that value alone, in the middle
+      const double x = extent.xs.front(), half = x == 0 ? 1 : std::abs(x) / 10;
+      gp << "set xtics (" << csv_number(x) << ")\nset xrange [" << csv_number(x - half) << ":"
+         << csv_number(x + half) << "]\n";
     } else if (extent.x_max > extent.x_min) {
-      double step = nice_tic_step(extent.x_max - extent.x_min, multi ? 4 : 5);
-      if (extent.integer_x) step = std::max(step, 1.0);
-      gp << "set xtics " << csv_number(step) << "\n";
+      // Side-by-side panels are narrow: at most two intervals there.
+      const auto step = [&](int most) {
+        const double s = nice_tic_step(extent.x_max - extent.x_min, most);
+        return csv_number(extent.integer_x ? std::max(s, 1.0) : s);
+      };
+      if (multi)
+        gp << "if (stacked) { set xtics " << step(5) << " } else { set xtics " << step(2) << " }\n";
+      else
+        gp << "set xtics " << step(5) << "\n";
     } else {
       gp << "set xtics autofreq\n";
     }
@@ -275,6 +329,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     } else {
       gp << "set ytics autofreq\n";
     }
+    gp << "set xtics nomirror out scale 0.6; set ytics nomirror out scale 0.6\n";
     gp << "set xlabel " << gp_text(panel.x_label) << "\n";
     gp << "set ylabel " << gp_text(panel.y_label) << "\n";
     // A band reaches the plot's sides; error bars would sit on them.
@@ -285,12 +340,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
       gp << "set autoscale xfix\nset offsets graph 0.05, graph 0.05, 0, 0\n";
     else
       gp << "set autoscale x\nset offsets graph 0.03, graph 0.03, 0, 0\n";
-    if (!key || index > 0)
-      gp << "unset key\n";
-    else if (multi)
-      gp << "set key at screen 1 - key_w + 1.0*em, screen 1 - 0.6*line left top " << key_style << "\n";
-    else
-      gp << "set key outside right top " << key_style << "\n";
+    gp << "unset key\n";
 
     // Points on every line would hide the line on deep profiles: mark about ten per series.
     const std::size_t interval = std::max<std::size_t>(1, most_points / 10);
@@ -303,8 +353,8 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     // Reference curves under the data, in the series' colour, dashed and twice as wide: where they agree
     // with the data they show as a dashed edge around its line, so every series' curve stays visible.
     if (has_reference)
-      gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "9") << " with lines lt i dt "
-         << reference_dash << " lw " << reference_width << ", \\\n     ";
+      gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "9") << " with " << reference_style
+         << " lt i, \\\n     ";
     if (panel.errors == ErrorStyle::band) {
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "5") << " with "
          << (panel.connect ? "linespoints pi " + std::to_string(interval) : std::string("points"))
@@ -314,13 +364,31 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
          << (panel.connect ? "yerrorlines" : "yerrorbars") << " lt i title (tex ? " << tt << "[i] : " << te
          << "[i])";
     }
-    // One legend entry for every reference curve of the figure, on the panel that holds the legend.
-    if (any_reference && index == 0 && !panel.reference_title.enhanced.empty())
-      gp << ", \\\n     keyentry with lines lc rgb 'black' dt " << reference_dash << " lw " << reference_width
-         << " title " << gp_text(panel.reference_title);
     gp << "\n";
   }
-  if (multi) gp << "unset multiplot\n";
+  if (key) {
+    // The legend's own plot: no axes, only the entries of the first panel's series and the reference.
+    const ChartPanel& first = panels.front();
+    const std::string style = first.connect ? "linespoints" : "points";
+    const bool titled =
+        std::any_of(panels.begin(), panels.end(), [](auto& p) { return !p.title.enhanced.empty(); });
+    gp << "# the legend (keyentry: an entry without data; the NaN plot draws nothing)\n"
+       << "if (key_below) { set origin 0, 0; set size 1, key_h } else { set origin 1 - key_w, 0; set size "
+          "key_w, 1 "
+          "}\n"
+       << "set lmargin 0; set rmargin 0; set tmargin " << (titled && !multi ? "(key_below ? 0 : 2.2)" : "0")
+       << "; set bmargin 0\n"
+       << "unset logscale; unset label 1; unset xlabel; unset ylabel; unset tics; unset border\n"
+       << "set xrange [0:1]; set yrange [0:1]\n"
+       << "set key inside left top " << key_style << " maxrows key_rows\n"
+       << "plot NaN notitle, for [i=1:" << first.series.size() << "] keyentry with " << style
+       << " lt i title (tex ? TT1[i] : TE1[i])";
+    if (any_reference)
+      gp << ", \\\n     keyentry with " << reference_style << " lc rgb 'black' title "
+         << gp_text(first.reference_title);
+    gp << "\n";
+  }
+  gp << "unset multiplot\n";
   return gp.str();
 }
 

@@ -45,7 +45,8 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
           (where.empty() ? "" : "; " + where) + ". Dashed: theory, where theory.csv has it.";
       figure.csv = chart_csv({panel});
       figure.script = {figure.name,
-                       "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")"),
+                       "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")") +
+                           (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
                        chart_columns, chart_preamble({panel}), chart_body({panel})};
       figures.push_back(std::move(figure));
     }

@@ -131,8 +131,10 @@ TEST_CASE("two-column size, chosen formats, metrics and a LaTeX version", "[plot
   // Only the metric asked for, and no claims without verdicts.json.
   CHECK_FALSE(fs::exists(figures / "profile_act_sq_depth-4.csv"));
   CHECK_FALSE(fs::exists(figures / "heatmap_act_sq_placement-pre.csv"));
-  // The gradients figure keeps only the gradient metrics that were asked for: one panel.
-  CHECK(read_text(figures / "gradients_depth-16.gp").find("multiplot") == std::string::npos);
+  // The gradients figure keeps only the gradient metrics that were asked for: one panel (the legend is a
+  // plot of its own, so every line chart is a multiplot; panels are marked "# panel <p>").
+  CHECK(read_text(figures / "gradients_depth-16.gp").find("# panel") == std::string::npos);
+  CHECK(read_text(figures / "gradients_depth-16.gp").find("TE2[") == std::string::npos);
   // --heatmap-layer raw: the x axis is the layer itself, up to the deepest profile's last layer.
   CHECK(read_text(figures / "heatmap_grad_sq_placement-post.gp").find("set xrange [-0.5:16.5]") !=
         std::string::npos);
@@ -152,4 +154,93 @@ TEST_CASE("one placement and one depth: a single line per profile, no depth figu
   for (const auto& entry : fs::directory_iterator(figures))
     if (entry.path().extension() == ".png") names.insert(entry.path().stem().string());
   CHECK(names == std::set<std::string>{"profile_act_sq", "profile_gradw_w2", "gradients"});
+}
+
+TEST_CASE("claims_only draws exactly the claim figures and nothing else", "[plots][render][claims]") {
+  require_gnuplot();
+  TempDir dir("claims-only");
+  write_results_folder(dir.path());
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.claims_only = true;
+  options.report = false;  // what `normsim check` asks for: its report.md is its own
+  render_folder(dir.path(), options);
+  std::set<std::string> names, expected;
+  for (const auto& entry : fs::directory_iterator(dir.path() / "figures"))
+    names.insert(entry.path().filename());
+  for (const auto& id : fixture_claim_ids())
+    for (const char* ext : {".png", ".csv", ".gp"}) expected.insert("claim_" + id + ext);
+  CHECK(names == expected);
+  CHECK_FALSE(fs::exists(dir.path() / "report.md"));
+
+  // Without verdicts.json there is nothing to draw: an input error, and nothing written.
+  TempDir bare("claims-only-bare");
+  write_results_folder(bare.path(), {{"pre"}, {4, 8}, true, false});
+  CHECK_THROWS_WITH(render_folder(bare.path(), options), Catch::Contains("verdicts.json"));
+  CHECK_FALSE(fs::exists(bare.path() / "figures"));
+  const auto [status, err] =
+      run_plot_command({dir.path().string(), "--claims-only", "--quiet", "--no-report"});
+  CHECK(status == 0);
+}
+
+TEST_CASE("legends, log axes, tics, theory and claim labels in the scripts", "[plots][render][style]") {
+  require_gnuplot();
+  TempDir dir("style");
+  write_results_folder(dir.path());
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.report = false;
+  render_folder(dir.path(), options);
+  const fs::path figures = dir.path() / "figures";
+
+  // The legend is a plot of its own beside or under the charts: no chart draws a key over its data.
+  for (const std::string name : {"profile_act_sq_depth-8", "gradients_depth-8", "depth_gradw_w2_last",
+                                 "claim_xiong_pre_gradw2_depth"}) {
+    INFO(name);
+    const std::string gp = read_text(figures / (name + ".gp"));
+    CHECK(gp.find("set key inside left top") != std::string::npos);
+    CHECK(gp.find("if (key_below) { set origin 0, 0; set size 1, key_h }") != std::string::npos);
+    CHECK(gp.find("set key outside") == std::string::npos);
+    CHECK(gp.find("set key top") == std::string::npos);
+  }
+  {  // theory: drawn for every series of every panel, one "mean field" legend entry for the figure
+    const std::string gp = read_text(figures / "gradients_depth-8.gp");
+    const std::string profile = read_text(figures / "profile_act_sq_depth-8.gp");
+    CHECK(profile.find("for [i=1:2] data using 4:(($1==1 && $2==i) ? $9 : NaN) with lines dt") !=
+          std::string::npos);
+    std::size_t entries = 0;
+    for (auto at = profile.find("title 'mean field'"); at != std::string::npos;
+         at = profile.find("title 'mean field'", at + 1))
+      ++entries;
+    CHECK(entries == 1);
+    CHECK(gp.find("keyentry") != std::string::npos);
+  }
+  {  // log y past one decade, per panel: Post's grad_sq spans three decades; gradw_w1 (1 to 1.6) does not
+    const std::string gp = read_text(figures / "gradients_depth-8.gp");
+    const auto panel2 = gp.find("# panel 2"), panel3 = gp.find("# panel 3");
+    REQUIRE(panel3 != std::string::npos);
+    CHECK(gp.substr(0, panel2).find("set logscale y") != std::string::npos);
+    CHECK(gp.substr(panel2, panel3 - panel2).find("set logscale y") == std::string::npos);  // gradw_w2
+  }
+  {  // depth scaling on log x: tics at the swept depths; log y within a decade: explicit 1-2-5 tics
+    const std::string gp = read_text(figures / "depth_gradw_w2_last.gp");
+    CHECK(gp.find("set xtics (4, 8, 16)") != std::string::npos);
+    const auto tics = gp.find("set ytics (");
+    REQUIRE(tics != std::string::npos);
+    const std::string list = gp.substr(tics, gp.find(')', tics) - tics);
+    CHECK(std::count(list.begin(), list.end(), ',') >= 1);  // at least two labelled values
+  }
+  {  // claims: the metric's symbol, the verdict and the fitted exponent with its CI, the prediction
+    const std::string gp = read_text(figures / "claim_xiong_pre_gradw2_depth.gp");
+    CHECK(gp.find("‖∂{/:Italic L}/∂{/:Italic W}_2‖_F") != std::string::npos);
+    CHECK(gp.find("confirmed: exponent ") != std::string::npos);
+    CHECK(gp.find("−0.49") != std::string::npos);
+    CHECK(gp.find(" ± ") != std::string::npos);
+    CHECK(gp.find("predicted (−0.5)") != std::string::npos);
+    CHECK(gp.find("set xtics (4, 8, 16)") != std::string::npos);
+    // A claim without a metric keeps its own label.
+    CHECK(read_text(figures / "claim_post_act_sq_flat.gp").find("E[x\\_l\\^2]") != std::string::npos);
+  }
 }

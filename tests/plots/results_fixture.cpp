@@ -147,6 +147,8 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
                       {"ci_low", -0.55},
                       {"ci_high", -0.43},
                       {"verdict", "confirmed"},
+                      {"metric", "gradw_w2"},
+                      {"fit", "powerlaw"},
                       {"figure_kind", "scaling"},
                       {"x_label", "depth K"},
                       {"y_label", "||dL/dW_2||_F at the last layer"},

@@ -4,7 +4,9 @@
 #include <fstream>
 
 #include "plots/csv_table.hpp"
+#include "plots/figure.hpp"
 #include "plots/fit.hpp"
+#include "plots/line_chart.hpp"
 #include "plots/plot_error.hpp"
 #include "plots/report_html.hpp"
 #include "plots/text.hpp"
@@ -71,4 +73,18 @@ TEST_CASE("figure text is escaped for enhanced text, LaTeX and gnuplot strings",
   CHECK(base64("Man") == "TWFu");
   CHECK(base64("Ma") == "TWE=");
   CHECK(base64("M") == "TQ==");
+}
+
+TEST_CASE("one log-axis rule: positive values spanning more than a decade", "[plots][log]") {
+  CHECK_FALSE(spans_log_range(1, 9));
+  CHECK_FALSE(spans_log_range(1, 10));
+  CHECK(spans_log_range(1, 10.5));
+  CHECK_FALSE(spans_log_range(0, 100));
+  ChartPanel panel;
+  panel.series.push_back({plain_text("a"), "a", {{0, 1, 0, {}}, {1, 0.05, 0, {}}}});
+  CHECK(chart_log_y(panel));  // a 20x fall
+  panel.series.front().points[1].mean = 0.2;
+  CHECK_FALSE(chart_log_y(panel));
+  panel.log_y = true;
+  CHECK(chart_log_y(panel));
 }
