@@ -39,6 +39,11 @@ struct ChartPanel {
   bool connect = true;   // join the points of a series
   Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
   Text title;            // above the plot (e.g. a claim's verdict); empty: none
+  // A shaded horizontal band of y values across the whole plot (a claim's predicted range), with its legend
+  // entry; a side left empty runs to the plot's edge. No band when both are empty.
+  std::optional<double> band_low, band_high;
+  Text band_title;
+  bool legend_below = false;  // the legend always under the plot (single panels), never beside it
   std::vector<ChartSeries> series;
 };
 
@@ -49,8 +54,9 @@ std::string chart_csv(const std::vector<ChartPanel>& panels);
 
 // Preamble (title arrays) and per-format body (axes, plot) for ScriptSpec. Several panels are stacked or
 // sit side by side (the script's `stacked`), laid out by hand so their axes line up. The legend is outside
-// every plot area, on the right: the first panel's series and one entry for all reference curves, in
-// columns when there are more entries than fit one above the other.
+// every plot area, on the right (below when the first panel asks for it, or when the entries are long): the
+// first panel's series, one entry for all reference curves and one for the band, in columns when there are
+// more entries than fit one above the other.
 std::string chart_preamble(const std::vector<ChartPanel>& panels);
 std::string chart_body(const std::vector<ChartPanel>& panels);
 

@@ -168,7 +168,9 @@ void read_verdicts(ResultsFolder& folder) {
     for (auto [field, key] : {std::pair{&claim.predicted, "predicted"},
                               {&claim.measured, "measured"},
                               {&claim.ci_low, "ci_low"},
-                              {&claim.ci_high, "ci_high"}})
+                              {&claim.ci_high, "ci_high"},
+                              {&claim.band_low, "band_low"},
+                              {&claim.band_high, "band_high"}})
       *field = entry.value(key, nlohmann::json());
     claim.points = read_claim_data(folder.dir / "claims" / claim.id / "data.csv", claim.id);
     folder.claims.push_back(std::move(claim));

@@ -47,6 +47,9 @@ struct Claim {
   bool log_x = false;
   bool log_y = false;
   nlohmann::json predicted, measured, ci_low, ci_high;  // numbers, or whatever check wrote
+  // The range of the statistic that supports the claim (band_low/band_high; null or absent: unbounded on
+  // that side), in the units of `measured`.
+  nlohmann::json band_low, band_high;
   std::vector<ClaimPoint> points;
 };
 

@@ -15,7 +15,9 @@ for a in "$@"; do
 done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format)
-[[ $bench == 1 ]] && pkgs+=(python3-torch python3-numpy)
+# PyTorch for the benchmark's reference, with OpenBLAS behind libblas.so.3 (Debian's default is the
+# unoptimized reference BLAS, which would flatter normsim).
+[[ $bench == 1 ]] && pkgs+=(python3-torch python3-numpy libopenblas0-pthread)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
