@@ -1,8 +1,11 @@
 // Claim figures (see claim_figures.hpp).
 #include "claim_figures.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "line_chart.hpp"
 #include "metric_labels.hpp"
@@ -30,12 +33,28 @@ Text title_number(double value, int digits = 3) {
   return {text[0] == '-' ? "−" + text.substr(1) : text, "$" + text + "$"};
 }
 
+// A `profile` claim compares a whole measured curve with the mean-field curve: its statistic is the
+// largest deviation measured - predicted, and the dashed curve is the mean field itself.
+bool is_profile_fit(const Claim& claim) {
+  return claim.fit == "profile";
+}
+
 // What the claim's statistic is, from how check fitted it.
 std::string statistic_name(const std::string& fit) {
   if (fit == "linear") return "slope";
   if (fit == "powerlaw") return "exponent";
   if (fit == "ratio") return "ratio";
+  if (fit == "profile") return "max deviation from mean field";
   return "measured";
+}
+
+// A value given with its uncertainty `half`: to the place of the half-width's second significant digit
+// (−0.00413 ± 0.0049 reads −0.0041 ± 0.0049), but never more than 3 significant digits.
+Text value_at_precision(double value, double half) {
+  if (!(half > 0) || value == 0) return title_number(value);
+  const int place = int(std::floor(std::log10(half))) - 1;  // the decimal place of half's second digit
+  const int digits = int(std::floor(std::log10(std::abs(value)))) - place + 1;
+  return title_number(value, std::clamp(digits, 1, 3));
 }
 
 // "supported: exponent −0.548 ± 0.029": the verdict and the fitted value with its 95% CI (± the half-width
@@ -44,15 +63,18 @@ Text claim_title(const Claim& claim) {
   Text title = plain_text(claim.verdict.empty() ? "no verdict" : claim.verdict);
   if (!claim.measured.is_number()) return title;
   const double value = claim.measured.get<double>();
-  title = title + plain_text(": " + statistic_name(claim.fit) + " ") + title_number(value);
+  const Text name = plain_text(": " + statistic_name(claim.fit) + " ");
   if (claim.ci_low.is_number() && claim.ci_high.is_number()) {
     const double low = claim.ci_low.get<double>(), high = claim.ci_high.get<double>();
     const double half = (high - low) / 2;
     if (std::abs((value - low) - (high - value)) <= 0.1 * half)
-      title = title + Text{" ± ", " $\\pm$ "} + title_number(half, 2);
+      title = title + name + (is_profile_fit(claim) ? value_at_precision(value, half) : title_number(value)) +
+              Text{" ± ", " $\\pm$ "} + title_number(half, 2);
     else
-      title = title + plain_text(" [") + title_number(low) + plain_text(", ") + title_number(high) +
-              plain_text("]");
+      title = title + name + title_number(value) + plain_text(" [") + title_number(low) + plain_text(", ") +
+              title_number(high) + plain_text("]");
+  } else {
+    title = title + name + title_number(value);
   }
   return title;
 }
@@ -74,25 +96,62 @@ Text claim_x_label(const std::string& label) {
   return plain_text(label);
 }
 
-// The claim's y label: the metric's symbol (as on the metric figures) when verdicts.json names a metric,
-// followed by what the claim's own label adds after its plain-text symbol ("(last layer)" for "of the last
-// layer", "layer 50 / layer 1"); a parenthesized alternative symbol is dropped. Without a known metric: the
-// label as written.
+// A label compared with a metric's plain-text names: lower case, without spaces and underscores
+// ("||dL/dW_2||_F" and "||dL/dW2||_F" are the same name).
+std::string label_key(const std::string& text) {
+  std::string key;
+  for (unsigned char c : text)
+    if (c != ' ' && c != '_') key += static_cast<char>(std::tolower(c));
+  return key;
+}
+
+// Whether `head` names `metric` in plain text: its name, or the plain-text forms of its symbol that claims
+// write (||dL/dW2||, token cosine, relative update, E[x_l^2], ...). Symbols in other letters (cos(x_t,
+// x_t+1) for cos_next's cos(x_k, x_{k+1})) do not: the claim's axis uses those letters.
+bool names_metric(const std::string& head, const std::string& metric) {
+  const std::string key = label_key(head);
+  if (key.empty()) return false;
+  if (key == label_key(metric)) return true;
+  std::set<std::string> names;
+  if (metric.rfind("gradw_", 0) == 0) {
+    const std::string w = label_key(metric.substr(6));
+    for (const std::string& body : {"||dl/d" + w + "||", "||dloss/d" + w + "||", "‖∂l/∂" + w + "‖"})
+      names.insert({body, body + "f"});
+  }
+  if (metric == "act_sq") names = {"e[xl^2]", "e[x^2]"};
+  if (metric == "grad_sq") names = {"e[(dl/dxl)^2]", "e[(∂l/∂xl)^2]"};
+  if (metric == "token_cos") names = {"tokencosine", "cos(xl[t],xl[s])"};
+  if (metric == "rel_update") names = {"relativeupdate"};
+  if (metric == "cos_next") names = {"cos(xk,xk+1)", "cos(xk,x{k+1})"};
+  if (metric == "eff_rank") names = {"effectiverank", "erank(xl)"};
+  return names.count(key) > 0;
+}
+
+// The claim's y label: the metric's symbol (as on the metric figures) where it replaces the whole label
+// cleanly, else the label as written (escaped). Cleanly: the label is a plain-text name of the metric (see
+// names_metric), optionally followed by a parenthesized alternative symbol, which is dropped
+// ("act_sq (v_l)"), or by "of the ..."/"at the ..." ("||dL/dW2|| of the last layer" reads
+// "‖∂L/∂W₂‖_F (last layer)", as on the depth figures). Anything else ("cos(x_t, x_t+1)", "||dW2|| layer 50 /
+// layer 1", "max act_sq") is a quantity of its own, which a symbol put in front of part of it would garble.
 Text claim_y_label(const Claim& claim) {
   const std::string& label = claim.y_label;
+  const Text own = plain_text(label.empty() ? "measured" : label);
   if (claim.metric.empty() || metric_label(claim.metric).enhanced == plain_text(claim.metric).enhanced)
-    return plain_text(label.empty() ? "measured" : label);
-  std::string rest;
-  const auto space = label.find(' ');
-  if (space != std::string::npos) rest = label.substr(space + 1);
-  if (!rest.empty() && rest.front() == '(' && rest.back() == ')' && rest.find(')') == rest.size() - 1)
-    rest.clear();
-  // "of the last layer" reads as "(last layer)", as on the depth figures, and keeps the label short.
-  for (const char* lead : {"of the ", "at the "})
-    if (rest.rfind(lead, 0) == 0) rest = "(" + rest.substr(7) + ")";
-  Text text = metric_label(claim.metric);
-  if (!rest.empty()) text = text + plain_text(" " + rest);
-  return text;
+    return own;
+  std::string head = label, rest;
+  for (const char* lead : {" of the ", " at the "}) {
+    const auto at = label.find(lead);
+    if (at != std::string::npos && at + 8 < label.size()) {
+      head = label.substr(0, at), rest = " (" + label.substr(at + 8) + ")";
+      break;
+    }
+  }
+  const auto open = label.rfind(" (");
+  if (rest.empty() && open != std::string::npos && label.back() == ')' &&
+      label.find_first_of("()", open + 2) == label.size() - 1)
+    head = label.substr(0, open);  // a parenthesized alternative symbol: dropped
+  if (!names_metric(head, claim.metric)) return own;
+  return metric_label(claim.metric) + plain_text(rest);
 }
 
 }  // namespace
@@ -112,24 +171,39 @@ std::vector<Figure> claim_figures(const ResultsFolder& folder) {
     panel.log_y = claim.log_y && positive_y;
     panel.errors = claim.figure_kind == "profile" ? ErrorStyle::band : ErrorStyle::bars;
     panel.connect = claim.figure_kind != "points";
-    panel.reference_title = plain_text("predicted");
-    if (claim.predicted.is_number())
+    // The legend says what the dashed curve is: the mean-field curve of a profile claim, else the
+    // prediction with its value (the statistic's, e.g. the exponent of a power law).
+    panel.reference_title = plain_text(is_profile_fit(claim) ? "mean field" : "predicted");
+    if (claim.predicted.is_number() && !is_profile_fit(claim))
       panel.reference_title = panel.reference_title + plain_text(" (") +
                               title_number(claim.predicted.get<double>()) + plain_text(")");
     ChartSeries measured{plain_text("measured"), "measured", {}};
     for (const auto& p : claim.points) measured.points.push_back({p.x, p.measured, p.se, p.predicted});
     panel.series.push_back(std::move(measured));
+    // A `points` claim's y values are its statistic itself (a ratio, a bound's value): its supported range
+    // (band_low..band_high) is a range of y and is shaded across the plot.
+    if (claim.figure_kind == "points") {
+      if (claim.band_low.is_number()) panel.band_low = claim.band_low.get<double>();
+      if (claim.band_high.is_number()) panel.band_high = claim.band_high.get<double>();
+      panel.band_title = plain_text("supported range");
+    }
+    // At one-column size a legend beside the plot would take half its width: under it, the plot is wide.
+    panel.legend_below = true;
 
     Figure figure;
     figure.name = "claim_" + claim.id;
     figure.kind = "claim";
-    figure.caption = "Claim " + claim.id + (claim.statement.empty() ? "" : ": " + claim.statement) +
-                     (claim.source.empty() ? "" : " (" + claim.source + ")") +
-                     ". Verdict: " + (claim.verdict.empty() ? "none" : claim.verdict) + "; predicted " +
-                     claim_value(claim.predicted) + ", measured " + claim_value(claim.measured) +
-                     " (95% CI " + claim_value(claim.ci_low) + " to " + claim_value(claim.ci_high) +
-                     "). Points: measured +- s.e.; dashed: predicted. The title gives the verdict and the "
-                     "fitted statistic with its 95% CI.";
+    figure.caption =
+        "Claim " + claim.id + (claim.statement.empty() ? "" : ": " + claim.statement) +
+        (claim.source.empty() ? "" : " (" + claim.source + ")") +
+        ". Verdict: " + (claim.verdict.empty() ? "none" : claim.verdict) +
+        (is_profile_fit(claim)
+             ? "; max deviation from mean field " + claim_value(claim.measured)
+             : "; predicted " + claim_value(claim.predicted) + ", measured " + claim_value(claim.measured)) +
+        " (95% CI " + claim_value(claim.ci_low) + " to " + claim_value(claim.ci_high) +
+        "). Points: measured +- s.e.; dashed: " + (is_profile_fit(claim) ? "mean field" : "predicted") +
+        (panel.band_low || panel.band_high ? "; shaded: the supported range" : "") +
+        ". The title gives the verdict and the fitted statistic with its 95% CI.";
     figure.csv = chart_csv({panel});
     figure.script = {figure.name, "Claim " + claim.id + ": measured against predicted", chart_columns,
                      chart_preamble({panel}), chart_body({panel})};

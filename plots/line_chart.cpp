@@ -39,6 +39,15 @@ std::string title_array(int panel, const char* form) {
   return std::string("T") + form + std::to_string(panel);
 }
 
+bool has_band(const ChartPanel& panel) {
+  const auto finite = [](const std::optional<double>& v) { return v && std::isfinite(*v); };
+  return finite(panel.band_low) || finite(panel.band_high);
+}
+
+// The band's fill: a light grey under everything, distinct from every series colour.
+constexpr const char* band_colour = "#999999";
+constexpr const char* band_fill = "fs transparent solid 0.22 noborder";
+
 }  // namespace
 
 double nice_tic_step(double range, int most) {
@@ -118,6 +127,10 @@ Extent panel_extent(const ChartPanel& panel, bool log_y) {
       e.integer_x &= p.x == std::round(p.x);
       e.xs.push_back(p.x);
     }
+  // The band's finite sides are part of the picture: the y range shows them.
+  for (const auto& side : {panel.band_low, panel.band_high})
+    if (side && std::isfinite(*side) && (!log_y || *side > 0) && !e.xs.empty())
+      e.y_min = std::min(e.y_min, *side), e.y_max = std::max(e.y_max, *side);
   std::sort(e.xs.begin(), e.xs.end());
   e.xs.erase(std::unique(e.xs.begin(), e.xs.end()), e.xs.end());
   return e;
@@ -193,6 +206,25 @@ std::size_t y_tic_chars(const ChartPanel& panel) {
   return chars;
 }
 
+// A y label longer than this (in characters) would run past a one-column plot's height: two lines.
+constexpr std::size_t y_label_chars = 22;
+
+// gp_text, with the enhanced form broken at the space nearest its middle when it is longer than `most`
+// characters (0: always) and holds no markup that a break could cut ({...}). The LaTeX form is kept whole:
+// LaTeX sets it.
+std::string gp_text_wrapped(const Text& text, std::size_t most) {
+  const std::string& e = text.enhanced;
+  if (visible_length(e) <= most || e.find('{') != std::string::npos) return gp_text(text);
+  std::size_t best = std::string::npos;
+  for (std::size_t i = e.find(' '); i != std::string::npos; i = e.find(' ', i + 1))
+    if (best == std::string::npos ||
+        std::abs(double(i) - e.size() / 2.0) < std::abs(double(best) - e.size() / 2.0))
+      best = i;
+  if (best == std::string::npos) return gp_text(text);
+  return "(tex ? " + gp_quote(text.latex) + " : " + gp_quote(e.substr(0, best)) + ".\"\\n\"." +
+         gp_quote(e.substr(best + 1)) + ")";
+}
+
 }  // namespace
 
 std::string chart_body(const std::vector<ChartPanel>& panels) {
@@ -217,6 +249,11 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     key_chars = std::max(key_chars, visible_length(panels.front().reference_title.enhanced));
     any_title |= !panels.front().reference_title.enhanced.empty();
   }
+  const bool band_entry = !panels.empty() && has_band(panels.front());
+  if (band_entry) {
+    key_chars = std::max(key_chars, visible_length(panels.front().band_title.enhanced));
+    any_title |= !panels.front().band_title.enhanced.empty();
+  }
   const bool key = any_title;
   // A reference known at a single x (a claim with one point) is a cross in the series' colour.
   std::size_t longest = 0;
@@ -234,10 +271,13 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
   // The legend's place, computed by the script from the font size and figure size (so editing width_in,
   // height_in or fontsize keeps it clear of the plots): a column on the right when its entries are short,
   // else a row of columns at the bottom (always under stacked panels). The plots get the rest.
-  const std::size_t entries = panels.empty() ? 0 : panels.front().series.size() + (any_reference ? 1 : 0);
+  const std::size_t entries =
+      panels.empty() ? 0 : panels.front().series.size() + (any_reference ? 1 : 0) + (band_entry ? 1 : 0);
+  const bool always_below = multi ? false : !panels.empty() && panels.front().legend_below;
   gp << "key_n = " << (key ? entries : 0) << "; key_entry_in = (" << key_chars
      << "*0.8 + 6)*(fontsize - 1)/72.0; key_row_in = 1.5*(fontsize - 1)/72.0  # inches\n"
-     << "key_below = " << (multi ? "stacked || " : "") << "key_entry_in > 0.5*width_in\n"
+     << "key_below = " << (multi ? "stacked || " : "") << (always_below ? "1 || " : "")
+     << "key_entry_in > 0.5*width_in\n"
      << "if (key_below) {\n"
      << "  key_cols = floor(width_in/key_entry_in); key_cols = key_cols < 1 ? 1 : key_cols\n"
      << "  key_rows = ceil(key_n*1.0/key_cols); key_h = key_n > 0 ? (key_rows*key_row_in + 0.1)/height_in : "
@@ -278,13 +318,28 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
          << "}\n"
          << "set rmargin 2; set tmargin 0.8; set bmargin 3.2\n";
     }
-    gp << "unset logscale\nset offsets 0, 0, 0, 0\nset xrange [*:*]\nset yrange [*:*]\n";
+    gp << "unset logscale\nset offsets 0, 0, 0, 0\nset xrange [*:*]\nset yrange [*:*]\nunset object 1\n";
+    // The band: a shaded rectangle behind the data across the plot's width, from band_low to band_high
+    // (a missing side: the plot's edge).
+    if (has_band(panel)) {
+      const auto side = [](const std::optional<double>& v, const char* edge) {
+        return v && std::isfinite(*v) ? "first " + csv_number(*v) : std::string(edge);
+      };
+      gp << "set object 1 rect from graph 0, " << side(panel.band_low, "graph 0") << " to graph 1, "
+         << side(panel.band_high, "graph 1") << " behind fc rgb '" << band_colour << "' " << band_fill
+         << "\n";
+    }
     // A title (a claim's verdict) is a line across the top of the figure, left-aligned: centred over a plot
     // narrowed by the legend it would run off the figure.
-    if (!panel.title.enhanced.empty() && !multi)
-      gp << "set label 1 " << gp_text(panel.title)
-         << " at screen 0.02, screen 1 - 0.9*fontsize/72.0/height_in left font keyfont\nset tmargin 2.2\n";
-    else
+    if (!panel.title.enhanced.empty() && !multi) {
+      // Wider than the figure (the estimate takes a character as 0.66 em): two lines, and a taller margin.
+      const std::string at = " at screen 0.02, screen 1 - 0.9*fontsize/72.0/height_in left font keyfont";
+      gp << "if (" << visible_length(panel.title.enhanced) << "*0.66*(fontsize - 1)/72.0 > 0.96*width_in) {\n"
+         << "  set label 1 " << gp_text_wrapped(panel.title, 0) << at << "; set tmargin 3.4\n"
+         << "} else {\n"
+         << "  set label 1 " << gp_text(panel.title) << at << "; set tmargin 2.2\n"
+         << "}\n";
+    } else
       gp << "unset label 1\n";
     gp << "set format x (tex ? '$%g$' : '%g')\nset format y (tex ? '$%g$' : '%g')\n";
 
@@ -292,6 +347,11 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     // linear axis a round step giving at most five intervals (whole layers on layer axes).
     if (panel.log_x) {
       gp << "set logscale x " << panel.log_x_base << "\n";
+      if (extent.xs.size() == 1 && extent.xs.front() > 0) {  // one x: the middle of a factor-2 range
+        const double x = extent.xs.front();
+        gp << "set xrange [" << csv_number(x / std::sqrt(2.0)) << ":" << csv_number(x * std::sqrt(2.0))
+           << "]\n";
+      }
       if (!extent.xs.empty() && extent.xs.size() <= 8) {
         gp << "set xtics (";
         for (std::size_t i = 0; i < extent.xs.size(); ++i) gp << (i ? ", " : "") << csv_number(extent.xs[i]);
@@ -300,8 +360,8 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
         gp << "set xtics autofreq\n";
         if (panel.log_x_base == 10) gp << "set format x (tex ? '$10^{%T}$' : '10^{%T}')\n";
       }
-    } else if (extent.xs.size() == 1) {  // one x: that value alone, in the middle
-      const double x = extent.xs.front(), half = x == 0 ? 1 : std::abs(x) / 10;
+    } else if (extent.xs.size() == 1) {  // one x: that value alone, in the middle of a range around it
+      const double x = extent.xs.front(), half = x == 0 ? 1 : std::abs(x) / 4;
       gp << "set xtics (" << csv_number(x) << ")\nset xrange [" << csv_number(x - half) << ":"
          << csv_number(x + half) << "]\n";
     } else if (extent.x_max > extent.x_min) {
@@ -324,22 +384,33 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
         gp << log_y_tics(extent.y_min, extent.y_max, multi ? 4 : 5);
       else
         gp << "set ytics autofreq\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
+      // gnuplot autoscales to the data only: a band reaching past it needs the range set (whole decades).
+      if (has_band(panel) && extent.y_min > 0 && extent.y_max / extent.y_min >= 10)
+        gp << "set yrange [" << csv_number(std::pow(10.0, std::floor(std::log10(extent.y_min)))) << ":"
+           << csv_number(std::pow(10.0, std::ceil(std::log10(extent.y_max)))) << "]\n";
     } else if (extent.y_max > extent.y_min) {
-      gp << "set ytics " << csv_number(nice_tic_step(extent.y_max - extent.y_min, multi ? 4 : 5)) << "\n";
+      const double step = nice_tic_step(extent.y_max - extent.y_min, multi ? 4 : 5);
+      gp << "set ytics " << csv_number(step) << "\n";
+      if (has_band(panel))  // as above, out to whole tic steps as gnuplot's autoscaling would
+        gp << "set yrange [" << csv_number(std::floor(extent.y_min / step) * step) << ":"
+           << csv_number(std::ceil(extent.y_max / step) * step) << "]\n";
     } else {
       gp << "set ytics autofreq\n";
     }
     gp << "set xtics nomirror out scale 0.6; set ytics nomirror out scale 0.6\n";
     gp << "set xlabel " << gp_text(panel.x_label) << "\n";
-    gp << "set ylabel " << gp_text(panel.y_label) << "\n";
+    gp << "set ylabel " << gp_text_wrapped(panel.y_label, y_label_chars) << "\n";
     // A band reaches the plot's sides; error bars would sit on them.
     // (On a log axis gnuplot would round the range out to whole decades: fix it to the data instead.)
-    if (panel.errors == ErrorStyle::band)
-      gp << "set autoscale xfix\n";
-    else if (panel.log_x)
-      gp << "set autoscale xfix\nset offsets graph 0.05, graph 0.05, 0, 0\n";
-    else
-      gp << "set autoscale x\nset offsets graph 0.03, graph 0.03, 0, 0\n";
+    // One x has its range set above (autoscaling would put the point on the axis or shrink the range to it).
+    if (extent.xs.size() != 1) {
+      if (panel.errors == ErrorStyle::band)
+        gp << "set autoscale xfix\n";
+      else if (panel.log_x)
+        gp << "set autoscale xfix\nset offsets graph 0.05, graph 0.05, 0, 0\n";
+      else
+        gp << "set autoscale x\nset offsets graph 0.03, graph 0.03, 0, 0\n";
+    }
     gp << "unset key\n";
 
     // Points on every line would hide the line on deep profiles: mark about ten per series.
@@ -378,7 +449,8 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
           "}\n"
        << "set lmargin 0; set rmargin 0; set tmargin " << (titled && !multi ? "(key_below ? 0 : 2.2)" : "0")
        << "; set bmargin 0\n"
-       << "unset logscale; unset label 1; unset xlabel; unset ylabel; unset tics; unset border\n"
+       << "unset logscale; unset label 1; unset object 1; unset xlabel; unset ylabel; unset tics; unset "
+          "border\n"
        << "set xrange [0:1]; set yrange [0:1]\n"
        << "set key inside left top " << key_style << " maxrows key_rows\n"
        << "plot NaN notitle, for [i=1:" << first.series.size() << "] keyentry with " << style
@@ -386,6 +458,9 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     if (any_reference)
       gp << ", \\\n     keyentry with " << reference_style << " lc rgb 'black' title "
          << gp_text(first.reference_title);
+    if (band_entry)
+      gp << ", \\\n     keyentry with boxes fc rgb '" << band_colour << "' " << band_fill << " title "
+         << gp_text(first.band_title);
     gp << "\n";
   }
   gp << "unset multiplot\n";

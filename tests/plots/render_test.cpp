@@ -1,6 +1,8 @@
 // Every figure kind renders into non-empty PDF, SVG and PNG files of the chosen size, beside its CSV and
 // script, and the report embeds them.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "plots/render_folder.hpp"
@@ -243,4 +245,107 @@ TEST_CASE("legends, log axes, tics, theory and claim labels in the scripts", "[p
     // A claim without a metric keeps its own label.
     CHECK(read_text(figures / "claim_post_act_sq_flat.gp").find("E[x\\_l\\^2]") != std::string::npos);
   }
+}
+
+TEST_CASE("claim figures: y labels, profile titles, legend below, single x and the supported band",
+          "[plots][render][claims]") {
+  require_gnuplot();
+  TempDir dir("claim-style");
+  write_results_folder(dir.path());
+  // Three claims as `normsim check` writes them: a profile fit, a one-depth ratio with a band, a power law.
+  nlohmann::json verdicts = nlohmann::json::array();
+  verdicts.push_back({{"id", "cos_profile"},
+                      {"verdict", "supported"},
+                      {"fit", "profile"},
+                      {"figure_kind", "profile"},
+                      {"metric", "cos_next"},
+                      {"predicted", 0.0},
+                      {"measured", -0.00413},
+                      {"ci_low", -0.00906},
+                      {"ci_high", 0.000799},
+                      {"band_low", -0.02},
+                      {"band_high", 0.02},
+                      {"x_label", "sublayer t"},
+                      {"y_label", "cos(x_t, x_t+1)"}});
+  verdicts.push_back({{"id", "one_depth"},
+                      {"verdict", "refuted"},
+                      {"fit", "ratio"},
+                      {"figure_kind", "points"},
+                      {"metric", "gradw_w2"},
+                      {"predicted", 7.0},
+                      {"measured", 1.3},
+                      {"ci_low", 1.01},
+                      {"ci_high", 1.68},
+                      {"band_low", 4.9},
+                      {"band_high", 9.1},
+                      {"x_label", "depth K"},
+                      {"y_label", "||dW2|| layer 50 / layer 1"}});
+  verdicts.push_back({{"id", "exponent"},
+                      {"verdict", "supported"},
+                      {"fit", "powerlaw"},
+                      {"figure_kind", "scaling"},
+                      {"metric", "gradw_w2"},
+                      {"predicted", -0.5},
+                      {"measured", -0.548},
+                      {"ci_low", -0.577},
+                      {"ci_high", -0.519},
+                      {"band_low", -0.6},
+                      {"band_high", -0.4},
+                      {"x_label", "depth K"},
+                      {"y_label", "||dL/dW2|| of the last layer"},
+                      {"log_x", true},
+                      {"log_y", true}});
+  { std::ofstream(dir.path() / "verdicts.json") << verdicts.dump(2); }
+  for (const char* id : {"cos_profile", "one_depth", "exponent"})
+    fs::create_directories(dir.path() / "claims" / id);
+  std::ofstream(dir.path() / "claims" / "cos_profile" / "data.csv")
+      << "x,measured,se,predicted\n0,0.81,0.002,0.816\n1,0.86,0.002,0.866\n2,0.89,0.002,0.894\n";
+  std::ofstream(dir.path() / "claims" / "one_depth" / "data.csv")
+      << "x,measured,se,predicted\n100,1.3,0.16,7\n";
+  std::ofstream(dir.path() / "claims" / "exponent" / "data.csv")
+      << "x,measured,se,predicted\n8,60,1,60\n16,41,1,42.4\n32,28,1,30\n";
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.report = false;
+  options.claims_only = true;
+  render_folder(dir.path(), options);
+  const fs::path figures = dir.path() / "figures";
+  for (const char* id : {"cos_profile", "one_depth", "exponent"}) {
+    INFO(id);
+    CHECK(fs::file_size(figures / ("claim_" + std::string(id) + ".png")) > 0);
+    // The legend is under the plot, which gets the full width.
+    CHECK(read_text(figures / ("claim_" + std::string(id) + ".gp")).find("key_below = 1 || ") !=
+          std::string::npos);
+  }
+
+  const std::string profile = read_text(figures / "claim_cos_profile.gp");
+  // 1. No partial symbol: the claim's own label, escaped (x_t must not subscript).
+  CHECK(profile.find("cos(x\\_t, x\\_t+1)") != std::string::npos);
+  CHECK(profile.find("{/:Italic k}") == std::string::npos);
+  // 2. A profile fit: the deviation from the mean field, to the CI's precision; the legend says "mean field".
+  CHECK(profile.find("supported: max deviation from mean field −0.0041 ± 0.0049") != std::string::npos);
+  CHECK(profile.find("title 'mean field'") != std::string::npos);
+  CHECK(profile.find("predicted (") == std::string::npos);
+  CHECK(profile.find("set object 1 rect") == std::string::npos);  // its band is not in y units
+
+  const std::string one = read_text(figures / "claim_one_depth.gp");
+  CHECK(one.find("||dW2|| layer") != std::string::npos);
+  CHECK(one.find("∂") == std::string::npos);
+  CHECK(one.find("predicted (7)") != std::string::npos);
+  // 4. One x: a range around it, not autoscaled onto the axis; the supported range shaded and in the y range.
+  CHECK(one.find("set xrange [75:125]") != std::string::npos);
+  CHECK(one.find("set autoscale x") == std::string::npos);
+  CHECK(one.find("set object 1 rect from graph 0, first 4.9 to graph 1, first 9.1 behind") !=
+        std::string::npos);
+  CHECK(one.find("title 'supported range'") != std::string::npos);
+  CHECK(one.find("set yrange [0:10]") != std::string::npos);
+  CHECK(one.find("unset object 1; unset xlabel") != std::string::npos);  // not drawn in the legend's plot
+
+  const std::string exponent = read_text(figures / "claim_exponent.gp");
+  // A clean replacement keeps the symbol; ratio/powerlaw/linear keep "predicted (value)".
+  CHECK(exponent.find("‖∂{/:Italic L}/∂{/:Italic W}_2‖_F (last layer)") != std::string::npos);
+  CHECK(exponent.find("predicted (−0.5)") != std::string::npos);
+  CHECK(exponent.find("supported: exponent −0.548 ± 0.029") != std::string::npos);
+  CHECK(exponent.find("set object 1 rect") == std::string::npos);  // an exponent's band is not a y range
 }
