@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace normsim::theory {
 
@@ -45,24 +46,41 @@ const GaussianKernel& Branch::kernel(double s) const {
 }
 
 Branch::Eval Branch::evaluate(TokenGram in) const {
-  const double m = in.diag, rho = in.cos();
+  // rho = in.cos(), without the division when in.diag is exactly 1 (a normalized input at gamma = 1): x / 1
+  // is exact, and the division sits on the recursion's latency-bound critical path.
+  const double m = in.diag, rho = m == 1.0 ? in.off : in.cos();
   Eval e;
   if (!std::isfinite(m * std::max({s1_, sg_, 1.0}))) {  // an overflowed stream: nothing to predict
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    e.out = e.hidden = {nan, nan};
+    e.out = e.factors.hidden = {nan, nan};
     e.back = GramMap::scale(nan);
     return e;
   }
   switch (kind_) {
     case Kind::mlp: {
       // q = s2 M2(s1 m), chi = s1 s2 D2(s1 m) (theory.md §1.1); token pairs through kappa, dkappa.
-      const auto& k = kernel(s1_ * m);
-      const auto kk = k.kappas(rho);
-      const double chi = s1_ * s2_ * k.d2();
-      e.hidden = {k.m2(), k.m2() * kk.kappa};
-      e.out = s2_ * e.hidden;
+      // ReLU and linear: M2, D2 are closed forms of s and the kernels do not depend on s, so no kernel
+      // object is built or looked up (the same numbers GaussianKernel gives).
+      double m2 = 0.0, d2 = 0.0;
+      GaussianKernel::Pair kk{};
+      if (act_ == Activation::relu || act_ == Activation::linear) {
+        const double s = s1_ * m;
+        if (!(s >= 0.0) || !std::isfinite(s))
+          throw std::invalid_argument("gaussian moments: variance must be >= 0");
+        if (act_ == Activation::relu) {
+          m2 = s / 2, d2 = 0.5, kk = relu_kappas(rho);
+        } else {
+          m2 = s, d2 = 1.0, kk = {std::clamp(rho, -1.0, 1.0), 1.0};
+        }
+      } else {
+        const auto& k = kernel(s1_ * m);
+        m2 = k.m2(), d2 = k.d2(), kk = k.kappas(rho);
+      }
+      const double chi = s1_ * s2_ * d2;
+      e.factors.hidden = {m2, m2 * kk.kappa};
+      e.out = s2_ * e.factors.hidden;
       e.back = {chi, 0.0, 0.0, chi * kk.dkappa};
-      e.w1_factor = {s2_ * k.d2(), s2_ * k.d2() * kk.dkappa};
+      e.factors.w1_factor = {s2_ * d2, s2_ * d2 * kk.dkappa};
       return e;
     }
     case Kind::swiglu: {
@@ -70,12 +88,12 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       const auto& k = kernel(sg_ * m);
       const auto kk = k.kappas(rho);
       const double up = s1_ * m;
-      e.hidden = {k.m2() * up, k.m2() * kk.kappa * up * rho};
-      e.out = s2_ * e.hidden;
+      e.factors.hidden = {k.m2() * up, k.m2() * kk.kappa * up * rho};
+      e.out = s2_ * e.factors.hidden;
       e.back = {s2_ * (sg_ * up * k.d2() + s1_ * k.m2()), 0.0, 0.0,
                 s2_ * (sg_ * up * rho * k.d2() * kk.dkappa + s1_ * k.m2() * kk.kappa)};
-      e.w1_factor = {s2_ * k.m2(), s2_ * k.m2() * kk.kappa};
-      e.wgate_factor = {s2_ * k.d2() * up, s2_ * k.d2() * kk.dkappa * up * rho};
+      e.factors.w1_factor = {s2_ * k.m2(), s2_ * k.m2() * kk.kappa};
+      e.factors.wgate_factor = {s2_ * k.d2() * up, s2_ * k.d2() * kk.dkappa * up * rho};
       return e;
     }
     case Kind::attention:
@@ -92,23 +110,6 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
     }
   }
   return e;
-}
-
-std::optional<MlpWeightGrads> Branch::weight_grads(TokenGram in, const Eval& e, TokenGram g,
-                                                   MlpDims dims) const {
-  if (!is_mlp()) return std::nullopt;
-  const double d = dims.width, f = dims.hidden, t = dims.tokens, pairs = t * (t - 1.0);
-  // sum over token pairs of (x_t . x_s)(y_t . y_s), from per-coordinate Grams of x (nx coordinates) and
-  // y (ny coordinates).
-  auto frob = [&](double nx, TokenGram x, double ny, TokenGram y) {
-    return std::sqrt(std::max(0.0, t * nx * x.diag * ny * y.diag + pairs * nx * x.off * ny * y.off));
-  };
-  auto times = [](TokenGram a, TokenGram b) { return TokenGram{a.diag * b.diag, a.off * b.off}; };
-  MlpWeightGrads out;
-  out.w2 = frob(f, e.hidden, d, g);
-  out.w1 = frob(d, in, d, times(e.w1_factor, g));
-  if (kind_ == Kind::swiglu) out.wgate = frob(d, in, d, times(e.wgate_factor, g));
-  return out;
 }
 
 }  // namespace normsim::theory

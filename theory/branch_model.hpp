@@ -2,6 +2,8 @@
 // of its input, the linear map that takes the gradient Gram at its output to the one at its input, and
 // (MLP branches) the weight-gradient norms. Shapes follow docs/conventions.md "Branches".
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -39,24 +41,41 @@ class Branch {
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
 
+  // MLP only: per-coordinate Gram of W2's input, and the factors that turn the output gradient Gram
+  // into the Gram of the backpropagated signal at W1's (and Wg's) output, summed over the hidden units
+  // and divided by d. All the weight gradients need from the forward pass besides the branch input.
+  struct Factors {
+    TokenGram hidden;
+    TokenGram w1_factor, wgate_factor;
+  };
   // Everything the mean field needs from the branch at one input, from one kernel evaluation.
   struct Eval {
     TokenGram out;  // Gram of F(u) (out.diag = branch_sq)
     GramMap back;   // gradient Gram at the output -> gradient Gram at the input u
-    // MLP only: per-coordinate Gram of W2's input, and the factors that turn the output gradient Gram
-    // into the Gram of the backpropagated signal at W1's (and Wg's) output, summed over the hidden units
-    // and divided by d.
-    TokenGram hidden;
-    TokenGram w1_factor, wgate_factor;
+    Factors factors;
   };
   Eval evaluate(TokenGram in) const;
 
   // Weight-gradient norms given the gradient Gram at the branch output; nullopt for attention.
   // E||sum_t a_t^T g_t||_F^2 = sum_{t,s} (a_t.a_s)(g_t.g_s) with activations and gradients independent
   // (gradient-independence assumption); the square root of that expectation, which concentrates at
-  // large d [DERIVED, docs/theory_notes.md §gradw].
-  std::optional<MlpWeightGrads> weight_grads(TokenGram in, const Eval& e, TokenGram grad_out,
-                                             MlpDims dims) const;
+  // large d [DERIVED, docs/theory_notes.md §gradw]. Inline: the mean field calls it once per sublayer.
+  std::optional<MlpWeightGrads> weight_grads(TokenGram in, const Factors& f, TokenGram grad_out,
+                                             MlpDims dims) const {
+    if (!is_mlp()) return std::nullopt;
+    const double d = dims.width, h = dims.hidden, t = dims.tokens, pairs = t * (t - 1.0);
+    // sum over token pairs of (x_t . x_s)(y_t . y_s), from per-coordinate Grams of x (nx coordinates) and
+    // y (ny coordinates).
+    auto frob = [&](double nx, TokenGram x, double ny, TokenGram y) {
+      return std::sqrt(std::max(0.0, t * nx * x.diag * ny * y.diag + pairs * nx * x.off * ny * y.off));
+    };
+    auto times = [](TokenGram a, TokenGram b) { return TokenGram{a.diag * b.diag, a.off * b.off}; };
+    MlpWeightGrads out;
+    out.w2 = frob(h, f.hidden, d, grad_out);
+    out.w1 = frob(d, in, d, times(f.w1_factor, grad_out));
+    if (kind_ == Kind::swiglu) out.wgate = frob(d, in, d, times(f.wgate_factor, grad_out));
+    return out;
+  }
 
  private:
   const GaussianKernel& kernel(double s) const;

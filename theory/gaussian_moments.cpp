@@ -158,12 +158,9 @@ double GaussianKernel::dkappa(double rho) const {
 }
 
 GaussianKernel::Pair GaussianKernel::kappas(double rho) const {
+  if (act_ == Activation::relu) return relu_kappas(rho);
   rho = std::clamp(rho, -1.0, 1.0);
   switch (act_) {
-    case Activation::relu: {
-      const double a = std::acos(rho);
-      return {(std::sqrt(1.0 - rho * rho) + (kPi - a) * rho) / kPi, (kPi - a) / kPi};
-    }
     case Activation::linear:
       return {rho, 1.0};
     default:

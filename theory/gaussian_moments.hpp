@@ -2,6 +2,8 @@
 // z ~ N(0, s), M2 = E phi(z)^2, D2 = E phi'(z)^2, mean = E phi(z), and the two-point kernels at unit
 // correlation rho (z, z' each N(0, s), corr(z, z') = rho).
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "theory/activation.hpp"
@@ -48,5 +50,15 @@ class GaussianKernel {
   std::vector<double> c2_;   // c_n^2 / sum c_n^2: kappa's power-series coefficients
   std::vector<double> dc2_;  // n c_n^2 / sum n c_n^2, shifted by one: dkappa's coefficients
 };
+
+// ReLU's kernels, shared by GaussianKernel and the mean field's per-layer fast path (one arccos):
+// kappa = (sqrt(1 - rho^2) + (pi - acos rho) rho) / pi (Cho & Saul 2009, theory.md §1.1) and
+// dkappa = (pi - acos rho) / pi = P(z > 0, z' > 0) / P(z > 0) (Sheppard's formula). Neither depends on s.
+inline GaussianKernel::Pair relu_kappas(double rho) {
+  constexpr double kPi = 3.14159265358979323846;
+  rho = std::clamp(rho, -1.0, 1.0);
+  const double a = std::acos(rho);
+  return {(std::sqrt(1.0 - rho * rho) + (kPi - a) * rho) / kPi, (kPi - a) / kPi};
+}
 
 }  // namespace normsim::theory

@@ -98,74 +98,98 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const double gamma_sq = spec.gamma * spec.gamma;
   const auto& w = spec.sigma_sq;
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
-  StackContext ctx{spec,
-                   gamma_sq,
-                   Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
+  StackContext ctx{spec, gamma_sq, Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
                    spec.placement == Placement::hybridnorm ? Branch::attention_value_norm(w.wo, gamma_sq, mix)
                                                            : Branch::attention(w.wv * w.wo, mix),
-                   std::vector<TokenGram>(depth + 1),
-                   std::vector<detail::SublayerRecord>(depth)};
+                   detail::LayerStorage(depth + 1)};
+  if (spec.placement == Placement::deepnorm) ctx.deepnorm_alpha = detail::deepnorm_alpha(spec);
+  if (spec.placement == Placement::mix) ctx.mix_post_blocks = detail::mix_post_blocks(spec);
+
+  const bool final_norm = has_final_norm(spec);
+  const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
+  MeanFieldProfile p;
+  p.final_norm = final_norm;
+  p.caveats = caveats_for(spec, grads_predicted);
+  // Every series is appended in order into storage reserved once: each entry is written exactly once.
+  for (auto* s : {&p.act_sq, &p.grad_sq, &p.token_cos}) s->reserve(depth + 1);
+  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate}) {
+    s->reserve(depth);
+  }
+
+  // The forward metrics of layer l and sublayer l (which read x_l, x_{l+1} and record l). The forward loop
+  // emits them for everything below the layer it is about to map, which is final by then: work that the
+  // processor overlaps with the latency-bound recursion.
+  const bool tokens = spec.tokens > 1;
+  int emitted = 0;
+  auto emit_forward = [&](int upto) {
+    for (; emitted < upto; ++emitted) {
+      const int l = emitted;
+      const TokenGram xl = ctx.x(l);
+      const double v = xl.diag, vn = ctx.x(l + 1).diag, cross = ctx.rec(l).cross;
+      p.act_sq.push_back(finite(v));
+      p.token_cos.push_back(tokens ? finite(xl.cos()) : std::nullopt);
+      p.cos_next.push_back(finite(cross / std::sqrt(v * vn)));
+      p.rel_update.push_back(finite(std::sqrt(std::max(0.0, vn - 2.0 * cross + v) / v)));
+      p.branch_sq.push_back(finite(ctx.rec(l).branch_sq));
+    }
+  };
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
-  ctx.x[0] = spec.input_norm ? detail::normalized(input, gamma_sq) : input;
+  ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq) : input;
   const StepFn step = step_for(spec.placement);
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
-    if (!std::isfinite(ctx.x[k].diag) || !std::isfinite(ctx.x[k].off)) {
+    if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off)) {
       // Overflow (unnormalized stacks grow geometrically): nothing past here is predicted.
-      for (int l = k; l <= depth; ++l) ctx.x[l] = {kNaN, kNaN};
+      for (int l = k; l <= depth; ++l) ctx.x(l) = {kNaN, kNaN};
       for (int j = k; j < depth; ++j) {
-        ctx.rec[j].eval.out = {kNaN, kNaN}, ctx.rec[j].cross = kNaN;
-        ctx.rec[j].anchor = j + 1, ctx.rec[j].back = GramMap::scale(kNaN);
-        ctx.rec[j].anchor_f = j + 1, ctx.rec[j].to_branch = GramMap::scale(kNaN);
+        auto& r = ctx.rec(j);
+        r.branch_sq = kNaN, r.cross = kNaN;
+        r.anchor = j + 1, r.back = GramMap::scale(kNaN);
+        r.anchor_f = j + 1, r.to_branch = kNaN;
       }
       break;
     }
+    emit_forward(k);  // x_0..x_k and records 0..k-1 are final: a later overflow only rewrites from x_{k+1}
     k += step(ctx, k);
   }
+  emit_forward(depth);
+  p.act_sq.push_back(finite(ctx.x(depth).diag));
+  p.token_cos.push_back(tokens ? finite(ctx.x(depth).cos()) : std::nullopt);
 
   // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
-  const bool final_norm = has_final_norm(spec);
-  const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
-  std::vector<TokenGram> g(depth + 1);
-  g[depth] = {1.0, 0.0};
+  TokenGram& g_out = ctx.g(depth);
+  g_out = {1.0, 0.0};
   if (final_norm) {
     // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / v_K, c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
-    g[depth] = {finite_d * gamma_sq / ctx.x[depth].diag, 0.0};
+    g_out = {finite_d * gamma_sq / ctx.x(depth).diag, 0.0};
   }
-  for (int k = depth - 1; k >= 0; --k) g[k] = ctx.rec[k].back(g[ctx.rec[k].anchor]);
+  for (int k = depth - 1; k >= 0; --k) {
+    const auto& r = ctx.rec(k);
+    ctx.g(k) = r.back(ctx.g(r.anchor));
+  }
 
-  MeanFieldProfile p;
-  p.final_norm = final_norm;
-  p.caveats = caveats_for(spec, grads_predicted);
-  p.act_sq.resize(depth + 1), p.grad_sq.resize(depth + 1), p.token_cos.resize(depth + 1);
-  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate}) {
-    s->resize(depth);
-  }
-  for (int l = 0; l <= depth; ++l) {
-    p.act_sq[l] = finite(ctx.x[l].diag);
-    if (grads_predicted) p.grad_sq[l] = finite(g[l].diag);
-    if (spec.tokens > 1) p.token_cos[l] = finite(ctx.x[l].cos());
-  }
+  const bool gradw = grads_predicted && spec.width > 0;
   const MlpDims dims{spec.width > 0 ? spec.width : 0,
                      static_cast<int>(std::lround(spec.mlp_ratio * spec.width)), spec.tokens};
+  for (int l = 0; l <= depth; ++l) {
+    p.grad_sq.push_back(grads_predicted ? finite(ctx.g(l).diag) : std::nullopt);
+  }
   for (int k = 0; k < depth; ++k) {
-    const auto& r = ctx.rec[k];
-    const double v = ctx.x[k].diag, vn = ctx.x[k + 1].diag;
-    p.cos_next[k] = finite(r.cross / std::sqrt(v * vn));
-    p.rel_update[k] = finite(std::sqrt(std::max(0.0, vn - 2.0 * r.cross + v) / v));
-    p.branch_sq[k] = finite(r.eval.out.diag);
-    if (!grads_predicted || spec.width <= 0) continue;
-    const TokenGram g_branch = r.to_branch(g[r.anchor_f]);
-    if (!std::isfinite(g_branch.diag)) continue;
-    const auto gw = ctx.branch(k).weight_grads(r.branch_in, r.eval, g_branch, dims);
-    if (!gw) continue;
-    p.gradw_w1[k] = finite(gw->w1);
-    p.gradw_w2[k] = finite(gw->w2);
-    if (gw->wgate) p.gradw_wgate[k] = finite(*gw->wgate);
+    const auto& r = ctx.rec(k);
+    std::optional<MlpWeightGrads> gw;
+    if (gradw) {
+      // The map to the branch output is scale(to_branch), applied as the 2x2 map it is (bit for bit).
+      const TokenGram g_branch = GramMap::scale(r.to_branch)(ctx.g(r.anchor_f));
+      if (std::isfinite(g_branch.diag))
+        gw = ctx.branch(k).weight_grads(r.branch_in, r.factors, g_branch, dims);
+    }
+    p.gradw_w1.push_back(gw ? finite(gw->w1) : std::nullopt);
+    p.gradw_w2.push_back(gw ? finite(gw->w2) : std::nullopt);
+    p.gradw_wgate.push_back(gw && gw->wgate ? finite(*gw->wgate) : std::nullopt);
   }
   return p;
 }

@@ -9,7 +9,7 @@ namespace normsim::theory::detail {
 
 int step_admin(StackContext& ctx, int k) {
   normalized_sum_step(ctx, k, std::sqrt(ctx.admin_omega_sq), false, 1.0);
-  ctx.admin_omega_sq += ctx.rec[k].eval.out.diag;
+  ctx.admin_omega_sq += ctx.rec(k).branch_sq;
   return 1;
 }
 

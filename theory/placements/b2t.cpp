@@ -11,7 +11,7 @@ namespace normsim::theory::detail {
 
 int step_b2t(StackContext& ctx, int k) {
   const double g = std::sqrt(ctx.gamma_sq);
-  const TokenGram x0 = ctx.x[k];
+  const TokenGram x0 = ctx.x(k);
   const Branch& fa = ctx.branch(k);
   const Branch::Eval e0 = fa.evaluate(x0);
   const TokenGram out0 = e0.out;
@@ -22,24 +22,24 @@ int step_b2t(StackContext& ctx, int k) {
   const Branch::Eval e1 = ff.evaluate(x1);
   const TokenGram out1 = e1.out;
   const TokenGram z = x1 + out1 + x0 + (2.0 * link) * x0;
-  ctx.x[k + 1] = x1;
-  ctx.x[k + 2] = normalized(z, ctx.gamma_sq);
+  ctx.x(k + 1) = x1;
+  ctx.x(k + 2) = normalized(z, ctx.gamma_sq);
   const double jac_z = ctx.gamma_sq / z.diag, jac_h = ctx.gamma_sq / h0.diag;
   const GramMap through_f1 = GramMap::identity() + e1.back;
   const GramMap through_f0 = GramMap::identity() + e0.back;
 
-  SublayerRecord& r0 = ctx.rec[k];
-  r0.branch_in = x0, r0.eval = e0;
+  SublayerRecord& r0 = ctx.rec(k);
+  r0.set_branch(x0, e0);
   r0.cross = link * x0.diag;
   r0.anchor = k + 2;
   r0.back = jac_z * (GramMap::identity() + jac_h * (through_f0 * through_f1) + GramMap::scale(2.0 * link));
-  r0.anchor_f = k + 1, r0.to_branch = GramMap::scale(jac_h);
+  r0.anchor_f = k + 1, r0.to_branch = jac_h;
 
-  SublayerRecord& r1 = ctx.rec[k + 1];
-  r1.branch_in = x1, r1.eval = e1;
+  SublayerRecord& r1 = ctx.rec(k + 1);
+  r1.set_branch(x1, e1);
   r1.cross = g * (x1.diag + link * x0.diag) / std::sqrt(z.diag);
   r1.anchor = k + 2, r1.back = jac_z * through_f1;
-  r1.anchor_f = k + 2, r1.to_branch = GramMap::scale(jac_z);
+  r1.anchor_f = k + 2, r1.to_branch = jac_z;
   return 2;
 }
 

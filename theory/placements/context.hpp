@@ -3,7 +3,9 @@
 // records for the backward pass the linear maps from a later layer's gradient Gram to this layer's.
 #pragma once
 #include <cmath>
-#include <vector>
+#include <cstddef>
+#include <memory>
+#include <new>
 
 #include "theory/branch_model.hpp"
 #include "theory/stack_spec.hpp"
@@ -11,23 +13,61 @@
 
 namespace normsim::theory::detail {
 
+// Only what the backward pass and the metrics read (128 bytes: the records of a 10^4-sublayer stack stay
+// near the L2 cache). A step writes every field of its record.
 struct SublayerRecord {
-  TokenGram branch_in;  // Gram of F_k's input
-  Branch::Eval eval;    // F_k at that input (eval.out: its raw output)
-  double cross = 0.0;   // x_k . x_{k+1} / d, per token
-  int anchor = 0;       // grad(x_k) = back(grad(x_anchor))
+  TokenGram branch_in;      // Gram of F_k's input
+  Branch::Factors factors;  // F_k at that input, for the weight gradients (MLP)
+  double branch_sq = 0.0;   // Gram diagonal of F_k's raw output
+  double cross = 0.0;       // x_k . x_{k+1} / d, per token
+  int anchor = 0;           // grad(x_k) = back(grad(x_anchor))
+  int anchor_f = 0;         // grad at F_k's raw output = GramMap::scale(to_branch)(grad(x_anchor_f))
   GramMap back;
-  int anchor_f = 0;  // grad at F_k's raw output = to_branch(grad(x_anchor_f))
-  GramMap to_branch;
+  double to_branch = 1.0;  // every placement's map to the branch output is a multiple of the identity
+
+  void set_branch(TokenGram in, const Branch::Eval& e) {
+    branch_in = in, factors = e.factors, branch_sq = e.out.diag;
+  }
+};
+
+// Everything the driver keeps per layer, in one array: one allocation per profile, and the stream, record
+// and gradient of a layer share cache lines.
+struct Layer {
+  TokenGram x;         // the stream's Gram at layer l = 0..K
+  TokenGram g;         // the gradient's Gram at layer l (backward pass)
+  SublayerRecord rec;  // sublayer k = l, for l < K
+};
+
+// Storage for the layers, left uninitialized: the forward pass writes every x and every record field
+// that is read later (the steps write whole records; the overflow fill writes what the metrics read past
+// an overflow), the backward pass every g. Layer is an implicit-lifetime aggregate, so the storage from
+// operator new holds Layer objects without a constructor call; skipping the zero-fill saves a pass over
+// ~1.6 MB at 10^4 sublayers.
+class LayerStorage {
+ public:
+  explicit LayerStorage(int n) : p_(static_cast<Layer*>(::operator new(sizeof(Layer) * std::size_t(n)))) {}
+  Layer& operator[](int l) { return p_.get()[l]; }
+
+ private:
+  struct Free {
+    void operator()(Layer* p) const { ::operator delete(p); }
+  };
+  std::unique_ptr<Layer, Free> p_;
 };
 
 struct StackContext {
   const StackSpec& spec;
   double gamma_sq;
   Branch mlp, attention;
-  std::vector<TokenGram> x;         // l = 0..K
-  std::vector<SublayerRecord> rec;  // k = 0..K-1
-  double admin_omega_sq = 1.0;      // Admin's omega_k^2, accumulated in the forward pass
+  LayerStorage layers;          // l = 0..K
+  double admin_omega_sq = 1.0;  // Admin's omega_k^2, accumulated in the forward pass
+  // Per-stack constants of some placements, computed once rather than per sublayer.
+  double deepnorm_alpha = 1.0;  // DeepNorm's alpha
+  int mix_post_blocks = 0;      // Mix-LN: blocks b < this are Post-LN
+
+  TokenGram& x(int l) { return layers[l].x; }
+  TokenGram& g(int l) { return layers[l].g; }
+  SublayerRecord& rec(int k) { return layers[k].rec; }
 
   const Branch& branch(int k) const {
     switch (spec.sublayer) {
@@ -54,6 +94,10 @@ void residual_step(StackContext& ctx, int k, bool norm_in, double in_sq, double 
 // x_{k+1} = N(alpha x_k + a F_k(u)), u = x_k or N(x_k); a^2 = out_sq.
 // Post-LN backward: G^2 = (alpha^2 + chi) / (alpha^2 + q) [DERIVED, theory.md §2.1 P4, §2.8].
 void normalized_sum_step(StackContext& ctx, int k, double alpha, bool norm_in, double out_sq);
+
+// The per-stack constants of DeepNorm (alpha) and Mix-LN (number of Post-LN blocks).
+double deepnorm_alpha(const StackSpec& spec);
+int mix_post_blocks(const StackSpec& spec);
 
 // One step per placement (theory/placements/<name>.cpp); each returns the number of sublayers it mapped.
 int step_post(StackContext& ctx, int k);

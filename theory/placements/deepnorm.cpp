@@ -6,10 +6,13 @@
 
 namespace normsim::theory::detail {
 
-int step_deepnorm(StackContext& ctx, int k) {
+double deepnorm_alpha(const StackSpec& spec) {
   // docs/conventions.md: alpha = K^(1/4) in sublayers, the same number as DeepNet's (2N)^(1/4).
-  const double alpha = ctx.spec.deepnorm_alpha.value_or(std::pow(double(ctx.spec.depth), 0.25));
-  normalized_sum_step(ctx, k, alpha, false, 1.0);
+  return spec.deepnorm_alpha ? *spec.deepnorm_alpha : std::pow(double(spec.depth), 0.25);
+}
+
+int step_deepnorm(StackContext& ctx, int k) {
+  normalized_sum_step(ctx, k, ctx.deepnorm_alpha, false, 1.0);  // ctx.deepnorm_alpha = deepnorm_alpha(spec)
   return 1;
 }
 

@@ -6,9 +6,12 @@
 
 namespace normsim::theory::detail {
 
-int step_mix(StackContext& ctx, int k) {
-  const int post_blocks = static_cast<int>(std::floor(ctx.spec.mix_fraction * block_count(ctx.spec)));
-  return block_of(ctx.spec, k) < post_blocks ? step_post(ctx, k) : step_pre(ctx, k);
+int mix_post_blocks(const StackSpec& spec) {
+  return static_cast<int>(std::floor(spec.mix_fraction * block_count(spec)));
+}
+
+int step_mix(StackContext& ctx, int k) {  // ctx.mix_post_blocks = mix_post_blocks(spec)
+  return block_of(ctx.spec, k) < ctx.mix_post_blocks ? step_post(ctx, k) : step_pre(ctx, k);
 }
 
 }  // namespace normsim::theory::detail

@@ -5,18 +5,18 @@
 namespace normsim::theory::detail {
 
 int step_peri(StackContext& ctx, int k) {
-  const TokenGram x = ctx.x[k];
+  const TokenGram x = ctx.x(k);
   const TokenGram u = normalized(x, ctx.gamma_sq);
   const Branch& f = ctx.branch(k);
   const Branch::Eval e = f.evaluate(u);
   const TokenGram out = e.out;
-  ctx.x[k + 1] = x + normalized(out, ctx.gamma_sq);
+  ctx.x(k + 1) = x + normalized(out, ctx.gamma_sq);
   const double out_jac = ctx.gamma_sq / out.diag, in_jac = ctx.gamma_sq / x.diag;
-  SublayerRecord& r = ctx.rec[k];
-  r.branch_in = u, r.eval = e;
+  SublayerRecord& r = ctx.rec(k);
+  r.set_branch(u, e);
   r.cross = x.diag;
   r.anchor = k + 1, r.back = GramMap::identity() + (in_jac * out_jac) * e.back;
-  r.anchor_f = k + 1, r.to_branch = GramMap::scale(out_jac);
+  r.anchor_f = k + 1, r.to_branch = out_jac;
   return 1;
 }
 
