@@ -156,7 +156,7 @@ int run(const Options& o) {
       options.quiet = o.quiet;
       options.formats = {"png"};
       options.claims_only = true;
-      options.report = false;  // report.md is check's own
+      options.report_markdown = false;  // report.md is check's own; plots adds report.html
       plots::render_folder(o.out, options);
     } catch (const std::exception& e) {
       std::cerr << "normsim check: warning: verdicts written, figures not drawn: " << e.what() << "\n";

@@ -25,6 +25,7 @@ struct PlotOptions {
   HeatmapLayer heatmap_layer = HeatmapLayer::normalized;
   bool depth_at_first_layer = false;  // depth-scaling plots at layer 0 too, not only at the last layer
   bool report = true;                 // write OUT/report.md and OUT/report.html
+  bool report_markdown = true;        // with report: also report.md (normsim check keeps its own)
   // Only the claim figures (claim_<id>, from verdicts.json + claims/<id>/data.csv): what `normsim check`
   // draws. `metrics`, `heatmap_layer` and `depth_at_first_layer` are then not used.
   bool claims_only = false;

@@ -106,7 +106,7 @@ void render_folder(const fs::path& out, const PlotOptions& options) {
               << "\n";
   const auto rendered = render_figures(figures, figures_dir, options, gnuplot);
   if (options.report) {
-    write_report(folder, rendered);
+    write_report(folder, rendered, options.report_markdown);
     if (!options.quiet)
       std::cout << "normsim plot: wrote " << (out / "report.md").string() << " and report.html\n";
   }

@@ -7,8 +7,8 @@
 
 namespace normsim::plots {
 
-void write_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures) {
-  write_file_atomically(folder.dir / "report.md", markdown_report(folder, figures));
+void write_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures, bool markdown) {
+  if (markdown) write_file_atomically(folder.dir / "report.md", markdown_report(folder, figures));
   write_file_atomically(folder.dir / "report.html", html_report(folder, figures));
 }
 

@@ -9,7 +9,9 @@
 
 namespace normsim::plots {
 
-// Writes both files atomically. The HTML embeds each figure's PNG (base64) when drawn, else its SVG.
-void write_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures);
+// Writes both files atomically (report.md only when `markdown`). The HTML embeds each figure's PNG
+// (base64) when drawn, else its SVG.
+void write_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures,
+                  bool markdown = true);
 
 }  // namespace normsim::plots

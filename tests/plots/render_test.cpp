@@ -176,6 +176,16 @@ TEST_CASE("claims_only draws exactly the claim figures and nothing else", "[plot
   CHECK(names == expected);
   CHECK_FALSE(fs::exists(dir.path() / "report.md"));
 
+  // What `normsim check` asks for: the claim figures and report.html beside check's own report.md,
+  // which is left as it was.
+  std::ofstream(dir.path() / "report.md") << "check's own report\n";
+  options.report = true;
+  options.report_markdown = false;
+  render_folder(dir.path(), options);
+  CHECK(read_text(dir.path() / "report.md") == "check's own report\n");
+  CHECK(read_text(dir.path() / "report.html").find("<html") != std::string::npos);
+  options.report = false;
+
   // Without verdicts.json there is nothing to draw: an input error, and nothing written.
   TempDir bare("claims-only-bare");
   write_results_folder(bare.path(), {{"pre"}, {4, 8}, true, false});
