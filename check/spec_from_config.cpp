@@ -44,6 +44,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   // is what the theory's "applied only where needed" gives.
   s.final_norm = c.final_norm != "false";
   s.gamma = c.norm_gain;
+  s.eps = c.norm_eps;  // every norm's epsilon, as the simulator applies it (sim/rownorm.hpp)
   s.norm = c.norm == "rmsnorm" ? theory::NormKind::rmsnorm : theory::NormKind::layernorm;
   if (c.deepnorm_alpha > 0) s.deepnorm_alpha = c.deepnorm_alpha;
   s.mix_fraction = c.mix_fraction;

@@ -8,9 +8,9 @@ namespace normsim::check {
 
 // Weight gains sigma^2 = fan_in * std^2 come from sim's own weight_std (init rule, per-kind overrides, scaled
 // init and DeepNorm's beta included), so init rules are never re-derived here. Inputs: v0 = input_std^2,
-// rho0 = input_corr. norm_eps is dropped (the theory takes eps -> 0; it matters only when the norm's input
-// variance is below ~100 eps, theory.md §0). Throws std::invalid_argument for a Config the theory cannot
-// describe.
+// rho0 = input_corr, eps = norm_eps (the mean field applies it at every norm: it matters where a norm's input
+// second moment is not >> eps, docs/theory_notes.md §eps). Throws std::invalid_argument for a Config the
+// theory cannot describe.
 theory::StackSpec to_stack_spec(const sim::Config& config);
 
 }  // namespace normsim::check

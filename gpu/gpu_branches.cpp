@@ -155,6 +155,7 @@ class GpuAttention final : public GpuBranch<R> {
         causal_(s.cfg.causal),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
+        gain_(s.cfg.norm_gain),
         T_(s.tokens),
         d_(s.width) {}
 
@@ -210,11 +211,11 @@ class GpuAttention final : public GpuBranch<R> {
     dp.reset();
     if (qkv_norm_) {
       const int rows = S * T * H;
-      row_norm_backward(q_.get(), dq.get(), dq.get(), rq_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+      row_norm_backward(q_.get(), dq.get(), dq.get(), rq_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
                         false);
-      row_norm_backward(k_.get(), dk.get(), dk.get(), rk_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+      row_norm_backward(k_.get(), dk.get(), dk.get(), rk_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
                         false);
-      row_norm_backward(v_.get(), dv.get(), dv.get(), rv_.get(), rows, dh, sim::NormKind::rmsnorm, 1.0,
+      row_norm_backward(v_.get(), dv.get(), dv.get(), rv_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
                         false);
     }
     q_.reset();
@@ -232,7 +233,7 @@ class GpuAttention final : public GpuBranch<R> {
   }
 
  private:
-  // u W, then (qkv_norm) per-head RMSNorm (gain 1) of every row; rstd kept for the backward.
+  // u W, then (qkv_norm) per-head RMSNorm (gain norm_gain) of every row; rstd kept for the backward.
   DeviceBuffer<R> project(const R* d_u, WeightKind w, DeviceBuffer<double>& rstd) {
     const int S = ctx_.S, dh = d_ / heads_;
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
@@ -240,7 +241,7 @@ class GpuAttention final : public GpuBranch<R> {
     if (qkv_norm_) {
       const int rows = S * T_ * heads_;
       rstd = DeviceBuffer<double>(rows);
-      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, sim::NormKind::rmsnorm, 1.0, eps_);
+      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, sim::NormKind::rmsnorm, gain_, eps_);
     }
     return out;
   }
@@ -251,7 +252,7 @@ class GpuAttention final : public GpuBranch<R> {
   GpuWeights<R> w_;
   int heads_;
   bool causal_, qkv_norm_;
-  double eps_;
+  double eps_, gain_;
   int T_, d_;
   const R* u_ = nullptr;
   DeviceBuffer<R> q_, k_, v_, o_, p_;

@@ -72,9 +72,11 @@ class CpuMlp final : public CpuBranch<R> {
   Mat<R> w1_, w2_, wg_, u_, h_, g_, a_;
 };
 
-// Per-head RMSNorm of the rows of a T x d matrix (gain 1): HybridNorm's QKV normalization.
+// Per-head RMSNorm of the rows of a T x d matrix with gain norm_gain (like every norm at init): HybridNorm's
+// QKV normalization.
 template <class R>
-void head_rms_forward(const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads, double eps) {
+void head_rms_forward(const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads, double gain,
+                      double eps) {
   const int T = int(x.rows()), d = int(x.cols()), dh = d / heads;
   y.resize(T, d);
   rstd.resize(std::size_t(T) * heads);
@@ -82,17 +84,18 @@ void head_rms_forward(const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int
     for (int h = 0; h < heads; ++h)
       rstd[std::size_t(t) * heads + h] =
           row_norm_forward(NormKind::rmsnorm, x.data() + std::size_t(t) * d + h * dh,
-                           y.data() + std::size_t(t) * d + h * dh, dh, 1.0, eps);
+                           y.data() + std::size_t(t) * d + h * dh, dh, gain, eps);
 }
 
 template <class R>
-Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd, int heads) {
+Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd, int heads,
+                         double gain) {
   const int T = int(y.rows()), d = int(y.cols()), dh = d / heads;
   Mat<R> dx(T, d);
   for (int t = 0; t < T; ++t)
     for (int h = 0; h < heads; ++h) {
       const std::size_t off = std::size_t(t) * d + h * dh;
-      row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, 1.0,
+      row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain,
                         rstd[std::size_t(t) * heads + h], false);
     }
   return dx;
@@ -102,7 +105,11 @@ template <class R>
 class CpuAttention final : public CpuBranch<R> {
  public:
   CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm)
-      : heads_(s.heads), causal_(s.cfg.causal), qkv_norm_(qkv_norm), eps_(s.cfg.norm_eps) {
+      : heads_(s.heads),
+        causal_(s.cfg.causal),
+        qkv_norm_(qkv_norm),
+        eps_(s.cfg.norm_eps),
+        gain_(s.cfg.norm_gain) {
     wq_ = draw_weight<R>(s, p, k, key, WeightKind::wq);
     wk_ = draw_weight<R>(s, p, k, key, WeightKind::wk);
     wv_ = draw_weight<R>(s, p, k, key, WeightKind::wv);
@@ -116,9 +123,9 @@ class CpuAttention final : public CpuBranch<R> {
     k_raw_ = u * wk_;
     v_raw_ = u * wv_;
     if (qkv_norm_) {
-      head_rms_forward(q_raw_, q_, rq_, heads_, eps_);
-      head_rms_forward(k_raw_, k_, rk_, heads_, eps_);
-      head_rms_forward(v_raw_, v_, rv_, heads_, eps_);
+      head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
+      head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
+      head_rms_forward(v_raw_, v_, rv_, heads_, gain_, eps_);
     } else {
       q_ = q_raw_;
       k_ = k_raw_;
@@ -165,9 +172,9 @@ class CpuAttention final : public CpuBranch<R> {
       dk.middleCols(h * dh, dh).noalias() = dP.transpose() * q_.middleCols(h * dh, dh);
     }
     if (qkv_norm_) {
-      dq = head_rms_backward(q_, dq, rq_, heads_);
-      dk = head_rms_backward(k_, dk, rk_, heads_);
-      dv = head_rms_backward(v_, dv, rv_, heads_);
+      dq = head_rms_backward(q_, dq, rq_, heads_, gain_);
+      dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
+      dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
     }
     norms[int(WeightKind::wq)] = frobenius_of_AtB<R>(u_, dq);
     norms[int(WeightKind::wk)] = frobenius_of_AtB<R>(u_, dk);
@@ -181,7 +188,7 @@ class CpuAttention final : public CpuBranch<R> {
  private:
   int heads_;
   bool causal_, qkv_norm_;
-  double eps_;
+  double eps_, gain_;
   Mat<R> wq_, wk_, wv_, wo_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;

@@ -25,10 +25,12 @@ Branch Branch::attention(double sigma_a_sq, AttentionMixing mix) {
   return b;
 }
 
-Branch Branch::attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix) {
+Branch Branch::attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix,
+                                    double sigma_v_sq, double eps) {
   Branch b;
   b.kind_ = Kind::attention_vnorm;
   b.sa_ = sigma_o_sq * gamma_sq, b.mix_ = mix;
+  b.sv_ = sigma_v_sq, b.eps_ = eps;
   return b;
 }
 
@@ -101,8 +103,14 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       // Output Gram sigma^2 [(1 - rho) P P^T + rho 11^T] m (rows of P sum to 1); the value norm sets m = 1
       // forward and divides the backward map by m. Backward g_u = P^T g W^T:
       // Gram sigma^2 [(G - G_off) P^T P + G_off s s^T].
+      // With eps the value norm's input s^2 = sigma_V^2 m gives s^2 / (s^2 + eps) forward and
+      // sigma_V^2 / (s^2 + eps) backward.
       const bool vnorm = kind_ == Kind::attention_vnorm;
-      const double scale = vnorm ? sa_ : sa_ * m, back = vnorm ? sa_ / m : sa_;
+      double scale = vnorm ? sa_ : sa_ * m, back = vnorm ? sa_ / m : sa_;
+      if (vnorm && eps_ != 0.0) {
+        const double s2 = sv_ * m;
+        scale = sa_ * s2 / (s2 + eps_), back = sa_ * sv_ / (s2 + eps_);
+      }
       e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho), scale * ((1.0 - rho) * mix_.fwd_off + rho)};
       e.back = {back * mix_.back_diag, back * (mix_.col_diag - mix_.back_diag), back * mix_.back_off,
                 back * (mix_.col_off - mix_.back_off)};

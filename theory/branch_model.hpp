@@ -35,8 +35,11 @@ class Branch {
   // Uniform attention value path F(u) = P u W_V W_O, sigma_a_sq = sigma_V^2 sigma_O^2 (theory.md §1.2).
   static Branch attention(double sigma_a_sq, AttentionMixing mix);
   // HybridNorm's attention: V = RMSNorm_head(u W_V) * gamma, so the output scale ignores u's scale
-  // [DERIVED, theory.md §2.7].
-  static Branch attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix);
+  // [DERIVED, theory.md §2.7] as eps -> 0. With the norm's eps, V's input second moment s^2 = sigma_V^2 m
+  // enters through s^2 / (s^2 + eps) forward and sigma_V^2 / (s^2 + eps) backward (docs/theory_notes.md
+  // §eps); eps == 0 ignores sigma_v_sq and gives the eps -> 0 maps bit for bit.
+  static Branch attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix,
+                                     double sigma_v_sq = 1.0, double eps = 0.0);
 
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
@@ -84,6 +87,7 @@ class Branch {
   Activation act_ = Activation::relu;
   double s1_ = 1.0, s2_ = 1.0, sg_ = 1.0;  // w1, w2, wgate gains^2
   double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
+  double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
   AttentionMixing mix_;
   mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
   mutable std::size_t next_slot_ = 0;

@@ -98,9 +98,13 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const double gamma_sq = spec.gamma * spec.gamma;
   const auto& w = spec.sigma_sq;
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
-  StackContext ctx{spec, gamma_sq, Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
-                   spec.placement == Placement::hybridnorm ? Branch::attention_value_norm(w.wo, gamma_sq, mix)
-                                                           : Branch::attention(w.wv * w.wo, mix),
+  StackContext ctx{spec,
+                   gamma_sq,
+                   spec.eps,
+                   Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
+                   spec.placement == Placement::hybridnorm
+                       ? Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps)
+                       : Branch::attention(w.wv * w.wo, mix),
                    detail::LayerStorage(depth + 1)};
   if (spec.placement == Placement::deepnorm) ctx.deepnorm_alpha = detail::deepnorm_alpha(spec);
   if (spec.placement == Placement::mix) ctx.mix_post_blocks = detail::mix_post_blocks(spec);
@@ -135,7 +139,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   };
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
-  ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq) : input;
+  ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq, spec.eps) : input;
   const StepFn step = step_for(spec.placement);
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
@@ -162,10 +166,10 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   TokenGram& g_out = ctx.g(depth);
   g_out = {1.0, 0.0};
   if (final_norm) {
-    // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / v_K, c = 2 (LN) or 1 (RMSNorm).
+    // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / (v_K + eps), c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
-    g_out = {finite_d * gamma_sq / ctx.x(depth).diag, 0.0};
+    g_out = {finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // as eps -> 0, bit for bit
   }
   for (int k = depth - 1; k >= 0; --k) {
     const auto& r = ctx.rec(k);

@@ -53,6 +53,10 @@ struct StackSpec {
   bool input_norm = false;
   bool final_norm = true;  // applied only where the placement does not end in a norm
   double gamma = 1.0;      // gain of every norm at init
+  // The norms' epsilon: N(x) = gamma x / sqrt(s^2 + eps), s^2 the input's per-token second moment (variance
+  // for LayerNorm). It matters where s^2 is not >> eps (docs/theory_notes.md §eps); 0 reproduces the
+  // eps -> 0 mean field bit for bit.
+  double eps = 0.0;
   NormKind norm = NormKind::layernorm;
   std::optional<double> deepnorm_alpha;  // nullopt: K^(1/4) (docs/conventions.md)
   double mix_fraction = 0.25;

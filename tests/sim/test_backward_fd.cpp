@@ -96,6 +96,7 @@ TEST_CASE("stack backward matches finite differences for every placement and sub
       c.activation = "gelu";  // smooth, so no kink sits within h of a pre-activation
       c.causal = (sub == "attention");
       c.input_norm = (p == "peri");
+      c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;
       check_fd(c);
     }
 }

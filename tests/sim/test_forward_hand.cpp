@@ -87,7 +87,7 @@ struct Ref {
           for (int h = 0; h < H; ++h) {
             double ms = 0;
             for (int i = 0; i < dh; ++i) ms += row[h * dh + i] * row[h * dh + i] / dh;
-            for (int i = 0; i < dh; ++i) row[h * dh + i] /= std::sqrt(ms + c.norm_eps);
+            for (int i = 0; i < dh; ++i) row[h * dh + i] *= c.norm_gain / std::sqrt(ms + c.norm_eps);
           }
     M o = zeros(T, d);
     for (int h = 0; h < H; ++h)
@@ -185,6 +185,7 @@ TEST_CASE("every placement's forward equals the hand computation", "[forward]") 
       c.spannorm_lambda = 0.7;
       c.causal = (p == "pre");  // exercise the causal mask once per sublayer kind
       c.norm = (p == "peri") ? "rmsnorm" : "layernorm";
+      c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;  // gains reach every norm, QKV norms too
       const Ref ref{c, c.width, c.tokens, c.heads};
       const std::vector<M> want = ref.run();
       const SampleTensors got = simulate_sample_cpu<double>(c, 0);

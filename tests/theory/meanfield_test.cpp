@@ -120,6 +120,56 @@ TEST_CASE("Peri-LN: v_k = v0 + k gamma^2 whatever the branch scale (theory.md §
     CHECK(at(m.grad_sq, k) * at(m.act_sq, k) == Approx(at(m.grad_sq, 32) * at(m.act_sq, 32)));
 }
 
+TEST_CASE("Peri-LN with eps: v_{k+1} - v_k = gamma^2 q / (q + eps) for a tiny branch (theory_notes §eps)") {
+  StackSpec s = mlp_stack(Placement::peri, 16);
+  s.sigma_sq.w1 = 0.01, s.sigma_sq.w2 = 0.01;  // init gain 0.1: q ~ 5e-5 gamma^2 ~ eps
+  s.gamma = 1.3;
+  s.eps = 1e-5;
+  const double g2 = 1.69;
+  const MeanFieldProfile m = meanfield(s);
+  for (int k = 0; k < 16; ++k) {
+    const double v = at(m.act_sq, k);
+    const double u = g2 * v / (v + s.eps);                   // the input norm's output second moment
+    const double q = s.sigma_sq.w2 * s.sigma_sq.w1 * u / 2;  // ReLU: q = s2 s1 u / 2
+    CHECK(at(m.branch_sq, k) == Approx(q).epsilon(1e-12));
+    CHECK(at(m.act_sq, k + 1) - v == Approx(g2 * q / (q + s.eps)).epsilon(1e-10));
+  }
+  CHECK(at(m.act_sq, 1) - at(m.act_sq, 0) < 0.9 * g2);  // visibly below the eps -> 0 step gamma^2
+  // eps = 0 is the eps -> 0 recursion exactly.
+  s.eps = 0.0;
+  const MeanFieldProfile m0 = meanfield(s);
+  for (int k = 0; k <= 16; ++k) CHECK(at(m0.act_sq, k) == Approx(periln_act_sq(1.0, g2, k)));
+}
+
+TEST_CASE("normalized input with eps: second moment gamma^2 v0 / (v0 + eps), cosine kept") {
+  StackSpec s = mlp_stack(Placement::pre, 4);
+  s.input_norm = true;
+  s.v0 = 4e-4;  // std-0.02 embeddings
+  s.rho0 = 0.3;
+  s.gamma = 1.5;
+  s.eps = 1e-5;
+  const MeanFieldProfile m = meanfield(s);
+  CHECK(at(m.act_sq, 0) == Approx(2.25 * 4e-4 / (4e-4 + 1e-5)).epsilon(1e-14));
+  CHECK(at(m.act_sq, 0) == Approx(2.25 / 1.025).epsilon(1e-14));  // 2.4 % below gamma^2
+  CHECK(at(m.token_cos, 0) == Approx(0.3).epsilon(1e-14));
+  s.eps = 0.0;
+  CHECK(at(meanfield(s).act_sq, 0) == 2.25);
+}
+
+TEST_CASE("eps at a norm's backward map: Pre-LN final norm and branch chain use gamma^2 / (v + eps)") {
+  StackSpec s = mlp_stack(Placement::pre, 1, Activation::linear);
+  s.width = 0;  // no finite-d factor at the final norm
+  s.v0 = 1e-4;
+  s.eps = 1e-5;
+  const MeanFieldProfile m = meanfield(s);
+  // x_1 = x_0 + F(N(x_0)), linear F with gains 1: v_1 = v0 + v0 / (v0 + eps).
+  const double u = 1e-4 / 1.1e-4, v1 = 1e-4 + u;
+  CHECK(at(m.act_sq, 1) == Approx(v1).epsilon(1e-14));
+  CHECK(at(m.grad_sq, 1) == Approx(1.0 / (v1 + 1e-5)).epsilon(1e-14));
+  // G^2 = 1 + chi gamma^2 / (v0 + eps), chi = 1.
+  CHECK(at(m.grad_sq, 0) == Approx(at(m.grad_sq, 1) * (1.0 + 1.0 / 1.1e-4)).epsilon(1e-12));
+}
+
 TEST_CASE("LayerNorm Scaling: v_L = v0 + q H_L for ReLU (theory.md §2.10, §5: 3.03 at L = 32)") {
   const MeanFieldProfile m = meanfield(mlp_stack(Placement::lnscale, 32));
   CHECK(at(m.act_sq, 32) == Approx(lns_act_sq(1.0, 0.5, 32)));

@@ -16,15 +16,16 @@ int step_b2t(StackContext& ctx, int k) {
   const Branch::Eval e0 = fa.evaluate(x0);
   const TokenGram out0 = e0.out;
   const TokenGram h0 = x0 + out0;
-  const TokenGram x1 = normalized(h0, ctx.gamma_sq);
-  const double link = g / std::sqrt(h0.diag);  // x1 = link * h0 per token; x1 . x0 = link * x0 . x0
+  const TokenGram x1 = normalized(h0, ctx.gamma_sq, ctx.eps);
+  const double link = g / std::sqrt(h0.diag + ctx.eps);  // x1 = link * h0 per token; x1 . x0 = link * x0 . x0
   const Branch& ff = ctx.branch(k + 1);
   const Branch::Eval e1 = ff.evaluate(x1);
   const TokenGram out1 = e1.out;
   const TokenGram z = x1 + out1 + x0 + (2.0 * link) * x0;
   ctx.x(k + 1) = x1;
-  ctx.x(k + 2) = normalized(z, ctx.gamma_sq);
-  const double jac_z = ctx.gamma_sq / z.diag, jac_h = ctx.gamma_sq / h0.diag;
+  ctx.x(k + 2) = normalized(z, ctx.gamma_sq, ctx.eps);
+  const double jac_z = norm_jacobian(ctx.gamma_sq, z.diag, ctx.eps);
+  const double jac_h = norm_jacobian(ctx.gamma_sq, h0.diag, ctx.eps);
   const GramMap through_f1 = GramMap::identity() + e1.back;
   const GramMap through_f0 = GramMap::identity() + e0.back;
 
@@ -37,7 +38,7 @@ int step_b2t(StackContext& ctx, int k) {
 
   SublayerRecord& r1 = ctx.rec(k + 1);
   r1.set_branch(x1, e1);
-  r1.cross = g * (x1.diag + link * x0.diag) / std::sqrt(z.diag);
+  r1.cross = g * (x1.diag + link * x0.diag) / std::sqrt(z.diag + ctx.eps);
   r1.anchor = k + 2, r1.back = jac_z * through_f1;
   r1.anchor_f = k + 2, r1.to_branch = jac_z;
   return 2;

@@ -58,6 +58,7 @@ class LayerStorage {
 struct StackContext {
   const StackSpec& spec;
   double gamma_sq;
+  double eps;  // spec.eps: the norms' epsilon
   Branch mlp, attention;
   LayerStorage layers;          // l = 0..K
   double admin_omega_sq = 1.0;  // Admin's omega_k^2, accumulated in the forward pass
@@ -82,9 +83,27 @@ struct StackContext {
   }
 };
 
-// A norm puts every token on the sphere of radius gamma sqrt(d) and keeps cosines (theory.md §0).
-inline TokenGram normalized(TokenGram in, double gamma_sq) {
-  return {gamma_sq, gamma_sq * in.cos()};
+// A norm N(x) = gamma x / sqrt(s^2 + eps) of an input with per-token second moment s^2 = in.diag keeps
+// cosines and outputs the second moment gamma^2 s^2 / (s^2 + eps): gamma^2, the sphere of radius
+// gamma sqrt(d), as eps -> 0 (theory.md §0; docs/theory_notes.md §eps [DERIVED]). eps == 0 computes the
+// eps -> 0 expression itself, bit for bit.
+inline TokenGram normalized(TokenGram in, double gamma_sq, double eps) {
+  // One expression for both cases (the eps == 0 one is the old {gamma^2, gamma^2 cos}), so that the
+  // compiler contracts the caller's sums with this product exactly as before.
+  const double out = eps == 0.0 ? gamma_sq : gamma_sq * in.diag / (in.diag + eps);
+  return {out, out * in.cos()};
+}
+
+// The norm's backward map on both Gram entries, gamma^2 / (s^2 + eps) (infinite width; s^2 + 0 == s^2, so
+// eps == 0 gives gamma^2 / s^2 exactly).
+inline double norm_jacobian(double gamma_sq, double in_sq, double eps) {
+  return gamma_sq / (in_sq + eps);
+}
+
+// The per-token cross moment x . N(x) / d = gamma s^2 / sqrt(s^2 + eps) (gamma s as eps -> 0).
+inline double norm_cross(double gamma_sq, double in_sq, double eps) {
+  if (eps == 0.0) return std::sqrt(gamma_sq * in_sq);
+  return std::sqrt(gamma_sq) * in_sq / std::sqrt(in_sq + eps);
 }
 
 // x_{k+1} = x_k + a F_k(c N(x_k)) (or c x_k when norm_in is false); a^2 = out_sq, c^2 = in_sq.

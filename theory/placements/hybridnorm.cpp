@@ -13,15 +13,15 @@ int step_hybridnorm(StackContext& ctx, int k) {
     return 1;
   }
   const TokenGram x = ctx.x(k);
-  const TokenGram u = normalized(x, ctx.gamma_sq);
+  const TokenGram u = normalized(x, ctx.gamma_sq, ctx.eps);
   const Branch& f = ctx.branch(k);
   const Branch::Eval e = f.evaluate(u);
   const TokenGram out = e.out;
   ctx.x(k + 1) = u + out;
   SublayerRecord& r = ctx.rec(k);
   r.set_branch(u, e);
-  r.cross = std::sqrt(ctx.gamma_sq * x.diag);  // x . N(x) / d
-  r.anchor = k + 1, r.back = (ctx.gamma_sq / x.diag) * (GramMap::identity() + e.back);
+  r.cross = norm_cross(ctx.gamma_sq, x.diag, ctx.eps);  // x . N(x) / d
+  r.anchor = k + 1, r.back = norm_jacobian(ctx.gamma_sq, x.diag, ctx.eps) * (GramMap::identity() + e.back);
   r.anchor_f = k + 1, r.to_branch = 1.0;
   return 1;
 }
