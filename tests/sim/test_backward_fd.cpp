@@ -49,7 +49,8 @@ Run run_stack(const Config& c, const Mat<double>& x0, PlacementState& state, boo
   return r;
 }
 
-void check_fd(const Config& c) {
+// Compares every entry of dLoss/dx_0; returns how many were compared.
+int check_fd(const Config& c) {
   Mat<double> x0(c.tokens, c.width);
   for (int t = 0; t < c.tokens; ++t)
     for (int i = 0; i < c.width; ++i) x0(t, i) = input_entry(c.seed, 0, t, i, c.width, 1.0, 0.2);
@@ -67,6 +68,7 @@ void check_fd(const Config& c) {
                       << "," << i);
       REQUIRE(base.grad_input(t, i) == Approx(fd).margin(1e-6).epsilon(1e-5));
     }
+  return c.tokens * c.width;
 }
 
 Config small(const std::string& sub, const std::string& placement) {
@@ -97,7 +99,7 @@ TEST_CASE("stack backward matches finite differences for every placement and sub
       c.causal = (sub == "attention");
       c.input_norm = (p == "peri");
       c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;
-      check_fd(c);
+      CHECK(check_fd(c) == c.tokens * c.width);
     }
 }
 
@@ -109,7 +111,7 @@ TEST_CASE("stack backward matches finite differences for every activation, norm 
       c.norm = norm;
       c.norm_eps = 1e-3;
       c.loss = norm == "rmsnorm" ? "mse" : "readout";
-      check_fd(c);
+      CHECK(check_fd(c) == c.tokens * c.width);
     }
 }
 
