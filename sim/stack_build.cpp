@@ -18,6 +18,9 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   PlacementState& state = state_io ? *state_io : local;
   state.saved = Value{};
   state.omega_sq.clear();
+  // A fresh (non-replay) build records Admin's omega anew; without this a reused state would keep the
+  // previous build's values in front and a later replay would read stale ones.
+  if (!state.replay) state.omega_sq_used.clear();
   for (int k = 0; k < s.depth; ++k) {
     x = p.sublayer(ops, s, k, x, state);
     out.stream.push_back(x);
