@@ -61,6 +61,8 @@ void remove_stale_temps(const fs::path& dir) {
     if (is_atomic_temp(e.path())) fs::remove(e.path(), ec);
 }
 
+}  // namespace
+
 std::string describe_config(const Grid& grid, int c) {
   std::string s;
   for (const auto& col : config_columns(grid))
@@ -68,7 +70,19 @@ std::string describe_config(const Grid& grid, int c) {
   return s;
 }
 
-}  // namespace
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
+  std::string all;
+  std::size_t count = 0;
+  for (std::size_t c = 0; c < grid.configs.size(); ++c)
+    if (const std::string why = backend.refusal(grid.configs[c], unit_samples); !why.empty()) {
+      all += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
+      ++count;
+    }
+  if (count == 0) return;
+  throw ConfigError(grid.config_file + ": the " + backend.name() + " backend cannot run " +
+                    std::to_string(count) + " of " + std::to_string(grid.configs.size()) +
+                    " configurations; nothing was written:" + all);
+}
 
 std::vector<Unit> make_units(const Grid& grid, int unit_samples) {
   std::vector<Unit> units;

@@ -24,6 +24,13 @@
 
 namespace normsim::sim {
 
+// "placement=post, depth=8": the identifying columns of config c.
+std::string describe_config(const Grid& grid, int c);
+
+// Throws ConfigError listing every configuration `backend` refuses (Backend::refusal), each with the file
+// and its keys: called before OUT is touched.
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples);
+
 // The units of a grid, in config order: each config's samples in pieces of `unit_samples`
 // (0: one unit per config). Deterministic in (grid, unit_samples).
 std::vector<Unit> make_units(const Grid& grid, int unit_samples);
