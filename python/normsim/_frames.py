@@ -1,7 +1,9 @@
 """The result tables as pandas DataFrames. Their columns are the CSV files' (normsim._core.columns, defined
 once in sim/result_rows.hpp): config, every config key, [sample,] metric, l, k, then mean, se, n or value.
 One function, typed(), gives every table the same dtypes whether it was built in memory or read from a
-file: config keys by their schema type (nullable), l and k nullable integers (one of them empty per row)."""
+file: config keys by their schema type (numpy's int64 and bool, or pandas' nullable Int64 and boolean where a
+value is absent, as for keys a PyTorch block does not have), l and k nullable Int64 (one of them empty per
+row)."""
 from . import _core
 from ._deps import require
 
@@ -27,14 +29,22 @@ def typed(df):
         if kind == "string":
             df[col] = df[col].fillna("").astype(str)
         elif kind == "boolean":
-            df[col] = df[col].map({True: True, False: False, "true": True, "false": False}).astype("boolean")
-        elif kind == "integer" or col in _INT_COLUMNS:
+            df[col] = _dense(df[col].map({True: True, False: False, "true": True, "false": False})
+                             .astype("boolean"), bool)
+        elif col in ("l", "k"):
             df[col] = pd.to_numeric(df[col]).astype("Int64")
+        elif kind == "integer" or col in _INT_COLUMNS:
+            df[col] = _dense(pd.to_numeric(df[col]).astype("Int64"), "int64")
         elif kind == "float" or col in _FLOAT_COLUMNS:
             df[col] = pd.to_numeric(df[col]).astype("float64")
         elif col == "metric":
             df[col] = df[col].astype(str)
     return df
+
+
+def _dense(column, dtype):
+    """A nullable column as a plain numpy one when no value is absent."""
+    return column.astype(dtype) if not column.isna().any() else column
 
 
 def table(name, columns, configs, metric_names):
