@@ -12,14 +12,14 @@ Reference: docs/python.md. numpy and pandas (and torch for normsim.torch) are im
 one raises MissingPackageError naming it.
 """
 from . import _core
-from ._core import BackendUnavailable, ClaimError, ConfigError, Grid, UsageError
+from ._core import BackendUnavailable, ClaimError, ConfigError, Grid
 from ._api import check, grid, list, plot, run, theory
 from ._deps import MissingPackageError
 from ._result import Result, read
 
 __version__ = _core.version()[0]
 __all__ = ["run", "theory", "check", "list", "read", "plot", "grid", "Result", "Grid", "ConfigError",
-           "ClaimError", "UsageError", "BackendUnavailable", "MissingPackageError", "torch"]
+           "ClaimError", "BackendUnavailable", "MissingPackageError", "torch"]
 
 
 def __getattr__(name):

@@ -9,7 +9,6 @@
 #include "run.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
-#include "sim/sweep.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
 #endif
@@ -24,7 +23,6 @@ PYBIND11_MODULE(_core, m) {
   // A bad config or claim file: "FILE:LINE: key 'K': why" or "--set K=V: why", the CLI's message.
   auto& config_error = py::register_exception<normsim::sim::ConfigError>(m, "ConfigError", PyExc_ValueError);
   py::register_exception<normsim::check::ClaimError>(m, "ClaimError", config_error.ptr());
-  py::register_exception<normsim::sim::SweepError>(m, "UsageError", PyExc_ValueError);
   py::register_exception<normsim::sim::BackendUnavailable>(m, "BackendUnavailable", PyExc_RuntimeError);
   normsim::python::bind_run(m);
   normsim::python::bind_lists(m);
