@@ -93,4 +93,15 @@ void for_each_summary(const GridRecords& records, const std::function<void(const
   }
 }
 
+void for_each_nonfinite(const GridRecords& records, const std::function<void(const NonFiniteRow&)>& f) {
+  for (std::size_t c = 0; c < records.size(); ++c)
+    for (const auto& r : records[c]) {
+      for (const auto& s : r.nonfinite_statistics) {
+        const MetricInfo& m = metric_table()[static_cast<std::size_t>(s.metric)];
+        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer});
+      }
+      if (r.nonfinite) f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer});
+    }
+}
+
 }  // namespace normsim::sim

@@ -71,4 +71,15 @@ struct SummaryValue {
 // finite sample, in file order: config, metric (table order), index.
 void for_each_summary(const GridRecords& records, const std::function<void(const SummaryValue&)>& f);
 
+// One row of nonfinite.csv: a stream that first held a NaN or Inf (metric "": every metric from there on is
+// missing), or a statistic that came out NaN or Inf from a finite stream (its metric and index).
+struct NonFiniteRow {
+  std::size_t config = 0;
+  int sample = 0;
+  std::string_view pass, metric;
+  int layer = 0;
+};
+// Calls f(NonFiniteRow) for every row, in file order: config, sample, its statistics, then its stream.
+void for_each_nonfinite(const GridRecords& records, const std::function<void(const NonFiniteRow&)>& f);
+
 }  // namespace normsim::sim

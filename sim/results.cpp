@@ -78,14 +78,15 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
   out.commit();
 }
 
+// One row per stream (or gradient) where a NaN or Inf first appeared, with an empty metric: every metric
+// from there on is missing; and one row per statistic that came out NaN or Inf from a finite stream.
 void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records) {
   CsvOut out(path);
-  out << "config,sample,pass,layer\n";
-  for (std::size_t c = 0; c < records.size(); ++c)
-    for (const auto& r : records[c])
-      if (r.nonfinite)
-        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass)
-            << "," << std::to_string(r.nonfinite->layer) << "\n";
+  out << "config,sample,pass,layer,metric\n";
+  for_each_nonfinite(records, [&](const NonFiniteRow& r) {
+    out << std::to_string(r.config) << "," << std::to_string(r.sample) << "," << csv_field(r.pass) << ","
+        << std::to_string(r.layer) << "," << r.metric << "\n";
+  });
   out.commit();
 }
 

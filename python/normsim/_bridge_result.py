@@ -100,7 +100,7 @@ def _definitions(metrics):
 
 
 def build(names, records, loss, samples, seed, dtype, info):
-    pd = require("pandas", "normsim.torch")
+    require("pandas", "normsim.torch")
     metrics = _metric_order(records)
     configs = _config_values(names, records, loss, samples, seed, dtype)
     per_sample = _per_sample(records, metrics)
@@ -108,9 +108,8 @@ def build(names, records, loss, samples, seed, dtype, info):
     layers = _frames.table("layers", _layer_columns(per_sample, metrics), configs, metrics)
     theory = _frames.table("theory", {"config": [], "metric": [], "l": [], "k": [], "value": []}, configs,
                            metrics)
-    nonfinite = pd.DataFrame([(c, s, *r["nonfinite"]) for c, cfg in enumerate(records)
-                              for s, r in enumerate(cfg) if r["nonfinite"]],
-                             columns=["config", "sample", "pass", "layer"])
+    nonfinite = _frames.nonfinite_table([(c, s, *r["nonfinite"], "") for c, cfg in enumerate(records)
+                                         for s, r in enumerate(cfg) if r["nonfinite"]])
     version, commit = _core.version()
     wall = info.pop("wall_seconds")
     run_info = {"normsim_version": version, "git_commit": commit, "name": "torch", "description":
@@ -148,7 +147,7 @@ def _csv(df):
 
 def save(result, out):
     os.makedirs(out, exist_ok=True)
-    _write(os.path.join(out, "nonfinite.csv"), result.nonfinite.to_csv(index=False))
+    _write(os.path.join(out, "nonfinite.csv"), _csv(result.nonfinite))
     _write(os.path.join(out, "layers.csv"), _csv(result.layers))
     _write(os.path.join(out, "summary.csv"), _csv(result.summary))
     _write(os.path.join(out, "run.json"), json.dumps(result.run_info, indent=2) + "\n")  # last: finished

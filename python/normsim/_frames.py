@@ -8,6 +8,8 @@ from . import _core
 from ._deps import require
 
 _INT_COLUMNS = ("config", "sample", "n", "l", "k")
+# nonfinite.csv's columns (sim/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
+NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
 _FLOAT_COLUMNS = ("mean", "se", "value")
 
 
@@ -81,6 +83,16 @@ def read_table(path):
     for col in strings & set(df.columns):
         df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
     return typed(df)
+
+
+def nonfinite_table(rows):
+    return _pandas().DataFrame(rows, columns=NONFINITE_COLUMNS).astype({"config": "int64", "sample": "int64",
+                                                                        "layer": "int64"})
+
+
+def read_nonfinite(path):
+    pd = _pandas("reading a results folder")
+    return nonfinite_table(pd.read_csv(path, keep_default_na=False, dtype={"pass": str, "metric": str}))
 
 
 def per_sample_from_layers(layers):

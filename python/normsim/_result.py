@@ -14,7 +14,8 @@ class Result:
     per_sample  dict metric -> numpy array [config, sample, index] (NaN: missing, not finite or undefined)
     config      DataFrame, one row per config with every key (index: config)
     run_info    dict, run.json's content (version, commit, backend, threads, timings, seeds, metrics)
-    nonfinite   DataFrame config, sample, pass, layer: where a NaN or Inf first appeared
+    nonfinite   DataFrame, nonfinite.csv's columns config, sample, pass, layer, metric: where a NaN or Inf first
+                appeared in a stream (metric ""), and statistics that came out NaN or Inf from a finite one
     """
 
     def __init__(self, summary, layers, theory, per_sample, config, run_info, nonfinite, saver=None):
@@ -41,22 +42,20 @@ def from_run(run, theory_columns):
     from . import _core
     metric_names = [m[0] for m in _core.metrics()]
     configs = run.grid.values()
-    pd = _frames._pandas()
-    theory_df = _frames.table("theory", theory_columns, configs, metric_names)
     return Result(
         summary=_frames.table("summary", run.summary(), configs, metric_names),
         layers=_frames.table("layers", run.layers(), configs, metric_names),
-        theory=theory_df,
+        theory=_frames.table("theory", theory_columns, configs, metric_names),
         per_sample=run.per_sample(),
         config=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
-        nonfinite=pd.DataFrame(run.nonfinite(), columns=["config", "sample", "pass", "layer"]),
+        nonfinite=_frames.nonfinite_table(run.nonfinite()),
         saver=run.save)
 
 
 def read(out):
     """The Result of a results folder written by `normsim run`, Result.save or normsim.torch."""
-    pd = _frames._pandas("normsim.read")
+    _frames._pandas("normsim.read")
     path = os.fspath(out)
     if not os.path.isfile(os.path.join(path, "summary.csv")):
         raise FileNotFoundError(f"{path} is not a normsim results folder: it has no summary.csv")
@@ -70,7 +69,7 @@ def read(out):
         for key, value in c["values"].items():
             configs.setdefault(key, []).append(value)
     nonfinite_path = os.path.join(path, "nonfinite.csv")
-    nonfinite = pd.read_csv(nonfinite_path) if os.path.isfile(nonfinite_path) else None
+    nonfinite = _frames.read_nonfinite(nonfinite_path) if os.path.isfile(nonfinite_path) else None
     return Result(summary=_frames.read_table(os.path.join(path, "summary.csv")), layers=layers, theory=theory,
                   per_sample=_frames.per_sample_from_layers(layers), config=_frames.config_table(configs),
                   run_info=run_info, nonfinite=nonfinite)

@@ -90,9 +90,9 @@ py::dict per_sample_arrays(const sim::GridRecords& records) {
 
 py::list nonfinite_rows(const sim::GridRecords& records) {
   py::list rows;
-  for (std::size_t c = 0; c < records.size(); ++c)
-    for (const auto& r : records[c])
-      if (r.nonfinite) rows.append(py::make_tuple(c, r.sample, r.nonfinite->pass, r.nonfinite->layer));
+  sim::for_each_nonfinite(records, [&](const sim::NonFiniteRow& r) {
+    rows.append(py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, std::string(r.metric)));
+  });
   return rows;
 }
 

@@ -18,7 +18,7 @@ py::dict layer_columns(const sim::GridRecords& records);
 py::dict summary_columns(const sim::GridRecords& records);
 // Metric name -> array [config, sample, index], NaN where a value is missing, not finite or undefined.
 py::dict per_sample_arrays(const sim::GridRecords& records);
-// (config, sample, pass, layer) of every sample where a NaN or Inf appeared: the rows of nonfinite.csv.
+// (config, sample, pass, layer, metric): the rows of nonfinite.csv.
 py::list nonfinite_rows(const sim::GridRecords& records);
 // Key name -> list of every config's value (bool, int, float or str), in key_columns() order.
 py::dict config_values(const sim::Grid& grid);

@@ -44,6 +44,7 @@ class SameAsCli(unittest.TestCase):
             files = normsim.read(os.path.join(d, "cli"))
             for table in ("summary", "layers", "theory", "config"):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
+            pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
             for metric, values in files.per_sample.items():
                 np.testing.assert_array_equal(r.per_sample[metric], values)
             self.assertEqual(r.per_sample["act_sq"].shape, (2, 3, 5))  # configs, samples, l = 0..K
@@ -52,6 +53,15 @@ class SameAsCli(unittest.TestCase):
             for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
                 with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
                     self.assertEqual(a.read(), b.read(), name)
+
+    def test_nonfinite_rows_equal_the_file(self):
+        # No norm and weights with gain 30: float32 overflows within a few sublayers (as test_end_to_end).
+        config = {"placement": "none", "final_norm": "false", "depth": 24, "width": 16, "tokens": 4,
+                  "samples": 2, "init_gain": 30.0}
+        with Scratch() as d:
+            r = normsim.run(config, progress=False, out=os.path.join(d, "py"))
+            self.assertIn("forward", list(r.nonfinite["pass"]))
+            pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
 
     def test_columns_are_the_files_columns(self):
         r = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
