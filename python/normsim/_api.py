@@ -5,7 +5,7 @@ import os
 
 from . import _config, _core, _frames, _progress
 from ._deps import require
-from ._result import from_run
+from ._result import check_out, from_run
 
 
 def grid(config, **overrides):
@@ -29,6 +29,8 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
     written there as well (Result.save)."""
     require("pandas", "normsim.run")
     g = _config.grid_of(config, overrides)
+    if out is not None:
+        check_out(out)  # before the run, not after it
     bar = _progress.Bar("normsim run", _progress.wanted(progress))
     try:
         handle = _core.run(g, backend, threads, bar)

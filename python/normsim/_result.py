@@ -5,6 +5,12 @@ import os
 from . import _frames
 
 
+def check_out(out):
+    """Raises FileExistsError when the results folder `out` exists and is not empty."""
+    if os.path.isdir(out) and os.listdir(out):
+        raise FileExistsError(f"{out} is not empty; pass force=True to Result.save to replace its result files")
+
+
 class Result:
     """A run's results.
 
@@ -26,8 +32,8 @@ class Result:
     def save(self, out, force=False):
         """Writes the results folder `out` (the files `normsim run` writes, each atomically; `normsim plot out`
         draws its figures). Refuses a folder that is not empty unless force=True."""
-        if os.path.isdir(out) and os.listdir(out) and not force:
-            raise FileExistsError(f"{out} is not empty; pass force=True to replace its result files")
+        if not force:
+            check_out(out)
         self._saver(os.fspath(out))
         return out
 

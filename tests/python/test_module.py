@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import unittest
 
@@ -135,6 +136,25 @@ class TheoryCheckList(unittest.TestCase):
         self.assertEqual(metrics.set_index("metric").loc["cos_next", "index"], "k")
         self.assertEqual(set(normsim.list()), {"keys", "placements", "sublayers", "activations", "norms",
                                                "inits", "metrics"})
+
+
+class Gil(unittest.TestCase):
+    def test_the_simulation_releases_the_gil(self):
+        # One sample on one thread: a single unit of about half a second. Another Python thread keeps
+        # running meanwhile only if the GIL is released; if it were held, that thread would stall for the
+        # whole unit.
+        config = {"depth": 32, "width": 512, "tokens": 64, "samples": 1}
+        start = time.monotonic()
+        normsim.run(config, threads=1, progress=False)
+        alone = time.monotonic() - start
+        worker = threading.Thread(target=normsim.run, args=(config,), kwargs={"threads": 1, "progress": False})
+        ticks = [time.monotonic()]
+        worker.start()
+        while worker.is_alive():
+            time.sleep(0.002)
+            ticks.append(time.monotonic())
+        longest_stall = max(b - a for a, b in zip(ticks, ticks[1:]))
+        self.assertLess(longest_stall, alone / 2, f"the main thread stalled {longest_stall:.3f} s of {alone:.3f} s")
 
 
 class Interrupt(unittest.TestCase):

@@ -57,6 +57,22 @@ class MatchesTheSimulator(unittest.TestCase):
         self.assertTrue({"gradw_wq", "gradw_wk", "gradw_wv", "gradw_wo"} <= metrics)
 
 
+class Forms(unittest.TestCase):
+    def test_same_seed_same_numbers_and_fresh_inits_per_sample(self):
+        def measure(blocks, **kw):
+            return normsim.torch.measure(blocks, x0=(T, D), samples=3, seed=5, progress=False, **kw)
+        a, b = measure(tb.pre_mlp(D), depth=3), measure(tb.pre_mlp(D), depth=3)
+        np.testing.assert_array_equal(a.per_sample["grad_sq"], b.per_sample["grad_sq"])
+        self.assertEqual(len(set(a.per_sample["gradw_w1"][0, :, 0])), 3)  # each sample its own weights
+        modules = [tb.PreLN(D, tb.Mlp(D)) for _ in range(3)]  # a list: reset_parameters() per sample
+        c = measure(modules)
+        self.assertEqual(c.per_sample["act_sq"].shape, (1, 3, 4))
+        self.assertEqual(len(set(c.per_sample["gradw_w1"][0, :, 0])), 3)
+        fixed = torch.randn(T, D, dtype=torch.float64)  # a tensor: the same input for every sample
+        d = normsim.torch.measure(tb.pre_mlp(D), x0=fixed, depth=3, samples=3, seed=5, progress=False)
+        self.assertEqual(len(set(d.per_sample["act_sq"][0, :, 0])), 1)
+
+
 class OnlyInPyTorch(unittest.TestCase):
     def test_qk_norm_block_plots_and_reports(self):
         r = normsim.torch.measure({"qknorm-out": tb.qknorm_output_norm(D, 4), "pre": tb.pre_transformer(D, 4)},
