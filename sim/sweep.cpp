@@ -135,15 +135,15 @@ std::vector<std::string> nonfinite_warnings(const UnitResult& result) {
   return lines;
 }
 
-void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds) {
   GridRecords records(grid.configs.size());
-  info.config_seconds.assign(grid.configs.size(), 0.0);
   for (const auto& r : results) {
     const auto c = static_cast<std::size_t>(r.unit.config);
     if (c >= records.size())
       throw std::runtime_error("a unit of config " + std::to_string(c) + " is outside the grid");
     records[c].insert(records[c].end(), r.records.begin(), r.records.end());
-    info.config_seconds[c] += r.seconds;
+    if (config_seconds) (*config_seconds)[c] += r.seconds;
   }
   for (std::size_t c = 0; c < records.size(); ++c) {
     auto& rs = records[c];
@@ -157,6 +157,12 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
     if (static_cast<int>(rs.size()) != n)
       throw std::runtime_error("config " + std::to_string(c) + ": more records than samples");
   }
+  return records;
+}
+
+void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+  info.config_seconds.assign(grid.configs.size(), 0.0);
+  const GridRecords records = gather_records(grid, results, &info.config_seconds);
   write_nonfinite_csv(out / "nonfinite.csv", records);
   write_layers_csv(out / "layers.csv", grid, records);
   write_summary_csv(out / "summary.csv", grid, records);

@@ -41,6 +41,12 @@ UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit);
 // One warning line per sample of `result` where a NaN or Inf appeared ("" entries never returned).
 std::vector<std::string> nonfinite_warnings(const UnitResult& result);
 
+// Every sample's record of every config, from units that cover each sample exactly once (in any order);
+// adds each unit's seconds to config_seconds[config] when given. Throws std::runtime_error on a missing or
+// repeated sample.
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds = nullptr);
+
 // Writes OUT/nonfinite.csv, layers.csv, summary.csv and finally run.json (its presence marks a finished
 // run), each atomically. `results` must cover every sample of every config exactly once, in any order.
 // info.config_seconds is filled from the results.
