@@ -150,7 +150,8 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     std::vector<R> hy(S * per);
     copy_to_host(hy.data(), graph.value(sv.output), S * per * sizeof(R));
     DeviceBuffer<R> dy(S * per);
-    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed, config.loss == "mse");
+    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed,
+                  config.loss == vocab::Loss::mse);
     graph.release_forward({});
     graph.backward(sv.output, std::move(dy), sv.stream, [&](int l, const R* d_g) {
       hg[l].resize(S * per);

@@ -2,6 +2,7 @@
 #include "sim/config_schema.hpp"
 
 #include "sim/placement.hpp"
+#include "vocab/names.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,42 +18,27 @@ namespace {
 const std::vector<Choice>& placement_list() {
   static const std::vector<Choice> list = [] {
     std::vector<Choice> out;
-    for (const Placement* p : all_placements()) out.push_back(Choice{p->name(), p->summary()});
+    for (const Placement* p : all_placements()) out.push_back(Choice{vocab::name(p->id()), p->summary()});
     return out;
   }();
   return list;
 }
-constexpr std::array kSublayers{
-    Choice{"mlp", "every sublayer is an MLP branch"},
-    Choice{"attention", "every sublayer is a multi-head self-attention branch"},
-    Choice{"transformer", "attention (even k) and MLP (odd k) alternate; even depth"},
-};
-constexpr std::array kActivations{
-    Choice{"relu", "max(0, u)"},
-    Choice{"gelu", "u Phi(u), Phi the standard normal CDF"},
-    Choice{"silu", "u sigmoid(u)"},
-    Choice{"tanh", "tanh(u)"},
-    Choice{"linear", "u (no nonlinearity)"},
-    Choice{"swiglu", "(silu(u Wgate) * (u W1)) W2: a gated MLP with a third matrix"},
-};
-constexpr std::array kNorms{
-    Choice{"layernorm", "(x - mean(x)) / sqrt(var(x) + eps) * gain"},
-    Choice{"rmsnorm", "x / sqrt(mean(x^2) + eps) * gain"},
-};
-constexpr std::array kInits{
-    Choice{"fanin", "N(0, gain^2 / fan_in) (He/LeCun style)"},
-    Choice{"xavier", "N(0, 2 gain^2 / (fan_in + fan_out)) (Glorot)"},
-    Choice{"fixed", "N(0, std^2) with one std for every matrix (GPT-2's 0.02)"},
-};
-constexpr std::array kFinalNorm{
-    Choice{"auto", "a final norm when the placement does not end in one"},
-    Choice{"true", "always a final norm"},
-    Choice{"false", "never a final norm"},
-};
-constexpr std::array kLosses{
-    Choice{"readout", "sum_{t,i} g[t,i] y[t,i], g ~ N(0,1) fixed per sample: dLoss/dy = g"},
-    Choice{"mse", "1/2 sum (y - target)^2, target ~ N(0,1)"},
-};
+// The valid names of an enum-valued key, from its vocabulary table (vocab/names.cpp).
+template <class E>
+std::span<const Choice> vocab_choices() {
+  static const std::vector<Choice> list = [] {
+    std::vector<Choice> out;
+    for (const auto& n : vocab::table<E>()) out.push_back(Choice{n.name, n.meaning});
+    return out;
+  }();
+  return list;
+}
+const auto kSublayers = vocab_choices<vocab::Sublayer>();
+const auto kActivations = vocab_choices<vocab::Activation>();
+const auto kNorms = vocab_choices<vocab::Norm>();
+const auto kInits = vocab_choices<vocab::Init>();
+const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
+const auto kLosses = vocab_choices<vocab::Loss>();
 constexpr std::array kPrecisions{
     Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
     Choice{"float64", "everything in double"},
@@ -185,6 +171,10 @@ KeyInfo key(std::string_view name, T Config::*member, std::string_view group, st
     k.type = KeyType::string;
     k.get = [member](const Config& c) { return KeyValue(c.*member); };
     k.set = [member](Config& c, const KeyValue& v) { c.*member = std::get<std::string>(v); };
+  } else if constexpr (std::is_enum_v<T>) {  // a vocabulary name, parsed here once (vocab/names.hpp)
+    k.type = KeyType::string;
+    k.get = [member](const Config& c) { return KeyValue(std::string(vocab::name(c.*member))); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = vocab::parse<T>(std::get<std::string>(v)); };
   } else if constexpr (std::is_same_v<T, double>) {
     k.type = KeyType::floating;
     k.get = [member](const Config& c) { return KeyValue(c.*member); };
@@ -391,23 +381,25 @@ std::vector<ConfigIssue> validate(const Config& c) {
     if (std::string why = k.check(k.get(c)); !why.empty()) issues.push_back({std::string(k.name), why, {}});
   if (!issues.empty()) return issues;  // the combinations below assume every key is valid on its own
 
-  const bool attention = c.sublayer != "mlp";
+  using vocab::Sublayer;
+  const bool attention = c.sublayer != Sublayer::mlp;
   if (attention && c.width % c.heads != 0)
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
                       {"width", "sublayer"}});
   if (c.depth % 2 != 0) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
-    if (c.sublayer == "transformer")
+    if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",
                         odd + "sublayer = \"transformer\" alternates attention and MLP and needs it even",
                         {"sublayer"}});
-    else if (c.placement == "b2t" || c.placement == "spannorm")
+    else if (c.placement == vocab::Placement::b2t || c.placement == vocab::Placement::spannorm)
       issues.push_back({"depth",
-                        odd + "placement = \"" + c.placement + "\" pairs sublayers and needs it even",
+                        odd + "placement = \"" + std::string(vocab::name(c.placement)) +
+                            "\" pairs sublayers and needs it even",
                         {"placement"}});
   }
-  if (c.sublayer != "attention" && std::lround(c.mlp_ratio * c.width) < 1)
+  if (c.sublayer != Sublayer::attention && std::lround(c.mlp_ratio * c.width) < 1)
     issues.push_back(
         {"mlp_ratio",
          "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",

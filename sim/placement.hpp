@@ -23,7 +23,7 @@ struct PlacementState {
 class Placement {
  public:
   virtual ~Placement() = default;
-  virtual std::string_view name() const = 0;
+  virtual vocab::Placement id() const = 0;
   virtual std::string_view summary() const = 0;  // one line: the equation and its source
   // Sublayers one unit of the equation spans (2 for b2t and spannorm: they need an even depth).
   virtual int span() const { return 1; }
@@ -35,7 +35,7 @@ class Placement {
   virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
 };
 
-const Placement& find_placement(std::string_view name);  // throws std::invalid_argument
+const Placement& find_placement(vocab::Placement id);
 std::span<const Placement* const> all_placements();
 
 }  // namespace normsim::sim

@@ -3,8 +3,8 @@
 namespace normsim::sim {
 
 bool applies_final_norm(const StackShape& s, const Placement& p) {
-  if (s.cfg.final_norm == "true") return true;
-  if (s.cfg.final_norm == "false") return false;
+  if (s.cfg.final_norm == vocab::FinalNorm::always) return true;
+  if (s.cfg.final_norm == vocab::FinalNorm::never) return false;
   return !p.ends_in_norm(s);
 }
 

@@ -11,7 +11,7 @@ namespace normsim::sim {
 namespace {
 class Admin final : public Placement {
  public:
-  std::string_view name() const override { return "admin"; }
+  vocab::Placement id() const override { return vocab::Placement::admin; }
   std::string_view summary() const override {
     return "x' = N(omega x + F(x)), omega^2 = 1 + sum of earlier branch variances  (Admin, Liu et al. 2020)";
   }

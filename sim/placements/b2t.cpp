@@ -7,7 +7,7 @@ namespace normsim::sim {
 namespace {
 class B2T final : public Placement {
  public:
-  std::string_view name() const override { return "b2t"; }
+  vocab::Placement id() const override { return vocab::Placement::b2t; }
   std::string_view summary() const override {
     return "Post-LN with a bottom-to-top residual over each sublayer pair  (B2T, Takase et al. 2022)";
   }

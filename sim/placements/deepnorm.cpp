@@ -17,7 +17,7 @@ double deepnorm_beta(const StackShape& s) {
 namespace {
 class DeepNorm final : public Placement {
  public:
-  std::string_view name() const override { return "deepnorm"; }
+  vocab::Placement id() const override { return vocab::Placement::deepnorm; }
   std::string_view summary() const override {
     return "x' = N(alpha x + F(x)), FFN/value/output weights x beta  (DeepNorm, Wang et al. 2022)";
   }

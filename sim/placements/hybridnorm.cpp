@@ -8,7 +8,7 @@ namespace normsim::sim {
 namespace {
 class HybridNorm final : public Placement {
  public:
-  std::string_view name() const override { return "hybridnorm"; }
+  vocab::Placement id() const override { return vocab::Placement::hybridnorm; }
   std::string_view summary() const override {
     return "QKV-norm attention x' = x + Attn(x); FFN x' = N(x) + F(N(x))  (HybridNorm, Zhuo et al. 2025)";
   }

@@ -8,7 +8,7 @@ namespace normsim::sim {
 namespace {
 class LnScale final : public Placement {
  public:
-  std::string_view name() const override { return "lnscale"; }
+  vocab::Placement id() const override { return vocab::Placement::lnscale; }
   std::string_view summary() const override {
     return "x' = x + F(N(x)/sqrt(layer)), final N  (LayerNorm Scaling, Sun et al. 2025)";
   }

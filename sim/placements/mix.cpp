@@ -12,7 +12,7 @@ int post_blocks(const StackShape& s) {
 
 class Mix final : public Placement {
  public:
-  std::string_view name() const override { return "mix"; }
+  vocab::Placement id() const override { return vocab::Placement::mix; }
   std::string_view summary() const override {
     return "first floor(mix_fraction*L) blocks Post-LN, the rest Pre-LN  (Mix-LN, Li et al. 2024)";
   }

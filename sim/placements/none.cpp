@@ -5,7 +5,7 @@ namespace normsim::sim {
 namespace {
 class NoNorm final : public Placement {
  public:
-  std::string_view name() const override { return "none"; }
+  vocab::Placement id() const override { return vocab::Placement::none; }
   std::string_view summary() const override { return "x' = x + F(x), no norm in the stack"; }
   bool ends_in_norm(const StackShape&) const override { return false; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState&) const override {

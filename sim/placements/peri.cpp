@@ -6,7 +6,7 @@ namespace normsim::sim {
 namespace {
 class Peri final : public Placement {
  public:
-  std::string_view name() const override { return "peri"; }
+  vocab::Placement id() const override { return vocab::Placement::peri; }
   std::string_view summary() const override {
     return "x' = x + N(F(N(x))), final N  (Peri-LN / Sandwich-LN, Kim et al. 2025; Ding et al. 2021)";
   }

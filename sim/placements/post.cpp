@@ -5,7 +5,7 @@ namespace normsim::sim {
 namespace {
 class Post final : public Placement {
  public:
-  std::string_view name() const override { return "post"; }
+  vocab::Placement id() const override { return vocab::Placement::post; }
   std::string_view summary() const override { return "x' = N(x + F(x))  (Post-LN, Vaswani et al. 2017)"; }
   bool ends_in_norm(const StackShape&) const override { return true; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState&) const override {

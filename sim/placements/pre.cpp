@@ -5,7 +5,7 @@ namespace normsim::sim {
 namespace {
 class Pre final : public Placement {
  public:
-  std::string_view name() const override { return "pre"; }
+  vocab::Placement id() const override { return vocab::Placement::pre; }
   std::string_view summary() const override {
     return "x' = x + F(N(x)), final N  (Pre-LN, Xiong et al. 2020)";
   }

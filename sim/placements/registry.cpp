@@ -15,10 +15,10 @@ std::span<const Placement* const> all_placements() {
   return list;
 }
 
-const Placement& find_placement(std::string_view name) {
+const Placement& find_placement(vocab::Placement id) {
   for (const Placement* p : all_placements())
-    if (p->name() == name) return *p;
-  throw std::invalid_argument("unknown placement '" + std::string(name) + "'");
+    if (p->id() == id) return *p;
+  throw std::invalid_argument("placement without an implementation");
 }
 
 }  // namespace normsim::sim

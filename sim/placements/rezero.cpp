@@ -6,7 +6,7 @@ namespace normsim::sim {
 namespace {
 class ReZero final : public Placement {
  public:
-  std::string_view name() const override { return "rezero"; }
+  vocab::Placement id() const override { return vocab::Placement::rezero; }
   std::string_view summary() const override {
     return "x' = x + alpha F(x), no norm, alpha = rezero_alpha  (ReZero, Bachlechner et al. 2020)";
   }

@@ -10,7 +10,7 @@ namespace normsim::sim {
 namespace {
 class SpanNorm final : public Placement {
  public:
-  std::string_view name() const override { return "spannorm"; }
+  vocab::Placement id() const override { return vocab::Placement::spannorm; }
   std::string_view summary() const override {
     return "x'' = N(x + lambda(F1(N x) + F2(N x'))), a residual spanning each sublayer pair "
            "(SpanNorm, Wang et al. 2026; equations unconfirmed)";
