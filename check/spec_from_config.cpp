@@ -18,6 +18,10 @@ double gain_sq(const sim::StackShape& shape, const sim::Placement& placement, si
 
 theory::StackSpec to_stack_spec(const sim::Config& c) {
   const sim::StackShape shape(c);
+  // The mean field of a custom block or a branch_scale is not derived yet (theory has only the built-ins).
+  if (c.placement == vocab::Placement::custom)
+    throw std::invalid_argument("no mean field for a custom block yet");
+  if (c.branch_scale != "1") throw std::invalid_argument("no mean field with a branch_scale yet");
   const sim::Placement& placement = sim::find_placement(c.placement);
   theory::StackSpec s;
   s.placement = c.placement;

@@ -102,7 +102,8 @@ template <class R>
 std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config, std::span<const int> samples,
                                                       bool tf32) {
   const sim::StackShape shape(config);
-  const sim::Placement& placement = sim::find_placement(config.placement);
+  const std::shared_ptr<const sim::Placement> owned = sim::placement_for(config);
+  const sim::Placement& placement = *owned;
   const int n = int(samples.size()), T = shape.tokens, d = shape.width, K = shape.depth;
   std::vector<sim::SampleRecord> records(n);
   if (n == 0) return records;

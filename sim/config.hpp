@@ -26,6 +26,10 @@ struct Config {
   bool causal = false;  // causal attention mask
   vocab::FinalNorm final_norm = vocab::FinalNorm::auto_;
   bool input_norm = false;  // x_0 = N(input) (Peri-LN's embedding norm)
+  // placement = "custom": the block expression (docs/placements.md), e.g. "x + N(F(x))".
+  std::string block;
+  // Multiplies every branch output, any placement: an expression of numbers (k, K, b, L, config keys).
+  std::string branch_scale = "1";
   // Placement parameters.
   double mix_fraction = 0.25;    // Mix-LN: fraction of blocks that are Post-LN
   double deepnorm_alpha = 0.0;   // 0: from depth (alpha = K^(1/4))

@@ -2,6 +2,7 @@
 #include "sim/config_schema.hpp"
 
 #include "sim/placement.hpp"
+#include "sim/placements/expression.hpp"
 #include "vocab/names.hpp"
 
 #include <algorithm>
@@ -19,6 +20,8 @@ const std::vector<Choice>& placement_list() {
   static const std::vector<Choice> list = [] {
     std::vector<Choice> out;
     for (const Placement* p : all_placements()) out.push_back(Choice{vocab::name(p->id()), p->summary()});
+    const auto custom = vocab::table<vocab::Placement>().back();  // custom: the block from the config
+    out.push_back(Choice{custom.name, custom.meaning});
     return out;
   }();
   return list;
@@ -192,6 +195,36 @@ Check any() {
   return [](const KeyValue&) { return std::string(); };
 }
 
+// Why an expression's names are not all numbers it may read ("column C: why"), or "".
+std::string check_names(const vocab::Expr& e) {
+  for (const auto& n : e.nodes)
+    if (n.op == vocab::ExprNode::Op::param)
+      if (std::string why = unknown_parameter(n.name); !why.empty())
+        return "column " + std::to_string(n.column) + ": " + why;
+  return "";
+}
+
+// A block expression ("" = none): it parses, and every name is one an expression may read.
+std::string check_block(const KeyValue& v) {
+  const auto& s = std::get<std::string>(v);
+  if (s.empty()) return "";
+  try {
+    for (const vocab::Expr& e : vocab::parse_block(s).sublayers)
+      if (std::string why = check_names(e); !why.empty()) return why;
+  } catch (const vocab::ExprError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string check_scalar_expression(const KeyValue& v) {
+  try {
+    return check_names(vocab::parse_scalar(std::get<std::string>(v)));
+  } catch (const vocab::ExprError& e) {
+    return e.what();
+  }
+}
+
 std::vector<KeyInfo> make_table() {
   const std::string_view ov = "\"\" or \"rule:value\", rule fanin | xavier | fixed, value >= 0";
   const auto override_key = [&](std::string_view name, std::string Config::*m, std::string_view meaning) {
@@ -226,6 +259,12 @@ std::vector<KeyInfo> make_table() {
           kFinalNorm),
       key("input_norm", &Config::input_norm, "model", "x_0 = N(input) (Peri-LN's embedding norm)",
           "true | false", any()),
+      key("block", &Config::block, "placement",
+          "placement = \"custom\": what a sublayer computes, e.g. \"x + N(F(x))\" (docs/placements.md)",
+          "\"\" or an expression of x, N, F, ...; two separated by ';' for a pair", check_block),
+      key("branch_scale", &Config::branch_scale, "placement",
+          "multiplies every branch output, any placement, e.g. \"1/sqrt(K)\" (docs/placements.md)",
+          "an expression of numbers, k, K, b, L and numeric keys", check_scalar_expression),
       key("mix_fraction", &Config::mix_fraction, "placement", "Mix-LN: fraction of blocks that are Post-LN",
           "[0, 1]", float_range(0, 1)),
       key("deepnorm_alpha", &Config::deepnorm_alpha, "placement", "DeepNorm's alpha; 0: K^(1/4) from depth",
@@ -387,13 +426,17 @@ std::vector<ConfigIssue> validate(const Config& c) {
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
                       {"width", "sublayer"}});
+  if (c.placement == vocab::Placement::custom && c.block.empty())
+    issues.push_back(
+        {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
+  if (!issues.empty()) return issues;
   if (c.depth % 2 != 0) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
     if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",
                         odd + "sublayer = \"transformer\" alternates attention and MLP and needs it even",
                         {"sublayer"}});
-    else if (c.placement == vocab::Placement::b2t || c.placement == vocab::Placement::spannorm)
+    else if (placement_for(c)->span() == 2)
       issues.push_back({"depth",
                         odd + "placement = \"" + std::string(vocab::name(c.placement)) +
                             "\" pairs sublayers and needs it even",

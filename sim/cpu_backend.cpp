@@ -17,7 +17,8 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_n
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   const StackShape shape(config);
-  const Placement& placement = find_placement(config.placement);
+  const std::shared_ptr<const Placement> owned = placement_for(config);
+  const Placement& placement = *owned;
   const SampleKey key{config.seed, std::uint32_t(sample)};
   const int T = shape.tokens, d = shape.width;
 

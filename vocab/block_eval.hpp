@@ -3,7 +3,9 @@
 // mean field's Gram algebra). Children run in the order they are written.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "vocab/block_expr.hpp"
 
@@ -18,14 +20,40 @@ struct ScalarEnv {
 
 double eval_scalar(const Expr& e, int node, const ScalarEnv& env);
 
+namespace detail {
+template <class Streams>
+struct StreamWalk {
+  using Value = typename Streams::Value;
+  const Expr& e;
+  Streams& s;
+  const ScalarEnv& env;
+  Value x, x0;
+  std::vector<std::optional<Value>> done;  // a node shared by two parents is computed once
+
+  Value operator()(int i) {
+    auto& slot = done.at(static_cast<std::size_t>(i));
+    if (!slot) slot = compute(i);
+    return *slot;
+  }
+  Value compute(int i);
+};
+}  // namespace detail
+
 // Streams provides: using Value; Value norm(Value); Value add(Value, Value); Value scale(Value, double);
 // Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input.
 template <class Streams>
 typename Streams::Value eval_stream(const Expr& e, int i, Streams& s, const ScalarEnv& env,
                                     typename Streams::Value x, typename Streams::Value x0) {
+  detail::StreamWalk<Streams> walk{e, s, env, x, x0, {}};
+  walk.done.resize(e.nodes.size());
+  return walk(i);
+}
+
+template <class Streams>
+typename Streams::Value detail::StreamWalk<Streams>::compute(int i) {
   using Op = ExprNode::Op;
   const ExprNode& n = e.node(i);
-  auto sub = [&](int j) { return eval_stream(e, j, s, env, x, x0); };
+  auto sub = [&](int j) { return (*this)(j); };
   auto num = [&](int j) { return eval_scalar(e, j, env); };
   switch (n.op) {
     case Op::stream:

@@ -44,7 +44,7 @@ struct ExprNode {
   double value = 0;
   ScalarVar var = ScalarVar::k;
   std::string name;
-  int a = -1, b = -1, c = -1;  // children (indices into Expr::nodes)
+  int a = -1, b = -1, c = -1;  // children (indices into Expr::nodes; equal subexpressions share one node)
   bool is_stream = false;      // a T x d value (else a number)
   int column = 1;              // 1-based, in the whole block text
 };

@@ -58,7 +58,15 @@ class Parser {
     n.op = op, n.column = col, n.a = a, n.is_stream = stream;
     return n;
   }
+  // A node equal to an earlier one (same operation on the same operands) is that node: N(x) written twice
+  // is one value, as in `N(x) + F(N(x))`, and every interpreter computes it once.
   int add(ExprNode n) {
+    for (std::size_t i = 0; i < expr_.nodes.size(); ++i) {
+      const ExprNode& m = expr_.nodes[i];
+      if (m.op == n.op && m.value == n.value && m.var == n.var && m.name == n.name && m.a == n.a &&
+          m.b == n.b && m.c == n.c)
+        return static_cast<int>(i);
+    }
     expr_.nodes.push_back(std::move(n));
     return static_cast<int>(expr_.nodes.size()) - 1;
   }

@@ -18,7 +18,8 @@ enum class Placement {
   lnscale,
   admin,
   rezero,
-  none
+  none,
+  custom
 };
 enum class Sublayer { mlp, attention, transformer };
 // swiglu is a branch shape (a gated MLP with silu), not a pointwise map.

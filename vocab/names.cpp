@@ -18,12 +18,19 @@ namespace normsim::vocab {
 namespace {
 using P = Placement;
 constexpr std::array kPlacements{
-    Named<P>{P::post, "post", ""},         Named<P>{P::pre, "pre", ""},
-    Named<P>{P::peri, "peri", ""},         Named<P>{P::mix, "mix", ""},
-    Named<P>{P::b2t, "b2t", ""},           Named<P>{P::deepnorm, "deepnorm", ""},
-    Named<P>{P::spannorm, "spannorm", ""}, Named<P>{P::hybridnorm, "hybridnorm", ""},
-    Named<P>{P::lnscale, "lnscale", ""},   Named<P>{P::admin, "admin", ""},
-    Named<P>{P::rezero, "rezero", ""},     Named<P>{P::none, "none", ""},
+    Named<P>{P::post, "post", ""},
+    Named<P>{P::pre, "pre", ""},
+    Named<P>{P::peri, "peri", ""},
+    Named<P>{P::mix, "mix", ""},
+    Named<P>{P::b2t, "b2t", ""},
+    Named<P>{P::deepnorm, "deepnorm", ""},
+    Named<P>{P::spannorm, "spannorm", ""},
+    Named<P>{P::hybridnorm, "hybridnorm", ""},
+    Named<P>{P::lnscale, "lnscale", ""},
+    Named<P>{P::admin, "admin", ""},
+    Named<P>{P::rezero, "rezero", ""},
+    Named<P>{P::none, "none", ""},
+    Named<P>{P::custom, "custom", "the block given by the key `block` (docs/placements.md)"},
 };
 using S = Sublayer;
 constexpr std::array kSublayers{

@@ -13,7 +13,8 @@ class Admin final : public Placement {
  public:
   vocab::Placement id() const override { return vocab::Placement::admin; }
   std::string_view summary() const override {
-    return "x' = N(omega x + F(x)), omega^2 = 1 + sum of earlier branch variances  (Admin, Liu et al. 2020)";
+    return "built-in code, not an expression: x' = N(omega x + F(x)), omega^2 = 1 + sum of earlier branch "
+           "variances, measured  (Admin, Liu et al. 2020)";
   }
   bool ends_in_norm(const StackShape&) const override { return true; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState& state) const override {

@@ -97,3 +97,11 @@ TEST_CASE("a stream interpreter is driven in written order, conditions decided f
   CHECK(v.log ==
         "N(x);0.25*N(x);F(0.25*N(x));(x+F(0.25*N(x)));0.50*y;-1.0*0.50*y;((x+F(0.25*N(x)))+-1.0*0.50*y);");
 }
+
+TEST_CASE("a subexpression written twice is one value, computed once") {
+  const Block h = parse_block("N(x) + F(N(x))");
+  Trace t;
+  CHECK(eval_stream(h.sublayers[0], h.sublayers[0].root, t, env_at(0, 4), "x", "x") == "(N(x)+F(N(x)))");
+  CHECK(t.log == "N(x);F(N(x));(N(x)+F(N(x)));");
+  CHECK(to_text(h) == "N(x) + F(N(x))");
+}
