@@ -222,7 +222,10 @@ int cmd_run(Args& args) {
 #endif
   {
     check_out(grid, options);
-    auto engine = make_backend(backend, options.threads);
+    std::string fallback;
+    auto engine = make_backend(backend, options.threads, &fallback);
+    if (!fallback.empty() && !quiet)
+      std::cerr << "normsim: --backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
     report = run_sweep(grid, *engine, options, std::cerr);
   }

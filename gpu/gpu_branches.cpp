@@ -6,6 +6,7 @@
 
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/memory_plan.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {
@@ -261,19 +262,11 @@ class GpuAttention final : public GpuBranch<R> {
 
 }  // namespace
 
-std::size_t largest_weight(const sim::StackShape& s) {
-  std::size_t m = 0;
-  for (int k = 0; k < s.depth; ++k)
-    for (WeightKind w : s.weights(k)) m = std::max(m, std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w)));
-  return m;
-}
-
 template <class R>
 std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
                                              int n, int m) {
   std::vector<double> out;
-  const double Td = T, nd = n, md = m;
-  if (Td * Td * (nd + md) < Td * nd * md) {
+  if (frobenius_by_gram(T, n, m)) {
     // ||A^T B||_F^2 = <A A^T, B B^T>_F: two T x T Gram matrices per sample.
     DeviceBuffer<R> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
     gemm<R>(blas, false, true, T, T, n, 1.0, d_a, n, (long long)T * n, d_a, n, (long long)T * n, 0.0,

@@ -308,24 +308,7 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
   check_launch("sample_dot_kernel");
 }
 
-#define NORMSIM_INSTANTIATE(R)                                                                               \
-  template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
-                                 sim::Stream, double);                                                       \
-  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
-  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
-  template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
-  template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
-                                     bool);                                                                  \
-  template void activation_forward<R>(const R*, R*, std::size_t, sim::Activation);                           \
-  template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
-  template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
-  template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
-  template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
-  template void softmax_forward<R>(R*, int, int, bool);                                                      \
-  template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
-  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);
-
-NORMSIM_INSTANTIATE(float)
-NORMSIM_INSTANTIATE(double)
+NORMSIM_KERNEL_INSTANTIATIONS(float)
+NORMSIM_KERNEL_INSTANTIATIONS(double)
 
 }  // namespace normsim::gpu

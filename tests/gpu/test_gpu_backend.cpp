@@ -115,6 +115,21 @@ TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change resu
   require_records_close(ra, cpu.run(c, all), 1e-4, 3e-3);
 }
 
+TEST_CASE("CUDA backend: the config's recompute key decides unless the options override it", "[backend]") {
+  sim::Config c = small_config("pre", kKinds[0], "float32");
+  gpu::CudaBackend from_config(1, gpu::CudaOptions{});
+  gpu::CudaOptions never;
+  never.recompute = "false";
+  gpu::CudaBackend overridden(1, never);
+  for (const char* key : {"true", "false"}) {
+    c.recompute = key;
+    from_config.run(c, std::vector<int>{0});
+    overridden.run(c, std::vector<int>{0});
+    CHECK(from_config.last_run().recompute == (std::string(key) == "true"));
+    CHECK_FALSE(overridden.last_run().recompute);
+  }
+}
+
 TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
   gpu::register_backend();
   CHECK(sim::make_backend("cuda", 1)->name() == "cuda");
