@@ -50,15 +50,27 @@ std::size_t activation_elements(const sim::StackShape& s) {
                   frobenius_scratch_elements(s.tokens, s.width, s.width));
 }
 
+namespace {
+int samples_that_fit(double budget, double per_sample, int samples) {
+  const double fit = budget / per_sample;
+  return std::clamp(fit < double(samples) ? int(fit) : samples, 1, std::max(samples, 1));
+}
+}  // namespace
+
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
                        double budget, int samples) {
   MemoryPlan p;
   p.activation_bytes = double(activation_elements(s)) * double(element_bytes);
   const double kept = double(weight_elements(s)) * double(element_bytes);
-  p.recompute = mode == "true" || (mode == "auto" && p.activation_bytes + kept > budget);
-  p.weight_bytes = p.recompute ? double(largest_weight(s)) * double(element_bytes) : kept;
-  const double fit = budget / p.per_sample_bytes();
-  p.batch_samples = std::clamp(fit < double(samples) ? int(fit) : samples, 1, std::max(samples, 1));
+  const double scratch = double(largest_weight(s)) * double(element_bytes);
+  // auto: redraw the weights when that runs more samples at once (drawing is cheap next to the products),
+  // or when keeping them does not fit even one sample.
+  const int keep_batch = samples_that_fit(budget, p.activation_bytes + kept, samples);
+  const int redraw_batch = samples_that_fit(budget, p.activation_bytes + scratch, samples);
+  p.recompute =
+      mode == "true" || (mode == "auto" && (redraw_batch > keep_batch || p.activation_bytes + kept > budget));
+  p.weight_bytes = p.recompute ? scratch : kept;
+  p.batch_samples = p.recompute ? redraw_batch : keep_batch;
   return p;
 }
 

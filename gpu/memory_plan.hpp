@@ -26,8 +26,9 @@ struct MemoryPlan {
   double per_sample_bytes() const { return activation_bytes + weight_bytes; }
 };
 
-// mode: "auto", "true" or "false" (recompute); element_bytes: sizeof(R); budget: device bytes the run may
-// use; samples: how many the call runs.
+// mode: "auto", "true" or "false" (recompute; auto redraws when that fits more samples per batch, or when
+// keeping does not fit one); element_bytes: sizeof(R); budget: device bytes the run may use; samples: how
+// many the call runs.
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
                        double budget, int samples);
 

@@ -77,8 +77,11 @@ TEST_CASE("plan_memory: recompute replaces the stack's weights by one matrix of 
   CHECK(keep.weight_bytes == 4.0 * 64 * 2 * 36 * 144);  // 64 sublayers of W1 (36 x 144) and W2 (144 x 36)
   CHECK(redraw.weight_bytes == 4.0 * 36 * 144);
   CHECK(keep.batch_samples == 8);
-  // auto: recompute exactly when keeping would not fit one sample.
-  CHECK_FALSE(gpu::plan_memory(s, 4, "auto", keep.per_sample_bytes(), 8).recompute);
+  // auto: keep the weights while that runs as many samples at once; redraw when that fits more.
+  CHECK_FALSE(gpu::plan_memory(s, 4, "auto", 8 * keep.per_sample_bytes(), 8).recompute);
+  const gpu::MemoryPlan more = gpu::plan_memory(s, 4, "auto", 8 * keep.per_sample_bytes() - 1, 8);
+  CHECK(more.recompute);
+  CHECK(more.batch_samples == 8);
   const gpu::MemoryPlan tight = gpu::plan_memory(s, 4, "auto", keep.per_sample_bytes() - 1, 8);
   CHECK(tight.recompute);
   CHECK(tight.batch_samples * tight.per_sample_bytes() <= keep.per_sample_bytes() - 1);
@@ -127,4 +130,31 @@ TEST_CASE("make_backend auto falls back to the CPU with the cause; cuda fails wi
   std::string why;
   CHECK(sim::make_backend("auto", 1, &why)->name() == "cuda");  // the default mock device: usable
   CHECK(why.empty());
+}
+
+// Recompute: weight memory does not grow with depth (the plan), and the backend really does not store the
+// stack's weights (the mock's measured peak).
+TEST_CASE("recompute: weight memory independent of depth, in the plan and in the peak", "[plan][mock]") {
+  sim::Config c = mlp_config();
+  c.width = 64, c.tokens = 4;
+  double scratch = -1;
+  for (const int depth : {4, 16, 64}) {
+    c.depth = depth;
+    const auto redraw = gpu::plan_memory(sim::StackShape(c), 4, "true", 1e18, 1);
+    if (scratch < 0) scratch = redraw.weight_bytes;
+    CHECK(redraw.weight_bytes == scratch);  // one 64 x 256 matrix, whatever the depth
+    CHECK(gpu::plan_memory(sim::StackShape(c), 4, "false", 1e18, 1).weight_bytes == depth * 2 * scratch);
+  }
+  c.depth = 16;
+  std::size_t peak[2];
+  for (const bool recompute : {false, true}) {
+    gpu::CudaOptions o;
+    o.recompute = recompute ? "true" : "false";
+    gpu::CudaBackend b(1, o);
+    b.run(c, std::vector<int>{0, 1});
+    peak[recompute] = b.peak_memory_bytes();
+  }
+  // Keeping holds 2 samples x 16 sublayers x 2 matrices at the end of the forward; redrawing one scratch.
+  const double weights = 2 * 16 * 2 * scratch;
+  CHECK(double(peak[0]) - double(peak[1]) >= 0.9 * (weights - 2 * scratch));
 }
