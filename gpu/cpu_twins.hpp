@@ -128,4 +128,13 @@ void sample_dot(const R* a, const R* b, std::size_t n, int S, double* out) {
   }
 }
 
+template <class R>
+void swap_middle_axes(const R* src, R* dst, int S, int A, int B, int n) {
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < B; ++b)
+        for (int j = 0; j < n; ++j)
+          dst[((std::size_t(s) * B + b) * A + a) * n + j] = src[((std::size_t(s) * A + a) * B + b) * n + j];
+}
+
 }  // namespace normsim::gpu::cpu

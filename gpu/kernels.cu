@@ -210,6 +210,14 @@ __global__ void sample_dot_kernel(const R* a, const R* b, std::size_t n, double*
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
+template <class R>
+__global__ void swap_middle_axes_kernel(R* dst, const R* src, int A, int B, int n, std::size_t total) {
+  NORMSIM_GRID_LOOP(i, total) {  // i indexes src (s, a, b, j): coalesced reads, runs of n contiguous writes
+    const std::size_t j = i % n, r = i / n, b = r % B, a = (r / B) % A, s = r / (std::size_t(B) * A);
+    dst[((s * B + b) * A + a) * n + j] = src[i];
+  }
+}
+
 int row_threads(int n) {
   return n >= 512 ? 256 : (n >= 128 ? 128 : 32);
 }
@@ -306,6 +314,14 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
   if (S == 0) return;
   sample_dot_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);
   check_launch("sample_dot_kernel");
+}
+
+template <class R>
+void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
+  const std::size_t total = std::size_t(S) * A * B * n;
+  if (total == 0) return;
+  swap_middle_axes_kernel<<<grid_for(total), kThreads>>>(d_dst, d_src, A, B, n, total);
+  check_launch("swap_middle_axes_kernel");
 }
 
 NORMSIM_KERNEL_INSTANTIATIONS(float)

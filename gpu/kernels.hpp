@@ -66,6 +66,12 @@ void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale);
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
 
+// dst (S x B x A x n) = src (S x A x B x n) with the middle axes swapped: attention's heads split from the
+// tokens (A = T, B = heads, n = d_head: S x T x d to S x heads x T x d_head) so one strided-batched GEMM
+// covers every (sample, head), and merged back (A = heads, B = T).
+template <class R>
+void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
+
 // Explicit instantiations of every launcher for R, for the file that defines them (kernels.cu, or the
 // mock build's gpu/mock/mock_kernels.cpp); used inside namespace normsim::gpu.
 #define NORMSIM_KERNEL_INSTANTIATIONS(R)                                                                     \
@@ -83,6 +89,7 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
   template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
   template void softmax_forward<R>(R*, int, int, bool);                                                      \
   template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
-  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);
+  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);                                \
+  template void swap_middle_axes<R>(const R*, R*, int, int, int, int);
 
 }  // namespace normsim::gpu

@@ -38,7 +38,8 @@ std::size_t activation_elements(const sim::StackShape& s) {
     keep += 6 * T * d;
     if (s.branch(k) == sim::BranchKind::attention) {
       keep += 4 * T * d + heads * T * T;
-      transient = std::max(transient, 5 * T * d + 2 * heads * T * T);
+      // backward: dO split by heads, dQ, dK, dV by heads and merged, a merged norm output, dP
+      transient = std::max(transient, 8 * T * d + 2 * heads * T * T);
     } else {
       keep += T * H * (s.swiglu ? 2 : 1);
       transient = std::max(transient, 3 * T * H);

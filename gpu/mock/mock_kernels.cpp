@@ -78,6 +78,11 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
   cpu::sample_dot(d_a, d_b, n, S, d_out);
 }
 
+template <class R>
+void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
+  cpu::swap_middle_axes(d_src, d_dst, S, A, B, n);
+}
+
 NORMSIM_KERNEL_INSTANTIATIONS(float)
 NORMSIM_KERNEL_INSTANTIATIONS(double)
 

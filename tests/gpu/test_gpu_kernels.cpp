@@ -198,3 +198,16 @@ TEMPLATE_TEST_CASE("sample_dot matches its CPU twin", "[kernel]", float, double)
   gpu::cpu::sample_dot(a.data(), b.data(), n, kS, out.data());
   require_close(d_out.to_host(), out, 1e-9, 1e-12);
 }
+
+// A permutation: exact.
+TEMPLATE_TEST_CASE("swap_middle_axes matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const int S = 3, A = 37, B = 5, n = 9;
+  const auto x = random_vector<R>(std::size_t(S) * A * B * n, 13);
+  const auto d_x = DeviceBuffer<R>::from_host(x);
+  DeviceBuffer<R> d_y(x.size());
+  gpu::swap_middle_axes(d_x.get(), d_y.get(), S, A, B, n);
+  std::vector<R> y(x.size());
+  gpu::cpu::swap_middle_axes(x.data(), y.data(), S, A, B, n);
+  require_close(d_y.to_host(), y, 0.0, 0.0);
+}

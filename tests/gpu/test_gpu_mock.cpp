@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cpu_twins.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/mock/mock_device.hpp"
@@ -157,4 +158,16 @@ TEST_CASE("recompute: weight memory independent of depth, in the plan and in the
   // Keeping holds 2 samples x 16 sublayers x 2 matrices at the end of the forward; redrawing one scratch.
   const double weights = 2 * 16 * 2 * scratch;
   CHECK(double(peak[0]) - double(peak[1]) >= 0.9 * (weights - 2 * scratch));
+}
+
+// The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
+TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
+  const int S = 2, T = 5, H = 3, dh = 4;
+  std::vector<float> x(S * T * H * dh), y(x.size()), back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(i);
+  gpu::cpu::swap_middle_axes(x.data(), y.data(), S, T, H, dh);
+  const int s = 1, t = 3, h = 2, j = 1;
+  CHECK(y[((s * H + h) * T + t) * dh + j] == x[((s * T + t) * H + h) * dh + j]);
+  gpu::cpu::swap_middle_axes(y.data(), back.data(), S, H, T, dh);
+  CHECK(back == x);
 }
