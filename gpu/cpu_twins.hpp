@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "sim/activations.hpp"
 #include "sim/gaussian.hpp"
@@ -125,6 +126,19 @@ void sample_dot(const R* a, const R* b, std::size_t n, int S, double* out) {
     double acc = 0;
     for (std::size_t i = 0; i < n; ++i) acc += double(a[s * n + i]) * double(b[s * n + i]);
     out[s] = acc;
+  }
+}
+
+template <class R>
+void sample_max_abs(const R* a, std::size_t n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    double m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = std::abs(double(a[s * n + i]));
+      m = std::isfinite(v) ? std::max(m, v) : std::numeric_limits<double>::quiet_NaN();
+      if (std::isnan(m)) break;
+    }
+    out[s] = m;
   }
 }
 

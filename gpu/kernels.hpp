@@ -66,6 +66,10 @@ void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale);
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
 
+// out[s] = max_i |a[s*n+i]| in double, NaN when any entry of the sample is NaN or infinite.
+template <class R>
+void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out);
+
 // dst (S x B x A x n) = src (S x A x B x n) with the middle axes swapped: attention's heads split from the
 // tokens (A = T, B = heads, n = d_head: S x T x d to S x heads x T x d_head) so one strided-batched GEMM
 // covers every (sample, head), and merged back (A = heads, B = T).
@@ -90,6 +94,7 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void softmax_forward<R>(R*, int, int, bool);                                                      \
   template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
   template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);                                \
-  template void swap_middle_axes<R>(const R*, R*, int, int, int, int);
+  template void swap_middle_axes<R>(const R*, R*, int, int, int, int);                                       \
+  template void sample_max_abs<R>(const R*, std::size_t, int, double*);
 
 }  // namespace normsim::gpu

@@ -10,7 +10,8 @@ bool frobenius_by_gram(int T, int n, int m) {
 }
 
 std::size_t frobenius_scratch_elements(int T, int n, int m) {
-  return frobenius_by_gram(T, n, m) ? 2 * std::size_t(T) * T : std::size_t(n) * m;
+  const std::size_t scaled_operands = std::size_t(T) * (std::size_t(n) + std::size_t(m));
+  return scaled_operands + (frobenius_by_gram(T, n, m) ? 2 * std::size_t(T) * T : std::size_t(n) * m);
 }
 
 std::size_t largest_weight(const sim::StackShape& s) {

@@ -79,6 +79,11 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
 }
 
 template <class R>
+void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
+  cpu::sample_max_abs(d_a, n, S, d_out);
+}
+
+template <class R>
 void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
   cpu::swap_middle_axes(d_src, d_dst, S, A, B, n);
 }

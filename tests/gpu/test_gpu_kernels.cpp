@@ -211,3 +211,18 @@ TEMPLATE_TEST_CASE("swap_middle_axes matches its CPU twin", "[kernel]", float, d
   gpu::cpu::swap_middle_axes(x.data(), y.data(), S, A, B, n);
   require_close(d_y.to_host(), y, 0.0, 0.0);
 }
+
+// A maximum is exact; a non-finite entry makes its sample's result NaN.
+TEMPLATE_TEST_CASE("sample_max_abs matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const std::size_t n = kN / kS;
+  auto a = random_vector<R>(n * kS, 14, 1e3);
+  a[n + 17] = std::numeric_limits<R>::infinity();  // sample 1
+  const auto d_a = DeviceBuffer<R>::from_host(a);
+  DeviceBuffer<double> d_out(kS);
+  gpu::sample_max_abs(d_a.get(), n, kS, d_out.get());
+  std::vector<double> out(kS);
+  gpu::cpu::sample_max_abs(a.data(), n, kS, out.data());
+  CHECK(std::isnan(out[1]));
+  require_close(d_out.to_host(), out, 0.0, 0.0);
+}
