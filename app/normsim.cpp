@@ -243,7 +243,10 @@ int cmd_run(Args& args) {
   {
     // Everything that can refuse the run does so before OUT is touched.
     check_out(grid, options);
-    auto engine = make_backend(backend, options.threads);
+    std::string fallback;
+    auto engine = make_backend(backend, options.threads, &fallback);
+    if (!fallback.empty() && !quiet)
+      std::cerr << "normsim: --backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
     check_backend_can_run(grid, *engine, unit_samples);
     locked = lock_and_prepare_out(grid, options);
