@@ -18,6 +18,12 @@ struct ScriptSpec {
   int panels = 1;           // > 1: a multiplot (see stacked_panel_height)
 };
 
+// The one font of every PDF, SVG and PNG, pinned so a figure looks the same on every machine: Liberation Sans
+// (metric-compatible with Helvetica and Arial, covers every symbol the labels use; Debian: fonts-liberation2,
+// installed by scripts/setup.sh). Text is this many points at every size, in every format.
+inline constexpr const char* figure_font = "Liberation Sans";
+inline constexpr int figure_font_size = 8;
+
 // Several panels do not fit side by side in one column: there they are stacked, each this tall (inches), and
 // the figure grows to hold them; on a two-column figure they sit side by side at the chosen size.
 inline constexpr double stacked_panel_height = 1.6;

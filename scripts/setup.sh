@@ -14,7 +14,10 @@ for a in "$@"; do
   esac
 done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 librandom123-dev
-      libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format)
+      libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
+      fonts-liberation2 poppler-utils)
+# fonts-liberation2: the figures' pinned font (Liberation Sans); poppler-utils: pdffonts and pdftotext, with
+# which the plots tests read the font name and text size back from a drawn PDF.
 # PyTorch for the benchmark's reference, with OpenBLAS behind libblas.so.3 (Debian's default is the
 # unoptimized reference BLAS, which would flatter normsim).
 [[ $bench == 1 ]] && pkgs+=(python3-torch python3-numpy libopenblas0-pthread)
