@@ -67,7 +67,6 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       panel.errors = ErrorStyle::bars;
       panel.connect = false;  // the fitted line, not a polyline, joins the depths
       panel.reference_title = plain_text("least-squares fit");
-      bool all_fitted = true;
 
       // Series by the series key's value; each holds one configuration per depth.
       std::vector<std::pair<std::string, std::vector<DepthPoint>>> lines;
@@ -90,11 +89,9 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
         for (const auto& p : points)
           series.points.push_back({p.depth, p.row->mean, p.row->se,
                                    fit ? std::optional<double>(fit->predict(p.depth)) : std::nullopt});
-        all_fitted &= fit.has_value();
         panel.series.push_back(std::move(series));
       }
-      // Log-log only when every line could be fitted, i.e. every mean is positive.
-      panel.log_y = all_fitted;
+      panel.log_y = metric_log_scale(metric);
 
       Figure figure;
       figure.name = "depth_" + file_stem_part(metric) + "_" + which +

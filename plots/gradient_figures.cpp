@@ -27,6 +27,7 @@ std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vec
       ChartPanel panel;
       panel.x_label = layer_axis_label(metric);
       panel.y_label = metric_label(metric);
+      panel.log_y = metric_log_scale(metric);
       panel.reference_title = plain_text("mean field");
       std::vector<const SummaryRow*> rows;
       for (const SummaryRow* row : group.rows)

@@ -51,7 +51,7 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
          group_rows(folder, keys, [&](const SummaryRow& r) { return r.metric == metric; })) {
       std::ostringstream csv;
       csv << heatmap_columns << "\n";
-      double lo = INFINITY, hi = -INFINITY, x_min = INFINITY, x_max = -INFINITY;
+      double lo = INFINITY, x_min = INFINITY, x_max = -INFINITY;
       for (const SummaryRow* row : group.rows) {
         const double depth = std::strtod(row->keys[std::size_t(depth_key)].c_str(), nullptr);
         const std::size_t i = value_rank(depth_texts, row->keys[std::size_t(depth_key)]);
@@ -63,10 +63,10 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
         csv << csv_number(centre) << ',' << csv_number(depth) << ',' << csv_number(x_lo) << ','
             << csv_number(x_hi) << ',' << csv_number(y_lo) << ',' << csv_number(y_hi) << ',' << row->layer
             << ',' << csv_number(depth) << ',' << csv_number(row->mean) << "\n";
-        lo = std::min(lo, row->mean), hi = std::max(hi, row->mean);
+        lo = std::min(lo, row->mean);
         x_min = std::min(x_min, x_lo), x_max = std::max(x_max, x_hi);
       }
-      const bool log_colour = spans_log_range(lo, hi);
+      const bool log_colour = metric_log_scale(metric) && lo > 0;
 
       std::ostringstream body;
       body << "set xlabel "

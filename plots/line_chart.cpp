@@ -60,15 +60,11 @@ double nice_tic_step(double range, int most) {
 }
 
 bool chart_log_y(const ChartPanel& panel) {
-  if (panel.log_y) return *panel.log_y;
-  double lo = INFINITY, hi = -INFINITY;
+  if (!panel.log_y) return false;
   for (const auto& s : panel.series)
-    for (const auto& p : s.points) {
-      if (!(p.mean > 0)) return false;
-      lo = std::min(lo, p.mean), hi = std::max(hi, p.mean);
-      if (p.reference && *p.reference > 0) lo = std::min(lo, *p.reference), hi = std::max(hi, *p.reference);
-    }
-  return spans_log_range(lo, hi);
+    for (const auto& p : s.points)
+      if (p.mean > 0) return true;
+  return false;
 }
 
 std::string chart_csv(const std::vector<ChartPanel>& panels) {
@@ -121,7 +117,8 @@ Extent panel_extent(const ChartPanel& panel, bool log_y) {
     for (const auto& p : s.points) {
       const auto [lo, hi] = error_extent(p, log_y);
       e.x_min = std::min(e.x_min, p.x), e.x_max = std::max(e.x_max, p.x);
-      e.y_min = std::min({e.y_min, lo, p.mean}), e.y_max = std::max({e.y_max, hi, p.mean});
+      if (!log_y || p.mean > 0)  // a log axis leaves values <= 0 out
+        e.y_min = std::min({e.y_min, lo, p.mean}), e.y_max = std::max({e.y_max, hi, p.mean});
       if (p.reference && (!log_y || *p.reference > 0))
         e.y_min = std::min(e.y_min, *p.reference), e.y_max = std::max(e.y_max, *p.reference);
       e.integer_x &= p.x == std::round(p.x);

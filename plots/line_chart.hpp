@@ -33,8 +33,8 @@ struct ChartPanel {
   Text x_label;
   Text y_label;
   bool log_x = false;
-  int log_x_base = 10;        // 2 suits depths (4, 8, 16, ...)
-  std::optional<bool> log_y;  // empty: log when every value is positive and they span more than a decade
+  int log_x_base = 10;  // 2 suits depths (4, 8, 16, ...)
+  bool log_y = false;   // metric_log_scale for metric figures, the claim's log_y for claims
   ErrorStyle errors = ErrorStyle::band;
   bool connect = true;   // join the points of a series
   Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
@@ -63,7 +63,8 @@ std::string chart_body(const std::vector<ChartPanel>& panels);
 // A round tic step giving at most `most` intervals over `range` (1, 2 or 5 times a power of ten).
 double nice_tic_step(double range, int most);
 
-// Whether a panel's y axis is drawn logarithmic (resolves ChartPanel::log_y).
+// Whether a panel's y axis is drawn logarithmic: log_y, unless no value is positive (nothing to draw there;
+// values <= 0 are left out of a log axis).
 bool chart_log_y(const ChartPanel& panel);
 
 }  // namespace normsim::plots

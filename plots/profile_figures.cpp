@@ -19,6 +19,7 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
       ChartPanel panel;
       panel.x_label = layer_axis_label(metric);
       panel.y_label = metric_label(metric);
+      panel.log_y = metric_log_scale(metric);
       panel.reference_title = plain_text("mean field");
       long fewest = -1, most = 0;
       for (const auto& s : split_series(folder, layout.series_key, group.rows)) {

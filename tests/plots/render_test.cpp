@@ -87,9 +87,26 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
     CHECK(depth_gp.find("Post: {/:Italic K}^{") != std::string::npos);
     CHECK(depth_gp.find("set logscale y") != std::string::npos);
     CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("theory") != std::string::npos);
-    // Post's grad_sq spans three decades: its profile has a log axis; act_sq (1 to 9) does not.
-    CHECK(read_text(figures / "profile_grad_sq_depth-8.gp").find("set logscale y") != std::string::npos);
-    CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("set logscale y") == std::string::npos);
+    // One y scale per metric at every depth (docs/figures.md): act_sq spans 1 to 5 at depth 4 and 1 to 17
+    // at depth 16, grad_sq one decade at 4 and three at 16: log at every depth; cos_next linear.
+    for (const char* depth : {"4", "8", "16"}) {
+      INFO("depth " << depth);
+      for (const char* metric : {"act_sq", "grad_sq", "gradw_w1", "gradw_w2"})
+        CHECK(read_text(figures / ("profile_" + std::string(metric) + "_depth-" + depth + ".gp"))
+                  .find("set logscale y") != std::string::npos);
+      CHECK(read_text(figures / ("profile_cos_next_depth-" + std::string(depth) + ".gp"))
+                .find("set logscale y") == std::string::npos);
+      // The gradients figure's three panels: every panel log.
+      const std::string gp = read_text(figures / ("gradients_depth-" + std::string(depth) + ".gp"));
+      std::size_t log_panels = 0;
+      for (auto at = gp.find("set logscale y"); at != std::string::npos;
+           at = gp.find("set logscale y", at + 1))
+        ++log_panels;
+      CHECK(log_panels == 3);
+    }
+    // Heatmaps of a log metric have a log colour scale.
+    CHECK(read_text(figures / "heatmap_act_sq_placement-pre.gp").find("set logscale cb") !=
+          std::string::npos);
     const std::string csv = read_text(figures / "profile_act_sq_depth-8.csv");
     CHECK(csv.rfind("panel,series,label,x,mean,se,lo,hi,reference\n", 0) == 0);
     CHECK(csv.find("1,1,pre,8,9,0.45,8.55,9.45,9\n") !=
@@ -228,13 +245,6 @@ TEST_CASE("legends, log axes, tics, theory and claim labels in the scripts", "[p
       ++entries;
     CHECK(entries == 1);
     CHECK(gp.find("keyentry") != std::string::npos);
-  }
-  {  // log y past one decade, per panel: Post's grad_sq spans three decades; gradw_w1 (1 to 1.6) does not
-    const std::string gp = read_text(figures / "gradients_depth-8.gp");
-    const auto panel2 = gp.find("# panel 2"), panel3 = gp.find("# panel 3");
-    REQUIRE(panel3 != std::string::npos);
-    CHECK(gp.substr(0, panel2).find("set logscale y") != std::string::npos);
-    CHECK(gp.substr(panel2, panel3 - panel2).find("set logscale y") == std::string::npos);  // gradw_w2
   }
   {  // depth scaling on log x: tics at the swept depths; log y within a decade: explicit 1-2-5 tics
     const std::string gp = read_text(figures / "depth_gradw_w2_last.gp");
