@@ -1,6 +1,7 @@
 // The shared .gp frame (see gnuplot_script.hpp). Kept plain so a user can read and edit the script.
 #include "gnuplot_script.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -24,7 +25,12 @@ std::vector<std::string> format_outputs(const std::string& name, const std::stri
 std::string gnuplot_script(const ScriptSpec& spec, const PlotOptions& options) {
   SizeInches size = size_inches(options.size);
   const bool stacked = spec.panels > 1 && size.width < stacked_below_width;
-  if (stacked) size.height = stacked_panel_height * spec.panels;
+  if (spec.facets && stacked)
+    size.height = facet_panel_height * spec.panels;
+  else if (spec.facets)
+    size.height = std::max(size.height, stacked_panel_height * ((spec.panels + 1) / 2));
+  else if (stacked)
+    size.height = stacked_panel_height * spec.panels;
   std::ostringstream gp;
   gp << "# " << spec.description << "\n"
      << "# Drawn by normsim from " << spec.name << ".csv (" << spec.columns << ").\n"

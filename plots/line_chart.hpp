@@ -58,10 +58,19 @@ std::string chart_csv(const std::vector<ChartPanel>& panels);
 // first panel's series, one entry for all reference curves and one for the band, in columns when there are
 // more entries than fit one above the other.
 std::string chart_preamble(const std::vector<ChartPanel>& panels);
-std::string chart_body(const std::vector<ChartPanel>& panels);
+// `facets`: the panels are small multiples of one metric (facets.hpp), in a grid of one column (narrow
+// figures) or two, sharing one y range; each panel's title names its facet and its lines are labelled at
+// their right ends; the legend below holds only the reference curve and band entries.
+enum class ChartLayout { panels, facets };
+std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout = ChartLayout::panels);
 
 // A round tic step giving at most `most` intervals over `range` (1, 2 or 5 times a power of ten).
 double nice_tic_step(double range, int most);
+
+// Tics of a logarithmic axis ("y", "cb") over [lo, hi] (both > 0). Past one decade: whole decades, at most
+// `most` labels (every 10th, 100th, ... power when there are many). Within a decade: 1-2-5 (or finer)
+// values, set explicitly with the range, so the axis always shows at least two labels.
+std::string log_axis_tics(const std::string& axis, double lo, double hi, int most);
 
 // Whether a panel's y axis is drawn logarithmic: log_y, unless no value is positive (nothing to draw there;
 // values <= 0 are left out of a log axis).
