@@ -9,15 +9,24 @@ std::string placement_family(const std::string& placement) {
   // Where the norm sits (docs/theory.md §2): after the residual add (x_{k+1} = N(...)), on the branch input
   // with an un-normalized stream, both in one stack, or nowhere.
   static const std::map<std::string, std::string> families = {
-      {"post", "norm on the stream"},          {"deepnorm", "norm on the stream"},
-      {"admin", "norm on the stream"},         {"b2t", "norm on the stream"},
-      {"spannorm", "norm on the stream"},      {"pre", "norm on the branch input"},
-      {"lnscale", "norm on the branch input"}, {"peri", "norm on the branch input"},
-      {"mix", "Post and Pre mixed"},           {"hybridnorm", "Post and Pre mixed"},
-      {"none", "no norm in the stack"},        {"rezero", "no norm in the stack"},
+      {"post", "stream-norm"},    {"deepnorm", "stream-norm"}, {"admin", "stream-norm"},
+      {"b2t", "stream-norm"},     {"spannorm", "stream-norm"}, {"pre", "branch-norm"},
+      {"lnscale", "branch-norm"}, {"peri", "branch-norm"},     {"mix", "mixed"},
+      {"hybridnorm", "mixed"},    {"none", "no-norm"},         {"rezero", "no-norm"},
   };
   const auto it = families.find(placement);
   return it != families.end() ? it->second : "other";
+}
+
+std::string family_title(const std::string& family) {
+  static const std::map<std::string, std::string> titles = {
+      {"stream-norm", "norm on the stream"},
+      {"branch-norm", "norm on the branch input"},
+      {"mixed", "Post and Pre mixed"},
+      {"no-norm", "no norm in the stack"},
+  };
+  const auto it = titles.find(family);
+  return it != titles.end() ? it->second : family;
 }
 
 namespace {
@@ -27,7 +36,8 @@ void add_in_runs(std::vector<Facet>& facets, const Facet& group) {
   const std::size_t n = group.members.size();
   const std::size_t parts = (n + most_lines_per_panel - 1) / most_lines_per_panel;
   for (std::size_t part = 0; part < parts; ++part) {
-    Facet facet{group.title + (parts > 1 ? " (" + std::to_string(part + 1) + ")" : ""), {}};
+    const std::string number = parts > 1 ? std::to_string(part + 1) : "";
+    Facet facet{group.title + (parts > 1 ? " (" + number + ")" : ""), group.slug + number, {}};
     // Even runs (5 + 5 rather than 6 + 4), so no facet is much fuller than another.
     for (std::size_t i = part * n / parts; i < (part + 1) * n / parts; ++i)
       facet.members.push_back(group.members[i]);
@@ -40,7 +50,7 @@ void add_in_runs(std::vector<Facet>& facets, const Facet& group) {
 std::vector<Facet> facets_of(const std::string& key, const std::vector<std::string>& values) {
   std::vector<Facet> facets;
   if (values.size() <= most_lines_per_panel) {
-    Facet all{"", {}};
+    Facet all{"", "", {}};
     for (std::size_t i = 0; i < values.size(); ++i) all.members.push_back(i);
     return {all};
   }
@@ -49,8 +59,8 @@ std::vector<Facet> facets_of(const std::string& key, const std::vector<std::stri
     for (std::size_t i = 0; i < values.size(); ++i) {
       const std::string family = placement_family(values[i]);
       auto it = families.begin();
-      while (it != families.end() && it->title != family) ++it;
-      if (it == families.end()) it = families.insert(families.end(), Facet{family, {}});
+      while (it != families.end() && it->slug != family) ++it;
+      if (it == families.end()) it = families.insert(families.end(), Facet{family_title(family), family, {}});
       it->members.push_back(i);
     }
     for (const auto& family : families) add_in_runs(facets, family);
@@ -59,7 +69,9 @@ std::vector<Facet> facets_of(const std::string& key, const std::vector<std::stri
   const std::size_t parts = (values.size() + most_lines_per_panel - 1) / most_lines_per_panel;
   for (std::size_t part = 0; part < parts; ++part) {
     const std::size_t first = part * values.size() / parts, last = (part + 1) * values.size() / parts;
-    Facet facet{key + " = " + values[first] + " to " + values[last - 1], {}};
+    Facet facet{key + " = " + values[first] + " to " + values[last - 1],
+                key + "-" + values[first] + "-" + values[last - 1],
+                {}};
     for (std::size_t i = first; i < last; ++i) facet.members.push_back(i);
     facets.push_back(std::move(facet));
   }

@@ -14,13 +14,15 @@ namespace normsim::plots {
 
 inline constexpr std::size_t most_lines_per_panel = 6;
 
-// The family of a placement: "norm on the stream" (Post-LN and its descendants), "norm on the branch input"
-// (Pre-LN and its descendants), "Post and Pre mixed", "no norm in the stack", or "other" for a name this
-// list does not know.
+// The family of a placement: stream-norm (Post-LN and its descendants), branch-norm (Pre-LN and its
+// descendants), mixed (Post and Pre in one stack), no-norm, or other for a name this list does not know;
+// family_title says it in words ("norm on the stream").
 std::string placement_family(const std::string& placement);
+std::string family_title(const std::string& family);
 
 struct Facet {
-  std::string title;                 // plain text: the family, or "key = first to last"
+  std::string title;  // plain text: the family, or "key = first to last"
+  std::string slug;   // for file names: stream-norm, branch-norm, mixed, no-norm, other, width-1-4
   std::vector<std::size_t> members;  // indices into the values passed in, in their order
 };
 

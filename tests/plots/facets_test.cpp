@@ -44,6 +44,8 @@ TEST_CASE("more than six lines become facets of at most six: placements by famil
   const auto other = facets_of("placement", many);
   REQUIRE(other.size() == 2);
   CHECK(other[0].title == "other (1)");
+  CHECK(other[1].slug == "other2");
+  CHECK(facets[0].slug == "stream-norm");
 }
 
 TEST_CASE("twelve placements: a faceted profile, direct labels, a small legend", "[plots][facets][render]") {
