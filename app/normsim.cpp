@@ -211,20 +211,23 @@ int cmd_run(Args& args) {
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
 
   SweepReport report;
+  PreparedOut locked;  // OUT stays locked until theory.csv and the figures are written too
 #ifdef NORMSIM_HAVE_MPI
   // mpi/ (docs/mpi.md): launched by mpirun/srun with several ranks, the units are shared among them. Rank 0
   // goes on to the summary line and the figures; the other ranks end here, with 0: failures throw on rank 0.
   if (normsim::mpi::launched_with_ranks()) {
-    const auto rank = normsim::mpi::run_distributed(grid, backend, options, std::cerr);
+    auto rank = normsim::mpi::run_distributed(grid, backend, options, std::cerr);
     if (!rank.root) return 0;
     report = rank.report;
+    locked = std::move(rank.out);
   } else  // one process: the block below
 #endif
   {
     check_out(grid, options);
     auto engine = make_backend(backend, options.threads);
     if (options.threads == 0) options.threads = omp_get_max_threads();
-    report = run_sweep(grid, *engine, options, std::cerr);
+    locked = lock_and_prepare_out(grid, options);
+    report = run_prepared(grid, *engine, options, locked, std::cerr);
   }
   if (!quiet) {
     std::cerr << "normsim: " << out << ": " << grid.configs.size() << " configurations, " << report.units_run

@@ -61,12 +61,13 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
                              "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 "
                              "(use --backend cuda, or precision = \"float32\")");
   const bool f64 = config.precision == "float64";
+  const StackShape shape(config);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
                                   : simulate_sample_cpu<float>(config, samples[i]);
-      records[i] = measure_sample(samples[i], t);
+      records[i] = measure_sample(samples[i], t, shape);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();

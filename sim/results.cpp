@@ -137,14 +137,21 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
   out.commit();
 }
 
+// One row per stream (or gradient) where a NaN or Inf first appeared, with an empty metric: every metric
+// from there on is missing; and one row per statistic that came out NaN or Inf from a finite stream.
 void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records) {
   CsvOut out(path);
-  out << "config,sample,pass,layer\n";
+  out << "config,sample,pass,layer,metric\n";
   for (std::size_t c = 0; c < records.size(); ++c)
-    for (const auto& r : records[c])
+    for (const auto& r : records[c]) {
+      const std::string who = std::to_string(c) + "," + std::to_string(r.sample) + ",";
+      for (const auto& f : r.nonfinite_statistics) {
+        const MetricInfo& m = metric_table()[f.metric];
+        out << who << pass_name(m.pass) << "," << std::to_string(f.layer) << "," << m.name << "\n";
+      }
       if (r.nonfinite)
-        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass)
-            << "," << std::to_string(r.nonfinite->layer) << "\n";
+        out << who << csv_field(r.nonfinite->pass) << "," << std::to_string(r.nonfinite->layer) << ",\n";
+    }
   out.commit();
 }
 

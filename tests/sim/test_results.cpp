@@ -84,7 +84,7 @@ TEST_CASE("layers.csv and summary.csv: placement column, swept keys, no non-fini
     CHECK(text.find("nan") == std::string::npos);
     CHECK(text.find("inf") == std::string::npos);
   }
-  CHECK(read_text(dir / "nonfinite.csv") == "config,sample,pass,layer\n");
+  CHECK(read_text(dir / "nonfinite.csv") == "config,sample,pass,layer,metric\n");
 }
 
 TEST_CASE("numbers round-trip exactly") {
