@@ -113,13 +113,26 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
           std::string::npos);  // pre: act_sq = 1 + l, theory too
   }
 
-  {  // the report embeds the figures, the config and the verdicts
+  {  // the report links the figures (thumbnails), lists them in its contents, and holds config and verdicts
     const std::string html = read_text(dir.path() / "report.html");
-    CHECK(html.find("data:image/png;base64,") != std::string::npos);
+    CHECK(html.find("data:image") == std::string::npos);  // linked, not embedded
+    CHECK(html.find("<img loading=\"lazy\" alt=\"profile_act_sq_depth-8\" "
+                    "src=\"figures/profile_act_sq_depth-8.png\">") != std::string::npos);
+    CHECK(html.find("<a href=\"figures/profile_act_sq_depth-8.pdf\">") != std::string::npos);
+    CHECK(html.find("<li><a href=\"#per-layer-profiles\">Per-layer profiles</a> (15)</li>") !=
+          std::string::npos);
     CHECK(html.find("xiong_pre_gradw2_depth") != std::string::npos);
-    CHECK(html.find("confirmed") != std::string::npos);
-    CHECK(html.find("layernorm") != std::string::npos);       // a shared setting from run.json
-    CHECK(html.find("src=\"figures/") == std::string::npos);  // self-contained: no file references
+    CHECK(html.find("layernorm") != std::string::npos);  // a shared setting from run.json
+    // Verdicts: the tally, coloured verdict cells, band and prediction columns as in check's report.md.
+    CHECK(html.find("<p class=\"tally\">2 claims: 0 supported, 0 refuted, 1 inconclusive, 1 confirmed</p>") !=
+          std::string::npos);
+    CHECK(html.find("<td class=\"inconclusive\">inconclusive (~40 samples would decide)</td>") !=
+          std::string::npos);
+    CHECK(html.find("<td>1 (mean field 1.01)</td><td>[0.99, inf]</td><td>1 [0.98, 1.02] at x = 8</td>"
+                    "<td>16</td>") != std::string::npos);
+    CHECK(html.find("<a href=\"#claim_post_act_sq_flat\">") != std::string::npos);
+    // The page stays small whatever the figures weigh: 37 figures here, their PNGs about 4 MB together.
+    CHECK(fs::file_size(dir.path() / "report.html") < 64 * 1024);
     const std::string md = read_text(dir.path() / "report.md");
     CHECK(md.find("## Verdicts") != std::string::npos);
     CHECK(md.find("![depth_gradw_w2_last](figures/depth_gradw_w2_last.png)") != std::string::npos);

@@ -9,7 +9,6 @@
 #include "plots/line_chart.hpp"
 #include "plots/metric_labels.hpp"
 #include "plots/plot_error.hpp"
-#include "plots/report_html.hpp"
 #include "plots/text.hpp"
 #include "results_fixture.hpp"
 
@@ -71,9 +70,6 @@ TEST_CASE("figure text is escaped for enhanced text, LaTeX and gnuplot strings",
   CHECK(t.latex == "gradw\\_w2 50\\% \\{x\\}");
   CHECK(gp_quote("it's") == "'it''s'");
   CHECK(gp_text({"a", "b"}) == "(tex ? 'b' : 'a')");
-  CHECK(base64("Man") == "TWFu");
-  CHECK(base64("Ma") == "TWE=");
-  CHECK(base64("M") == "TQ==");
 }
 
 TEST_CASE("one log-axis rule: per metric, whatever the data", "[plots][log]") {
