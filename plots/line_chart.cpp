@@ -155,7 +155,7 @@ std::size_t visible_length(const std::string& enhanced) {
 std::string log_axis_tics(const std::string& axis, double lo, double hi, int most) {
   std::ostringstream gp;
   double decades = std::log10(hi / lo);
-  if (decades >= 1) {
+  if (decades >= log_decade_tics_from) {
     const int step = std::max(1, int(std::ceil(decades / most)));
     gp << "set " << axis << "tics " << csv_number(std::pow(10.0, step)) << "\nset format " << axis
        << " (tex ? '$10^{%T}$' : '10^{%T}')\n";
@@ -173,7 +173,8 @@ std::string log_axis_tics(const std::string& axis, double lo, double hi, int mos
         const double v = m * std::pow(10.0, e);
         if (v >= lo && v <= hi) tics.push_back(v);
       }
-    if (tics.size() >= 2) break;  // the coarsest set with two labels: finer ones crowd a log axis
+    // The coarsest set with two labels (three past most of a decade): finer ones crowd a log axis.
+    if (tics.size() >= (decades >= 0.7 ? 3u : 2u)) break;
   }
   if (tics.size() < 2) {  // a narrow range inside one decade: evenly spaced values
     tics.clear();
@@ -233,7 +234,7 @@ std::pair<double, double> facet_y_range(const Extent& e, bool log_y) {
     return {std::floor(e.y_min / step) * step, std::ceil(e.y_max / step) * step};
   }
   const double decades = std::log10(e.y_max / e.y_min);
-  if (decades >= 1)
+  if (decades >= log_decade_tics_from)
     return {std::pow(10.0, std::floor(std::log10(e.y_min))), std::pow(10.0, std::ceil(std::log10(e.y_max)))};
   const double pad = std::max(0.05 * decades, (0.2 - decades) / 2);
   return {e.y_min / std::pow(10.0, pad), e.y_max * std::pow(10.0, pad)};

@@ -67,9 +67,10 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
 // A round tic step giving at most `most` intervals over `range` (1, 2 or 5 times a power of ten).
 double nice_tic_step(double range, int most);
 
-// Tics of a logarithmic axis ("y", "cb") over [lo, hi] (both > 0). Past one decade: whole decades, at most
-// `most` labels (every 10th, 100th, ... power when there are many). Within a decade: 1-2-5 (or finer)
-// values, set explicitly with the range, so the axis always shows at least two labels.
+// Tics of a logarithmic axis ("y", "cb") over [lo, hi] (both > 0). From two decades on: whole decades, at
+// most `most` labels (every 10th, 100th, ... power when there are many). Below: 1-2-5 (or finer) values,
+// set explicitly with the range, so the axis always shows at least two labels (three past 0.7 decades).
+inline constexpr double log_decade_tics_from = 2;
 std::string log_axis_tics(const std::string& axis, double lo, double hi, int most);
 
 // Whether a panel's y axis is drawn logarithmic: log_y, unless no value is positive (nothing to draw there;

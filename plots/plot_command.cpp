@@ -66,6 +66,8 @@ Parsed parse(const std::vector<std::string>& args) {
       parsed.options.latex = true;
     } else if (arg == "--quiet" || arg == "-q") {
       parsed.options.quiet = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      parsed.options.verbose = true;
     } else if (arg == "--heatmap-layer") {
       const std::string axis = value();
       if (axis == "normalized")
@@ -103,7 +105,8 @@ OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (th
 draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
 
 options:
-  --metric M[,M...]        only these metrics (repeatable; default: every metric in summary.csv)
+  --metric M[,M...]        these metrics (repeatable; `all`: every metric in summary.csv;
+                           default: act_sq, grad_sq, gradw_w2)
   --size one-column|two-column
                            3.5 x 2.6 in (default) or 7 x 3.2 in
   --format F[,F...]        any of pdf, svg, png (default: all three)
@@ -114,6 +117,7 @@ options:
   --claims-only            only the claim figures (claim_<id>, after `normsim check`)
   --no-report              figures only
   --quiet, -q              no progress output
+  --verbose, -v            list every figure drawn (on stderr)
   --help, -h               this text
 
 exit status: 0 done, 2 usage or input error, 1 gnuplot missing or failing.

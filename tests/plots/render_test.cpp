@@ -14,7 +14,7 @@ using namespace normsim::plots::test;
 
 namespace {
 
-// The figures the fixture (pre/post x depths 4, 8, 16; five metrics; two claims) must produce by default.
+// The figures the fixture (pre/post x depths 4, 8, 16; five metrics; two claims) must produce with "all".
 std::vector<std::string> expected_figures() {
   std::vector<std::string> names;
   for (const char* metric : {"act_sq", "grad_sq", "cos_next", "gradw_w1", "gradw_w2"}) {
@@ -62,6 +62,7 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
   write_results_folder(dir.path());
   PlotOptions options;
   options.quiet = true;
+  options.metrics = {"all"};
   render_folder(dir.path(), options);
 
   const fs::path figures = dir.path() / "figures";
@@ -381,4 +382,27 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
   CHECK(exponent.find("predicted (−0.5)") != std::string::npos);
   CHECK(exponent.find("supported: exponent −0.548 ± 0.029") != std::string::npos);
   CHECK(exponent.find("set object 1 rect") == std::string::npos);  // an exponent's band is not a y range
+}
+
+TEST_CASE("by default a small set of metrics; the figure list only with --verbose", "[plots][render]") {
+  require_gnuplot();
+  TempDir dir("default-set");
+  write_results_folder(dir.path());
+  const auto [status, said] = run_plot_command({dir.path().string(), "--format", "png", "--no-report"});
+  CHECK(status == 0);
+  const fs::path figures = dir.path() / "figures";
+  // act_sq, grad_sq and gradw_w2 (the default set) are drawn; cos_next and gradw_w1 only when asked for.
+  CHECK(fs::is_regular_file(figures / "profile_act_sq_depth-8.png"));
+  CHECK(fs::is_regular_file(figures / "profile_gradw_w2_depth-8.png"));
+  CHECK(fs::is_regular_file(figures / "depth_grad_sq_last.png"));
+  CHECK_FALSE(fs::exists(figures / "profile_cos_next_depth-8.png"));
+  CHECK_FALSE(fs::exists(figures / "depth_gradw_w1_last.png"));
+  // One progress line on stderr, no list of figures.
+  CHECK(said.find("normsim plot: drawing ") != std::string::npos);
+  CHECK(said.find("figures/profile_act_sq") == std::string::npos);
+
+  const auto [verbose_status, listed] =
+      run_plot_command({dir.path().string(), "--format", "png", "--no-report", "--verbose"});
+  CHECK(verbose_status == 0);
+  CHECK(listed.find("  figures/profile_act_sq_depth-8 (profile)") != std::string::npos);
 }
