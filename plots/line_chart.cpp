@@ -463,7 +463,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
         const double s = nice_tic_step(extent.x_max - extent.x_min, most);
         return csv_number(extent.integer_x ? std::max(s, 1.0) : s);
       };
-      if (multi)
+      if (multi && !facets)  // facets are at least 3.5 in wide
         gp << "if (stacked) { set xtics " << step(5) << " } else { set xtics " << step(2) << " }\n";
       else
         gp << "set xtics " << step(5) << "\n";
