@@ -100,7 +100,7 @@ Parsed parse(const std::vector<std::string>& args) {
 std::string plot_usage() {
   return R"(usage: normsim plot OUT [options]
 
-Draws every figure of the results folder OUT (written by `normsim run` or `normsim check`) into
+Draws the figures of the results folder OUT (written by `normsim run` or `normsim check`) into
 OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (the gnuplot script that
 draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
 
