@@ -47,7 +47,7 @@ Parsed parse(const std::vector<std::string>& args) {
     } else if (arg == "--metric") {
       for (const auto& metric : split_commas(value())) parsed.options.metrics.push_back(metric);
       // `--metric a b c`: further bare words are metrics too, once OUT is known.
-      while (!parsed.out.empty() && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0)
+      while (!parsed.out.empty() && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0)
         for (const auto& metric : split_commas(args[++i])) parsed.options.metrics.push_back(metric);
     } else if (arg == "--size") {
       const std::string size = value();

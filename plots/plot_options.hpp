@@ -18,8 +18,8 @@ enum class FigureSize {
 enum class HeatmapLayer { normalized, raw };
 
 struct PlotOptions {
-  // The metrics to draw: empty for default_figure_metrics (those summary.csv has), {"all"} for every metric
-  // in summary.csv, else exactly these.
+  // The metrics to draw: empty for default_figure_metrics (those summary.csv has), any list holding "all"
+  // for every metric in summary.csv, else exactly these.
   std::vector<std::string> metrics;
   FigureSize size = FigureSize::one_column;
   bool latex = false;  // also write <name>-tex.tex + <name>-tex.pdf (cairolatex: text set by LaTeX)

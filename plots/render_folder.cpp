@@ -37,9 +37,13 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+bool asks_for_all(const PlotOptions& options) {
+  return std::find(options.metrics.begin(), options.metrics.end(), all_metrics) != options.metrics.end();
+}
+
 // The metrics asked for, each checked against summary.csv (see PlotOptions::metrics).
 std::vector<std::string> chosen_metrics(const ResultsFolder& folder, const PlotOptions& options) {
-  if (options.metrics == std::vector<std::string>{all_metrics}) return folder.metrics;
+  if (asks_for_all(options)) return folder.metrics;
   if (options.metrics.empty()) {
     std::vector<std::string> chosen;
     for (const auto& metric : default_figure_metrics)
@@ -62,7 +66,7 @@ std::vector<std::string> chosen_metrics(const ResultsFolder& folder, const PlotO
 // draw.
 std::vector<std::string> heatmap_metrics(const ResultsFolder& folder, const PlotOptions& options,
                                          const std::vector<std::string>& metrics) {
-  if (!options.metrics.empty() && options.metrics != std::vector<std::string>{all_metrics}) return metrics;
+  if (!options.metrics.empty() && !asks_for_all(options)) return metrics;
   std::vector<std::string> chosen;
   for (const char* metric : {"act_sq", "grad_sq"})
     if (folder.has_metric(metric)) chosen.push_back(metric);

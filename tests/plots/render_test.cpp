@@ -405,4 +405,11 @@ TEST_CASE("by default a small set of metrics; the figure list only with --verbos
       run_plot_command({dir.path().string(), "--format", "png", "--no-report", "--verbose"});
   CHECK(verbose_status == 0);
   CHECK(listed.find("  figures/profile_act_sq_depth-8 (profile)") != std::string::npos);
+
+  // "all" draws every metric (a flag after --metric ends its list of values).
+  const auto [all_status, all_said] =
+      run_plot_command({dir.path().string(), "--metric", "all", "-q", "--format", "png", "--no-report"});
+  CHECK(all_status == 0);
+  CHECK(all_said.empty());
+  CHECK(fs::is_regular_file(figures / "profile_cos_next_depth-8.png"));
 }
