@@ -241,7 +241,8 @@ std::pair<double, double> facet_y_range(const Extent& e, bool log_y) {
 }
 
 // A facet's cell in a grid of one column (narrow figures, the script's `stacked`) or two, with its title
-// above and room on the right for the direct labels (`label_chars` characters).
+// above and room on the right for the direct labels (`label_chars` characters of legend text, one point
+// smaller than the margin's unit, plus the offset).
 std::string facet_cell(std::size_t index, std::size_t n_panels, std::size_t tic_chars,
                        std::size_t label_chars, const std::string& title) {
   std::ostringstream gp;
@@ -250,8 +251,8 @@ std::string facet_cell(std::size_t index, std::size_t n_panels, std::size_t tic_
      << "facet_col = " << index << " % facet_cols; facet_row = floor(" << index << ".0/facet_cols)\n"
      << "set origin facet_col*1.0/facet_cols, key_h + (1 - key_h)*(facet_rows - 1 - facet_row)/facet_rows\n"
      << "set size 1.0/facet_cols, (1 - key_h)/facet_rows\n"
-     << "set lmargin " << tic_chars + 5 << "; set rmargin " << label_chars + 2
-     << "; set tmargin 1.4; set bmargin (facet_row < facet_rows - 1 ? 1.6 : 3)\n"
+     << "set lmargin " << tic_chars + 5 << "; set rmargin " << std::ceil(label_chars * 0.8) + 2
+     << "; set tmargin 1.4; set bmargin (facet_row < facet_rows - 1 ? 1.6 : 3.4)\n"
      << "unset label\nset label 1 " << gp_quote(title)
      << " at graph 0, graph 1 offset 0, 0.7 left font keyfont\n";
   return gp.str();
@@ -265,7 +266,7 @@ std::string direct_labels(const ChartPanel& panel, int p, std::pair<double, doub
     const auto& points = panel.series[s].points;
     if (points.empty()) continue;
     const double y = points.back().mean;
-    double f = 0.5;
+    double f = 0;  // a value <= 0 on a log axis: named at the bottom edge, below everything drawn
     if (!log_y)
       f = (y - y_range.first) / (y_range.second - y_range.first);
     else if (y > 0)
@@ -363,12 +364,13 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
      << (always_below ? "1 || " : "") << "ceil(key_n*1.0/key_fit)*key_entry_in > 0.2*width_in\n"
      << "if (key_below) {\n"
      << "  key_cols = floor(width_in/key_entry_in); key_cols = key_cols < 1 ? 1 : key_cols\n"
+     // 0.0, not 0: gnuplot divides integers as integers, and (1 - key_h)/3 would be 0.
      << "  key_rows = ceil(key_n*1.0/key_cols); key_h = key_n > 0 ? (key_rows*key_row_in + 0.08)/height_in : "
-        "0;"
-        " key_w = 0\n"
+        "0.0;"
+        " key_w = 0.0\n"
      << "} else {\n"
      << "  key_cols = ceil(key_n*1.0/key_fit); key_rows = key_cols > 0 ? ceil(key_n*1.0/key_cols) : 0\n"
-     << "  key_w = key_cols*key_entry_in/width_in; key_h = 0\n"
+     << "  key_w = key_cols*key_entry_in/width_in; key_h = 0.0\n"
      << "}\n";
   // The legend is a plot of its own beside the charts (a legend inside a chart is limited to its height).
   gp << "set multiplot\n";

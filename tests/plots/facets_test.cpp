@@ -99,3 +99,28 @@ TEST_CASE("reference curves: thin, grey, behind the data, the legend swatch in t
   // A legend beside the plot may take at most a fifth of its width; else it goes below.
   CHECK(gp.find("*key_entry_in > 0.2*width_in") != std::string::npos);
 }
+
+TEST_CASE("twelve placements over depths: a faceted depth-scaling figure", "[plots][facets][render]") {
+  require_gnuplot();
+  TempDir dir("facets-depth");
+  FixtureOptions fixture;
+  fixture.placements = zoo;
+  fixture.depths = {4, 8, 16};
+  fixture.verdicts = false;
+  write_results_folder(dir.path(), fixture);
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.report = false;
+  options.metrics = {"gradw_w2"};
+  render_folder(dir.path(), options);
+  const fs::path figures = dir.path() / "figures";
+  const std::string gp = read_text(figures / "depth_gradw_w2_last.gp");
+  CHECK(count(gp, "# facet ") == 4);
+  CHECK(count(gp, "set label (100 + k)") == 4);
+  // Its gradients figures: one per family, each with its own legend.
+  for (const char* family : {"stream-norm", "branch-norm", "mixed", "no-norm"}) {
+    INFO(family);
+    CHECK(fs::is_regular_file(figures / ("gradients_depth-8_" + std::string(family) + ".png")));
+  }
+}
