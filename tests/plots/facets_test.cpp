@@ -22,6 +22,22 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Renders the twelve placements of the zoo at `depths`, PNG only and no report, for one metric.
+fs::path render_zoo(const TempDir& dir, const std::vector<int>& depths, const std::string& metric) {
+  FixtureOptions fixture;
+  fixture.placements = zoo;
+  fixture.depths = depths;
+  fixture.verdicts = false;
+  write_results_folder(dir.path(), fixture);
+  PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.report = false;
+  options.metrics = {metric};
+  render_folder(dir.path(), options);
+  return dir.path() / "figures";
+}
+
 }  // namespace
 
 TEST_CASE("more than six lines become facets of at most six: placements by family", "[plots][facets]") {
@@ -51,19 +67,7 @@ TEST_CASE("more than six lines become facets of at most six: placements by famil
 TEST_CASE("twelve placements: a faceted profile, direct labels, a small legend", "[plots][facets][render]") {
   require_gnuplot();
   TempDir dir("facets");
-  FixtureOptions fixture;
-  fixture.placements = zoo;
-  fixture.depths = {8};
-  fixture.verdicts = false;
-  write_results_folder(dir.path(), fixture);
-  PlotOptions options;
-  options.quiet = true;
-  options.formats = {"png"};
-  options.report = false;
-  options.metrics = {"act_sq"};
-  render_folder(dir.path(), options);
-
-  const fs::path figures = dir.path() / "figures";
+  const fs::path figures = render_zoo(dir, {8}, "act_sq");
   const std::string gp = read_text(figures / "profile_act_sq.gp");
   CHECK(count(gp, "# facet ") == 4);
   // No panel plots more than six series, so the seven Okabe-Ito colours never repeat within one.
@@ -103,18 +107,7 @@ TEST_CASE("reference curves: thin, grey, behind the data, the legend swatch in t
 TEST_CASE("twelve placements over depths: a faceted depth-scaling figure", "[plots][facets][render]") {
   require_gnuplot();
   TempDir dir("facets-depth");
-  FixtureOptions fixture;
-  fixture.placements = zoo;
-  fixture.depths = {4, 8, 16};
-  fixture.verdicts = false;
-  write_results_folder(dir.path(), fixture);
-  PlotOptions options;
-  options.quiet = true;
-  options.formats = {"png"};
-  options.report = false;
-  options.metrics = {"gradw_w2"};
-  render_folder(dir.path(), options);
-  const fs::path figures = dir.path() / "figures";
+  const fs::path figures = render_zoo(dir, {4, 8, 16}, "gradw_w2");
   const std::string gp = read_text(figures / "depth_gradw_w2_last.gp");
   CHECK(count(gp, "# facet ") == 4);
   CHECK(count(gp, "set label (100 + k)") == 4);
