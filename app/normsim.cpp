@@ -425,6 +425,15 @@ int dispatch(int argc, char** argv) {
 
 }  // namespace
 
+// Under mpirun every rank parses the config before MPI starts: only rank 0 says what is wrong with it.
+bool silent_rank() {
+#ifdef NORMSIM_HAVE_MPI
+  return normsim::mpi::launched_with_ranks() && normsim::mpi::world_rank_from_env().value_or(0) != 0;
+#else
+  return false;
+#endif
+}
+
 int main(int argc, char** argv) {
   try {
 #ifdef NORMSIM_HAVE_CUDA
@@ -432,10 +441,10 @@ int main(int argc, char** argv) {
 #endif
     return dispatch(argc, argv);
   } catch (const ConfigError& e) {
-    std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
+    if (!silent_rank()) std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "normsim: " << e.what() << "\n";
+    if (!silent_rank()) std::cerr << "normsim: " << e.what() << "\n";
     return 2;
   } catch (const SweepError& e) {
     std::cerr << "normsim: " << e.what() << "\n";

@@ -32,19 +32,20 @@ struct Workload {
 
 Workload make(const std::string& name) {
   normsim::sim::Config c;
-  c.placement = "pre";
+  c.placement = normsim::vocab::Placement::pre;
   c.precision = "float32";
   c.mlp_ratio = 4;
-  c.activation = "gelu";
+  c.activation = normsim::vocab::Activation::gelu;
   double T, d, L, S;
   if (name == "w1") {
-    c.sublayer = "mlp", c.depth = 64, c.width = 512, c.tokens = 64, c.samples = 4;
+    c.sublayer = normsim::vocab::Sublayer::mlp, c.depth = 64, c.width = 512, c.tokens = 64, c.samples = 4;
   } else {
-    c.sublayer = "transformer", c.depth = 96, c.width = 4096, c.tokens = 512, c.samples = 8, c.heads = 32;
+    c.sublayer = normsim::vocab::Sublayer::transformer, c.depth = 96, c.width = 4096, c.tokens = 512,
+    c.samples = 8, c.heads = 32;
   }
   T = c.tokens, d = c.width, L = c.depth, S = c.samples;
   const double mlp = 48 * T * d * d, attn = 24 * T * d * d + 12 * T * T * d;
-  const double per = c.sublayer == "mlp" ? L * mlp : L / 2 * (mlp + attn);
+  const double per = c.sublayer == normsim::vocab::Sublayer::mlp ? L * mlp : L / 2 * (mlp + attn);
   return {name, c, S * per};
 }
 

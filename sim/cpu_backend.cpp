@@ -30,7 +30,8 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   const StackShape shape(config);
-  const Placement& placement = find_placement(config.placement);
+  const std::shared_ptr<const Placement> owned = placement_for(config);
+  const Placement& placement = *owned;
   const SampleKey key{config.seed, std::uint32_t(sample)};
   const int T = shape.tokens, d = shape.width;
 
@@ -53,8 +54,9 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
     Mat<R> dy(T, d);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i)
-        dy(t, i) = config.loss == "mse" ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
-                                        : R(readout_entry(config.seed, key.sample, t, i, d));
+        dy(t, i) = config.loss == vocab::Loss::mse
+                       ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
+                       : R(readout_entry(config.seed, key.sample, t, i, d));
     graph.backward(sv.output, dy);
     for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
   }

@@ -25,12 +25,14 @@ Sizes sizes(const Config& c) {
           std::round(c.mlp_ratio * c.width),
           double(c.heads),
           c.precision == "float64" ? 8.0 : 4.0,
-          c.activation == "swiglu"};
+          c.activation == vocab::Activation::swiglu};
 }
 
 // The fraction of sublayers that are attention: 0 (mlp), 1 (attention) or 1/2 (transformer).
 double attention_share(const Config& c) {
-  return c.sublayer == "attention" ? 1.0 : c.sublayer == "transformer" ? 0.5 : 0.0;
+  return c.sublayer == vocab::Sublayer::attention     ? 1.0
+         : c.sublayer == vocab::Sublayer::transformer ? 0.5
+                                                      : 0.0;
 }
 
 }  // namespace
@@ -71,7 +73,7 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
   if (need <= machine) return "";
   const std::string precision = c.precision == "float64" ? "float64" : "float32";
   std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
-  if (c.sublayer != "attention") why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
+  if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
   why += " (" + precision + ") needs " + human_bytes(m.weights) + " of weights";
   why += ", tokens " + std::to_string(c.tokens) + " " +
          human_bytes(m.activations + m.metric_copies + m.slack) +
