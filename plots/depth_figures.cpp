@@ -105,8 +105,9 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
                        ". Thin grey dashes: least-squares fit of log mean on log K; the legend gives the "
                        "exponent with its "
                        "95% confidence interval (Student t, n-2 degrees of freedom).";
-      const auto panels =
+      auto panels =
           facet_panels(panel, layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "");
+      mark_left_out(panels, figure.caption, folder.left_out(metric, layout.figure_keys, group.values));
       figure.csv = chart_csv(panels);
       figure.script = chart_script(figure.name,
                                    "Depth scaling of " + metric + " at the " + which + " layer" +

@@ -14,7 +14,7 @@ namespace {
 
 // One gradients figure: `panels` (one per metric in panels_of), named gradients<suffix>.
 Figure gradient_figure(const ResultsFolder& folder, const Layout& layout, const RowGroup& group,
-                       const std::vector<ChartPanel>& panels, const std::vector<std::string>& panels_of,
+                       std::vector<ChartPanel> panels, const std::vector<std::string>& panels_of,
                        const std::string& suffix, const std::string& facet) {
   Figure figure;
   figure.name = "gradients" + suffix;
@@ -26,6 +26,11 @@ Figure gradient_figure(const ResultsFolder& folder, const Layout& layout, const 
       "Gradient norms per layer (" + shown + "), mean and standard-error band" +
       (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
       (where.empty() ? "" : "; " + where) + (facet.empty() ? "" : "; " + facet) + ".";
+  for (std::size_t i = 0; i < panels.size() && i < panels_of.size(); ++i) {
+    std::vector<ChartPanel> one{panels[i]};
+    mark_left_out(one, figure.caption, folder.left_out(panels_of[i], layout.figure_keys, group.values));
+    panels[i] = one.front();
+  }
   figure.csv = chart_csv(panels);
   figure.script = {figure.name,
                    "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")") +

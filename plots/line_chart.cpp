@@ -67,6 +67,15 @@ bool chart_log_y(const ChartPanel& panel) {
   return false;
 }
 
+void mark_left_out(std::vector<ChartPanel>& panels, std::string& caption, const std::string& note) {
+  if (note.empty() || panels.empty()) return;
+  Text& title = panels.front().title;
+  const Text added = plain_text(note);
+  title.enhanced += (title.enhanced.empty() ? "" : " - ") + added.enhanced;
+  title.latex += (title.latex.empty() ? "" : " -- ") + added.latex;
+  caption += " Left out: " + note + ".";
+}
+
 std::string chart_csv(const std::vector<ChartPanel>& panels) {
   std::ostringstream csv;
   csv << chart_columns << "\n";
@@ -157,8 +166,13 @@ std::string log_axis_tics(const std::string& axis, double lo, double hi, int mos
   double decades = std::log10(hi / lo);
   if (decades >= log_decade_tics_from) {
     const int step = std::max(1, int(std::ceil(decades / most)));
-    gp << "set " << axis << "tics " << csv_number(std::pow(10.0, step)) << "\nset format " << axis
-       << " (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    // The labels are listed, every `step` decades: gnuplot 5.4 never finishes a log axis given a tic
+    // increment of 10^9 or more (seen at 1 to 1e72), and its minor tics would number 10^step - 1 per label.
+    gp << "set " << axis << "tics (";
+    const int first = int(std::ceil(std::log10(lo) / step)) * step, last = int(std::floor(std::log10(hi)));
+    for (int e = first; e <= last; e += step) gp << (e == first ? "" : ", ") << "1e" << e;
+    gp << ")\nset format " << axis << " (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    if (step > 1) gp << "set m" << axis << "tics 1\n";
     return gp.str();
   }
   // Pad by 5% of the span (at least a fifth of a decade in all) so the points do not sit on the border.

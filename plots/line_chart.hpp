@@ -52,6 +52,10 @@ inline constexpr const char* chart_columns = "panel,series,label,x,mean,se,lo,hi
 
 std::string chart_csv(const std::vector<ChartPanel>& panels);
 
+// Puts `note` (what the figure leaves out; "" for nothing) on the figure, in the first panel's title, and
+// at the end of its caption: dropped values are never silent.
+void mark_left_out(std::vector<ChartPanel>& panels, std::string& caption, const std::string& note);
+
 // Preamble (title arrays) and per-format body (axes, plot) for ScriptSpec. Several panels are stacked or
 // sit side by side (the script's `stacked`), laid out by hand so their axes line up. The legend is outside
 // every plot area, on the right (below when the first panel asks for it, or when the entries are long): the

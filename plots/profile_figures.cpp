@@ -51,12 +51,14 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
       if (panels.size() > 1)
         figure.caption += " Facets: " + std::to_string(panels.size()) +
                           " panels of at most six lines, each line named at its right end.";
-      figure.csv = chart_csv(panels);
+      auto marked = panels;
+      mark_left_out(marked, figure.caption, folder.left_out(metric, layout.figure_keys, group.values));
+      figure.csv = chart_csv(marked);
       figure.script =
           chart_script(figure.name,
                        "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")") +
                            (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
-                       panels);
+                       marked);
       figures.push_back(std::move(figure));
     }
   }

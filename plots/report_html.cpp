@@ -114,6 +114,8 @@ std::string html_report(const ResultsFolder& folder, const std::vector<RenderedF
       {"Settings shared by every configuration", fixed_settings_table(folder)},
       {"Configurations", configs_table(folder)},
       {"Metrics", metrics_table(folder)}};
+  if (ReportTable nonfinite = nonfinite_table(folder); !nonfinite.rows.empty())
+    tables.emplace_back("Non-finite values (left out; see nonfinite.csv)", std::move(nonfinite));
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << escape_html(title)
        << "</title>\n<style>\n"

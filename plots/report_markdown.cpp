@@ -64,6 +64,11 @@ std::string markdown_report(const ResultsFolder& folder, const std::vector<Rende
   write_table(md, configs_table(folder));
   md << "## Metrics\n\n";
   write_table(md, metrics_table(folder));
+  if (const ReportTable nonfinite = nonfinite_table(folder); !nonfinite.rows.empty()) {
+    md << "## Non-finite values\n\nLeft out of every figure and of summary.csv; each is listed in "
+       << "[nonfinite.csv](nonfinite.csv).\n\n";
+    write_table(md, nonfinite);
+  }
   for (const auto& section : figure_sections(figures)) {
     md << "## " << section.heading << "\n\n";
     for (const RenderedFigure* figure : section.figures) {

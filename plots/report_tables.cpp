@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <tuple>
 
 namespace normsim::plots {
 
@@ -129,6 +131,21 @@ ReportTable verdicts_table(const ResultsFolder& folder) {
                           json_cell(claim.n), verdict});
   }
   return table;
+}
+
+ReportTable nonfinite_table(const ResultsFolder& folder) {
+  ReportTable t{{"config", "pass", "what", "samples", "first layer"}, {}};
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::set<std::string>, int>> rows;
+  for (const auto& r : folder.nonfinite) {
+    auto& [samples, first] =
+        rows[{r.config, r.pass, r.metric.empty() ? "the stream (all later metrics)" : r.metric}];
+    first = samples.empty() ? r.layer : std::min(first, r.layer);
+    samples.insert(r.sample);
+  }
+  for (const auto& [key, value] : rows)
+    t.rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                      std::to_string(value.first.size()), std::to_string(value.second)});
+  return t;
 }
 
 std::string verdict_tally(const ResultsFolder& folder) {

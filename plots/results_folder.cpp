@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "csv_table.hpp"
 #include "plot_error.hpp"
@@ -78,8 +79,11 @@ void read_summary(ResultsFolder& folder) {
     row.mean = parse_number(table, r, mean);
     row.se = parse_number(table, r, se);
     row.n = static_cast<long>(parse_number(table, r, n));
-    // A mean over zero finite samples carries nothing to plot (nonfinite.csv says why).
-    if (row.n == 0 || !std::isfinite(row.mean)) continue;
+    // A mean over zero finite samples carries nothing to plot: counted, and said on the figure.
+    if (row.n == 0 || !std::isfinite(row.mean)) {
+      folder.empty_rows.push_back(std::move(row));
+      continue;
+    }
     if (!std::isfinite(row.se)) row.se = 0;
     if (std::find(folder.metrics.begin(), folder.metrics.end(), row.metric) == folder.metrics.end())
       folder.metrics.push_back(row.metric);
@@ -89,6 +93,21 @@ void read_summary(ResultsFolder& folder) {
     throw input_error(table.path.string() +
                       " has no finite values: nothing to plot (see nonfinite.csv for the samples that "
                       "diverged)");
+}
+
+// nonfinite.csv (optional): config,sample,pass,layer,metric
+void read_nonfinite(ResultsFolder& folder) {
+  const fs::path path = folder.dir / "nonfinite.csv";
+  if (!fs::exists(path)) return;
+  const CsvTable table = read_csv(path);
+  const int config = table.require("config"), sample = table.require("sample"), pass = table.require("pass");
+  const int layer = table.require("layer"), metric = table.find("metric");
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& f = table.rows[r];
+    folder.nonfinite.push_back({f[std::size_t(config)], f[std::size_t(sample)], f[std::size_t(pass)],
+                                metric < 0 ? "" : f[std::size_t(metric)],
+                                static_cast<int>(parse_number(table, r, layer))});
+  }
 }
 
 // theory.csv (optional): config,<config keys>,metric,l,k,value
@@ -210,6 +229,31 @@ bool ResultsFolder::has_metric(const std::string& metric) const {
   return std::find(metrics.begin(), metrics.end(), metric) != metrics.end();
 }
 
+std::string ResultsFolder::left_out(const std::string& metric, const std::vector<int>& figure_keys,
+                                    const std::vector<std::string>& values) const {
+  const auto in_figure = [&](const SummaryRow& r) {
+    for (std::size_t i = 0; i < figure_keys.size(); ++i)
+      if (r.keys[std::size_t(figure_keys[i])] != values[i]) return false;
+    return true;
+  };
+  std::set<std::string> configs, empty;
+  for (const auto& r : summary)
+    if (in_figure(r)) configs.insert(r.config);
+  for (const auto& r : empty_rows)
+    if (r.metric == metric && in_figure(r)) configs.insert(r.config), empty.insert(r.config);
+  std::set<std::pair<std::string, std::string>> samples;
+  for (const auto& r : nonfinite)
+    if ((r.metric.empty() || r.metric == metric) && configs.count(r.config))
+      samples.insert({r.config, r.sample});
+  std::string s, list;
+  if (!samples.empty())
+    s = std::to_string(samples.size()) + " sample(s) with NaN/Inf left out (nonfinite.csv)";
+  for (const auto& c : empty) list += (list.empty() ? "" : ", ") + c;
+  if (!list.empty())
+    s += (s.empty() ? "" : "; ") + std::string("no finite value at some layers of config ") + list;
+  return s;
+}
+
 std::string ResultsFolder::metric_description(const std::string& metric) const {
   if (run.contains("metrics") && run["metrics"].is_object() && run["metrics"].contains(metric)) {
     const auto& definition = run["metrics"][metric];
@@ -226,6 +270,7 @@ ResultsFolder load_results(const fs::path& dir) {
   if (!folder.run.is_object()) throw input_error((dir / "run.json").string() + " must hold a JSON object");
   read_summary(folder);
   read_theory(folder);
+  read_nonfinite(folder);
   read_verdicts(folder);
   return folder;
 }

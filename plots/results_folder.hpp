@@ -57,6 +57,12 @@ struct Claim {
   std::vector<ClaimPoint> points;
 };
 
+// One row of nonfinite.csv: a sample whose stream (metric empty) or one statistic held NaN or Inf.
+struct NonFiniteRow {
+  std::string config, sample, pass, metric;
+  int layer = 0;
+};
+
 struct ResultsFolder {
   std::filesystem::path dir;
   nlohmann::json run;             // run.json as written
@@ -64,12 +70,20 @@ struct ResultsFolder {
   std::vector<SummaryRow> summary;
   std::vector<std::string> metrics;  // in order of first appearance in summary.csv
   std::map<std::tuple<std::string, int, std::string>, double> theory;  // (config, layer, metric) -> value
+  std::vector<NonFiniteRow> nonfinite;                                 // nonfinite.csv (absent file: none)
+  // The rows of summary.csv with n = 0 (no finite sample at that layer): nothing to draw, said on the figure.
+  std::vector<SummaryRow> empty_rows;
   bool has_verdicts = false;
   std::vector<Claim> claims;
 
   int key_index(const std::string& key) const;  // -1 if absent
   std::optional<double> theory_at(const std::string& config, int layer, const std::string& metric) const;
   bool has_metric(const std::string& metric) const;
+  // What a figure of `metric` leaves out, over the configs whose keys `figure_keys` hold `values`: "" when
+  // nothing, else a sentence naming the samples with NaN or Inf (nonfinite.csv) and the configs with no
+  // finite value at some layer. Every figure says it, on the plot and in its caption.
+  std::string left_out(const std::string& metric, const std::vector<int>& figure_keys = {},
+                       const std::vector<std::string>& values = {}) const;
   // run.json's definition of a metric (its `metrics` entry), or the metric's name when it has none.
   std::string metric_description(const std::string& metric) const;
 };

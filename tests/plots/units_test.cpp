@@ -86,3 +86,12 @@ TEST_CASE("one log-axis rule: per metric, whatever the data", "[plots][log]") {
   panel.series.front().points = {{0, 0, 0, {}}, {1, -1, 0, {}}};
   CHECK_FALSE(chart_log_y(panel));  // nothing positive: nothing a log axis could show
 }
+
+// A stream that overflows spans 70 decades: the labels are listed every 15 decades with no minor tics,
+// since gnuplot 5.4 never finishes a log axis with an increment of 1e9 or more.
+TEST_CASE("a log axis over 72 decades draws in finite time", "[plots][log]") {
+  const std::string tics = normsim::plots::log_axis_tics("y", 1.0, 1e72, 5);
+  CHECK(tics.find("set ytics (1e0, 1e15, 1e30, 1e45, 1e60)") != std::string::npos);
+  CHECK(tics.find("set mytics 1") != std::string::npos);
+  CHECK(normsim::plots::log_axis_tics("y", 1.0, 1e5, 5).find("mytics") == std::string::npos);
+}
