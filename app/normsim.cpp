@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/run_plan.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
 #include "sim/config_schema.hpp"
@@ -69,7 +70,8 @@ Options:
   --backend NAME       auto (default: cuda when built and a device exists, else cpu) | cpu | cuda
   --threads N          CPU threads (default 0: all cores)
   --unit-samples N     samples per unit of work (default 0: all samples of a config in one unit)
-  --dry-run            check the config and print the grid; write nothing
+  --dry-run            check the config, print the grid and its plan (memory, time); write nothing
+  --strict             refuse keys that no configuration reads (default: a warning each)
   --quiet              no progress bar
   --verbose            a line per finished configuration
   --no-plots           do not draw figures at the end
@@ -150,6 +152,16 @@ void print_grid(const Grid& grid, int unit_samples) {
   }
 }
 
+// Keys set but read by no configuration: a warning each, or (--strict) an error listing them all.
+void report_unused_keys(const Grid& grid, bool strict) {
+  if (strict && !grid.unused_keys.empty()) {
+    std::string all;
+    for (const auto& w : grid.unused_keys) all += (all.empty() ? "" : "\n") + w;
+    throw ConfigError(all);
+  }
+  for (const auto& w : grid.unused_keys) std::cerr << "normsim: warning: " << w << "\n";
+}
+
 // Figures from a results folder; -1 when this build has no plots.
 int run_plots(const std::vector<std::string>& args) {
 #ifdef NORMSIM_HAVE_PLOTS
@@ -164,7 +176,7 @@ int cmd_run(Args& args) {
   std::string config, out, backend = "auto", value;
   std::vector<std::string> sets;
   SweepOptions options;
-  bool quiet = false, plots = true, dry_run = false;
+  bool quiet = false, plots = true, dry_run = false, strict = false;
   while (!args.done()) {
     if (is_help(args.peek())) {
       std::cout << kRunHelp;
@@ -189,6 +201,8 @@ int cmd_run(Args& args) {
       plots = false;
     } else if (args.flag("--dry-run")) {
       dry_run = true;
+    } else if (args.flag("--strict")) {
+      strict = true;
     } else if (args.peek().starts_with("-")) {
       throw UsageError("run: unknown option '" + args.peek() + "' (normsim run --help)");
     } else if (config.empty()) {
@@ -202,11 +216,15 @@ int cmd_run(Args& args) {
     throw UsageError("--backend " + backend + ": expected auto, cpu or cuda");
 
   const Grid grid = load_grid(config, sets);
+  report_unused_keys(grid, strict);
+  if (!dry_run && out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
+  const int unit_samples = std::max(options.unit_samples, 0);
   if (dry_run) {
-    print_grid(grid, std::max(options.unit_samples, 0));
-    return 0;
+    const auto engine = make_backend(backend, options.threads);
+    print_grid(grid, unit_samples);
+    const int threads = options.threads ? options.threads : omp_get_max_threads();
+    return normsim::app::print_plan(std::cout, grid, *engine, unit_samples, threads) ? 2 : 0;
   }
-  if (out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
   options.out = out;
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
 
@@ -223,12 +241,14 @@ int cmd_run(Args& args) {
   } else  // one process: the block below
 #endif
   {
+    // Everything that can refuse the run does so before OUT is touched.
     check_out(grid, options);
     std::string fallback;
     auto engine = make_backend(backend, options.threads, &fallback);
     if (!fallback.empty() && !quiet)
       std::cerr << "normsim: --backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
+    check_backend_can_run(grid, *engine, unit_samples);
     locked = lock_and_prepare_out(grid, options);
     report = run_prepared(grid, *engine, options, locked, std::cerr);
   }
@@ -408,6 +428,15 @@ int dispatch(int argc, char** argv) {
 
 }  // namespace
 
+// Under mpirun every rank parses the config before MPI starts: only rank 0 says what is wrong with it.
+bool silent_rank() {
+#ifdef NORMSIM_HAVE_MPI
+  return normsim::mpi::launched_with_ranks() && normsim::mpi::world_rank_from_env().value_or(0) != 0;
+#else
+  return false;
+#endif
+}
+
 int main(int argc, char** argv) {
   try {
 #ifdef NORMSIM_HAVE_CUDA
@@ -415,10 +444,10 @@ int main(int argc, char** argv) {
 #endif
     return dispatch(argc, argv);
   } catch (const ConfigError& e) {
-    std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
+    if (!silent_rank()) std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "normsim: " << e.what() << "\n";
+    if (!silent_rank()) std::cerr << "normsim: " << e.what() << "\n";
     return 2;
   } catch (const SweepError& e) {
     std::cerr << "normsim: " << e.what() << "\n";

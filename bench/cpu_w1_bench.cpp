@@ -84,9 +84,9 @@ int main(int argc, char** argv) {
     }
   }
   Config c;
-  c.placement = "pre";
-  c.sublayer = "mlp";
-  c.activation = "gelu";
+  c.placement = normsim::vocab::Placement::pre;
+  c.sublayer = normsim::vocab::Sublayer::mlp;
+  c.activation = normsim::vocab::Activation::gelu;
   c.depth = 64;
   c.width = 512;
   c.mlp_ratio = 4;

@@ -23,20 +23,21 @@ struct Workload {
 inline double nominal_flops(const sim::Config& c) {
   const double T = c.tokens, d = c.width, K = c.depth, S = c.samples, r = c.mlp_ratio;
   const double mlp = 12 * r * T * d * d, attn = 24 * T * d * d + 12 * T * T * d;
-  if (c.sublayer == "mlp") return S * K * mlp;
-  if (c.sublayer == "attention") return S * K * attn;
+  if (c.sublayer == vocab::Sublayer::mlp) return S * K * mlp;
+  if (c.sublayer == vocab::Sublayer::attention) return S * K * attn;
   return S * K / 2 * (mlp + attn);  // transformer: attention and MLP sublayers alternate
 }
 
 inline Workload benchmark_workload(const std::string& name) {
   sim::Config c;
-  c.placement = "pre";
+  c.placement = vocab::Placement::pre;
   c.precision = "float32";
   if (name == "w1") {
-    c.sublayer = "mlp", c.activation = "gelu", c.depth = 64, c.width = 512, c.mlp_ratio = 4, c.tokens = 64;
+    c.sublayer = vocab::Sublayer::mlp, c.activation = vocab::Activation::gelu, c.depth = 64, c.width = 512,
+    c.mlp_ratio = 4, c.tokens = 64;
     c.samples = 4;
   } else if (name == "w2") {
-    c.sublayer = "transformer", c.depth = 96, c.width = 4096, c.tokens = 512, c.samples = 8;
+    c.sublayer = vocab::Sublayer::transformer, c.depth = 96, c.width = 4096, c.tokens = 512, c.samples = 8;
   } else {
     throw std::invalid_argument("unknown benchmark workload '" + name + "' (w1, w2)");
   }

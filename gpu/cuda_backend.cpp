@@ -59,7 +59,8 @@ template <class R>
 std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config, std::span<const int> samples,
                                                       bool tf32) {
   const sim::StackShape shape(config);
-  const sim::Placement& placement = sim::find_placement(config.placement);
+  const std::shared_ptr<const sim::Placement> owned = sim::placement_for(config);
+  const sim::Placement& placement = *owned;
   const int n = int(samples.size()), T = shape.tokens, d = shape.width, K = shape.depth;
   std::vector<sim::SampleRecord> records(n);
   if (n == 0) return records;
@@ -105,7 +106,8 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     std::vector<R> hy(S * per);
     copy_to_host(hy.data(), graph.value(sv.output), S * per * sizeof(R));
     DeviceBuffer<R> dy(S * per);
-    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed, config.loss == "mse");
+    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed,
+                  config.loss == vocab::Loss::mse);
     graph.release_forward({});
     graph.backward(sv.output, std::move(dy), sv.stream, [&](int l, const R* d_g) {
       hg[l].resize(S * per);

@@ -253,6 +253,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
     if (rank == 0) sim::check_out(grid, options);
     backend = sim::make_backend(backend_name, options.threads);
     if (options.threads == 0) options.threads = omp_get_max_threads();
+    sim::check_backend_can_run(grid, *backend, std::max(options.unit_samples, 0));
   } catch (...) {
     local = capture(rank, host);
   }

@@ -1,29 +1,35 @@
 // The resolved configuration of one simulation: every key of a config file, typed and validated.
 // Config files, grids and command-line overrides are turned into these at the edge (sim/config_file.hpp);
-// everything below the CLI sees only a Config.
+// everything below the CLI sees only a Config, whose names are already enums (vocab/enums.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "vocab/enums.hpp"
+
 namespace normsim::sim {
 
 struct Config {
   // Model.
-  std::string sublayer = "mlp";     // mlp | attention | transformer
-  std::string placement = "pre";    // see sim/placements/registry.hpp
-  std::string norm = "layernorm";   // layernorm | rmsnorm
-  double norm_eps = 1e-5;           // epsilon inside the norm's square root
-  double norm_gain = 1.0;           // gamma of every norm at init (bias is 0)
-  int width = 256;                  // d
-  int tokens = 16;                  // T
-  int depth = 16;                   // K residual sublayers
-  double mlp_ratio = 4.0;           // hidden width = round(mlp_ratio * d)
-  std::string activation = "relu";  // relu | gelu | silu | tanh | linear | swiglu
-  int heads = 4;                    // attention heads; must divide width
-  bool causal = false;              // causal attention mask
-  std::string final_norm = "auto";  // auto | true | false
-  bool input_norm = false;          // x_0 = N(input) (Peri-LN's embedding norm)
+  vocab::Sublayer sublayer = vocab::Sublayer::mlp;
+  vocab::Placement placement = vocab::Placement::pre;  // see sim/placements/registry.cpp
+  vocab::Norm norm = vocab::Norm::layernorm;
+  double norm_eps = 1e-5;  // epsilon inside the norm's square root
+  double norm_gain = 1.0;  // gamma of every norm at init (bias is 0)
+  int width = 256;         // d
+  int tokens = 16;         // T
+  int depth = 16;          // K residual sublayers
+  double mlp_ratio = 4.0;  // hidden width = round(mlp_ratio * d)
+  vocab::Activation activation = vocab::Activation::relu;
+  int heads = 4;        // attention heads; must divide width
+  bool causal = false;  // causal attention mask
+  vocab::FinalNorm final_norm = vocab::FinalNorm::auto_;
+  bool input_norm = false;  // x_0 = N(input) (Peri-LN's embedding norm)
+  // placement = "custom": the block expression (docs/placements.md), e.g. "x + N(F(x))".
+  std::string block;
+  // Multiplies every branch output, any placement: an expression of numbers (k, K, b, L, config keys).
+  std::string branch_scale = "1";
   // Placement parameters.
   double mix_fraction = 0.25;    // Mix-LN: fraction of blocks that are Post-LN
   double deepnorm_alpha = 0.0;   // 0: from depth (alpha = K^(1/4))
@@ -31,7 +37,7 @@ struct Config {
   double rezero_alpha = 0.0;     // ReZero's branch scale at init
   double spannorm_lambda = 1.0;  // SpanNorm's branch scale lambda
   // Init.
-  std::string init = "fanin";  // fanin | xavier | fixed
+  vocab::Init init = vocab::Init::fanin;
   double init_gain = 1.0;      // fanin/xavier: variance gain^2 / fan_in (xavier: 2 gain^2/(in+out))
   double init_std = 0.02;      // fixed: std of every weight
   bool scaled_output = false;  // divide w2 and wo std by sqrt(K) (CogView/Megatron scaled init)
@@ -42,7 +48,7 @@ struct Config {
   double input_std = 1.0;   // std of every input coordinate
   double input_corr = 0.0;  // correlation between tokens, in [0, 1]
   // Backward.
-  std::string loss = "readout";  // readout | mse
+  vocab::Loss loss = vocab::Loss::readout;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                    // independent initializations per configuration

@@ -2,6 +2,8 @@
 #include "sim/config_schema.hpp"
 
 #include "sim/placement.hpp"
+#include "sim/placements/expression.hpp"
+#include "vocab/names.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,42 +19,29 @@ namespace {
 const std::vector<Choice>& placement_list() {
   static const std::vector<Choice> list = [] {
     std::vector<Choice> out;
-    for (const Placement* p : all_placements()) out.push_back(Choice{p->name(), p->summary()});
+    for (const Placement* p : all_placements()) out.push_back(Choice{vocab::name(p->id()), p->summary()});
+    const auto custom = vocab::table<vocab::Placement>().back();  // custom: the block from the config
+    out.push_back(Choice{custom.name, custom.meaning});
     return out;
   }();
   return list;
 }
-constexpr std::array kSublayers{
-    Choice{"mlp", "every sublayer is an MLP branch"},
-    Choice{"attention", "every sublayer is a multi-head self-attention branch"},
-    Choice{"transformer", "attention (even k) and MLP (odd k) alternate; even depth"},
-};
-constexpr std::array kActivations{
-    Choice{"relu", "max(0, u)"},
-    Choice{"gelu", "u Phi(u), Phi the standard normal CDF"},
-    Choice{"silu", "u sigmoid(u)"},
-    Choice{"tanh", "tanh(u)"},
-    Choice{"linear", "u (no nonlinearity)"},
-    Choice{"swiglu", "(silu(u Wgate) * (u W1)) W2: a gated MLP with a third matrix"},
-};
-constexpr std::array kNorms{
-    Choice{"layernorm", "(x - mean(x)) / sqrt(var(x) + eps) * gain"},
-    Choice{"rmsnorm", "x / sqrt(mean(x^2) + eps) * gain"},
-};
-constexpr std::array kInits{
-    Choice{"fanin", "N(0, gain^2 / fan_in) (He/LeCun style)"},
-    Choice{"xavier", "N(0, 2 gain^2 / (fan_in + fan_out)) (Glorot)"},
-    Choice{"fixed", "N(0, std^2) with one std for every matrix (GPT-2's 0.02)"},
-};
-constexpr std::array kFinalNorm{
-    Choice{"auto", "a final norm when the placement does not end in one"},
-    Choice{"true", "always a final norm"},
-    Choice{"false", "never a final norm"},
-};
-constexpr std::array kLosses{
-    Choice{"readout", "sum_{t,i} g[t,i] y[t,i], g ~ N(0,1) fixed per sample: dLoss/dy = g"},
-    Choice{"mse", "1/2 sum (y - target)^2, target ~ N(0,1)"},
-};
+// The valid names of an enum-valued key, from its vocabulary table (vocab/names.cpp).
+template <class E>
+std::span<const Choice> vocab_choices() {
+  static const std::vector<Choice> list = [] {
+    std::vector<Choice> out;
+    for (const auto& n : vocab::table<E>()) out.push_back(Choice{n.name, n.meaning});
+    return out;
+  }();
+  return list;
+}
+const auto kSublayers = vocab_choices<vocab::Sublayer>();
+const auto kActivations = vocab_choices<vocab::Activation>();
+const auto kNorms = vocab_choices<vocab::Norm>();
+const auto kInits = vocab_choices<vocab::Init>();
+const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
+const auto kLosses = vocab_choices<vocab::Loss>();
 constexpr std::array kPrecisions{
     Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
     Choice{"float64", "everything in double"},
@@ -185,6 +174,10 @@ KeyInfo key(std::string_view name, T Config::*member, std::string_view group, st
     k.type = KeyType::string;
     k.get = [member](const Config& c) { return KeyValue(c.*member); };
     k.set = [member](Config& c, const KeyValue& v) { c.*member = std::get<std::string>(v); };
+  } else if constexpr (std::is_enum_v<T>) {  // a vocabulary name, parsed here once (vocab/names.hpp)
+    k.type = KeyType::string;
+    k.get = [member](const Config& c) { return KeyValue(std::string(vocab::name(c.*member))); };
+    k.set = [member](Config& c, const KeyValue& v) { c.*member = vocab::parse<T>(std::get<std::string>(v)); };
   } else if constexpr (std::is_same_v<T, double>) {
     k.type = KeyType::floating;
     k.get = [member](const Config& c) { return KeyValue(c.*member); };
@@ -200,6 +193,36 @@ KeyInfo key(std::string_view name, T Config::*member, std::string_view group, st
 
 Check any() {
   return [](const KeyValue&) { return std::string(); };
+}
+
+// Why an expression's names are not all numbers it may read ("column C: why"), or "".
+std::string check_names(const vocab::Expr& e) {
+  for (const auto& n : e.nodes)
+    if (n.op == vocab::ExprNode::Op::param)
+      if (std::string why = unknown_parameter(n.name); !why.empty())
+        return "column " + std::to_string(n.column) + ": " + why;
+  return "";
+}
+
+// A block expression ("" = none): it parses, and every name is one an expression may read.
+std::string check_block(const KeyValue& v) {
+  const auto& s = std::get<std::string>(v);
+  if (s.empty()) return "";
+  try {
+    for (const vocab::Expr& e : vocab::parse_block(s).sublayers)
+      if (std::string why = check_names(e); !why.empty()) return why;
+  } catch (const vocab::ExprError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string check_scalar_expression(const KeyValue& v) {
+  try {
+    return check_names(vocab::parse_scalar(std::get<std::string>(v)));
+  } catch (const vocab::ExprError& e) {
+    return e.what();
+  }
 }
 
 std::vector<KeyInfo> make_table() {
@@ -236,6 +259,12 @@ std::vector<KeyInfo> make_table() {
           kFinalNorm),
       key("input_norm", &Config::input_norm, "model", "x_0 = N(input) (Peri-LN's embedding norm)",
           "true | false", any()),
+      key("block", &Config::block, "placement",
+          "placement = \"custom\": what a sublayer computes, e.g. \"x + N(F(x))\" (docs/placements.md)",
+          "\"\" or an expression of x, N, F, ...; two separated by ';' for a pair", check_block),
+      key("branch_scale", &Config::branch_scale, "placement",
+          "multiplies every branch output, any placement, e.g. \"1/sqrt(K)\" (docs/placements.md)",
+          "an expression of numbers, k, K, b, L and numeric keys", check_scalar_expression),
       key("mix_fraction", &Config::mix_fraction, "placement", "Mix-LN: fraction of blocks that are Post-LN",
           "[0, 1]", float_range(0, 1)),
       key("deepnorm_alpha", &Config::deepnorm_alpha, "placement", "DeepNorm's alpha; 0: K^(1/4) from depth",
@@ -391,27 +420,67 @@ std::vector<ConfigIssue> validate(const Config& c) {
     if (std::string why = k.check(k.get(c)); !why.empty()) issues.push_back({std::string(k.name), why, {}});
   if (!issues.empty()) return issues;  // the combinations below assume every key is valid on its own
 
-  const bool attention = c.sublayer != "mlp";
+  using vocab::Sublayer;
+  const bool attention = c.sublayer != Sublayer::mlp;
   if (attention && c.width % c.heads != 0)
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
                       {"width", "sublayer"}});
+  if (c.placement == vocab::Placement::custom && c.block.empty()) {
+    issues.push_back(
+        {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
+    return issues;  // the checks below read the placement's block
+  }
   if (c.depth % 2 != 0) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
-    if (c.sublayer == "transformer")
+    if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",
                         odd + "sublayer = \"transformer\" alternates attention and MLP and needs it even",
                         {"sublayer"}});
-    else if (c.placement == "b2t" || c.placement == "spannorm")
+    else if (placement_for(c)->span() == 2)
       issues.push_back({"depth",
-                        odd + "placement = \"" + c.placement + "\" pairs sublayers and needs it even",
+                        odd + "placement = \"" + std::string(vocab::name(c.placement)) +
+                            "\" pairs sublayers and needs it even",
                         {"placement"}});
   }
-  if (c.sublayer != "attention" && std::lround(c.mlp_ratio * c.width) < 1)
+  if (c.sublayer != Sublayer::attention && std::lround(c.mlp_ratio * c.width) < 1)
     issues.push_back(
         {"mlp_ratio",
          "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
          {"width"}});
+  for (auto& i : size_issues(c)) issues.push_back(std::move(i));
+  return issues;
+}
+
+namespace {
+// Largest entries of one drawn matrix: the Philox counter addresses blocks of 4 draws with 32 bits.
+constexpr double kMaxMatrixEntries = 4.0 * 4294967296.0;
+}  // namespace
+
+std::vector<ConfigIssue> size_issues(const Config& c) {
+  std::vector<ConfigIssue> issues;
+  const double hidden = std::round(c.mlp_ratio * c.width);
+  const std::string mlp = shortest(c.mlp_ratio) + " * " + std::to_string(c.width);
+  if (c.sublayer != vocab::Sublayer::attention && hidden > INT_MAX)
+    issues.push_back({"mlp_ratio",
+                      "hidden width round(" + mlp + ") = " + shortest(hidden) + " exceeds the largest size " +
+                          std::to_string(INT_MAX),
+                      {"width"}});
+  else if (c.sublayer != vocab::Sublayer::attention && hidden * c.width > kMaxMatrixEntries)
+    issues.push_back({"mlp_ratio",
+                      "an MLP matrix of width " + std::to_string(c.width) + " x hidden " + shortest(hidden) +
+                          " has more than 2^34 entries, the most the weight draws can address",
+                      {"width"}});
+  if (double(c.width) * c.width > kMaxMatrixEntries && c.sublayer != vocab::Sublayer::mlp)
+    issues.push_back({"width",
+                      "an attention matrix of " + std::to_string(c.width) + " x " + std::to_string(c.width) +
+                          " has more than 2^34 entries, the most the weight draws can address",
+                      {"sublayer"}});
+  if (double(c.tokens) * c.width > kMaxMatrixEntries)
+    issues.push_back({"tokens",
+                      std::to_string(c.tokens) + " tokens x width " + std::to_string(c.width) +
+                          " has more than 2^34 entries, the most the input draws can address",
+                      {"width"}});
   return issues;
 }
 

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 
@@ -9,15 +10,28 @@
 #include "sim/inputs.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::sim {
 
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
 
+std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
+  if (config.precision != "float32" && config.precision != "float64")
+    return "key 'precision': '" + config.precision +
+           "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
+           "precision = \"float32\")";
+  const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
+  if (const std::string why = cpu_memory_refusal(config, at_once, machine_memory_bytes()); !why.empty())
+    return "keys 'width', 'depth', 'mlp_ratio', 'tokens': " + why;
+  return "";
+}
+
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   const StackShape shape(config);
-  const Placement& placement = find_placement(config.placement);
+  const std::shared_ptr<const Placement> owned = placement_for(config);
+  const Placement& placement = *owned;
   const SampleKey key{config.seed, std::uint32_t(sample)};
   const int T = shape.tokens, d = shape.width;
 
@@ -40,8 +54,9 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
     Mat<R> dy(T, d);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i)
-        dy(t, i) = config.loss == "mse" ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
-                                        : R(readout_entry(config.seed, key.sample, t, i, d));
+        dy(t, i) = config.loss == vocab::Loss::mse
+                       ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
+                       : R(readout_entry(config.seed, key.sample, t, i, d));
     graph.backward(sv.output, dy);
     for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
   }
@@ -56,10 +71,8 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   std::vector<SampleRecord> records(samples.size());
   std::exception_ptr error;
   std::mutex error_mutex;
-  if (config.precision != "float32" && config.precision != "float64")
-    throw BackendUnavailable("precision '" + config.precision +
-                             "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 "
-                             "(use --backend cuda, or precision = \"float32\")");
+  if (const std::string why = refusal(config, int(samples.size())); !why.empty())
+    throw BackendUnavailable(why);
   const bool f64 = config.precision == "float64";
   const StackShape shape(config);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)

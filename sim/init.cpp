@@ -1,6 +1,9 @@
 #include "sim/init.hpp"
 
+#include "vocab/names.hpp"
+
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -11,9 +14,10 @@ InitRule parse_init_override(std::string_view text) {
   if (colon == std::string_view::npos)
     throw std::invalid_argument("expected \"rule:value\" (e.g. \"fanin:2\"), got \"" + std::string(text) +
                                 "\"");
-  const std::string_view rule = text.substr(0, colon);
-  if (rule != "fanin" && rule != "xavier" && rule != "fixed")
-    throw std::invalid_argument("unknown init rule '" + std::string(rule) + "' (fanin, xavier, fixed)");
+  const std::optional<vocab::Init> rule = vocab::find<vocab::Init>(text.substr(0, colon));
+  if (!rule)
+    throw std::invalid_argument("unknown init rule '" + std::string(text.substr(0, colon)) +
+                                "' (fanin, xavier, fixed)");
   const std::string number(text.substr(colon + 1));
   std::size_t used = 0;
   double value = 0;
@@ -24,7 +28,7 @@ InitRule parse_init_override(std::string_view text) {
   }
   if (used != number.size() || number.empty() || !(value >= 0) || !std::isfinite(value))
     throw std::invalid_argument("init value '" + number + "' is not a non-negative number");
-  return {rule, value};
+  return {*rule, value};
 }
 
 namespace {
@@ -52,18 +56,21 @@ const std::string& override_for(const Config& c, WeightKind w) {
 double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
   const Config& c = s.cfg;
   const std::string& over = override_for(c, w);
-  InitRule rule{c.init, c.init == "fixed" ? c.init_std : c.init_gain};
+  InitRule rule{c.init, c.init == vocab::Init::fixed ? c.init_std : c.init_gain};
   if (!over.empty()) rule = parse_init_override(over);
   const double fan_in = s.fan_in(w), fan_out = s.fan_out(w);
   double std = 0;
-  if (rule.rule == "fanin")
-    std = rule.value / std::sqrt(fan_in);
-  else if (rule.rule == "xavier")
-    std = rule.value * std::sqrt(2.0 / (fan_in + fan_out));
-  else if (rule.rule == "fixed")
-    std = rule.value;
-  else
-    throw std::invalid_argument("unknown init rule '" + std::string(rule.rule) + "'");
+  switch (rule.rule) {
+    case vocab::Init::fanin:
+      std = rule.value / std::sqrt(fan_in);
+      break;
+    case vocab::Init::xavier:
+      std = rule.value * std::sqrt(2.0 / (fan_in + fan_out));
+      break;
+    case vocab::Init::fixed:
+      std = rule.value;
+      break;
+  }
   if (c.scaled_output && (w == WeightKind::w2 || w == WeightKind::wo)) std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;

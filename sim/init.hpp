@@ -14,8 +14,8 @@
 namespace normsim::sim {
 
 struct InitRule {
-  std::string_view rule;  // fanin | xavier | fixed
-  double value;           // gain (fanin, xavier) or std (fixed)
+  vocab::Init rule;
+  double value;  // gain (fanin, xavier) or std (fixed)
 };
 
 // Parses a per-kind override "rule:value"; throws std::invalid_argument on a malformed one.

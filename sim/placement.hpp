@@ -1,6 +1,8 @@
-// A norm placement: how sublayer k combines the stream x_k with its branch into x_{k+1}. One file per
-// placement in sim/placements/, each opening with its equation; registry.cpp lists them.
+// A norm placement: how sublayer k combines the stream x_k with its branch into x_{k+1}. Every built-in
+// but Admin is one line of block expression in sim/placements/builtins.cpp (ExpressionPlacement);
+// placement = "custom" takes the expression from the config's `block`.
 #pragma once
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -23,8 +25,10 @@ struct PlacementState {
 class Placement {
  public:
   virtual ~Placement() = default;
-  virtual std::string_view name() const = 0;
+  virtual vocab::Placement id() const = 0;
   virtual std::string_view summary() const = 0;  // one line: the equation and its source
+  // The block expression that defines it (vocab/block_expr.hpp), or "" for a built-in that is code (Admin).
+  virtual std::string_view expression() const { return ""; }
   // Sublayers one unit of the equation spans (2 for b2t and spannorm: they need an even depth).
   virtual int span() const { return 1; }
   // Whether x_K is already the output of a norm (then no final norm is added by default).
@@ -35,7 +39,11 @@ class Placement {
   virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
 };
 
-const Placement& find_placement(std::string_view name);  // throws std::invalid_argument
+// The built-in placement `id` (not custom); throws std::invalid_argument.
+const Placement& find_placement(vocab::Placement id);
+// The placement a config asks for: a built-in, or its custom block. Throws std::invalid_argument (ExprError)
+// on a block that does not parse.
+std::shared_ptr<const Placement> placement_for(const Config& c);
 std::span<const Placement* const> all_placements();
 
 }  // namespace normsim::sim

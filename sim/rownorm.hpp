@@ -8,10 +8,11 @@
 #include <cmath>
 
 #include "sim/hd.hpp"
+#include "vocab/enums.hpp"
 
 namespace normsim::sim {
 
-enum class NormKind { layernorm, rmsnorm };
+using NormKind = vocab::Norm;
 
 // Writes y (may alias nothing) and returns rstd; xhat is y / gain.
 template <class R>

@@ -26,19 +26,21 @@ std::string_view weight_name(WeightKind w) {
   return "?";
 }
 
-Activation parse_activation(std::string_view name) {
-  if (name == "relu") return Activation::relu;
-  if (name == "gelu") return Activation::gelu;
-  if (name == "silu" || name == "swiglu") return Activation::silu;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "linear") return Activation::linear;
-  throw std::invalid_argument("unknown activation '" + std::string(name) + "'");
-}
-
-NormKind parse_norm(std::string_view name) {
-  if (name == "layernorm") return NormKind::layernorm;
-  if (name == "rmsnorm") return NormKind::rmsnorm;
-  throw std::invalid_argument("unknown norm '" + std::string(name) + "'");
+Activation pointwise_activation(vocab::Activation a) {
+  switch (a) {
+    case vocab::Activation::relu:
+      return Activation::relu;
+    case vocab::Activation::gelu:
+      return Activation::gelu;
+    case vocab::Activation::silu:
+    case vocab::Activation::swiglu:
+      return Activation::silu;
+    case vocab::Activation::tanh:
+      return Activation::tanh;
+    case vocab::Activation::linear:
+      return Activation::linear;
+  }
+  throw std::invalid_argument("unknown activation");
 }
 
 StackShape::StackShape(const Config& config)
@@ -48,24 +50,21 @@ StackShape::StackShape(const Config& config)
       tokens(config.tokens),
       hidden(std::max(1, int(std::lround(config.mlp_ratio * config.width)))),
       heads(config.heads),
-      swiglu(config.activation == "swiglu"),
-      act(parse_activation(config.activation)),
-      norm(parse_norm(config.norm)) {
-  if (config.sublayer != "mlp" && config.sublayer != "attention" && config.sublayer != "transformer")
-    throw std::invalid_argument("unknown sublayer '" + config.sublayer + "'");
-}
+      swiglu(config.activation == vocab::Activation::swiglu),
+      act(pointwise_activation(config.activation)),
+      norm(config.norm) {}
 
 BranchKind StackShape::branch(int k) const {
-  if (cfg.sublayer == "mlp") return BranchKind::mlp;
-  if (cfg.sublayer == "attention") return BranchKind::attention;
+  if (cfg.sublayer == vocab::Sublayer::mlp) return BranchKind::mlp;
+  if (cfg.sublayer == vocab::Sublayer::attention) return BranchKind::attention;
   return k % 2 == 0 ? BranchKind::attention : BranchKind::mlp;
 }
 
 int StackShape::block(int k) const {
-  return cfg.sublayer == "transformer" ? k / 2 : k;
+  return cfg.sublayer == vocab::Sublayer::transformer ? k / 2 : k;
 }
 int StackShape::blocks() const {
-  return cfg.sublayer == "transformer" ? depth / 2 : depth;
+  return cfg.sublayer == vocab::Sublayer::transformer ? depth / 2 : depth;
 }
 
 std::vector<WeightKind> StackShape::weights(int k) const {

@@ -40,7 +40,7 @@ struct StackShape {
   int fan_out(WeightKind w) const;
 };
 
-Activation parse_activation(std::string_view name);  // swiglu -> silu
-NormKind parse_norm(std::string_view name);
+// The pointwise activation of an MLP branch (swiglu -> silu, its gate).
+Activation pointwise_activation(vocab::Activation a);
 
 }  // namespace normsim::sim

@@ -1,10 +1,40 @@
 #include "sim/stack_build.hpp"
 
+#include "sim/placements/expression.hpp"
+#include "vocab/block_eval.hpp"
+
 namespace normsim::sim {
+namespace {
+
+// StackOps whose branch outputs are multiplied by branch_scale at sublayer k (any placement, Admin too).
+// A scale of exactly 1 adds nothing to the graph.
+class BranchScaledOps final : public StackOps {
+ public:
+  BranchScaledOps(StackOps& inner, const StackShape& s)
+      : inner_(inner), shape_(s), scale_(vocab::parse_scalar(s.cfg.branch_scale)) {}
+  int batch() const override { return inner_.batch(); }
+  Value norm(Value x) override { return inner_.norm(x); }
+  Value add(Value a, Value b) override { return inner_.add(a, b); }
+  Value scale(Value a, const Scalars& s) override { return inner_.scale(a, s); }
+  using StackOps::scale;
+  Scalars mean_sq(Value a) override { return inner_.mean_sq(a); }
+  Value branch(int k, Value u, bool qkv_norm) override {
+    const Value f = inner_.branch(k, u, qkv_norm);
+    const double s = vocab::eval_scalar(scale_, scale_.root, scalar_env(shape_, k));
+    return s == 1.0 ? f : inner_.scale(f, s);
+  }
+
+ private:
+  StackOps& inner_;
+  const StackShape& shape_;
+  vocab::Expr scale_;
+};
+
+}  // namespace
 
 bool applies_final_norm(const StackShape& s, const Placement& p) {
-  if (s.cfg.final_norm == "true") return true;
-  if (s.cfg.final_norm == "false") return false;
+  if (s.cfg.final_norm == vocab::FinalNorm::always) return true;
+  if (s.cfg.final_norm == vocab::FinalNorm::never) return false;
   return !p.ends_in_norm(s);
 }
 
@@ -14,6 +44,7 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   out.stream.reserve(s.depth + 1);
   Value x = s.cfg.input_norm ? ops.norm(input) : input;
   out.stream.push_back(x);
+  BranchScaledOps scaled(ops, s);
   PlacementState local;
   PlacementState& state = state_io ? *state_io : local;
   state.saved = Value{};
@@ -22,7 +53,7 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   // previous build's values in front and a later replay would read stale ones.
   if (!state.replay) state.omega_sq_used.clear();
   for (int k = 0; k < s.depth; ++k) {
-    x = p.sublayer(ops, s, k, x, state);
+    x = p.sublayer(scaled, s, k, x, state);
     out.stream.push_back(x);
   }
   out.output = applies_final_norm(s, p) ? ops.norm(x) : x;

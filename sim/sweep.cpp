@@ -61,6 +61,8 @@ void remove_stale_temps(const fs::path& dir) {
     if (is_atomic_temp(e.path())) fs::remove(e.path(), ec);
 }
 
+}  // namespace
+
 std::string describe_config(const Grid& grid, int c) {
   std::string s;
   for (const auto& col : config_columns(grid))
@@ -68,7 +70,19 @@ std::string describe_config(const Grid& grid, int c) {
   return s;
 }
 
-}  // namespace
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
+  std::string all;
+  std::size_t count = 0;
+  for (std::size_t c = 0; c < grid.configs.size(); ++c)
+    if (const std::string why = backend.refusal(grid.configs[c], unit_samples); !why.empty()) {
+      all += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
+      ++count;
+    }
+  if (count == 0) return;
+  throw ConfigError(grid.config_file + ": the " + backend.name() + " backend cannot run " +
+                    std::to_string(count) + " of " + std::to_string(grid.configs.size()) +
+                    " configurations; nothing was written:" + all);
+}
 
 std::vector<Unit> make_units(const Grid& grid, int unit_samples) {
   std::vector<Unit> units;
@@ -121,15 +135,15 @@ std::vector<std::string> nonfinite_warnings(const UnitResult& result) {
   return lines;
 }
 
-void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds) {
   GridRecords records(grid.configs.size());
-  info.config_seconds.assign(grid.configs.size(), 0.0);
   for (const auto& r : results) {
     const auto c = static_cast<std::size_t>(r.unit.config);
     if (c >= records.size())
       throw std::runtime_error("a unit of config " + std::to_string(c) + " is outside the grid");
     records[c].insert(records[c].end(), r.records.begin(), r.records.end());
-    info.config_seconds[c] += r.seconds;
+    if (config_seconds) (*config_seconds)[c] += r.seconds;
   }
   for (std::size_t c = 0; c < records.size(); ++c) {
     auto& rs = records[c];
@@ -143,6 +157,12 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
     if (static_cast<int>(rs.size()) != n)
       throw std::runtime_error("config " + std::to_string(c) + ": more records than samples");
   }
+  return records;
+}
+
+void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+  info.config_seconds.assign(grid.configs.size(), 0.0);
+  const GridRecords records = gather_records(grid, results, &info.config_seconds);
   write_nonfinite_csv(out / "nonfinite.csv", records);
   write_layers_csv(out / "layers.csv", grid, records);
   write_summary_csv(out / "summary.csv", grid, records);

@@ -24,6 +24,13 @@
 
 namespace normsim::sim {
 
+// "placement=post, depth=8": the identifying columns of config c.
+std::string describe_config(const Grid& grid, int c);
+
+// Throws ConfigError listing every configuration `backend` refuses (Backend::refusal), each with the file
+// and its keys: called before OUT is touched.
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples);
+
 // The units of a grid, in config order: each config's samples in pieces of `unit_samples`
 // (0: one unit per config). Deterministic in (grid, unit_samples).
 std::vector<Unit> make_units(const Grid& grid, int unit_samples);
@@ -33,6 +40,12 @@ UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit);
 
 // One warning line per sample of `result` where a NaN or Inf appeared ("" entries never returned).
 std::vector<std::string> nonfinite_warnings(const UnitResult& result);
+
+// Every sample's record of every config, from units that cover each sample exactly once (in any order);
+// adds each unit's seconds to config_seconds[config] when given. Throws std::runtime_error on a missing or
+// repeated sample.
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds = nullptr);
 
 // Writes OUT/nonfinite.csv, layers.csv, summary.csv and finally run.json (its presence marks a finished
 // run), each atomically. `results` must cover every sample of every config exactly once, in any order.

@@ -1,17 +1,15 @@
-// Pointwise activations as the theory sees them: the function, its derivative and the name used in configs.
+// Pointwise activations as the theory sees them: the function and its derivative (names: vocab/names.hpp).
 // Kept separate from sim/ on purpose (theory must not depend on the simulator); GELU is the erf form,
 // the one whose closed forms theory.md §1.1 gives.
 #pragma once
 #include <cmath>
-#include <string_view>
+
+#include "vocab/enums.hpp"
 
 namespace normsim::theory {
 
 // swiglu is a branch shape, not a pointwise map: its moments come from silu (theory.md §1.1).
-enum class Activation { relu, gelu, silu, tanh, linear, swiglu };
-
-std::string_view to_string(Activation a);
-Activation parse_activation(std::string_view name);  // throws std::invalid_argument
+using Activation = vocab::Activation;
 
 inline double activate(Activation a, double z) {
   switch (a) {

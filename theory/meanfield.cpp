@@ -42,6 +42,8 @@ StepFn step_for(Placement p) {
       return detail::step_hybridnorm;
     case Placement::none:
       return detail::step_none;
+    case Placement::custom:
+      break;
   }
   throw std::invalid_argument("theory::meanfield: unknown placement");
 }

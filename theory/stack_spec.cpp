@@ -1,4 +1,4 @@
-// Names, counting and validation of StackSpec, following docs/conventions.md.
+// Counting and validation of StackSpec, following docs/conventions.md.
 #include "theory/stack_spec.hpp"
 
 #include <cmath>
@@ -8,72 +8,11 @@
 namespace normsim::theory {
 namespace {
 
-constexpr Placement kPlacements[] = {Placement::post,     Placement::pre,        Placement::peri,
-                                     Placement::mix,      Placement::b2t,        Placement::deepnorm,
-                                     Placement::lnscale,  Placement::admin,      Placement::rezero,
-                                     Placement::spannorm, Placement::hybridnorm, Placement::none};
-
 void fail(const std::string& key, const std::string& why) {
   throw std::invalid_argument("theory::StackSpec." + key + ": " + why);
 }
 
 }  // namespace
-
-std::string_view to_string(Placement p) {
-  switch (p) {
-    case Placement::post:
-      return "post";
-    case Placement::pre:
-      return "pre";
-    case Placement::peri:
-      return "peri";
-    case Placement::mix:
-      return "mix";
-    case Placement::b2t:
-      return "b2t";
-    case Placement::deepnorm:
-      return "deepnorm";
-    case Placement::lnscale:
-      return "lnscale";
-    case Placement::admin:
-      return "admin";
-    case Placement::rezero:
-      return "rezero";
-    case Placement::spannorm:
-      return "spannorm";
-    case Placement::hybridnorm:
-      return "hybridnorm";
-    case Placement::none:
-      return "none";
-  }
-  return "?";
-}
-
-std::string_view to_string(SublayerKind s) {
-  switch (s) {
-    case SublayerKind::mlp:
-      return "mlp";
-    case SublayerKind::attention:
-      return "attention";
-    case SublayerKind::transformer:
-      return "transformer";
-  }
-  return "?";
-}
-
-Placement parse_placement(std::string_view name) {
-  for (Placement p : kPlacements) {
-    if (to_string(p) == name) return p;
-  }
-  throw std::invalid_argument("unknown placement '" + std::string(name) + "'");
-}
-
-SublayerKind parse_sublayer(std::string_view name) {
-  for (SublayerKind s : {SublayerKind::mlp, SublayerKind::attention, SublayerKind::transformer}) {
-    if (to_string(s) == name) return s;
-  }
-  throw std::invalid_argument("unknown sublayer '" + std::string(name) + "'");
-}
 
 int block_count(const StackSpec& s) {
   return s.sublayer == SublayerKind::transformer ? s.depth / 2 : s.depth;

@@ -2,34 +2,16 @@
 // branches, inits and inputs of docs/conventions.md, reduced to what the mean field needs.
 #pragma once
 #include <optional>
-#include <string_view>
 
 #include "theory/activation.hpp"
+#include "vocab/enums.hpp"
 
 namespace normsim::theory {
 
-enum class Placement {
-  post,
-  pre,
-  peri,
-  mix,
-  b2t,
-  deepnorm,
-  lnscale,
-  admin,
-  rezero,
-  spannorm,
-  hybridnorm,
-  none
-};
-enum class SublayerKind { mlp, attention, transformer };
-enum class NormKind { layernorm, rmsnorm };
-enum class Loss { readout, mse };
-
-std::string_view to_string(Placement p);
-std::string_view to_string(SublayerKind s);
-Placement parse_placement(std::string_view name);  // throws std::invalid_argument
-SublayerKind parse_sublayer(std::string_view name);
+using Placement = vocab::Placement;
+using SublayerKind = vocab::Sublayer;
+using NormKind = vocab::Norm;
+using Loss = vocab::Loss;
 
 // Gains^2 = fan_in * Var(W) per weight kind (theory.md §0), already including scaled init and DeepNorm's
 // beta (each beta-scaled matrix carries beta^2 here).

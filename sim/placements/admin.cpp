@@ -11,9 +11,10 @@ namespace normsim::sim {
 namespace {
 class Admin final : public Placement {
  public:
-  std::string_view name() const override { return "admin"; }
+  vocab::Placement id() const override { return vocab::Placement::admin; }
   std::string_view summary() const override {
-    return "x' = N(omega x + F(x)), omega^2 = 1 + sum of earlier branch variances  (Admin, Liu et al. 2020)";
+    return "built-in code, not an expression: x' = N(omega x + F(x)), omega^2 = 1 + sum of earlier branch "
+           "variances, measured  (Admin, Liu et al. 2020)";
   }
   bool ends_in_norm(const StackShape&) const override { return true; }
   Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState& state) const override {

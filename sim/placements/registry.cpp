@@ -1,24 +1,34 @@
-// The list of placements, in the order `normsim list placements` shows them.
+// The list of built-in placements, in the order `normsim list placements` shows them, and the placement
+// of a config.
 #include <array>
 #include <stdexcept>
 #include <string>
 
 #include "sim/placements/all.hpp"
+#include "sim/placements/expression.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::sim {
 
 std::span<const Placement* const> all_placements() {
-  static const std::array<const Placement*, 12> list{
-      &post_placement(),    &pre_placement(),      &peri_placement(),     &mix_placement(),
-      &b2t_placement(),     &deepnorm_placement(), &spannorm_placement(), &hybridnorm_placement(),
-      &lnscale_placement(), &admin_placement(),    &rezero_placement(),   &none_placement()};
+  static const std::vector<const Placement*> list = [] {
+    std::vector<const Placement*> out(expression_placements().begin(), expression_placements().end());
+    out.insert(out.end() - 2, &admin_placement());  // admin before rezero and none, as always listed
+    return out;
+  }();
   return list;
 }
 
-const Placement& find_placement(std::string_view name) {
+const Placement& find_placement(vocab::Placement id) {
   for (const Placement* p : all_placements())
-    if (p->name() == name) return *p;
-  throw std::invalid_argument("unknown placement '" + std::string(name) + "'");
+    if (p->id() == id) return *p;
+  throw std::invalid_argument("placement '" + std::string(vocab::name(id)) + "' is not a built-in");
+}
+
+std::shared_ptr<const Placement> placement_for(const Config& c) {
+  if (c.placement == vocab::Placement::custom)
+    return std::make_shared<ExpressionPlacement>(vocab::Placement::custom, c.block, "");
+  return std::shared_ptr<const Placement>(std::shared_ptr<void>(), &find_placement(c.placement));  // static
 }
 
 }  // namespace normsim::sim

@@ -15,6 +15,7 @@
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 #include "theory/meanfield.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim;
 
@@ -22,9 +23,9 @@ namespace {
 
 sim::Config stack(const std::string& placement, const std::string& activation) {
   sim::Config c;
-  c.placement = placement;
-  c.sublayer = "mlp";
-  c.activation = activation;
+  c.placement = vocab::parse<vocab::Placement>(placement);
+  c.sublayer = normsim::vocab::Sublayer::mlp;
+  c.activation = vocab::parse<vocab::Activation>(activation);
   c.width = 256;
   c.tokens = 8;
   c.depth = 8;

@@ -11,9 +11,11 @@
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
+#include "vocab/names.hpp"
 
 namespace gpu = normsim::gpu;
 namespace sim = normsim::sim;
+namespace vocab = normsim::vocab;
 
 namespace {
 
@@ -28,11 +30,11 @@ const Kind kKinds[] = {{"mlp", "relu", false},      {"mlp", "gelu", false},
 
 // Small but awkward sizes: width 36 (4 heads of 9), 11 tokens, hidden 2 x 36 = 72; depth 4 is even (b2t,
 // spannorm, transformer) and lets Mix have one Post block.
-sim::Config small_config(const std::string& placement, const Kind& kind, const std::string& precision) {
+sim::Config small_config(vocab::Placement placement, const Kind& kind, const std::string& precision) {
   sim::Config c;
   c.placement = placement;
-  c.sublayer = kind.sublayer;
-  c.activation = kind.activation;
+  c.sublayer = vocab::parse<vocab::Sublayer>(kind.sublayer);
+  c.activation = vocab::parse<vocab::Activation>(kind.activation);
   c.causal = kind.causal;
   c.width = 36;
   c.heads = 4;
@@ -84,9 +86,9 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
   for (const char* precision : {"float32", "float64"})
     for (const Kind& kind : kKinds)
       for (const sim::Placement* p : sim::all_placements()) {
-        const sim::Config c = small_config(std::string(p->name()), kind, precision);
+        const sim::Config c = small_config(p->id(), kind, precision);
         INFO(precision << " " << kind.sublayer << "/" << kind.activation << (kind.causal ? " causal " : " ")
-                       << p->name());
+                       << p->id());
         const auto g = cuda.run(c, samples);
         const auto r = cpu.run(c, samples);
         const bool f64 = std::string(precision) == "float64";
@@ -96,8 +98,8 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
 }
 
 TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change results", "[backend]") {
-  sim::Config c = small_config("pre", kKinds[5], "float32");
-  c.loss = "mse";
+  sim::Config c = small_config(vocab::Placement::pre, kKinds[5], "float32");
+  c.loss = normsim::vocab::Loss::mse;
   c.input_norm = true;
   gpu::CudaOptions keep, again;
   keep.recompute = "false";
@@ -116,7 +118,7 @@ TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change resu
 }
 
 TEST_CASE("CUDA backend: the config's recompute key decides unless the options override it", "[backend]") {
-  sim::Config c = small_config("pre", kKinds[0], "float32");
+  sim::Config c = small_config(vocab::Placement::pre, kKinds[0], "float32");
   gpu::CudaBackend from_config(1, gpu::CudaOptions{});
   gpu::CudaOptions never;
   never.recompute = "false";
@@ -133,7 +135,7 @@ TEST_CASE("CUDA backend: the config's recompute key decides unless the options o
 // Issue 16 on the device: Post-LN's first branch input is the raw input; at input_std 1e19 its float32 Gram
 // matrix (entries near 64 x 1e38) overflows unless the operands are scaled first, as the CPU does.
 TEST_CASE("CUDA backend: weight-gradient norms of float32 entries near 1e19 match the CPU", "[backend]") {
-  sim::Config c = small_config("post", kKinds[0], "float32");
+  sim::Config c = small_config(vocab::Placement::post, kKinds[0], "float32");
   c.input_std = 1e19;
   const std::vector<int> samples = {0, 1};
   const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);

@@ -19,8 +19,8 @@ namespace {
 
 sim::Config mlp_config() {
   sim::Config c;
-  c.placement = "pre";
-  c.sublayer = "mlp";
+  c.placement = normsim::vocab::Placement::pre;
+  c.sublayer = normsim::vocab::Sublayer::mlp;
   c.width = 36;
   c.tokens = 11;
   c.depth = 4;

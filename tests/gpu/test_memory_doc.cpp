@@ -11,6 +11,7 @@
 #include "bench/workloads.hpp"
 #include "gpu/memory_plan.hpp"
 #include "sim/stack.hpp"
+#include "vocab/names.hpp"
 
 namespace {
 
@@ -50,8 +51,8 @@ TEST_CASE("docs/gpu.md's memory table is the planner's", "[plan][docs]") {
     const auto c = cells(line);
     if (c.size() != 9 || c[0] == "sublayer") continue;
     normsim::sim::Config cfg;
-    cfg.sublayer = c[0], cfg.width = std::stoi(c[1]), cfg.depth = std::stoi(c[2]),
-    cfg.tokens = std::stoi(c[3]);
+    cfg.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(c[0]), cfg.width = std::stoi(c[1]),
+    cfg.depth = std::stoi(c[2]), cfg.tokens = std::stoi(c[3]);
     const normsim::sim::StackShape s(cfg);
     const double budget = 0.85 * 80e9;
     const auto keep = normsim::gpu::plan_memory(s, 4, "false", budget, 1);
@@ -77,11 +78,12 @@ TEST_CASE("benchmark workloads W1 and W2 are their definitions", "[bench]") {
   const normsim::sim::Config defaults;
   const auto w1 = normsim::bench::benchmark_workload("w1").config;
   const auto w2 = normsim::bench::benchmark_workload("w2").config;
-  CHECK((w1.placement == "pre" && w1.sublayer == "mlp" && w1.activation == "gelu" && w1.depth == 64 &&
-         w1.width == 512 && w1.mlp_ratio == 4 && w1.tokens == 64 && w1.samples == 4 &&
-         w1.precision == "float32"));
-  CHECK((w2.placement == "pre" && w2.sublayer == "transformer" && w2.width == 4096 && w2.depth == 96 &&
-         w2.tokens == 512 && w2.samples == 8 && w2.precision == "float32"));
+  using namespace normsim::vocab;
+  CHECK((w1.placement == Placement::pre && w1.sublayer == Sublayer::mlp &&
+         w1.activation == Activation::gelu && w1.depth == 64 && w1.width == 512 && w1.mlp_ratio == 4 &&
+         w1.tokens == 64 && w1.samples == 4 && w1.precision == "float32"));
+  CHECK((w2.placement == Placement::pre && w2.sublayer == Sublayer::transformer && w2.width == 4096 &&
+         w2.depth == 96 && w2.tokens == 512 && w2.samples == 8 && w2.precision == "float32"));
   for (const auto* w : {&w1, &w2})
     CHECK((w->heads == defaults.heads && w->causal == defaults.causal && w->norm == defaults.norm &&
            w->seed == defaults.seed && w->loss == defaults.loss));

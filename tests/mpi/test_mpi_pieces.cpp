@@ -98,11 +98,11 @@ TEST_CASE("the cost model grows with the work of a sample") {
   f64.precision = "float64";
   CHECK(mpi::sample_cost(f64) == Approx(2 * base));
   auto attention = c, transformer = c;
-  attention.sublayer = "attention";
-  transformer.sublayer = "transformer";
+  attention.sublayer = normsim::vocab::Sublayer::attention;
+  transformer.sublayer = normsim::vocab::Sublayer::transformer;
   CHECK(mpi::sample_cost(transformer) == Approx((mpi::sample_cost(attention) + base) / 2).epsilon(1e-9));
   auto swiglu = c;
-  swiglu.activation = "swiglu";
+  swiglu.activation = normsim::vocab::Activation::swiglu;
   CHECK(mpi::sample_cost(swiglu) > base);
 
   sim::Grid grid;

@@ -29,7 +29,7 @@ class FakeBackend : public sim::Backend {
     r.sample = s;
     const auto table = sim::metric_table();
     // post-LN configs with norm_gain 3 blow up in sample 1 at layer 2 of the forward pass.
-    const bool blows_up = c.placement == "post" && c.norm_gain == 3.0 && s == 1;
+    const bool blows_up = c.placement == normsim::vocab::Placement::post && c.norm_gain == 3.0 && s == 1;
     if (blows_up) r.nonfinite = sim::NonFinite{"forward", 2};
     r.values.resize(table.size());
     for (std::size_t m = 0; m < table.size(); ++m) {
@@ -39,8 +39,8 @@ class FakeBackend : public sim::Backend {
       r.values[m].resize(n);
       for (int l = 0; l < n; ++l) {
         double v = (1.0 + 0.1 * s) * (l + 1) / 3.0 + 0.01 * static_cast<double>(m) + c.width * 1e-3 +
-                   (c.placement == "post" ? 0.5 : 0.0);
-        if (attention_weight && c.sublayer == "mlp") v = NAN;  // no such matrix
+                   (c.placement == normsim::vocab::Placement::post ? 0.5 : 0.0);
+        if (attention_weight && c.sublayer == normsim::vocab::Sublayer::mlp) v = NAN;  // no such matrix
         if (blows_up && l >= 2) v = (l % 2) ? INFINITY : NAN;
         r.values[m][l] = v;
       }

@@ -9,6 +9,7 @@
 #include "sim/cpu_matrix.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::sim;
 
@@ -29,12 +30,12 @@ Run run_stack(const Config& c, const Mat<double>& x0, PlacementState& state, boo
   Mat<double> dy(y.rows(), y.cols());
   for (int t = 0; t < y.rows(); ++t)
     for (int i = 0; i < y.cols(); ++i)
-      dy(t, i) = c.loss == "mse" ? y(t, i) - target_entry(c.seed, 0, t, i, int(y.cols()))
-                                 : readout_entry(c.seed, 0, t, i, int(y.cols()));
+      dy(t, i) = c.loss == normsim::vocab::Loss::mse ? y(t, i) - target_entry(c.seed, 0, t, i, int(y.cols()))
+                                                     : readout_entry(c.seed, 0, t, i, int(y.cols()));
   double loss = 0;
   for (int t = 0; t < y.rows(); ++t)
     for (int i = 0; i < y.cols(); ++i) {
-      if (c.loss == "mse") {
+      if (c.loss == normsim::vocab::Loss::mse) {
         const double r = y(t, i) - target_entry(c.seed, 0, t, i, int(y.cols()));
         loss += 0.5 * r * r;
       } else {
@@ -73,8 +74,8 @@ int check_fd(const Config& c) {
 
 Config small(const std::string& sub, const std::string& placement) {
   Config c;
-  c.sublayer = sub;
-  c.placement = placement;
+  c.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(sub);
+  c.placement = normsim::vocab::parse<normsim::vocab::Placement>(placement);
   c.width = 8;
   c.heads = 2;
   c.tokens = 3;
@@ -95,7 +96,8 @@ TEST_CASE("stack backward matches finite differences for every placement and sub
     for (const std::string p : {"post", "pre", "peri", "mix", "b2t", "deepnorm", "lnscale", "admin", "rezero",
                                 "spannorm", "hybridnorm", "none"}) {
       Config c = small(sub, p);
-      c.activation = "gelu";  // smooth, so no kink sits within h of a pre-activation
+      c.activation =
+          normsim::vocab::Activation::gelu;  // smooth, so no kink sits within h of a pre-activation
       c.causal = (sub == "attention");
       c.input_norm = (p == "peri");
       c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;
@@ -107,10 +109,10 @@ TEST_CASE("stack backward matches finite differences for every activation, norm 
   for (const std::string act : {"relu", "gelu", "silu", "tanh", "linear", "swiglu"})
     for (const std::string norm : {"layernorm", "rmsnorm"}) {
       Config c = small("mlp", "pre");
-      c.activation = act;
-      c.norm = norm;
+      c.activation = normsim::vocab::parse<normsim::vocab::Activation>(act);
+      c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
       c.norm_eps = 1e-3;
-      c.loss = norm == "rmsnorm" ? "mse" : "readout";
+      c.loss = norm == "rmsnorm" ? normsim::vocab::Loss::mse : normsim::vocab::Loss::readout;
       CHECK(check_fd(c) == c.tokens * c.width);
     }
 }

@@ -8,8 +8,10 @@
 #include "sim/config_schema.hpp"
 #include "sim/placement.hpp"
 #include "test_util.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::sim;
+namespace vocab = normsim::vocab;
 
 namespace {
 Grid parse(const std::string& text, std::vector<std::string> sets = {}) {
@@ -22,7 +24,7 @@ TEST_CASE("a file without lists is one config, defaults elsewhere") {
   REQUIRE(g.configs.size() == 1);
   CHECK(g.swept_keys.empty());
   CHECK(g.configs[0].width == 64);
-  CHECK(g.configs[0].placement == "post");
+  CHECK(g.configs[0].placement == normsim::vocab::Placement::post);
   CHECK(g.configs[0].norm_eps == 1.0);  // an integer where a float is expected
   CHECK(g.configs[0].depth == Config{}.depth);
   CHECK(g.name == "x");
@@ -33,8 +35,10 @@ TEST_CASE("lists expand to the Cartesian product, the first list in the file var
   const Grid g = parse("width = [8, 16]\ndepth = 4\nplacement = [\"pre\", \"post\", \"peri\"]\n");
   REQUIRE(g.swept_keys == std::vector<std::string>{"width", "placement"});
   REQUIRE(g.configs.size() == 6);
-  const std::vector<std::pair<int, std::string>> expected{{8, "pre"},  {8, "post"},  {8, "peri"},
-                                                          {16, "pre"}, {16, "post"}, {16, "peri"}};
+  using vocab::Placement;
+  const std::vector<std::pair<int, Placement>> expected{{8, Placement::pre},   {8, Placement::post},
+                                                        {8, Placement::peri},  {16, Placement::pre},
+                                                        {16, Placement::post}, {16, Placement::peri}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     INFO("config " << i);
     CHECK(g.configs[i].width == expected[i].first);
@@ -69,14 +73,14 @@ TEST_CASE("an override (--set) replaces a key in place, or adds it after the fil
     const Grid g = parse(file, {"placement=[pre, post]"});
     CHECK(g.swept_keys == std::vector<std::string>{"depth", "width", "placement"});
     REQUIRE(g.configs.size() == 8);
-    CHECK(g.configs[0].placement == "pre");
-    CHECK(g.configs[1].placement == "post");
+    CHECK(g.configs[0].placement == normsim::vocab::Placement::pre);
+    CHECK(g.configs[1].placement == normsim::vocab::Placement::post);
     CHECK(g.configs[1].width == 16);
   }
   SECTION("TOML values, bare words and quoted strings") {
     const Grid g = parse(
         "", {"placement=post", "init_w2=\"fixed:0.01\"", "causal=true", "mlp_ratio=2", "run.name=trial"});
-    CHECK(g.configs[0].placement == "post");
+    CHECK(g.configs[0].placement == normsim::vocab::Placement::post);
     CHECK(g.configs[0].init_w2 == "fixed:0.01");
     CHECK(g.configs[0].causal);
     CHECK(g.configs[0].mlp_ratio == 2.0);
@@ -85,8 +89,9 @@ TEST_CASE("an override (--set) replaces a key in place, or adds it after the fil
 }
 
 TEST_CASE("final_norm takes a boolean or \"auto\"") {
-  CHECK(parse("final_norm = false\n").configs[0].final_norm == "false");
-  CHECK(parse("final_norm = \"auto\"\n").configs[0].final_norm == "auto");
+  CHECK(parse("final_norm = false\n").configs[0].final_norm == vocab::FinalNorm::never);
+  CHECK(parse("final_norm = true\n").configs[0].final_norm == vocab::FinalNorm::always);
+  CHECK(parse("final_norm = \"auto\"\n").configs[0].final_norm == vocab::FinalNorm::auto_);
 }
 
 TEST_CASE("the [run] table holds name and description") {
@@ -144,12 +149,13 @@ TEST_CASE("validate accepts the defaults and every listed name") {
   CHECK(validate(Config{}).empty());
   for (const auto& p : placement_choices()) {
     Config c;
-    c.placement = std::string(p.name);
+    c.placement = vocab::parse<vocab::Placement>(p.name);
+    if (c.placement == vocab::Placement::custom) c.block = "x + N(F(x))";
     CHECK(validate(c).empty());
   }
   for (const auto& a : activation_choices()) {
     Config c;
-    c.activation = std::string(a.name);
+    c.activation = vocab::parse<vocab::Activation>(a.name);
     CHECK(validate(c).empty());
   }
 }
@@ -167,14 +173,17 @@ TEST_CASE("every key round-trips through its setter and has a meaning") {
   }
 }
 
-TEST_CASE("the schema's placement names are the placement registry's") {
-  // Until the schema reads the registry, this keeps the two lists from drifting apart.
+TEST_CASE("every placement name has exactly one registered implementation, listed under its name") {
   const auto registry = all_placements();
-  REQUIRE(placement_choices().size() == registry.size());
-  for (std::size_t i = 0; i < registry.size(); ++i) {
-    INFO(registry[i]->name());
+  REQUIRE(vocab::table<vocab::Placement>().size() == registry.size() + 1);  // + custom
+  REQUIRE(placement_choices().size() == registry.size() + 1);
+  for (const auto& named : vocab::table<vocab::Placement>()) {
+    INFO(named.name);
+    if (named.value == vocab::Placement::custom) continue;
+    CHECK(find_placement(named.value).id() == named.value);
+    CHECK(std::count_if(registry.begin(), registry.end(), [&](auto* p) { return p->id() == named.value; }) ==
+          1);
     const auto& names = placement_choices();
-    CHECK(std::any_of(names.begin(), names.end(),
-                      [&](const Choice& c) { return c.name == registry[i]->name(); }));
+    CHECK(std::any_of(names.begin(), names.end(), [&](const Choice& c) { return c.name == named.name; }));
   }
 }

@@ -11,6 +11,7 @@
 #include "sim/draws.hpp"
 #include "sim/inputs.hpp"
 #include "sim/sample_metrics.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::sim;
 using M = std::vector<std::vector<double>>;  // rows
@@ -55,7 +56,7 @@ struct Ref {
     M r = x;
     for (auto& row : r) {
       double mean = 0, var = 0;
-      if (c.norm == "layernorm")
+      if (c.norm == normsim::vocab::Norm::layernorm)
         for (double v : row) mean += v / row.size();
       for (double v : row) var += (v - mean) * (v - mean) / row.size();
       for (double& v : row) v = c.norm_gain * (v - mean) / std::sqrt(var + c.norm_eps);
@@ -108,22 +109,23 @@ struct Ref {
     return matmul(o, weight(k, Stream::wo, d, d, std_of(d, beta)));
   }
   M branch(int k, const M& u, bool qkv = false, double beta = 1) const {
-    const bool attn = c.sublayer == "attention" || (c.sublayer == "transformer" && k % 2 == 0);
+    const bool attn = c.sublayer == normsim::vocab::Sublayer::attention ||
+                      (c.sublayer == normsim::vocab::Sublayer::transformer && k % 2 == 0);
     return attn ? attention(k, u, qkv, beta) : mlp(k, u, beta);
   }
-  int block(int k) const { return c.sublayer == "transformer" ? k / 2 : k; }
+  int block(int k) const { return c.sublayer == normsim::vocab::Sublayer::transformer ? k / 2 : k; }
 
   std::vector<M> run() const {
     M x = zeros(T, d);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i) x[t][i] = input_entry(c.seed, 0, t, i, d, c.input_std, c.input_corr);
     std::vector<M> s{x};
-    const int K = c.depth, L = c.sublayer == "transformer" ? K / 2 : K;
+    const int K = c.depth, L = c.sublayer == normsim::vocab::Sublayer::transformer ? K / 2 : K;
     const double alpha = std::pow(double(K), 0.25), beta = std::pow(4.0 * K, -0.25);
     double omega2 = 1;
     M bottom;
     for (int k = 0; k < K; ++k) {
-      const std::string& p = c.placement;
+      const std::string p(normsim::vocab::name(c.placement));
       if (p == "post" || (p == "mix" && block(k) < int(std::floor(c.mix_fraction * L))))
         x = norm(add(x, branch(k, x)));
       else if (p == "pre" || p == "mix")
@@ -149,7 +151,8 @@ struct Ref {
         x = add(x, scale(branch(k, norm(x)), c.spannorm_lambda));
         if (k % 2 == 1) x = norm(x);
       } else if (p == "hybridnorm") {
-        const bool attn = c.sublayer == "attention" || (c.sublayer == "transformer" && k % 2 == 0);
+        const bool attn = c.sublayer == normsim::vocab::Sublayer::attention ||
+                          (c.sublayer == normsim::vocab::Sublayer::transformer && k % 2 == 0);
         if (attn)
           x = add(x, branch(k, x, true));
         else
@@ -171,8 +174,8 @@ TEST_CASE("every placement's forward equals the hand computation", "[forward]") 
     for (const std::string p : {"post", "pre", "peri", "mix", "b2t", "deepnorm", "lnscale", "admin", "rezero",
                                 "spannorm", "hybridnorm", "none"}) {
       Config c;
-      c.placement = p;
-      c.sublayer = sub;
+      c.placement = normsim::vocab::parse<normsim::vocab::Placement>(p);
+      c.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(sub);
       c.width = 6;
       c.heads = 2;
       c.tokens = 3;
@@ -184,7 +187,7 @@ TEST_CASE("every placement's forward equals the hand computation", "[forward]") 
       c.rezero_alpha = 0.3;
       c.spannorm_lambda = 0.7;
       c.causal = (p == "pre");  // exercise the causal mask once per sublayer kind
-      c.norm = (p == "peri") ? "rmsnorm" : "layernorm";
+      c.norm = (p == "peri") ? normsim::vocab::Norm::rmsnorm : normsim::vocab::Norm::layernorm;
       c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;  // gains reach every norm, QKV norms too
       const Ref ref{c, c.width, c.tokens, c.heads};
       const std::vector<M> want = ref.run();

@@ -34,7 +34,7 @@ TEST_CASE("in range, the scaled reduction is bit for bit the unscaled one") {
 
 TEST_CASE("Post-LN at input_std 1e19: float32 weight gradients equal float64's, nothing dropped") {
   Config c;
-  c.placement = "post";
+  c.placement = normsim::vocab::Placement::post;
   c.depth = 4;
   c.width = 64;
   c.tokens = 8;
@@ -58,7 +58,7 @@ TEST_CASE("Post-LN at input_std 1e19: float32 weight gradients equal float64's, 
 
 TEST_CASE("a zero input: undefined statistics are flagged with metric and layer, not dropped") {
   Config c;
-  c.placement = "pre";
+  c.placement = normsim::vocab::Placement::pre;
   c.depth = 2;
   c.width = 16;
   c.tokens = 4;

@@ -9,6 +9,7 @@
 
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::sim;
 
@@ -49,9 +50,10 @@ std::vector<SampleRecord> run(const Config& c) {
 // only tolerance is sampling noise.
 TEST_CASE("Pre-LN act_sq grows linearly with the predicted slope", "[statistics]") {
   for (const auto& [act, q] :
-       {std::pair{"relu", 0.5}, std::pair{"gelu", 1.0 / 3 + std::sqrt(3.0) / (6 * M_PI)}}) {
+       {std::pair{normsim::vocab::Activation::relu, 0.5},
+        std::pair{normsim::vocab::Activation::gelu, 1.0 / 3 + std::sqrt(3.0) / (6 * M_PI)}}) {
     Config c;
-    c.placement = "pre";
+    c.placement = normsim::vocab::Placement::pre;
     c.activation = act;
     c.width = 128;
     c.tokens = 16;
@@ -74,8 +76,8 @@ TEST_CASE("Pre-LN act_sq grows linearly with the predicted slope", "[statistics]
 // (theory.md §3(c)) lies outside 4 SE + 2/d at d = 256.
 TEST_CASE("Post-LN grad_sq is flat for ReLU", "[statistics]") {
   Config c;
-  c.placement = "post";
-  c.activation = "relu";
+  c.placement = normsim::vocab::Placement::post;
+  c.activation = normsim::vocab::Activation::relu;
   c.width = 256;
   c.tokens = 8;
   c.depth = 16;

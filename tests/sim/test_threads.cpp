@@ -16,9 +16,9 @@ bool same_bits(double a, double b) {
 
 TEST_CASE("records are identical for 1 and 2 threads and any sample split", "[threads]") {
   Config c;
-  c.sublayer = "transformer";
-  c.placement = "pre";
-  c.activation = "gelu";
+  c.sublayer = normsim::vocab::Sublayer::transformer;
+  c.placement = normsim::vocab::Placement::pre;
+  c.activation = normsim::vocab::Activation::gelu;
   c.width = 32;
   c.tokens = 8;
   c.depth = 6;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "mc_helpers.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::theory;
 using normsim::theory::test::kSigmas;
@@ -36,7 +37,7 @@ TEST_CASE("moments match the table of theory.md §1.1 to its printed digits") {
       {Activation::tanh, 2.00, 0.519976, 0.349508, 0.0, 1.3443},
   };
   for (const Row& r : rows) {
-    INFO(to_string(r.act) << " s=" << r.s);
+    INFO(normsim::vocab::name(r.act) << " s=" << r.s);
     const GaussianKernel k(r.act, r.s);
     CHECK(matches_printed(k.m2(), r.m2, 6));
     CHECK(matches_printed(k.d2(), r.d2, 6));
@@ -86,7 +87,7 @@ TEST_CASE("normalized kernels: printed values and identities (theory.md §1.1)")
   for (Activation a :
        {Activation::relu, Activation::gelu, Activation::silu, Activation::tanh, Activation::linear}) {
     for (double s : {0.5, 2.0}) {
-      INFO(to_string(a) << " s=" << s);
+      INFO(normsim::vocab::name(a) << " s=" << s);
       const GaussianKernel k(a, s);
       CHECK(k.kappa(1.0) == Approx(1.0));
       CHECK(k.dkappa(1.0) == Approx(1.0));
@@ -106,8 +107,8 @@ TEST_CASE("every Gaussian expectation agrees with fixed-seed Monte Carlo within 
       const double sd = std::sqrt(s);
       auto check = [&](const char* what, double exact, auto sample) {
         const auto est = monte_carlo(sample, kSamples, seed++);
-        INFO(to_string(a) << " s=" << s << " " << what << ": exact " << exact << ", MC " << est.mean << " +- "
-                          << est.se);
+        INFO(normsim::vocab::name(a) << " s=" << s << " " << what << ": exact " << exact << ", MC "
+                                     << est.mean << " +- " << est.se);
         CHECK(std::abs(exact - est.mean) <= kSigmas * est.se + 1e-12);
       };
       check("M2", k.m2(), [&](double x, double) { return std::pow(activate(a, sd * x), 2); });

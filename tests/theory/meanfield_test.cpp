@@ -7,6 +7,7 @@
 
 #include "theory/branch_gains.hpp"
 #include "theory/summaries.hpp"
+#include "vocab/names.hpp"
 
 using namespace normsim::theory;
 
@@ -34,7 +35,7 @@ TEST_CASE("series have the conventions' lengths for every placement and sublayer
         s.sublayer = sub;
         s.causal = sub == SublayerKind::transformer;
         s.rezero_alpha = 0.3;
-        INFO(to_string(p) << " " << to_string(sub) << " " << to_string(a));
+        INFO(normsim::vocab::name(p) << " " << normsim::vocab::name(sub) << " " << normsim::vocab::name(a));
         const MeanFieldProfile m = meanfield(s);
         for (const char* name : {"act_sq", "grad_sq", "token_cos"}) {
           REQUIRE(m.metric(name)->size() == 7u);

@@ -1,0 +1,79 @@
+#include "sim/placements/expression.hpp"
+
+#include <stdexcept>
+
+#include "sim/config_schema.hpp"
+#include "sim/placements/all.hpp"
+
+namespace normsim::sim {
+namespace {
+
+// The interpreter's stream operations on StackOps, at sublayer k.
+struct OpsStreams {
+  using Value = sim::Value;
+  StackOps& ops;
+  int k;
+  Value norm(Value a) { return ops.norm(a); }
+  Value add(Value a, Value b) { return ops.add(a, b); }
+  Value scale(Value a, double s) { return ops.scale(a, s); }
+  Value branch(Value u, bool qkv_norm) { return ops.branch(k, u, qkv_norm); }
+};
+
+// The config key's value as a number; nullptr when the key is missing or not numeric.
+double numeric_key(const Config& c, const std::string& name) {
+  const KeyInfo* key = find_key(name);
+  if (!key) throw std::invalid_argument("unknown parameter '" + name + "'");
+  const KeyValue v = key->get(c);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return double(*i);
+  throw std::invalid_argument("parameter '" + name + "' is not a number");
+}
+
+}  // namespace
+
+std::string unknown_parameter(const std::string& name) {
+  const KeyInfo* key = find_key(name);
+  if (!key) {
+    const std::string hint = suggest_key(name);
+    return "unknown name '" + name +
+           "' (not x, x0, N, F, Fqkv, k, K, b, L, attention, sqrt, floor or a config key)" +
+           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+  }
+  if (key->type != KeyType::floating && key->type != KeyType::integer)
+    return "config key '" + name + "' is not a number";
+  return "";
+}
+
+vocab::ScalarEnv scalar_env(const StackShape& s, int k) {
+  vocab::ScalarEnv env;
+  env.k = k, env.K = s.depth, env.b = s.block(k), env.L = s.blocks();
+  env.attention = s.branch(k) == BranchKind::attention;
+  env.param = [&s](const std::string& name) {
+    if (name == "deepnorm_alpha") return deepnorm_alpha(s);
+    if (name == "deepnorm_beta") return deepnorm_beta(s);
+    return numeric_key(s.cfg, name);
+  };
+  return env;
+}
+
+ExpressionPlacement::ExpressionPlacement(vocab::Placement id, std::string_view block, std::string_view source,
+                                         InitMultiplier init)
+    : id_(id), block_(vocab::parse_block(block)), expression_(vocab::to_text(block_)), init_(init) {
+  summary_ = expression_;
+  if (!source.empty()) summary_ += "  (" + std::string(source) + ")";
+}
+
+bool ExpressionPlacement::ends_in_norm(const StackShape& s) const {
+  const int k = s.depth - 1;
+  return vocab::ends_in_norm(block_.sublayers[k % span()], scalar_env(s, k));
+}
+
+Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, Value x,
+                                    PlacementState& state) const {
+  if (span() == 2 && k % 2 == 0) state.saved = x;  // the pair's input, x0 of both expressions
+  const vocab::Expr& e = block_.sublayers[k % span()];
+  OpsStreams streams{ops, k};
+  return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, span() == 2 ? state.saved : x);
+}
+
+}  // namespace normsim::sim

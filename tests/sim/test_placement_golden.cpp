@@ -1,0 +1,172 @@
+// Every built-in placement, defined by its block expression, reproduces the hand-written implementation
+// it replaced bit for bit: the rows of layers.csv of every configuration of tests/data/placements_golden.toml
+// (12 placements x 3 sublayer kinds x relu/swiglu x float32/float64, 2 samples) hash to the FNV-1a digests
+// that the hand-written placements wrote (tests/data/placements_golden_digests.csv). And a custom block
+// holding a built-in's expression is that built-in; branch_scale scales the branch as the expression says.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/backend.hpp"
+#include "sim/placement.hpp"
+#include "test_util.hpp"
+
+using normsim::test::read_text;
+using normsim::test::ScratchDir;
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+// config id -> (rows, digest of its rows, each with its newline), from layers.csv. The digests were taken
+// when layers.csv rows read "config,placement,<swept keys but placement>,sample,layer,metric,value"; the
+// rows of today's layers.csv (every key a column, the index in l or k) are put back into that form first,
+// so that the proof still compares with the hand-written placements' numbers.
+std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::string& layers_csv,
+                                                                const std::vector<std::string>& swept) {
+  std::map<std::string, std::string> rows;
+  std::map<std::string, int> counts;
+  std::istringstream in(layers_csv);
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv(line);
+  const auto col = [&](const std::string& name) {
+    return std::size_t(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  std::vector<std::size_t> keys{col("placement")};
+  for (const auto& k : swept)
+    if (k != "placement") keys.push_back(col(k));
+  while (std::getline(in, line)) {
+    const auto f = split_csv(line);
+    std::string old = f[col("config")] + ",";
+    for (std::size_t k : keys) old += f[k] + ",";
+    const std::string& l = f[col("l")];
+    old += f[col("sample")] + "," + (l.empty() ? f[col("k")] : l) + "," + f[col("metric")] + "," +
+           f[col("value")];
+    rows[f[0]] += old + "\n";
+    ++counts[f[0]];
+  }
+  std::map<std::string, std::pair<int, std::uint64_t>> out;
+  for (const auto& [config, text] : rows) out[config] = {counts[config], fnv1a(text)};
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every built-in placement's expression reproduces the hand-written one bit for bit", "[golden]") {
+  ScratchDir dir("golden");
+  const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
+  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim run " + data +
+                          "placements_golden.toml --out " + (dir / "out").string() +
+                          " --quiet --no-plots --threads 2 2>" + (dir / "stderr").string();
+  const int rc = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(rc));
+  REQUIRE(WEXITSTATUS(rc) == 0);
+  const auto run = nlohmann::json::parse(read_text(dir / "out" / "run.json"));
+  const auto got =
+      digests_of(read_text(dir / "out" / "layers.csv"), run["swept_keys"].get<std::vector<std::string>>());
+  std::istringstream want(read_text(data + "placements_golden_digests.csv"));
+  std::string line;
+  std::getline(want, line);  // header
+  int compared = 0;
+  while (std::getline(want, line)) {
+    char config[16] = {};
+    int rows = 0;
+    unsigned long long digest = 0;
+    REQUIRE(std::sscanf(line.c_str(), "%15[^,],%d,%llx", config, &rows, &digest) == 3);
+    INFO("config " << config << " (tests/data/placements_golden.toml's grid order)");
+    REQUIRE(got.count(config) == 1);
+    CHECK(got.at(config).first == rows);
+    CHECK(got.at(config).second == digest);
+    ++compared;
+  }
+  CHECK(compared == 144);
+  CHECK(got.size() == 144);
+}
+
+namespace {
+
+// Every metric of every sample, bit for bit (NaN where both are NaN).
+bool same_records(const std::vector<normsim::sim::SampleRecord>& a,
+                  const std::vector<normsim::sim::SampleRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t s = 0; s < a.size(); ++s) {
+    if (a[s].values.size() != b[s].values.size()) return false;
+    for (std::size_t m = 0; m < a[s].values.size(); ++m) {
+      const auto &x = a[s].values[m], &y = b[s].values[m];
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (std::memcmp(&x[i], &y[i], sizeof(double)) != 0 && !(std::isnan(x[i]) && std::isnan(y[i])))
+          return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("placement = custom with a built-in's expression is that built-in, bit for bit", "[golden]") {
+  namespace sim = normsim::sim;
+  namespace vocab = normsim::vocab;
+  auto cpu = sim::make_backend("cpu", 2);
+  const std::vector<int> samples{0, 1};
+  int compared = 0;
+  for (const sim::Placement* p : sim::all_placements()) {
+    if (p->expression().empty()) continue;  // Admin: code, not an expression
+    for (auto sub : {vocab::Sublayer::mlp, vocab::Sublayer::transformer}) {
+      sim::Config c;
+      c.placement = p->id(), c.sublayer = sub;
+      c.depth = 4, c.width = 16, c.tokens = 3, c.heads = 2, c.samples = 2;
+      c.mix_fraction = 0.5, c.rezero_alpha = 0.5, c.spannorm_lambda = 0.7;
+      sim::Config custom = c;
+      custom.placement = vocab::Placement::custom;
+      custom.block = std::string(p->expression());
+      INFO(custom.block);
+      CHECK(sim::placement_for(custom)->ends_in_norm(sim::StackShape(custom)) ==
+            p->ends_in_norm(sim::StackShape(c)));
+      if (p->id() == vocab::Placement::deepnorm) c.placement_init = false;  // custom has no init rule
+      if (p->id() == vocab::Placement::deepnorm) custom.placement_init = false;
+      CHECK(same_records(cpu->run(c, samples), cpu->run(custom, samples)));
+      ++compared;
+    }
+  }
+  CHECK(compared == 22);
+}
+
+TEST_CASE("branch_scale multiplies every branch output", "[golden]") {
+  namespace sim = normsim::sim;
+  auto cpu = sim::make_backend("cpu", 2);
+  // ReZero's x + a F(x) is the norm-free x + F(x) with branch_scale = a: the same graph, the same numbers.
+  sim::Config rezero;
+  rezero.placement = normsim::vocab::Placement::rezero;
+  rezero.rezero_alpha = 0.25, rezero.depth = 4, rezero.width = 16, rezero.tokens = 3, rezero.samples = 2;
+  sim::Config scaled = rezero;
+  scaled.placement = normsim::vocab::Placement::none;
+  scaled.branch_scale = "1 / sqrt(K + 12)";  // 1/4
+  const std::vector<int> samples{0, 1};
+  CHECK(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
+  scaled.branch_scale = "1 / sqrt(K + 12) + k * 0.01";  // differs past sublayer 0
+  CHECK_FALSE(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
+}

@@ -1,0 +1,107 @@
+// The block language: parsing, types, error columns, the text written back, numbers, and the order in
+// which a stream interpreter is driven.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "vocab/block_eval.hpp"
+#include "vocab/block_expr.hpp"
+
+using namespace normsim::vocab;
+
+namespace {
+
+// A stream interpreter that writes what it was asked to do, so the walk's order and shape are visible.
+struct Trace {
+  using Value = std::string;
+  std::string log;
+  Value norm(Value a) { return note("N(" + a + ")"); }
+  Value add(Value a, Value b) { return note("(" + a + "+" + b + ")"); }
+  Value scale(Value a, double s) { return note(std::to_string(s).substr(0, 4) + "*" + a); }
+  Value branch(Value u, bool qkv) { return note(std::string(qkv ? "Fqkv" : "F") + "(" + u + ")"); }
+  Value note(Value v) {
+    log += v + ";";
+    return v;
+  }
+};
+
+int error_column(std::string_view text) {
+  try {
+    parse_block(text);
+  } catch (const ExprError& e) {
+    return e.column();
+  }
+  return 0;
+}
+
+ScalarEnv env_at(int k, int K) {
+  ScalarEnv env;
+  env.k = k, env.K = K, env.b = k, env.L = K;
+  env.param = [](const std::string& name) { return name == "alpha" ? 0.5 : throw ExprError(1, name); };
+  return env;
+}
+
+}  // namespace
+
+TEST_CASE("blocks parse, and write back as the same expression") {
+  for (const char* text :
+       {"x + F(N(x))", "N(x + F(x))", "x + N(F(N(x)))", "N(x) + F(N(x))", "x + alpha * F(x)",
+        "x + F(N(x) / sqrt(b + 1))", "b < floor(0.5 * L) ? N(x + F(x)) : x + F(N(x))",
+        "attention ? x + Fqkv(x) : N(x) + F(N(x))", "N(x + F(x)); N(x + F(x) + x0)", "x - F(x)", "-x + F(x)",
+        "x + F(x) * (1 - 1 / K)"}) {
+    INFO(text);
+    const Block b = parse_block(text);
+    CHECK(to_text(b) == text);
+    CHECK(to_text(parse_block(to_text(b))) == to_text(b));
+  }
+  CHECK(parse_block("N(x+F(x));N(x+F(x)+x0)").span() == 2);
+  CHECK(to_text(parse_block("(x + (F(x)))")) == "x + F(x)");
+  CHECK(to_text(parse_block("x + (F(x) + x)")) == "x + (F(x) + x)");  // not associative in floating point
+}
+
+TEST_CASE("parse errors name the column that caused them") {
+  CHECK(error_column("x + F(x") == 8);           // missing ')'
+  CHECK(error_column("x + F(x) * F(x)") == 10);  // stream times stream, at '*'
+  CHECK(error_column("x + 1") == 3);             // stream plus number, at '+'
+  CHECK(error_column("x + F(N(x)) + F(x)") == 1);
+  CHECK(error_column("x + N(x)") == 1);  // no F
+  CHECK(error_column("x + F(sqrt(x))") == 7);
+  CHECK(error_column("x + F(x0)") == 7);  // x0 outside a pair
+  CHECK(error_column("N(x + F(x)); x + $") == 18);
+  CHECK(error_column("x + F(x) )") == 10);
+  CHECK(error_column("k < 1 ? x + F(x) : x") == 7);  // arms call F differently
+  CHECK_THROWS_WITH(parse_block("x + F(x) * F(x)"), Catch::Contains("cannot multiply two streams"));
+  CHECK_THROWS_AS(parse_scalar("x"), ExprError);
+  CHECK_THROWS_AS(parse_scalar("1 / "), ExprError);
+}
+
+TEST_CASE("numbers of an expression follow the sublayer and the config") {
+  const Expr e = parse_scalar("1 / sqrt(K) + alpha * (k < 2) - floor(2.5)");
+  CHECK(eval_scalar(e, e.root, env_at(1, 4)) == 1.0 / 2 + 0.5 - 2);
+  CHECK(eval_scalar(e, e.root, env_at(3, 4)) == 1.0 / 2 - 2);
+  CHECK(params(e) == std::vector<std::string>{"alpha"});
+}
+
+TEST_CASE("a stream interpreter is driven in written order, conditions decided first") {
+  const Block mix = parse_block("b < 2 ? N(x + F(x)) : x + F(N(x))");
+  Trace t;
+  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, t, env_at(1, 4), "x", "x") == "N((x+F(x)))");
+  CHECK(t.log == "F(x);(x+F(x));N((x+F(x)));");
+  Trace u;
+  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, u, env_at(2, 4), "x", "x") == "(x+F(N(x)))");
+  CHECK(ends_in_norm(mix.sublayers[0], env_at(1, 4)));
+  CHECK(!ends_in_norm(mix.sublayers[0], env_at(2, 4)));
+
+  const Block ln = parse_block("x + F(N(x) / 4) - alpha * x0; N(x0)+F(x)");
+  Trace v;
+  eval_stream(ln.sublayers[0], ln.sublayers[0].root, v, env_at(0, 4), "x", "y");
+  CHECK(v.log ==
+        "N(x);0.25*N(x);F(0.25*N(x));(x+F(0.25*N(x)));0.50*y;-1.0*0.50*y;((x+F(0.25*N(x)))+-1.0*0.50*y);");
+}
+
+TEST_CASE("a subexpression written twice is one value, computed once") {
+  const Block h = parse_block("N(x) + F(N(x))");
+  Trace t;
+  CHECK(eval_stream(h.sublayers[0], h.sublayers[0].root, t, env_at(0, 4), "x", "x") == "(N(x)+F(N(x)))");
+  CHECK(t.log == "N(x);F(N(x));(N(x)+F(N(x)));");
+  CHECK(to_text(h) == "N(x) + F(N(x))");
+}

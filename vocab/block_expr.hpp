@@ -1,0 +1,83 @@
+// The block language: what one residual sublayer computes, as an expression (docs/placements.md).
+//   x          the stream entering the sublayer, x_k
+//   x0         the pair's input x_{2j} (paired blocks; in the pair's first expression it is x itself)
+//   N(.)       the configured norm          F(.)  this sublayer's branch (its output times branch_scale)
+//   Fqkv(.)    the branch with per-head RMSNorm of Q, K and V (attention; an MLP branch ignores it)
+//   + - * /    on streams and numbers (a stream times or over a number; streams add)
+//   numbers, k (sublayer index), K (depth), b (block index), L (blocks), attention (1 at an attention
+//   sublayer, else 0), sqrt(.), floor(.), a < b (1 or 0), c ? s : t (c a number), and the names of
+//   numeric config keys (rezero_alpha, ...).
+// A block is one expression, or two separated by ';' for a placement that spans a pair of sublayers
+// (sublayer 2j runs the first, 2j+1 the second). Every expression is a stream and calls F exactly once
+// on every path. Parsing is the only place the text is read; the evaluators walk the parsed nodes.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace normsim::vocab {
+
+enum class ScalarVar { k, K, b, L, attention };
+
+struct ExprNode {
+  enum class Op {
+    number,      // value
+    scalar_var,  // var
+    param,       // name: a config key
+    stream,      // x
+    pair_input,  // x0
+    norm,        // N(a)
+    branch,      // F(a)
+    branch_qkv,  // Fqkv(a)
+    sqrt,
+    floor,
+    neg,
+    add,
+    sub,
+    mul,
+    div,
+    less,
+    cond  // a ? b : c
+  };
+  Op op = Op::number;
+  double value = 0;
+  ScalarVar var = ScalarVar::k;
+  std::string name;
+  int a = -1, b = -1, c = -1;  // children (indices into Expr::nodes; equal subexpressions share one node)
+  bool is_stream = false;      // a T x d value (else a number)
+  int column = 1;              // 1-based, in the whole block text
+};
+
+struct Expr {
+  std::vector<ExprNode> nodes;
+  int root = -1;
+  const ExprNode& node(int i) const { return nodes.at(static_cast<std::size_t>(i)); }
+};
+
+struct Block {
+  std::string text;
+  std::vector<Expr> sublayers;  // 1, or 2 for a pair
+  int span() const { return static_cast<int>(sublayers.size()); }
+};
+
+// A parse error: the 1-based column in the text and why.
+class ExprError : public std::invalid_argument {
+ public:
+  ExprError(int column, const std::string& why)
+      : std::invalid_argument("column " + std::to_string(column) + ": " + why), column_(column) {}
+  int column() const { return column_; }
+
+ private:
+  int column_;
+};
+
+Block parse_block(std::string_view text);  // throws ExprError
+Expr parse_scalar(std::string_view text);  // a number-valued expression (branch_scale); throws ExprError
+std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
+
+// The expression written back in the language (`normsim list placements`, messages).
+std::string to_text(const Expr& e);
+std::string to_text(const Block& b);
+
+}  // namespace normsim::vocab

@@ -1,0 +1,269 @@
+// The block language's parser (vocab/block_expr.hpp): recursive descent over the text with the types
+// (stream or number) checked as each node is made, so an error points at the column that caused it.
+//   cond    := compare ['?' cond ':' cond]
+//   compare := sum ['<' sum]
+//   sum     := product (('+' | '-') product)*
+//   product := unary (('*' | '/') unary)*
+//   unary   := '-' unary | primary
+//   primary := number | name | name '(' cond ')' | '(' cond ')'
+#include <cctype>
+#include <charconv>
+#include <map>
+
+#include "vocab/block_expr.hpp"
+
+namespace normsim::vocab {
+namespace {
+
+using Op = ExprNode::Op;
+
+class Parser {
+ public:
+  Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {}
+
+  Expr parse_whole() {
+    expr_.root = cond();
+    skip_space();
+    if (pos_ < text_.size()) fail(column(), "unexpected '" + std::string(1, text_[pos_]) + "'");
+    return std::move(expr_);
+  }
+
+ private:
+  std::string_view text_;
+  int offset_;  // columns before this expression in the block text
+  bool paired_;
+  std::size_t pos_ = 0;
+  Expr expr_;
+
+  [[noreturn]] static void fail(int column, const std::string& why) { throw ExprError(column, why); }
+  int column() const { return offset_ + static_cast<int>(pos_) + 1; }
+  const ExprNode& at(int i) const { return expr_.node(i); }
+
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool accept(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  void expect(char c) {
+    if (!accept(c))
+      fail(column(), pos_ < text_.size() ? "expected '" + std::string(1, c) + "'"
+                                         : "expected '" + std::string(1, c) + "' at the end");
+  }
+
+  static ExprNode make(Op op, int col, int a = -1, bool stream = false) {
+    ExprNode n;
+    n.op = op, n.column = col, n.a = a, n.is_stream = stream;
+    return n;
+  }
+  // A node equal to an earlier one (same operation on the same operands) is that node: N(x) written twice
+  // is one value, as in `N(x) + F(N(x))`, and every interpreter computes it once.
+  int add(ExprNode n) {
+    for (std::size_t i = 0; i < expr_.nodes.size(); ++i) {
+      const ExprNode& m = expr_.nodes[i];
+      if (m.op == n.op && m.value == n.value && m.var == n.var && m.name == n.name && m.a == n.a &&
+          m.b == n.b && m.c == n.c)
+        return static_cast<int>(i);
+    }
+    expr_.nodes.push_back(std::move(n));
+    return static_cast<int>(expr_.nodes.size()) - 1;
+  }
+  int binary(Op op, int a, int b, int col) {
+    const bool sa = at(a).is_stream, sb = at(b).is_stream;
+    ExprNode n = make(op, col, a);
+    n.b = b;
+    switch (op) {
+      case Op::add:
+      case Op::sub:
+        if (sa != sb) fail(col, "cannot add or subtract a stream and a number");
+        n.is_stream = sa;
+        break;
+      case Op::mul:
+        if (sa && sb) fail(col, "cannot multiply two streams (scale a stream by a number)");
+        n.is_stream = sa || sb;
+        break;
+      case Op::div:
+        if (sb) fail(col, "cannot divide by a stream");
+        n.is_stream = sa;
+        break;
+      default:  // less
+        if (sa || sb) fail(col, "'<' compares numbers, not streams");
+    }
+    return add(std::move(n));
+  }
+
+  int cond() {
+    const int c = compare();
+    const int col = (skip_space(), column());
+    if (!accept('?')) return c;
+    if (at(c).is_stream) fail(col, "the condition before '?' must be a number, not a stream");
+    const int yes = cond();
+    expect(':');
+    const int no = cond();
+    if (at(yes).is_stream != at(no).is_stream)
+      fail(col, "both sides of ':' must be streams, or both numbers");
+    ExprNode n = make(Op::cond, col, c, at(yes).is_stream);
+    n.b = yes, n.c = no;
+    return add(std::move(n));
+  }
+  int compare() {
+    const int a = sum();
+    const int col = (skip_space(), column());
+    if (!accept('<')) return a;
+    return binary(Op::less, a, sum(), col);
+  }
+  int sum() {
+    int a = product();
+    for (;;) {
+      const int col = (skip_space(), column());
+      if (accept('+'))
+        a = binary(Op::add, a, product(), col);
+      else if (accept('-'))
+        a = binary(Op::sub, a, product(), col);
+      else
+        return a;
+    }
+  }
+  int product() {
+    int a = unary();
+    for (;;) {
+      const int col = (skip_space(), column());
+      if (accept('*'))
+        a = binary(Op::mul, a, unary(), col);
+      else if (accept('/'))
+        a = binary(Op::div, a, unary(), col);
+      else
+        return a;
+    }
+  }
+  int unary() {
+    const int col = (skip_space(), column());
+    if (!accept('-')) return primary();
+    const int a = unary();
+    return add(make(Op::neg, col, a, at(a).is_stream));
+  }
+  int primary() {
+    skip_space();
+    const int col = column();
+    if (pos_ >= text_.size()) fail(col, "expression ends too early");
+    const char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      const int e = cond();
+      expect(')');
+      return e;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number(col);
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name(col);
+    fail(col, "unexpected '" + std::string(1, c) + "'");
+  }
+  int number(int col) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), v);
+    if (ec != std::errc()) fail(col, "malformed number");
+    pos_ = static_cast<std::size_t>(end - text_.data());
+    ExprNode n = make(Op::number, col);
+    n.value = v;
+    return add(std::move(n));
+  }
+  int name(int col) {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+      ++pos_;
+    const std::string id(text_.substr(start, pos_ - start));
+    static const std::map<std::string, Op, std::less<>> functions{{"N", Op::norm},
+                                                                  {"F", Op::branch},
+                                                                  {"Fqkv", Op::branch_qkv},
+                                                                  {"sqrt", Op::sqrt},
+                                                                  {"floor", Op::floor}};
+    if (const auto f = functions.find(id); f != functions.end()) return call(f->second, id, col);
+    static const std::map<std::string, ScalarVar, std::less<>> vars{{"k", ScalarVar::k},
+                                                                    {"K", ScalarVar::K},
+                                                                    {"b", ScalarVar::b},
+                                                                    {"L", ScalarVar::L},
+                                                                    {"attention", ScalarVar::attention}};
+    if (const auto v = vars.find(id); v != vars.end()) {
+      ExprNode n = make(Op::scalar_var, col);
+      n.var = v->second;
+      return add(std::move(n));
+    }
+    if (id == "x") return add(make(Op::stream, col, -1, true));
+    if (id == "x0") {
+      if (!paired_) fail(col, "x0 (the pair's input) needs a paired block: two expressions separated by ';'");
+      return add(make(Op::pair_input, col, -1, true));
+    }
+    ExprNode n = make(Op::param, col);
+    n.name = id;
+    return add(std::move(n));
+  }
+  int call(Op op, const std::string& id, int col) {
+    if (!accept('(')) fail(column(), "expected '(' after " + id);
+    const int a = cond();
+    expect(')');
+    const bool takes_stream = op == Op::norm || op == Op::branch || op == Op::branch_qkv;
+    if (at(a).is_stream != takes_stream)
+      fail(col, id + "(.) takes a " + (takes_stream ? "stream" : "number") + ", not a " +
+                    (takes_stream ? "number" : "stream"));
+    return add(make(op, col, a, takes_stream));
+  }
+};
+
+// How many times F runs on the way to node i; both arms of a condition must agree.
+int branch_calls(const Expr& e, int i) {
+  if (i < 0) return 0;
+  const ExprNode& n = e.node(i);
+  if (n.op == Op::cond) {
+    const int yes = branch_calls(e, n.b), no = branch_calls(e, n.c);
+    if (yes != no) throw ExprError(n.column, "both sides of ':' must call F equally often");
+    return branch_calls(e, n.a) + yes;
+  }
+  const int own = (n.op == Op::branch || n.op == Op::branch_qkv) ? 1 : 0;
+  return own + branch_calls(e, n.a) + branch_calls(e, n.b) + branch_calls(e, n.c);
+}
+
+Expr parse_sublayer(std::string_view text, int offset, bool paired) {
+  Expr e = Parser(text, offset, paired).parse_whole();
+  const ExprNode& root = e.node(e.root);
+  if (!root.is_stream)
+    throw ExprError(offset + 1, "a sublayer must be a stream (built from x), not a number");
+  if (const int n = branch_calls(e, e.root); n != 1)
+    throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv) exactly once, not " +
+                                    std::to_string(n) + " times");
+  return e;
+}
+
+}  // namespace
+
+Block parse_block(std::string_view text) {
+  Block b;
+  b.text = std::string(text);
+  const std::size_t semi = text.find(';');
+  if (semi == std::string_view::npos) {
+    b.sublayers.push_back(parse_sublayer(text, 0, false));
+    return b;
+  }
+  if (text.find(';', semi + 1) != std::string_view::npos)
+    throw ExprError(static_cast<int>(text.find(';', semi + 1)) + 1, "at most two sublayers (one ';')");
+  b.sublayers.push_back(parse_sublayer(text.substr(0, semi), 0, true));
+  b.sublayers.push_back(parse_sublayer(text.substr(semi + 1), static_cast<int>(semi) + 1, true));
+  return b;
+}
+
+Expr parse_scalar(std::string_view text) {
+  Expr e = Parser(text, 0, false).parse_whole();
+  if (e.node(e.root).is_stream) throw ExprError(1, "must be a number, not a stream");
+  if (branch_calls(e, e.root) != 0) throw ExprError(1, "must not call F");
+  return e;
+}
+
+std::vector<std::string> params(const Expr& e) {
+  std::vector<std::string> out;
+  for (const auto& n : e.nodes)
+    if (n.op == Op::param) out.push_back(n.name);
+  return out;
+}
+
+}  // namespace normsim::vocab

@@ -1,0 +1,171 @@
+// Numbers of the block language, and the expression written back as text (vocab/block_eval.hpp,
+// vocab/block_expr.hpp).
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "vocab/block_eval.hpp"
+
+namespace normsim::vocab {
+namespace {
+
+using Op = ExprNode::Op;
+
+double var_value(ScalarVar v, const ScalarEnv& env) {
+  switch (v) {
+    case ScalarVar::k:
+      return env.k;
+    case ScalarVar::K:
+      return env.K;
+    case ScalarVar::b:
+      return env.b;
+    case ScalarVar::L:
+      return env.L;
+    case ScalarVar::attention:
+      return env.attention ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+std::string_view var_name(ScalarVar v) {
+  constexpr std::array<std::string_view, 5> names{"k", "K", "b", "L", "attention"};
+  return names[static_cast<std::size_t>(v)];
+}
+
+// Binding strength, for writing the fewest parentheses that keep the tree.
+int precedence(Op op) {
+  switch (op) {
+    case Op::cond:
+      return 0;
+    case Op::less:
+      return 1;
+    case Op::add:
+    case Op::sub:
+      return 2;
+    case Op::mul:
+    case Op::div:
+      return 3;
+    case Op::neg:
+      return 4;
+    default:
+      return 5;
+  }
+}
+
+std::string number_text(double v) {
+  std::array<char, 32> buf{};
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), end);
+}
+
+// Appends node i to out, in parentheses when it binds less tightly than min_prec.
+void write(const Expr& e, int i, int min_prec, std::string& out) {
+  const ExprNode& n = e.node(i);
+  const int p = precedence(n.op);
+  if (p < min_prec) out += '(';
+  switch (n.op) {
+    case Op::number:
+      out += number_text(n.value);
+      break;
+    case Op::scalar_var:
+      out += var_name(n.var);
+      break;
+    case Op::param:
+      out += n.name;
+      break;
+    case Op::stream:
+      out += 'x';
+      break;
+    case Op::pair_input:
+      out += "x0";
+      break;
+    case Op::norm:
+    case Op::branch:
+    case Op::branch_qkv:
+    case Op::sqrt:
+    case Op::floor: {
+      constexpr std::array<std::string_view, 5> f{"N", "F", "Fqkv", "sqrt", "floor"};
+      out += f[static_cast<std::size_t>(n.op) - static_cast<std::size_t>(Op::norm)];
+      out += '(';
+      write(e, n.a, 0, out);
+      out += ')';
+      break;
+    }
+    case Op::neg:
+      out += '-';
+      write(e, n.a, p, out);
+      break;
+    case Op::cond:
+      write(e, n.a, 1, out);
+      out += " ? ";
+      write(e, n.b, 0, out);
+      out += " : ";
+      write(e, n.c, 0, out);
+      break;
+    default: {
+      constexpr std::array<std::string_view, 5> sym{" + ", " - ", " * ", " / ", " < "};
+      write(e, n.a, p, out);
+      out += sym[static_cast<std::size_t>(n.op) - static_cast<std::size_t>(Op::add)];
+      write(e, n.b, p + 1, out);
+    }
+  }
+  if (p < min_prec) out += ')';
+}
+
+}  // namespace
+
+double eval_scalar(const Expr& e, int i, const ScalarEnv& env) {
+  const ExprNode& n = e.node(i);
+  auto num = [&](int j) { return eval_scalar(e, j, env); };
+  switch (n.op) {
+    case Op::number:
+      return n.value;
+    case Op::scalar_var:
+      return var_value(n.var, env);
+    case Op::param:
+      return env.param(n.name);
+    case Op::sqrt:
+      return std::sqrt(num(n.a));
+    case Op::floor:
+      return std::floor(num(n.a));
+    case Op::neg:
+      return -num(n.a);
+    case Op::add:
+      return num(n.a) + num(n.b);
+    case Op::sub:
+      return num(n.a) - num(n.b);
+    case Op::mul:
+      return num(n.a) * num(n.b);
+    case Op::div:
+      return num(n.a) / num(n.b);
+    case Op::less:
+      return num(n.a) < num(n.b) ? 1.0 : 0.0;
+    case Op::cond:
+      return num(n.a) != 0.0 ? num(n.b) : num(n.c);
+    default:
+      throw ExprError(n.column, "a stream where a number is needed");
+  }
+}
+
+bool ends_in_norm(const Expr& e, const ScalarEnv& env) {
+  int i = e.root;
+  while (e.node(i).op == Op::cond) i = eval_scalar(e, e.node(i).a, env) != 0.0 ? e.node(i).b : e.node(i).c;
+  return e.node(i).op == Op::norm;
+}
+
+std::string to_text(const Expr& e) {
+  std::string out;
+  write(e, e.root, 0, out);
+  return out;
+}
+
+std::string to_text(const Block& b) {
+  std::string out;
+  for (const Expr& e : b.sublayers) {
+    if (!out.empty()) out += "; ";
+    write(e, e.root, 0, out);
+  }
+  return out;
+}
+
+}  // namespace normsim::vocab

@@ -1,0 +1,80 @@
+// The name tables (vocab/names.hpp). Meanings are the ones `normsim list` prints.
+#include "vocab/names.hpp"
+
+#include <array>
+
+namespace normsim::vocab {
+
+#define NORMSIM_VOCAB_TABLE(E, kind, list) \
+  template <>                              \
+  std::span<const Named<E>> table<E>() {   \
+    return list;                           \
+  }                                        \
+  template <>                              \
+  std::string_view kind_name<E>() {        \
+    return kind;                           \
+  }
+
+namespace {
+using P = Placement;
+constexpr std::array kPlacements{
+    Named<P>{P::post, "post", ""},
+    Named<P>{P::pre, "pre", ""},
+    Named<P>{P::peri, "peri", ""},
+    Named<P>{P::mix, "mix", ""},
+    Named<P>{P::b2t, "b2t", ""},
+    Named<P>{P::deepnorm, "deepnorm", ""},
+    Named<P>{P::spannorm, "spannorm", ""},
+    Named<P>{P::hybridnorm, "hybridnorm", ""},
+    Named<P>{P::lnscale, "lnscale", ""},
+    Named<P>{P::admin, "admin", ""},
+    Named<P>{P::rezero, "rezero", ""},
+    Named<P>{P::none, "none", ""},
+    Named<P>{P::custom, "custom", "the block given by the key `block` (docs/placements.md)"},
+};
+using S = Sublayer;
+constexpr std::array kSublayers{
+    Named<S>{S::mlp, "mlp", "every sublayer is an MLP branch"},
+    Named<S>{S::attention, "attention", "every sublayer is a multi-head self-attention branch"},
+    Named<S>{S::transformer, "transformer", "attention (even k) and MLP (odd k) alternate; even depth"},
+};
+using A = Activation;
+constexpr std::array kActivations{
+    Named<A>{A::relu, "relu", "max(0, u)"},
+    Named<A>{A::gelu, "gelu", "u Phi(u), Phi the standard normal CDF"},
+    Named<A>{A::silu, "silu", "u sigmoid(u)"},
+    Named<A>{A::tanh, "tanh", "tanh(u)"},
+    Named<A>{A::linear, "linear", "u (no nonlinearity)"},
+    Named<A>{A::swiglu, "swiglu", "(silu(u Wgate) * (u W1)) W2: a gated MLP with a third matrix"},
+};
+constexpr std::array kNorms{
+    Named<Norm>{Norm::layernorm, "layernorm", "(x - mean(x)) / sqrt(var(x) + eps) * gain"},
+    Named<Norm>{Norm::rmsnorm, "rmsnorm", "x / sqrt(mean(x^2) + eps) * gain"},
+};
+constexpr std::array kLosses{
+    Named<Loss>{Loss::readout, "readout",
+                "sum_{t,i} g[t,i] y[t,i], g ~ N(0,1) fixed per sample: dLoss/dy = g"},
+    Named<Loss>{Loss::mse, "mse", "1/2 sum (y - target)^2, target ~ N(0,1)"},
+};
+constexpr std::array kInits{
+    Named<Init>{Init::fanin, "fanin", "N(0, gain^2 / fan_in) (He/LeCun style)"},
+    Named<Init>{Init::xavier, "xavier", "N(0, 2 gain^2 / (fan_in + fan_out)) (Glorot)"},
+    Named<Init>{Init::fixed, "fixed", "N(0, std^2) with one std for every matrix (GPT-2's 0.02)"},
+};
+constexpr std::array kFinalNorms{
+    Named<FinalNorm>{FinalNorm::auto_, "auto", "a final norm when the placement does not end in one"},
+    Named<FinalNorm>{FinalNorm::always, "true", "always a final norm"},
+    Named<FinalNorm>{FinalNorm::never, "false", "never a final norm"},
+};
+}  // namespace
+
+NORMSIM_VOCAB_TABLE(Placement, "placement", kPlacements)
+NORMSIM_VOCAB_TABLE(Sublayer, "sublayer", kSublayers)
+NORMSIM_VOCAB_TABLE(Activation, "activation", kActivations)
+NORMSIM_VOCAB_TABLE(Norm, "norm", kNorms)
+NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
+NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
+NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
+#undef NORMSIM_VOCAB_TABLE
+
+}  // namespace normsim::vocab
