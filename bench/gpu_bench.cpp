@@ -19,7 +19,6 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/kernels.hpp"
-#include "vocab/names.hpp"
 
 namespace {
 
@@ -57,13 +56,12 @@ double sgemm_rate(const normsim::sim::Config& c, bool tf32) {
 
 // PyTorch eager on the same device and workload (its parameters passed on, one definition).
 double torch_seconds(const normsim::sim::Config& c) {
-  using normsim::vocab::name;
   const std::string cmd = "python3 " NORMSIM_SOURCE_DIR "/bench/gpu_torch.py --sublayer " +
-                          std::string(name(c.sublayer)) + " --activation " + std::string(name(c.activation)) +
-                          " --width " + std::to_string(c.width) + " --depth " + std::to_string(c.depth) +
-                          " --tokens " + std::to_string(c.tokens) + " --samples " +
-                          std::to_string(c.samples) + " --ratio " + std::to_string(c.mlp_ratio) +
-                          " --heads " + std::to_string(c.heads) + " 2>&1";
+                          std::string(normsim::vocab::name(c.sublayer)) + " --activation " +
+                          std::string(normsim::vocab::name(c.activation)) + " --width " +
+                          std::to_string(c.width) + " --depth " + std::to_string(c.depth) + " --tokens " +
+                          std::to_string(c.tokens) + " --samples " + std::to_string(c.samples) + " --ratio " +
+                          std::to_string(c.mlp_ratio) + " --heads " + std::to_string(c.heads) + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   char line[512];

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/config.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::bench {
 
@@ -23,14 +24,14 @@ struct Workload {
 inline double nominal_flops(const sim::Config& c) {
   const double T = c.tokens, d = c.width, K = c.depth, S = c.samples, r = c.mlp_ratio;
   const double mlp = 12 * r * T * d * d, attn = 24 * T * d * d + 12 * T * T * d;
-  if (c.sublayer == vocab::Sublayer::mlp) return S * K * mlp;
-  if (c.sublayer == vocab::Sublayer::attention) return S * K * attn;
+  if (c.sublayer == normsim::vocab::Sublayer::mlp) return S * K * mlp;
+  if (c.sublayer == normsim::vocab::Sublayer::attention) return S * K * attn;
   return S * K / 2 * (mlp + attn);  // transformer: attention and MLP sublayers alternate
 }
 
 inline Workload benchmark_workload(const std::string& name) {
   sim::Config c;
-  c.placement = vocab::Placement::pre;
+  c.placement = normsim::vocab::Placement::pre;
   c.precision = "float32";
   if (name == "w1") {
     c.sublayer = vocab::Sublayer::mlp, c.activation = vocab::Activation::gelu, c.depth = 64, c.width = 512,

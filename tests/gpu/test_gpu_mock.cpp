@@ -14,13 +14,14 @@
 
 namespace gpu = normsim::gpu;
 namespace sim = normsim::sim;
+namespace vocab = normsim::vocab;
 
 namespace {
 
 sim::Config mlp_config() {
   sim::Config c;
-  c.placement = normsim::vocab::Placement::pre;
-  c.sublayer = normsim::vocab::Sublayer::mlp;
+  c.placement = vocab::Placement::pre;
+  c.sublayer = vocab::Sublayer::mlp;
   c.width = 36;
   c.tokens = 11;
   c.depth = 4;

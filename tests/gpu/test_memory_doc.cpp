@@ -1,17 +1,18 @@
 // docs/gpu.md's memory table is the planner's formula (gpu/memory_plan.hpp) evaluated, not arithmetic
 // done by hand: every row is recomputed here and must match to the digits printed.
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+#include "vocab/names.hpp"
 
 #include "bench/workloads.hpp"
 #include "gpu/memory_plan.hpp"
 #include "sim/stack.hpp"
-#include "vocab/names.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ TEST_CASE("docs/gpu.md's memory table is the planner's", "[plan][docs]") {
     const auto c = cells(line);
     if (c.size() != 9 || c[0] == "sublayer") continue;
     normsim::sim::Config cfg;
-    cfg.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(c[0]), cfg.width = std::stoi(c[1]),
+    cfg.sublayer = normsim::vocab::find<normsim::vocab::Sublayer>(c[0]).value(), cfg.width = std::stoi(c[1]),
     cfg.depth = std::stoi(c[2]), cfg.tokens = std::stoi(c[3]);
     const normsim::sim::StackShape s(cfg);
     const double budget = 0.85 * 80e9;
@@ -75,14 +76,14 @@ TEST_CASE("docs/gpu.md's memory table is the planner's", "[plan][docs]") {
 
 // The benchmark's workloads are their documented definitions: the named keys, every other key default.
 TEST_CASE("benchmark workloads W1 and W2 are their definitions", "[bench]") {
+  namespace V = normsim::vocab;
   const normsim::sim::Config defaults;
   const auto w1 = normsim::bench::benchmark_workload("w1").config;
   const auto w2 = normsim::bench::benchmark_workload("w2").config;
-  using namespace normsim::vocab;
-  CHECK((w1.placement == Placement::pre && w1.sublayer == Sublayer::mlp &&
-         w1.activation == Activation::gelu && w1.depth == 64 && w1.width == 512 && w1.mlp_ratio == 4 &&
+  CHECK((w1.placement == V::Placement::pre && w1.sublayer == V::Sublayer::mlp &&
+         w1.activation == V::Activation::gelu && w1.depth == 64 && w1.width == 512 && w1.mlp_ratio == 4 &&
          w1.tokens == 64 && w1.samples == 4 && w1.precision == "float32"));
-  CHECK((w2.placement == Placement::pre && w2.sublayer == Sublayer::transformer && w2.width == 4096 &&
+  CHECK((w2.placement == V::Placement::pre && w2.sublayer == V::Sublayer::transformer && w2.width == 4096 &&
          w2.depth == 96 && w2.tokens == 512 && w2.samples == 8 && w2.precision == "float32"));
   for (const auto* w : {&w1, &w2})
     CHECK((w->heads == defaults.heads && w->causal == defaults.causal && w->norm == defaults.norm &&
