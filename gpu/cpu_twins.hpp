@@ -142,6 +142,15 @@ void sample_max_abs(const R* a, std::size_t n, int S, double* out) {
   }
 }
 
+inline void power_of_two_scales(const double* max_abs, double* factor, int S) {
+  for (int s = 0; s < S; ++s) {
+    int e = 0;
+    const bool scale = std::isfinite(max_abs[s]) && max_abs[s] > 0;
+    if (scale) std::frexp(max_abs[s], &e);
+    factor[s] = scale ? std::ldexp(1.0, -e) : 1.0;
+  }
+}
+
 template <class R>
 void swap_middle_axes(const R* src, R* dst, int S, int A, int B, int n) {
   for (int s = 0; s < S; ++s)

@@ -16,13 +16,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using sim::WeightKind;
 
-template <class R>
-std::vector<double> sample_dots(const R* d_a, const R* d_b, std::size_t n, int S) {
-  DeviceBuffer<double> d_out(S);
-  sample_dot(d_a, d_b, n, S, d_out.get());
-  return d_out.to_host();
-}
-
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
 template <class R>
 class GpuWeights {
@@ -273,32 +266,11 @@ class GpuAttention final : public GpuBranch<R> {
 
 namespace {
 
-// Per sample, the power of two 2^-e that brings max|x| near 1 (x * 2^-e is exact), and e; e is unused when
-// the sample is zero or not finite (max is then 0 or NaN).
-struct SampleScales {
-  std::vector<double> max_abs, factor;
-  std::vector<int> exponent;
-};
-
+// x scaled per sample by `factor` (device, S doubles).
 template <class R>
-SampleScales sample_scales(const R* d_x, std::size_t n, int S) {
-  SampleScales sc{std::vector<double>(S), std::vector<double>(S, 1.0), std::vector<int>(S, 0)};
-  DeviceBuffer<double> d_max(S);
-  sample_max_abs(d_x, n, S, d_max.get());
-  sc.max_abs = d_max.to_host();
-  for (int s = 0; s < S; ++s)
-    if (std::isfinite(sc.max_abs[s]) && sc.max_abs[s] > 0) {
-      std::frexp(sc.max_abs[s], &sc.exponent[s]);
-      sc.factor[s] = std::ldexp(1.0, -sc.exponent[s]);
-    }
-  return sc;
-}
-
-template <class R>
-DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const std::vector<double>& factor) {
-  const auto d_f = DeviceBuffer<double>::from_host(factor);
+DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const double* d_factor) {
   DeviceBuffer<R> y(n * S);
-  scaled_sum(y.get(), d_x, d_f.get(), static_cast<const R*>(nullptr), n, S, false);
+  scaled_sum(y.get(), d_x, d_factor, static_cast<const R*>(nullptr), n, S, false);
   return y;
 }
 
@@ -306,15 +278,18 @@ DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const std::vecto
 
 // As sim::frobenius_of_AtB: the products run on A and B scaled per sample by powers of two (a float Gram of
 // entries near 1e19 would overflow although the norm fits), the result is scaled back in double; a
-// non-finite entry gives NaN, a zero operand 0.
+// non-finite entry gives NaN, a zero operand 0. One copy to the host: max|A|, max|B| and the sum per sample.
 template <class R>
 std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
                                              int n, int m) {
-  const SampleScales sa = sample_scales(d_a, std::size_t(T) * n, S),
-                     sb = sample_scales(d_b, std::size_t(T) * m, S);
-  const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, sa.factor);
-  const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, sb.factor);
-  std::vector<double> out;
+  DeviceBuffer<double> d_stats(3 * std::size_t(S)), d_factor(2 * std::size_t(S));  // max|A|, max|B|, sum
+  double* const max_a = d_stats.get();
+  double* const max_b = max_a + S;
+  sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
+  sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
+  power_of_two_scales(max_a, d_factor.get(), 2 * S);
+  const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, d_factor.get());
+  const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, d_factor.get() + S);
   if (frobenius_by_gram(T, n, m)) {
     // ||A^T B||_F^2 = <A A^T, B B^T>_F: two T x T Gram matrices per sample.
     DeviceBuffer<R> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
@@ -322,20 +297,26 @@ std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, 
             ga.get(), T, (long long)T * T, S);
     gemm<R>(blas, false, true, T, T, m, 1.0, b.get(), m, (long long)T * m, b.get(), m, (long long)T * m, 0.0,
             gb.get(), T, (long long)T * T, S);
-    out = sample_dots(ga.get(), gb.get(), std::size_t(T) * T, S);
+    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, max_b + S);
   } else {
     DeviceBuffer<R> g(std::size_t(S) * n * m);
     gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,
             g.get(), m, (long long)n * m, S);
-    out = sample_dots(g.get(), g.get(), std::size_t(n) * m, S);
+    sample_dot(g.get(), g.get(), std::size_t(n) * m, S, max_b + S);
   }
+  const std::vector<double> h = d_stats.to_host();
+  std::vector<double> out(S);
   for (int s = 0; s < S; ++s) {
-    if (!std::isfinite(sa.max_abs[s]) || !std::isfinite(sb.max_abs[s]))
+    const double ma = h[s], mb = h[S + s], sum = h[2 * S + s];
+    int ea = 0, eb = 0;
+    if (!std::isfinite(ma) || !std::isfinite(mb)) {
       out[s] = std::numeric_limits<double>::quiet_NaN();
-    else if (sa.max_abs[s] == 0 || sb.max_abs[s] == 0)
+    } else if (ma == 0 || mb == 0) {
       out[s] = 0;
-    else  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
-      out[s] = std::ldexp(std::sqrt(out[s] < 0 ? 0.0 : out[s]), sa.exponent[s] + sb.exponent[s]);
+    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
+      std::frexp(ma, &ea), std::frexp(mb, &eb);
+      out[s] = std::ldexp(std::sqrt(sum < 0 ? 0.0 : sum), ea + eb);
+    }
   }
   return out;
 }

@@ -235,6 +235,15 @@ __global__ void sample_max_abs_kernel(const R* a, std::size_t n, double* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = bad > 0 ? CUDART_NAN : m;
 }
 
+__global__ void power_of_two_scales_kernel(const double* max_abs, double* factor, int S) {
+  NORMSIM_GRID_LOOP(s, std::size_t(S)) {
+    int e = 0;
+    const bool scale = isfinite(max_abs[s]) && max_abs[s] > 0;
+    if (scale) frexp(max_abs[s], &e);
+    factor[s] = scale ? ldexp(1.0, -e) : 1.0;
+  }
+}
+
 template <class R>
 __global__ void swap_middle_axes_kernel(R* dst, const R* src, int A, int B, int n, std::size_t total) {
   NORMSIM_GRID_LOOP(i, total) {  // i indexes src (s, a, b, j): coalesced reads, runs of n contiguous writes
@@ -354,6 +363,12 @@ void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
   sample_max_abs_kernel<<<S, 1024>>>(d_a, n, d_out);
   check_launch("sample_max_abs_kernel");
+}
+
+void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
+  if (S == 0) return;
+  power_of_two_scales_kernel<<<grid_for(std::size_t(S)), kThreads>>>(d_max_abs, d_factor, S);
+  check_launch("power_of_two_scales_kernel");
 }
 
 NORMSIM_KERNEL_INSTANTIATIONS(float)

@@ -69,6 +69,9 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
 // out[s] = max_i |a[s*n+i]| in double, NaN when any entry of the sample is NaN or infinite.
 template <class R>
 void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out);
+// factor[s] = 2^-e with max_abs[s] = m 2^e, 0.5 <= m < 1 (std::frexp): scales sample s to max|x| in
+// [0.5, 1) exactly; 1 where max_abs[s] is 0 or not finite.
+void power_of_two_scales(const double* d_max_abs, double* d_factor, int S);
 
 // dst (S x B x A x n) = src (S x A x B x n) with the middle axes swapped: attention's heads split from the
 // tokens (A = T, B = heads, n = d_head: S x T x d to S x heads x T x d_head) so one strided-batched GEMM

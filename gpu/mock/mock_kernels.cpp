@@ -83,6 +83,10 @@ void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
   cpu::sample_max_abs(d_a, n, S, d_out);
 }
 
+void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
+  cpu::power_of_two_scales(d_max_abs, d_factor, S);
+}
+
 template <class R>
 void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
   cpu::swap_middle_axes(d_src, d_dst, S, A, B, n);

@@ -226,3 +226,24 @@ TEMPLATE_TEST_CASE("sample_max_abs matches its CPU twin", "[kernel]", float, dou
   CHECK(std::isnan(out[1]));
   require_close(d_out.to_host(), out, 0.0, 0.0);
 }
+
+// frexp and ldexp are exact on both sides.
+TEST_CASE("power_of_two_scales matches its CPU twin", "[kernel]") {
+  const std::vector<double> m = {1e19,
+                                 0.75,
+                                 1.0,
+                                 3e-30,
+                                 0.0,
+                                 std::numeric_limits<double>::quiet_NaN(),
+                                 std::numeric_limits<double>::infinity()};
+  const int S = int(m.size());
+  const auto d_m = DeviceBuffer<double>::from_host(m);
+  DeviceBuffer<double> d_f(S);
+  gpu::power_of_two_scales(d_m.get(), d_f.get(), S);
+  std::vector<double> f(S);
+  gpu::cpu::power_of_two_scales(m.data(), f.data(), S);
+  CHECK(f[1] == 1.0);
+  CHECK(f[2] == 0.5);
+  CHECK(f[4] == 1.0);
+  require_close(d_f.to_host(), f, 0.0, 0.0);
+}
