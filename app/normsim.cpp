@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/run_plan.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
 #include "sim/config_schema.hpp"
@@ -69,7 +70,8 @@ Options:
   --backend NAME       auto (default: cuda when built and a device exists, else cpu) | cpu | cuda
   --threads N          CPU threads (default 0: all cores)
   --unit-samples N     samples per unit of work (default 0: all samples of a config in one unit)
-  --dry-run            check the config and print the grid; write nothing
+  --dry-run            check the config, print the grid and its plan (memory, time); write nothing
+  --strict             refuse keys that no configuration reads (default: a warning each)
   --quiet              no progress bar
   --verbose            a line per finished configuration
   --no-plots           do not draw figures at the end
@@ -150,6 +152,16 @@ void print_grid(const Grid& grid, int unit_samples) {
   }
 }
 
+// Keys set but read by no configuration: a warning each, or (--strict) an error listing them all.
+void report_unused_keys(const Grid& grid, bool strict) {
+  if (strict && !grid.unused_keys.empty()) {
+    std::string all;
+    for (const auto& w : grid.unused_keys) all += (all.empty() ? "" : "\n") + w;
+    throw ConfigError(all);
+  }
+  for (const auto& w : grid.unused_keys) std::cerr << "normsim: warning: " << w << "\n";
+}
+
 // Figures from a results folder; -1 when this build has no plots.
 int run_plots(const std::vector<std::string>& args) {
 #ifdef NORMSIM_HAVE_PLOTS
@@ -164,7 +176,7 @@ int cmd_run(Args& args) {
   std::string config, out, backend = "auto", value;
   std::vector<std::string> sets;
   SweepOptions options;
-  bool quiet = false, plots = true, dry_run = false;
+  bool quiet = false, plots = true, dry_run = false, strict = false;
   while (!args.done()) {
     if (is_help(args.peek())) {
       std::cout << kRunHelp;
@@ -189,6 +201,8 @@ int cmd_run(Args& args) {
       plots = false;
     } else if (args.flag("--dry-run")) {
       dry_run = true;
+    } else if (args.flag("--strict")) {
+      strict = true;
     } else if (args.peek().starts_with("-")) {
       throw UsageError("run: unknown option '" + args.peek() + "' (normsim run --help)");
     } else if (config.empty()) {
@@ -202,29 +216,38 @@ int cmd_run(Args& args) {
     throw UsageError("--backend " + backend + ": expected auto, cpu or cuda");
 
   const Grid grid = load_grid(config, sets);
+  report_unused_keys(grid, strict);
+  if (!dry_run && out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
+  const int unit_samples = std::max(options.unit_samples, 0);
   if (dry_run) {
-    print_grid(grid, std::max(options.unit_samples, 0));
-    return 0;
+    const auto engine = make_backend(backend, options.threads);
+    print_grid(grid, unit_samples);
+    const int threads = options.threads ? options.threads : omp_get_max_threads();
+    return normsim::app::print_plan(std::cout, grid, *engine, unit_samples, threads) ? 2 : 0;
   }
-  if (out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
   options.out = out;
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
 
   SweepReport report;
+  PreparedOut locked;  // OUT stays locked until theory.csv and the figures are written too
 #ifdef NORMSIM_HAVE_MPI
   // mpi/ (docs/mpi.md): launched by mpirun/srun with several ranks, the units are shared among them. Rank 0
   // goes on to the summary line and the figures; the other ranks end here, with 0: failures throw on rank 0.
   if (normsim::mpi::launched_with_ranks()) {
-    const auto rank = normsim::mpi::run_distributed(grid, backend, options, std::cerr);
+    auto rank = normsim::mpi::run_distributed(grid, backend, options, std::cerr);
     if (!rank.root) return 0;
     report = rank.report;
+    locked = std::move(rank.out);
   } else  // one process: the block below
 #endif
   {
+    // Everything that can refuse the run does so before OUT is touched.
     check_out(grid, options);
     auto engine = make_backend(backend, options.threads);
     if (options.threads == 0) options.threads = omp_get_max_threads();
-    report = run_sweep(grid, *engine, options, std::cerr);
+    check_backend_can_run(grid, *engine, unit_samples);
+    locked = lock_and_prepare_out(grid, options);
+    report = run_prepared(grid, *engine, options, locked, std::cerr);
   }
   if (!quiet) {
     std::cerr << "normsim: " << out << ": " << grid.configs.size() << " configurations, " << report.units_run

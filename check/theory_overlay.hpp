@@ -1,15 +1,27 @@
 // The mean-field prediction of every configuration of a run, written beside its results as OUT/theory.csv
-// (config,layer,metric,value) so that `normsim plot` overlays theory on the measured profiles. Metrics
-// without a controlled prediction (theory_notes.md) are left out, never guessed.
+// (the columns of summary.csv up to the index, then value: sim/result_rows.hpp) so that `normsim plot`
+// overlays theory on the measured profiles. Metrics without a controlled prediction (theory_notes.md) are
+// left out, never guessed.
 #pragma once
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "sim/config_file.hpp"
 
 namespace normsim::check {
 
-// Returns the number of rows written; writes atomically. A configuration the theory cannot describe is
-// skipped (its reason goes to the returned list).
+// One value of theory.csv: config, metric (position in sim::metric_table()), its l or k index, the value.
+struct TheoryValue {
+  std::size_t config = 0, metric = 0, index = 0;
+  double value = 0;
+};
+
+// Every finite mean-field value of every configuration, in file order (config, metric, index). A
+// configuration the theory cannot describe is skipped (its reason goes to `skipped`).
+std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped = nullptr);
+
+// Writes OUT/theory.csv atomically; returns the number of rows written.
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
                              std::vector<std::string>* skipped = nullptr);
 

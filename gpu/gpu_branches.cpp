@@ -287,7 +287,9 @@ std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, 
             m, (long long)n * m, S);
     out = sample_dots(g.get(), g.get(), std::size_t(n) * m, S);
   }
-  for (double& v : out) v = std::sqrt(std::max(0.0, v));
+  // Rounding can make a near-zero Gram product slightly negative; NaN (an overflowed Gram) stays NaN and is
+  // reported, never turned into 0 as std::max(0.0, NaN) would.
+  for (double& v : out) v = std::sqrt(v < 0 ? 0.0 : v);
   return out;
 }
 

@@ -196,7 +196,7 @@ RankOutcome fail(const Failure& f, int rank, bool rethrow) {
     if (rethrow && f.local) std::rethrow_exception(f.local);
     throw_failure(f);
   }
-  return {false, {}};
+  return {false, {}, {}};
 }
 
 std::string unit_list(const std::vector<sim::Unit>& units, bool all) {
@@ -253,6 +253,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
     if (rank == 0) sim::check_out(grid, options);
     backend = sim::make_backend(backend_name, options.threads);
     if (options.threads == 0) options.threads = omp_get_max_threads();
+    sim::check_backend_can_run(grid, *backend, std::max(options.unit_samples, 0));
   } catch (...) {
     local = capture(rank, host);
   }
@@ -261,15 +262,18 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
   // Plan: rank 0 prepares OUT and loads the finished units (on --resume); every rank learns the unit size
   // and which units are left.
   int unit_samples = 0;
+  const sim::GridId id = sim::grid_id(grid);
+  sim::PreparedOut prepared;             // rank 0: OUT locked until the run ends
   std::vector<sim::UnitResult> results;  // rank 0: every unit's result, gathered here
   std::vector<int> pending;              // indices into `units` of the units to run
   try {
     if (rank == 0) {
-      unit_samples = sim::prepare_out(grid, options);
+      prepared = sim::lock_and_prepare_out(grid, options);
+      unit_samples = prepared.unit_samples;
       const auto units = sim::make_units(grid, unit_samples);
       for (std::size_t i = 0; i < units.size(); ++i) {
         if (options.resume)
-          if (auto r = sim::load_part(options.out, units[i])) {
+          if (auto r = sim::load_part(options.out, units[i], id)) {
             results.push_back(std::move(*r));
             continue;
           }
@@ -324,7 +328,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
     const auto& share = schedule[static_cast<std::size_t>(rank)];
     for (int j : share) {
       sim::UnitResult r = sim::run_unit(*backend, grid, pending_units[static_cast<std::size_t>(j)]);
-      sim::save_part(options.out, r);
+      sim::save_part(options.out, r, id);
       seconds += r.seconds;
       if (options.verbose)
         err << "normsim: rank " << rank << ": " << r.unit.part_name() << " done in "
@@ -352,7 +356,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
                   sim::peak_rss_bytes()};
   if (rank != 0) {
     send_bytes(encode_report(mine), 0, kTagReport);
-    for (const auto& r : computed) send_bytes(sim::encode_unit(r), 0, kTagUnit);
+    for (const auto& r : computed) send_bytes(sim::encode_unit(r, id), 0, kTagUnit);
     computed.clear();
   }
   std::vector<RankReport> reports;
@@ -369,7 +373,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
           throw std::runtime_error("rank " + std::to_string(source) + " sends more units than it ran");
         for (std::uint64_t k = 0; k < reports.back().units; ++k)
           results.push_back(sim::decode_unit(recv_bytes(source, kTagUnit),
-                                             pending_units[static_cast<std::size_t>(share[k])],
+                                             pending_units[static_cast<std::size_t>(share[k])], id,
                                              "message from rank " + std::to_string(source)));
       }
     } catch (const std::exception& e) {
@@ -397,7 +401,8 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
         });
         for (const auto& r : results) {
           for (const auto& w : sim::nonfinite_warnings(r)) err << w << "\n";
-          for (const auto& s : r.records) report.nonfinite_samples += s.nonfinite.has_value();
+          for (const auto& s : r.records)
+            report.nonfinite_samples += s.nonfinite || !s.nonfinite_statistics.empty();
         }
         sim::RunInfo info;
         std::set<std::string> backends;
@@ -426,7 +431,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
     }
   }
   if (const Failure f = agree(final, rank, size)) return fail(f, rank, false);
-  return {rank == 0, report};
+  return {rank == 0, report, std::move(prepared)};
 }
 
 }  // namespace normsim::mpi

@@ -13,6 +13,7 @@ namespace normsim::mpi {
 struct RankOutcome {
   bool root = false;        // rank 0: `report` is the whole sweep's; the CLI goes on (summary, figures)
   sim::SweepReport report;  // rank 0 only
+  sim::PreparedOut out;     // rank 0: OUT stays locked while the CLI writes theory.csv and the figures
 };
 
 // Initializes MPI, runs the sweep on every rank of MPI_COMM_WORLD, finalizes MPI; once per process.

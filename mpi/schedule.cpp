@@ -8,19 +8,6 @@
 
 namespace normsim::mpi {
 
-double sample_cost(const sim::Config& c) {
-  const double d = c.width, t = c.tokens;
-  const double h = std::round(c.mlp_ratio * d);
-  const double mlp = (c.activation == vocab::Activation::swiglu ? 3.0 : 2.0) * t * d * h;
-  const double attention = 4.0 * t * d * d + 2.0 * t * t * d;
-  double sublayer = mlp;
-  if (c.sublayer == vocab::Sublayer::attention) sublayer = attention;
-  if (c.sublayer == vocab::Sublayer::transformer) sublayer = 0.5 * (mlp + attention);
-  const double svd = t * t * d;
-  const double per_sample = c.depth * sublayer + (c.depth + 1) * svd;
-  return per_sample * (c.precision == "float64" ? 2.0 : 1.0);
-}
-
 double unit_cost(const sim::Grid& grid, const sim::Unit& unit) {
   return (unit.end - unit.begin) * sample_cost(grid.configs.at(static_cast<std::size_t>(unit.config)));
 }

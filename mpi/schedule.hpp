@@ -6,15 +6,12 @@
 
 #include "sim/config.hpp"
 #include "sim/sweep.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::mpi {
 
-// Relative cost of one sample of `config` (arbitrary units, about the multiply-adds of the forward pass):
-// per sublayer, MLP 2 T d h (3 T d h for SwiGLU), h = round(mlp_ratio d); attention 4 T d^2 + 2 T^2 d;
-// a transformer sublayer the mean of the two (they alternate); plus T^2 d per stream for eff_rank's SVD;
-// times depth; float64 counts twice. The backward pass costs about twice the forward in every case, so it
-// scales all configs alike and is left out.
-double sample_cost(const sim::Config& config);
+// The cost of one sample (sim/unit_plan.hpp) and of a unit (its samples).
+using sim::sample_cost;
 double unit_cost(const sim::Grid& grid, const sim::Unit& unit);
 
 // schedule[r]: the indices into `units` that rank r runs, in the order it runs them (costliest first).

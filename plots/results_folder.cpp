@@ -39,31 +39,41 @@ void require_results_folder(const fs::path& dir) {
                         "CONFIG --out OUT`), or run the simulation first");
 }
 
-// summary.csv: config,placement,<swept keys>,layer,metric,mean,se,n
+// The index of row r: its l (stream) or k (sublayer) field, whichever is filled (docs/conventions.md).
+int layer_index(const CsvTable& table, std::size_t r, int l, int k) {
+  const auto& fields = table.rows[r];
+  const bool has_l = !fields[static_cast<std::size_t>(l)].empty();
+  if (has_l == !fields[static_cast<std::size_t>(k)].empty())
+    throw input_error(table.where(r) + ": exactly one of the columns l and k must hold the index");
+  const double value = parse_number(table, r, has_l ? l : k);
+  if (value < 0 || value != std::floor(value))
+    throw input_error(table.where(r) + ": the index must be a non-negative integer");
+  return static_cast<int>(value);
+}
+
+// summary.csv: config,placement,<every other config key>,metric,l,k,mean,se,n
 void read_summary(ResultsFolder& folder) {
   const CsvTable table = read_csv(folder.dir / "summary.csv");
   const int config = table.require("config");
   const int placement = table.require("placement");
-  const int layer = table.require("layer");
   const int metric = table.require("metric");
+  const int l = table.require("l");
+  const int k = table.require("k");
   const int mean = table.require("mean");
   const int se = table.require("se");
   const int n = table.require("n");
-  if (config != 0 || placement != 1 || layer <= placement)
+  if (config != 0 || placement != 1 || metric <= placement)
     throw input_error(table.path.string() +
-                      ": the header must start with config,placement and have the swept keys before layer "
+                      ": the header must start with config,placement and have the config keys before metric "
                       "(docs/conventions.md)");
-  for (int c = placement; c < layer; ++c) folder.keys.push_back(table.header[static_cast<std::size_t>(c)]);
+  for (int c = placement; c < metric; ++c) folder.keys.push_back(table.header[static_cast<std::size_t>(c)]);
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& fields = table.rows[r];
     SummaryRow row;
     row.config = fields[static_cast<std::size_t>(config)];
-    for (int c = placement; c < layer; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
-    const double layer_value = parse_number(table, r, layer);
-    if (layer_value < 0 || layer_value != std::floor(layer_value))
-      throw input_error(table.where(r) + ": layer must be a non-negative integer");
-    row.layer = static_cast<int>(layer_value);
+    for (int c = placement; c < metric; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
+    row.layer = layer_index(table, r, l, k);
     row.metric = fields[static_cast<std::size_t>(metric)];
     row.mean = parse_number(table, r, mean);
     row.se = parse_number(table, r, se);
@@ -81,20 +91,20 @@ void read_summary(ResultsFolder& folder) {
                       "diverged)");
 }
 
-// theory.csv (optional): config,layer,metric,value
+// theory.csv (optional): config,<config keys>,metric,l,k,value
 void read_theory(ResultsFolder& folder) {
   const fs::path path = folder.dir / "theory.csv";
   if (!fs::exists(path)) return;
   const CsvTable table = read_csv(path);
   const int config = table.require("config");
-  const int layer = table.require("layer");
   const int metric = table.require("metric");
+  const int l = table.require("l");
+  const int k = table.require("k");
   const int value = table.require("value");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const double v = parse_number(table, r, value);
     if (!std::isfinite(v)) continue;
-    folder.theory[{table.rows[r][static_cast<std::size_t>(config)],
-                   static_cast<int>(parse_number(table, r, layer)),
+    folder.theory[{table.rows[r][static_cast<std::size_t>(config)], layer_index(table, r, l, k),
                    table.rows[r][static_cast<std::size_t>(metric)]}] = v;
   }
 }

@@ -18,7 +18,7 @@ namespace normsim::plots {
 struct SummaryRow {
   std::string config;
   std::vector<std::string> keys;  // values of ResultsFolder::keys, in that order
-  int layer = 0;
+  int layer = 0;  // the l or k index, whichever the metric has (summary.csv's l and k columns)
   std::string metric;
   double mean = 0;
   double se = 0;
@@ -56,7 +56,7 @@ struct Claim {
 struct ResultsFolder {
   std::filesystem::path dir;
   nlohmann::json run;             // run.json as written
-  std::vector<std::string> keys;  // "placement", then summary.csv's swept-key columns in file order
+  std::vector<std::string> keys;  // "placement", then summary.csv's other config-key columns in file order
   std::vector<SummaryRow> summary;
   std::vector<std::string> metrics;  // in order of first appearance in summary.csv
   std::map<std::tuple<std::string, int, std::string>, double> theory;  // (config, layer, metric) -> value

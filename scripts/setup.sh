@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs everything normsim needs to build, test and plot on Debian 12, then builds it.
+# Installs everything normsim needs to build, test and plot on Debian 12, then builds it and makes
+# `import normsim` work for Debian's python3 (a .pth file pointing at build/python).
 # Usage: bash scripts/setup.sh [--bench] [--no-build]
-#   --bench     also install python3-torch (the benchmark's PyTorch reference)
+#   --bench     also install OpenBLAS (a fair BLAS behind the benchmark's PyTorch reference)
 #   --no-build  install packages only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +15,11 @@ for a in "$@"; do
   esac
 done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 librandom123-dev
-      libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format)
-# PyTorch for the benchmark's reference, with OpenBLAS behind libblas.so.3 (Debian's default is the
-# unoptimized reference BLAS, which would flatter normsim).
-[[ $bench == 1 ]] && pkgs+=(python3-torch python3-numpy libopenblas0-pthread)
+      libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
+      python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch)
+# python3-torch serves normsim.torch and the benchmark's PyTorch reference; --bench puts OpenBLAS behind
+# libblas.so.3 (Debian's default is the unoptimized reference BLAS, which would flatter normsim).
+[[ $bench == 1 ]] && pkgs+=(libopenblas0-pthread)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,4 +32,9 @@ fi
 if [[ $build == 1 ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j"$(nproc)"
+  # import normsim for Debian's python3, wherever this checkout is (docs/python.md).
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  SUDO=""; [[ $(id -u) != 0 ]] && SUDO="sudo"
+  $SUDO mkdir -p "$site"
+  echo "$(pwd)/build/python" | $SUDO tee "$site/normsim.pth" >/dev/null
 fi

@@ -20,6 +20,9 @@ class Backend {
   // Runs the given sample indices of one configuration; returns one record per sample, in order.
   // Results must not depend on how samples are split between calls or threads.
   virtual std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) = 0;
+  // Why this backend cannot run `config` in units of `unit_samples` samples (a precision it lacks, memory
+  // it cannot have), naming the keys involved; "" when it can. Asked before anything is written.
+  virtual std::string refusal(const Config&, int /*unit_samples*/) const { return ""; }
   // Peak memory the backend used so far (bytes), or 0 when it does not track it.
   virtual std::size_t peak_memory_bytes() const { return 0; }
 };

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/config_schema.hpp"
+#include "sim/key_relevance.hpp"
 
 namespace normsim::sim {
 
@@ -160,6 +161,76 @@ std::string describe_point(const std::vector<Entry>& entries, const std::vector<
   return " (config " + std::to_string(id) + " of " + std::to_string(total) + ": " + s + ")";
 }
 
+// Where an issue of config `pick` is best blamed: the key's own line, else the line of a related key the
+// file sets, else the file.
+std::string blame(const ConfigIssue& issue, const std::vector<Entry>& entries,
+                  const std::vector<std::size_t>& pick) {
+  std::vector<std::string> candidates{issue.key};
+  candidates.insert(candidates.end(), issue.related.begin(), issue.related.end());
+  for (const auto& name : candidates) {
+    const auto e =
+        std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
+    if (e != entries.end()) return e->where[pick[std::size_t(e - entries.begin())]];
+  }
+  return "";
+}
+
+// Every configuration of the grid, validated. All problems are reported at once (each distinct one once,
+// at most kMaxReported lines), not only the first.
+std::vector<Config> build_configs(const std::vector<Entry>& entries, std::size_t total,
+                                  const std::string& source) {
+  constexpr std::size_t kMaxReported = 20;
+  std::vector<Config> configs;
+  configs.reserve(total);
+  std::vector<std::string> problems;
+  std::size_t more = 0;
+  std::vector<std::size_t> pick(entries.size());
+  for (std::size_t id = 0; id < total; ++id) {
+    // Mixed-radix digits of id, the last entry varying fastest.
+    for (std::size_t rest = id, e = entries.size(); e-- > 0;) {
+      pick[e] = rest % entries[e].values.size();
+      rest /= entries[e].values.size();
+    }
+    Config c;
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      find_key(entries[e].key)->set(c, entries[e].values[pick[e]]);
+    for (const ConfigIssue& issue : validate(c)) {
+      const std::string where = blame(issue, entries, pick);
+      std::string line = (where.empty() ? source : where) + ": " + issue.what();
+      if (std::find_if(problems.begin(), problems.end(),
+                       [&](const std::string& p) { return p.starts_with(line); }) != problems.end())
+        continue;
+      if (problems.size() == kMaxReported) {
+        ++more;
+        continue;
+      }
+      problems.push_back(line + describe_point(entries, pick, id, total));
+    }
+    configs.push_back(std::move(c));
+  }
+  if (problems.empty()) return configs;
+  std::string all;
+  for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+  if (more) all += "\n(and " + std::to_string(more) + " more problems)";
+  throw ConfigError(all);
+}
+
+// One warning per key the file or --set gives that no configuration reads.
+std::vector<std::string> unused_keys(const std::vector<Entry>& entries, const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    std::string why;
+    for (const Config& c : configs) {
+      why = why_key_unused(e.key, c);
+      if (why.empty()) break;
+    }
+    if (!why.empty())
+      out.push_back(e.where.front() + ": key '" + e.key + "' has no effect: " + why +
+                    " (ignored; --strict refuses it)");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::span<const RunKey> run_table_keys() {
@@ -244,44 +315,37 @@ Grid parse_grid(std::string_view toml_text, const std::string& source,
     total *= e.values.size();
   }
 
-  grid.configs.reserve(total);
-  std::vector<std::size_t> pick(entries.size());
-  for (std::size_t id = 0; id < total; ++id) {
-    // Mixed-radix digits of id, the last entry varying fastest.
-    for (std::size_t rest = id, e = entries.size(); e-- > 0;) {
-      pick[e] = rest % entries[e].values.size();
-      rest /= entries[e].values.size();
-    }
-    Config c;
-    for (std::size_t e = 0; e < entries.size(); ++e)
-      find_key(entries[e].key)->set(c, entries[e].values[pick[e]]);
-    const auto issues = validate(c);
-    if (!issues.empty()) {
-      const ConfigIssue& issue = issues.front();
-      // Blame the key's own line, else the line of a related key the file sets, else the file.
-      std::string where = source;
-      std::vector<std::string> candidates{issue.key};
-      candidates.insert(candidates.end(), issue.related.begin(), issue.related.end());
-      for (const auto& name : candidates) {
-        const auto e =
-            std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
-        if (e != entries.end()) {
-          where = e->where[pick[e - entries.begin()]];
-          break;
-        }
-      }
-      throw ConfigError(where + ": " + issue.what() + describe_point(entries, pick, id, total));
-    }
-    grid.configs.push_back(std::move(c));
-  }
+  grid.configs = build_configs(entries, total, source);
+  grid.unused_keys = unused_keys(entries, grid.configs);
   return grid;
 }
 
+namespace {
+// Whether TOML text holds nothing but blank lines and comments.
+bool blank_toml(const std::string& text) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') return false;
+  }
+  return true;
+}
+}  // namespace
+
 Grid load_grid(const std::filesystem::path& file, std::span<const std::string> overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw ConfigError(file.string() + ": is a folder, not a config file (give a .toml file, e.g. " +
+                      "experiments/quickstart.toml)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file.string() + ": cannot read the config file: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
+  if (in.bad()) throw ConfigError(file.string() + ": cannot read the config file: " + std::strerror(errno));
+  // An empty file is more often a mistake than a wish for every default (experiments/README.md).
+  if (blank_toml(text.str()) && overrides.empty())
+    throw ConfigError(file.string() + ": the config file sets no key; give at least one (e.g. depth = 16) " +
+                      "or --set KEY=VALUE to run the defaults with a change");
   return parse_grid(text.str(), file.string(), overrides);
 }
 

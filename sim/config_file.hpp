@@ -27,6 +27,9 @@ struct Grid {
   std::string description;              // [run] description
   std::vector<std::string> swept_keys;  // keys given as lists, in file order (--set additions last)
   std::vector<Config> configs;
+  // "FILE:LINE: key 'heads' has no effect: ...": one per key that was set but is read by no configuration
+  // (sim/key_relevance.hpp). The CLI prints them, or refuses the grid under --strict.
+  std::vector<std::string> unused_keys;
 };
 
 // The keys that may sit in the optional [run] table (run options, never model keys).

@@ -426,11 +426,11 @@ std::vector<ConfigIssue> validate(const Config& c) {
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
                       {"width", "sublayer"}});
-  if (c.placement == vocab::Placement::custom && c.block.empty())
+  const bool no_block = c.placement == vocab::Placement::custom && c.block.empty();
+  if (no_block)
     issues.push_back(
         {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
-  if (!issues.empty()) return issues;
-  if (c.depth % 2 != 0) {
+  if (c.depth % 2 != 0 && !no_block) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
     if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",
@@ -447,6 +447,39 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"mlp_ratio",
          "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
          {"width"}});
+  for (auto& i : size_issues(c)) issues.push_back(std::move(i));
+  return issues;
+}
+
+namespace {
+// Largest entries of one drawn matrix: the Philox counter addresses blocks of 4 draws with 32 bits.
+constexpr double kMaxMatrixEntries = 4.0 * 4294967296.0;
+}  // namespace
+
+std::vector<ConfigIssue> size_issues(const Config& c) {
+  std::vector<ConfigIssue> issues;
+  const double hidden = std::round(c.mlp_ratio * c.width);
+  const std::string mlp = shortest(c.mlp_ratio) + " * " + std::to_string(c.width);
+  if (c.sublayer != vocab::Sublayer::attention && hidden > INT_MAX)
+    issues.push_back({"mlp_ratio",
+                      "hidden width round(" + mlp + ") = " + shortest(hidden) + " exceeds the largest size " +
+                          std::to_string(INT_MAX),
+                      {"width"}});
+  else if (c.sublayer != vocab::Sublayer::attention && hidden * c.width > kMaxMatrixEntries)
+    issues.push_back({"mlp_ratio",
+                      "an MLP matrix of width " + std::to_string(c.width) + " x hidden " + shortest(hidden) +
+                          " has more than 2^34 entries, the most the weight draws can address",
+                      {"width"}});
+  if (double(c.width) * c.width > kMaxMatrixEntries && c.sublayer != vocab::Sublayer::mlp)
+    issues.push_back({"width",
+                      "an attention matrix of " + std::to_string(c.width) + " x " + std::to_string(c.width) +
+                          " has more than 2^34 entries, the most the weight draws can address",
+                      {"sublayer"}});
+  if (double(c.tokens) * c.width > kMaxMatrixEntries)
+    issues.push_back({"tokens",
+                      std::to_string(c.tokens) + " tokens x width " + std::to_string(c.width) +
+                          " has more than 2^34 entries, the most the input draws can address",
+                      {"width"}});
   return issues;
 }
 

@@ -77,5 +77,8 @@ struct ConfigIssue {
 // Every problem of a Config: each key checked on its own, then combinations (heads dividing width, even
 // depth for transformer, b2t and spannorm). Empty when the Config can be run.
 std::vector<ConfigIssue> validate(const Config& config);
+// The derived sizes that no type or draw counter can hold (hidden width past INT_MAX, a matrix past 2^34
+// entries): part of validate().
+std::vector<ConfigIssue> size_issues(const Config& config);
 
 }  // namespace normsim::sim

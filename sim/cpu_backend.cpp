@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 
@@ -9,10 +10,22 @@
 #include "sim/inputs.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::sim {
 
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+
+std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
+  if (config.precision != "float32" && config.precision != "float64")
+    return "key 'precision': '" + config.precision +
+           "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
+           "precision = \"float32\")";
+  const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
+  if (const std::string why = cpu_memory_refusal(config, at_once, machine_memory_bytes()); !why.empty())
+    return "keys 'width', 'depth', 'mlp_ratio', 'tokens': " + why;
+  return "";
+}
 
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample) {
@@ -58,17 +71,16 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   std::vector<SampleRecord> records(samples.size());
   std::exception_ptr error;
   std::mutex error_mutex;
-  if (config.precision != "float32" && config.precision != "float64")
-    throw BackendUnavailable("precision '" + config.precision +
-                             "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 "
-                             "(use --backend cuda, or precision = \"float32\")");
+  if (const std::string why = refusal(config, int(samples.size())); !why.empty())
+    throw BackendUnavailable(why);
   const bool f64 = config.precision == "float64";
+  const StackShape shape(config);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
                                   : simulate_sample_cpu<float>(config, samples[i]);
-      records[i] = measure_sample(samples[i], t);
+      records[i] = measure_sample(samples[i], t, shape);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();

@@ -11,6 +11,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(int threads);
   std::string name() const override { return "cpu"; }
   std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) override;
+  std::string refusal(const Config& config, int unit_samples) const override;
   int threads() const { return threads_; }
 
  private:

@@ -8,12 +8,17 @@
 namespace normsim::sim {
 
 enum class MetricIndex { stream, sublayer };
+// The pass that computes a metric: a non-finite value is reported in nonfinite.csv under this pass.
+enum class MetricPass { forward, backward };
 
 struct MetricInfo {
   std::string_view name;
   MetricIndex index;
+  MetricPass pass;
   std::string_view definition;
 };
+
+std::string_view pass_name(MetricPass pass);  // "forward", "backward"
 
 // Every metric, in a fixed order; SampleRecord::values is indexed by position in this table.
 std::span<const MetricInfo> metric_table();

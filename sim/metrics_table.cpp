@@ -8,30 +8,38 @@ namespace normsim::sim {
 namespace {
 constexpr auto S = MetricIndex::stream;
 constexpr auto K = MetricIndex::sublayer;
+constexpr auto F = MetricPass::forward;
+constexpr auto B = MetricPass::backward;
 constexpr std::array<MetricInfo, metric::count> kTable{{
-    {"act_sq", S, "mean over tokens t and coordinates i of x_l[t,i]^2 (the stream's second moment v_l)"},
-    {"grad_sq", S, "mean over t,i of (dLoss/dx_l[t,i])^2"},
-    {"cos_next", K, "mean over tokens of cos(x_k[t], x_{k+1}[t])"},
-    {"token_cos", S, "mean over token pairs t != s of cos(x_l[t], x_l[s])"},
-    {"act_mean_abs", S, "mean over t,i of |x_l[t,i]|"},
-    {"act_max_abs", S, "max over t,i of |x_l[t,i]| (massive activations)"},
-    {"branch_sq", K,
+    {"act_sq", S, F, "mean over tokens t and coordinates i of x_l[t,i]^2 (the stream's second moment v_l)"},
+    {"grad_sq", S, B, "mean over t,i of (dLoss/dx_l[t,i])^2"},
+    {"cos_next", K, F, "mean over tokens of cos(x_k[t], x_{k+1}[t])"},
+    {"token_cos", S, F,
+     "mean over token pairs t != s of cos(x_l[t], x_l[s]); undefined (NaN) with one token or a zero token"},
+    {"act_mean_abs", S, F, "mean over t,i of |x_l[t,i]|"},
+    {"act_max_abs", S, F, "max over t,i of |x_l[t,i]| (massive activations)"},
+    {"branch_sq", K, F,
      "mean over t,i of F_k[t,i]^2, the raw output of branch k before any output norm or scale"},
-    {"rel_update", K, "mean over tokens of ||x_{k+1}[t] - x_k[t]|| / ||x_k[t]||"},
-    {"eff_rank", S,
+    {"rel_update", K, F, "mean over tokens of ||x_{k+1}[t] - x_k[t]|| / ||x_k[t]||"},
+    {"eff_rank", S, F,
      "exp(entropy of s/sum(s)), s the singular values of the T x d matrix x_l (Roy & Vetterli)"},
-    {"gradw_w1", K, "Frobenius norm of dLoss/dW1 of sublayer k (MLP input matrix; SwiGLU's up projection)"},
-    {"gradw_w2", K, "Frobenius norm of dLoss/dW2 of sublayer k (MLP output matrix)"},
-    {"gradw_wgate", K, "Frobenius norm of dLoss/dWgate of sublayer k (SwiGLU gate matrix)"},
-    {"gradw_wq", K, "Frobenius norm of dLoss/dWq of sublayer k (attention query matrix)"},
-    {"gradw_wk", K, "Frobenius norm of dLoss/dWk of sublayer k (attention key matrix)"},
-    {"gradw_wv", K, "Frobenius norm of dLoss/dWv of sublayer k (attention value matrix)"},
-    {"gradw_wo", K, "Frobenius norm of dLoss/dWo of sublayer k (attention output matrix)"},
+    {"gradw_w1", K, B,
+     "Frobenius norm of dLoss/dW1 of sublayer k (MLP input matrix; SwiGLU's up projection)"},
+    {"gradw_w2", K, B, "Frobenius norm of dLoss/dW2 of sublayer k (MLP output matrix)"},
+    {"gradw_wgate", K, B, "Frobenius norm of dLoss/dWgate of sublayer k (SwiGLU gate matrix)"},
+    {"gradw_wq", K, B, "Frobenius norm of dLoss/dWq of sublayer k (attention query matrix)"},
+    {"gradw_wk", K, B, "Frobenius norm of dLoss/dWk of sublayer k (attention key matrix)"},
+    {"gradw_wv", K, B, "Frobenius norm of dLoss/dWv of sublayer k (attention value matrix)"},
+    {"gradw_wo", K, B, "Frobenius norm of dLoss/dWo of sublayer k (attention output matrix)"},
 }};
 }  // namespace
 
 std::span<const MetricInfo> metric_table() {
   return kTable;
+}
+
+std::string_view pass_name(MetricPass pass) {
+  return pass == MetricPass::forward ? "forward" : "backward";
 }
 
 int metric_id(std::string_view name) {

@@ -12,12 +12,21 @@ struct NonFinite {
   int layer = 0;     // first stream index x_l (or its gradient) holding a NaN or Inf
 };
 
+// A statistic that came out NaN or Inf although the stream it is computed from was finite (a zero stream's
+// cosine, an overflowing reduction): metric m (index into metric_table()) at layer/sublayer `layer`.
+struct NonFiniteStatistic {
+  int metric = 0;
+  int layer = 0;
+  friend bool operator==(const NonFiniteStatistic&, const NonFiniteStatistic&) = default;
+};
+
 struct SampleRecord {
   int sample = 0;
   // values[m][i]: metric m (index into metric_table()) at layer/sublayer i. Non-finite or undefined
   // values are NaN here and are left out of every file.
   std::vector<std::vector<double>> values;
   std::optional<NonFinite> nonfinite;
+  std::vector<NonFiniteStatistic> nonfinite_statistics;  // in the order they were computed
 };
 
 }  // namespace normsim::sim

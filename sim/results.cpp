@@ -45,44 +45,7 @@ class CsvOut {
   std::string buf_;
 };
 
-// "config,placement,<swept>," values of config c, ending in a comma.
-std::string config_prefix(const Grid& grid, const std::vector<std::string>& columns, std::size_t c) {
-  std::string s = std::to_string(c) + ",";
-  for (const auto& col : columns) s += csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
-  return s;
-}
-
-std::string header(const std::vector<std::string>& columns) {
-  std::string s = "config,";
-  for (const auto& col : columns) s += col + ",";
-  return s;
-}
-
-std::string metric_name(std::size_t m) {
-  const auto table = metric_table();
-  if (m >= table.size())
-    throw std::logic_error("record holds metric " + std::to_string(m) + " beyond the table");
-  return std::string(table[m].name);
-}
-
 }  // namespace
-
-Summary summarize(std::span<const double> values) {
-  // Welford's update: no overflow of a plain sum for large finite values, no cancellation in the spread.
-  Summary s;
-  double mean = 0, m2 = 0;
-  for (double v : values) {
-    if (!std::isfinite(v)) continue;
-    ++s.n;
-    const double delta = v - mean;
-    mean += delta / s.n;
-    m2 += delta * (v - mean);
-  }
-  if (s.n == 0) return s;
-  s.mean = mean;
-  if (s.n >= 2) s.se = std::sqrt(m2 / (s.n - 1)) / std::sqrt(static_cast<double>(s.n));
-  return s;
-}
 
 std::vector<std::string> config_columns(const Grid& grid) {
   std::vector<std::string> cols{"placement"};
@@ -92,59 +55,38 @@ std::vector<std::string> config_columns(const Grid& grid) {
 }
 
 void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
-  const auto columns = config_columns(grid);
   CsvOut out(path);
-  out << header(columns) << "sample,layer,metric,value\n";
-  for (std::size_t c = 0; c < records.size(); ++c) {
-    const std::string prefix = config_prefix(grid, columns, c);
-    for (const auto& r : records[c])
-      for (std::size_t m = 0; m < r.values.size(); ++m) {
-        const std::string name = metric_name(m);
-        for (std::size_t l = 0; l < r.values[m].size(); ++l)
-          if (std::isfinite(r.values[m][l]))
-            out << prefix << std::to_string(r.sample) << "," << std::to_string(l) << "," << name << ","
-                << format_number(r.values[m][l]) << "\n";
-      }
-  }
+  out << csv_header(ResultTable::layers);
+  std::vector<std::string> keys(records.size());
+  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
+  for_each_layer_value(records, [&](const LayerValue& v) {
+    out << keys[v.config] << std::to_string(v.sample) << "," << csv_metric_fields(v.metric, v.index)
+        << format_number(v.value) << "\n";
+  });
   out.commit();
 }
 
 void write_summary_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
-  const auto columns = config_columns(grid);
   CsvOut out(path);
-  out << header(columns) << "layer,metric,mean,se,n\n";
-  std::vector<double> across;
-  for (std::size_t c = 0; c < records.size(); ++c) {
-    const std::string prefix = config_prefix(grid, columns, c);
-    std::size_t metrics = 0, layers = 0;
-    for (const auto& r : records[c]) metrics = std::max(metrics, r.values.size());
-    for (std::size_t m = 0; m < metrics; ++m) {
-      const std::string name = metric_name(m);
-      layers = 0;
-      for (const auto& r : records[c])
-        if (m < r.values.size()) layers = std::max(layers, r.values[m].size());
-      for (std::size_t l = 0; l < layers; ++l) {
-        across.clear();
-        for (const auto& r : records[c])
-          if (m < r.values.size() && l < r.values[m].size()) across.push_back(r.values[m][l]);
-        const Summary s = summarize(across);
-        if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never write NaN or Inf
-        out << prefix << std::to_string(l) << "," << name << "," << format_number(s.mean) << ","
-            << format_number(s.se) << "," << std::to_string(s.n) << "\n";
-      }
-    }
-  }
+  out << csv_header(ResultTable::summary);
+  std::vector<std::string> keys(records.size());
+  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
+  for_each_summary(records, [&](const SummaryValue& v) {
+    out << keys[v.config] << csv_metric_fields(v.metric, v.index) << format_number(v.summary.mean) << ","
+        << format_number(v.summary.se) << "," << std::to_string(v.summary.n) << "\n";
+  });
   out.commit();
 }
 
+// One row per stream (or gradient) where a NaN or Inf first appeared, with an empty metric: every metric
+// from there on is missing; and one row per statistic that came out NaN or Inf from a finite stream.
 void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records) {
   CsvOut out(path);
-  out << "config,sample,pass,layer\n";
-  for (std::size_t c = 0; c < records.size(); ++c)
-    for (const auto& r : records[c])
-      if (r.nonfinite)
-        out << std::to_string(c) << "," << std::to_string(r.sample) << "," << csv_field(r.nonfinite->pass)
-            << "," << std::to_string(r.nonfinite->layer) << "\n";
+  out << "config,sample,pass,layer,metric\n";
+  for_each_nonfinite(records, [&](const NonFiniteRow& r) {
+    out << std::to_string(r.config) << "," << std::to_string(r.sample) << "," << csv_field(r.pass) << ","
+        << std::to_string(r.layer) << "," << r.metric << "\n";
+  });
   out.commit();
 }
 

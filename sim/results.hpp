@@ -1,5 +1,6 @@
 // The result files of a run (docs/conventions.md, "Result files"): layers.csv, summary.csv, nonfinite.csv
-// and run.json, each written atomically. Values that are NaN or Inf never reach a file.
+// and run.json, each written atomically; their columns are defined in result_rows.hpp. Values that are NaN or
+// Inf never reach a file.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -11,16 +12,9 @@
 
 #include "sim/config_file.hpp"
 #include "sim/record.hpp"
+#include "sim/result_rows.hpp"
 
 namespace normsim::sim {
-
-// Mean, standard error (sample sd / sqrt(n)) and count of the finite values. With n = 1 no spread can be
-// estimated and se is 0 (readers must look at n); with n = 0 mean is NaN and no row is written.
-struct Summary {
-  double mean = NAN, se = 0;
-  int n = 0;
-};
-Summary summarize(std::span<const double> values);
 
 // What run.json records about the run itself.
 struct RunInfo {
@@ -33,12 +27,9 @@ struct RunInfo {
   double wall_seconds = 0;             // wall time of the invocation that wrote the files
 };
 
-// The identifying columns of a config in layers.csv and summary.csv: placement, then the swept keys
-// except placement.
+// The keys that tell a grid's configs apart, for messages and --dry-run: placement, then the swept keys
+// except placement. (The result files hold every key: result_rows.hpp.)
 std::vector<std::string> config_columns(const Grid& grid);
-
-// records[c]: every sample of config c, in sample order.
-using GridRecords = std::vector<std::vector<SampleRecord>>;
 
 void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records);
 void write_summary_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records);

@@ -6,6 +6,7 @@
 
 #include "sim/cpu_branches.hpp"
 #include "sim/record.hpp"
+#include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
 
 namespace normsim::sim {
@@ -18,6 +19,8 @@ struct SampleTensors {
   std::vector<WeightGradNorms> gradw;  // per sublayer
 };
 
-SampleRecord measure_sample(int sample, const SampleTensors& t);
+// `shape` says which weight matrices each sublayer has (only theirs get gradw values). A statistic that is
+// NaN or Inf although its stream is finite is listed in SampleRecord::nonfinite_statistics.
+SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape);
 
 }  // namespace normsim::sim

@@ -25,7 +25,8 @@ double token_cosine(const MatD& x) {
   MatD n = x;
   for (Eigen::Index t = 0; t < T; ++t) {
     const double r = n.row(t).norm();
-    if (r > 0) n.row(t) /= r;
+    if (!(r > 0)) return kNaN;  // a zero token has no direction: the cosine is undefined, not 0
+    n.row(t) /= r;
   }
   // sum over all pairs = ||sum of unit rows||^2 - sum of squared unit norms
   const double total = n.colwise().sum().squaredNorm() - n.squaredNorm();

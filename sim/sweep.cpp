@@ -2,15 +2,15 @@
 #include "sim/sweep.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <fstream>
-#include <sstream>
+#include <memory>
 
 #include "sim/atomic_file.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/csv.hpp"
 #include "sim/metrics.hpp"
+#include "sim/out_lock.hpp"
 #include "sim/progress.hpp"
 
 namespace normsim::sim {
@@ -19,10 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kPartMagic = "normsim-part 1";
 constexpr std::string_view kGridFormat = "normsim-grid 1";
-constexpr std::array<std::string_view, 4> kFinalFiles{"run.json", "layers.csv", "summary.csv",
-                                                      "nonfinite.csv"};
+// Everything a run writes into OUT (what --force discards).
+constexpr std::array<std::string_view, 9> kRunOutputs{"run.json",      "layers.csv", "summary.csv",
+                                                      "nonfinite.csv", "theory.csv", "figures",
+                                                      "report.html",   "report.md",  "parts"};
 
 fs::path parts_dir(const fs::path& out) {
   return out / "parts";
@@ -60,17 +61,7 @@ void remove_stale_temps(const fs::path& dir) {
     if (is_atomic_temp(e.path())) fs::remove(e.path(), ec);
 }
 
-[[noreturn]] void damaged(const std::string& source, std::size_t line, const std::string& why) {
-  throw std::runtime_error(source + ":" + std::to_string(line) + ": damaged unit records: " + why +
-                           " (a part file: delete it and run again with --resume to redo that unit)");
-}
-
-double parse_double(std::string_view s, bool& ok) {
-  double x = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
-  ok = ec == std::errc() && end == s.data() + s.size();
-  return x;
-}
+}  // namespace
 
 std::string describe_config(const Grid& grid, int c) {
   std::string s;
@@ -79,12 +70,18 @@ std::string describe_config(const Grid& grid, int c) {
   return s;
 }
 
-}  // namespace
-
-std::string Unit::part_name() const {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "cfg-%06d.s%d-%d.part", config, begin, end - 1);
-  return buf;
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
+  std::string all;
+  std::size_t count = 0;
+  for (std::size_t c = 0; c < grid.configs.size(); ++c)
+    if (const std::string why = backend.refusal(grid.configs[c], unit_samples); !why.empty()) {
+      all += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
+      ++count;
+    }
+  if (count == 0) return;
+  throw ConfigError(grid.config_file + ": the " + backend.name() + " backend cannot run " +
+                    std::to_string(count) + " of " + std::to_string(grid.configs.size()) +
+                    " configurations; nothing was written:" + all);
 }
 
 std::vector<Unit> make_units(const Grid& grid, int unit_samples) {
@@ -120,116 +117,33 @@ UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit) {
   return r;
 }
 
-std::string encode_unit(const UnitResult& result) {
-  const Unit& u = result.unit;
-  std::string s(kPartMagic);
-  s += "\nconfig " + std::to_string(u.config) + "\nsamples " + std::to_string(u.begin) + " " +
-       std::to_string(u.end) + "\nseconds " + format_number(result.seconds) + "\n";
-  for (const auto& r : result.records) {
-    s += "record " + std::to_string(r.sample) + " " + std::to_string(r.values.size());
-    if (r.nonfinite) s += " nonfinite " + r.nonfinite->pass + " " + std::to_string(r.nonfinite->layer);
-    s += "\n";
-    for (std::size_t m = 0; m < r.values.size(); ++m) {
-      s.append(metric_table()[m].name).append(" ").append(std::to_string(r.values[m].size()));
-      for (double v : r.values[m]) s.append(" ").append(format_number(v));
-      s.append("\n");
-    }
-  }
-  s += "end\n";
-  return s;
-}
-
-UnitResult decode_unit(const std::string& text, const Unit& unit, const std::string& source) {
-  std::istringstream in(text);
-  const std::string& path = source;
-  UnitResult result{unit, {}, 0};
-  std::string line, word;
-  std::size_t n = 0;
-  const auto next = [&](std::string_view what) -> std::istringstream {
-    if (!std::getline(in, line)) damaged(path, n, "ends before " + std::string(what));
-    ++n;
-    return std::istringstream(line);
-  };
-  if (next("its header").str() != kPartMagic) damaged(path, n, "not a normsim part file");
-  int config = -1, begin = -1, end = -1;
-  next("config") >> word >> config;
-  if (word != "config" || config != unit.config)
-    damaged(path, n, "expected config " + std::to_string(unit.config));
-  next("samples") >> word >> begin >> end;
-  if (word != "samples" || begin != unit.begin || end != unit.end)
-    damaged(path, n, "sample range does not match");
-  {
-    auto ls = next("seconds");
-    std::string secs;
-    ls >> word >> secs;
-    bool ok = false;
-    result.seconds = parse_double(secs, ok);
-    if (word != "seconds" || !ok) damaged(path, n, "expected seconds");
-  }
-  for (int s = begin; s < end; ++s) {
-    SampleRecord r;
-    std::size_t metrics = 0;
-    auto ls = next("a record");
-    ls >> word >> r.sample >> metrics;
-    if (word != "record" || !ls || r.sample != s) damaged(path, n, "expected record " + std::to_string(s));
-    if (metrics > metric_table().size()) damaged(path, n, "more metrics than the metric table");
-    if (ls >> word) {  // "record S M nonfinite PASS LAYER"
-      r.nonfinite.emplace();
-      ls >> r.nonfinite->pass >> r.nonfinite->layer;
-      if (word != "nonfinite" || !ls) damaged(path, n, "bad nonfinite field");
-    }
-    r.values.resize(metrics);
-    for (std::size_t m = 0; m < metrics; ++m) {
-      auto ms = next("a metric");
-      std::size_t count = 0;
-      if (!(ms >> word) || word != metric_table()[m].name || !(ms >> count))
-        damaged(path, n, "expected metric " + std::string(metric_table()[m].name));
-      r.values[m].resize(count);
-      for (double& v : r.values[m]) {
-        bool ok = false;
-        if (!(ms >> word) || (v = parse_double(word, ok), !ok)) damaged(path, n, "bad value '" + word + "'");
-      }
-      if (ms >> word) damaged(path, n, "more values than announced");
-    }
-    result.records.push_back(std::move(r));
-  }
-  if (next("end").str() != "end") damaged(path, n, "expected end");
-  return result;
-}
-
-void save_part(const fs::path& out, const UnitResult& result) {
-  write_file_atomic(parts_dir(out) / result.unit.part_name(), encode_unit(result));
-}
-
-std::optional<UnitResult> load_part(const fs::path& out, const Unit& unit) {
-  const fs::path path = parts_dir(out) / unit.part_name();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return decode_unit(text.str(), unit, path.string());
-}
-
 std::vector<std::string> nonfinite_warnings(const UnitResult& result) {
   std::vector<std::string> lines;
-  for (const auto& r : result.records)
+  for (const auto& r : result.records) {
+    const std::string who = "normsim: warning: config " + std::to_string(result.unit.config) + " sample " +
+                            std::to_string(r.sample);
     if (r.nonfinite)
-      lines.push_back("normsim: warning: config " + std::to_string(result.unit.config) + " sample " +
-                      std::to_string(r.sample) + ": NaN or Inf in the " + r.nonfinite->pass +
-                      " pass at layer " + std::to_string(r.nonfinite->layer) +
+      lines.push_back(who + ": NaN or Inf in the " + r.nonfinite->pass + " pass at layer " +
+                      std::to_string(r.nonfinite->layer) +
                       "; non-finite values are left out of layers.csv and summary.csv (see nonfinite.csv)");
+    if (const auto& f = r.nonfinite_statistics; !f.empty())
+      lines.push_back(
+          who + ": " + std::to_string(f.size()) + " statistic(s) came out NaN or Inf from a finite " +
+          "stream, first " + std::string(metric_table()[f[0].metric].name) + " at layer " +
+          std::to_string(f[0].layer) + "; left out of layers.csv and summary.csv (see nonfinite.csv)");
+  }
   return lines;
 }
 
-void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds) {
   GridRecords records(grid.configs.size());
-  info.config_seconds.assign(grid.configs.size(), 0.0);
   for (const auto& r : results) {
     const auto c = static_cast<std::size_t>(r.unit.config);
     if (c >= records.size())
       throw std::runtime_error("a unit of config " + std::to_string(c) + " is outside the grid");
     records[c].insert(records[c].end(), r.records.begin(), r.records.end());
-    info.config_seconds[c] += r.seconds;
+    if (config_seconds) (*config_seconds)[c] += r.seconds;
   }
   for (std::size_t c = 0; c < records.size(); ++c) {
     auto& rs = records[c];
@@ -243,6 +157,12 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
     if (static_cast<int>(rs.size()) != n)
       throw std::runtime_error("config " + std::to_string(c) + ": more records than samples");
   }
+  return records;
+}
+
+void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+  info.config_seconds.assign(grid.configs.size(), 0.0);
+  const GridRecords records = gather_records(grid, results, &info.config_seconds);
   write_nonfinite_csv(out / "nonfinite.csv", records);
   write_layers_csv(out / "layers.csv", grid, records);
   write_summary_csv(out / "summary.csv", grid, records);
@@ -250,6 +170,62 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
 }
 
 namespace {
+
+// Whether `dir` holds anything but a lock file, stale temporaries and (in OUT) a parts/ folder that holds
+// nothing else either: what a run killed before its checkpoint existed leaves behind.
+bool occupied(const fs::path& dir, bool top = true) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const fs::path name = e.path().filename();
+    if (name == kLockFileName || is_atomic_temp(e.path())) continue;
+    if (top && name == "parts" && e.is_directory(ec) && !occupied(e.path(), false)) continue;
+    return true;
+  }
+  return false;
+}
+
+// The unit size stored by the run in OUT, after checking that its grid is this one.
+int check_resume(const fs::path& out, const nlohmann::ordered_json& now, const SweepOptions& options) {
+  std::ifstream in(grid_file(out));
+  if (!in)
+    throw SweepError("cannot resume in " + out.string() +
+                     ": it holds no parts/grid.json (not a normsim run, or one that never started)");
+  nlohmann::ordered_json was;
+  try {
+    was = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw SweepError(grid_file(out).string() + ": cannot read: " + e.what());
+  }
+  if (!was.is_object()) throw SweepError(grid_file(out).string() + ": not a normsim grid file");
+  if (const std::string diff = grid_difference(was, now); !diff.empty())
+    throw SweepError("cannot resume in " + out.string() + ": its grid differs from this one (" + diff +
+                     "); use another --out, or --force to discard its results");
+  const int stored = was.value("unit_samples", 0);
+  if (options.unit_samples >= 0 && options.unit_samples != stored)
+    throw SweepError("cannot resume in " + out.string() + ": it was run with --unit-samples " +
+                     std::to_string(stored));
+  return stored;
+}
+
+// Removes every file a run writes (--force): results, figures, reports and the checkpoint.
+void discard_results(const fs::path& out) {
+  for (auto name : kRunOutputs) fs::remove_all(out / name);
+}
+
+// A fresh checkpoint: OUT/parts/grid.json. On failure (a full disk) nothing of it is left behind.
+void start_checkpoint(const fs::path& out, nlohmann::ordered_json grid, int unit_samples) {
+  grid["format"] = kGridFormat;
+  grid["unit_samples"] = unit_samples;
+  fs::create_directories(parts_dir(out));
+  try {
+    write_file_atomic(grid_file(out), grid.dump(1) + "\n");
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(parts_dir(out), ec);
+    throw;
+  }
+}
+
 // prepare_out's checks; with `write`, its effects too.
 int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   const fs::path& out = options.out;
@@ -257,47 +233,24 @@ int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw SweepError(out.string() + " exists and is not a folder");
-  const bool occupied = fs::exists(out, ec) && !fs::is_empty(out, ec);
-  nlohmann::ordered_json now = grid_json(grid);
-  int unit_samples = std::max(options.unit_samples, 0);
-  if (occupied && options.resume) {
-    std::ifstream in(grid_file(out));
-    if (!in)
-      throw SweepError("cannot resume in " + out.string() +
-                       ": it holds no parts/grid.json (not a normsim run, or " + "one that never started)");
-    nlohmann::ordered_json was;
-    try {
-      was = nlohmann::ordered_json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw SweepError(grid_file(out).string() + ": cannot read: " + e.what());
-    }
-    if (!was.is_object()) throw SweepError(grid_file(out).string() + ": not a normsim grid file");
-    if (const std::string diff = grid_difference(was, now); !diff.empty())
-      throw SweepError("cannot resume in " + out.string() + ": its grid differs from this one (" + diff +
-                       "); use another --out, or --force to discard its results");
-    const int stored = was.value("unit_samples", 0);
-    if (options.unit_samples >= 0 && options.unit_samples != stored)
-      throw SweepError("cannot resume in " + out.string() + ": it was run with --unit-samples " +
-                       std::to_string(stored));
+  const bool full = fs::exists(out, ec) && occupied(out);
+  const nlohmann::ordered_json now = grid_json(grid);
+  if (options.resume && full) {
+    const int stored = check_resume(out, now, options);
     if (write) {
       remove_stale_temps(out);
       remove_stale_temps(parts_dir(out));
     }
     return stored;
   }
-  if (occupied && !options.force)
+  if (full && !options.force)
     throw SweepError(out.string() +
                      " is not empty; use --resume to continue the run there, --force to discard " +
                      "its results, or another --out");
+  const int unit_samples = std::max(options.unit_samples, 0);
   if (!write) return unit_samples;
-  if (occupied) {
-    for (auto name : kFinalFiles) fs::remove(out / name);
-    fs::remove_all(parts_dir(out));
-  }
-  fs::create_directories(parts_dir(out));
-  now["format"] = kGridFormat;
-  now["unit_samples"] = unit_samples;
-  write_file_atomic(grid_file(out), now.dump(1) + "\n");
+  if (full) discard_results(out);
+  start_checkpoint(out, now, unit_samples);
   return unit_samples;
 }
 }  // namespace
@@ -309,11 +262,34 @@ void check_out(const Grid& grid, const SweepOptions& options) {
   plan_out(grid, options, false);
 }
 
+PreparedOut lock_and_prepare_out(const Grid& grid, const SweepOptions& options) {
+  check_out(grid, options);
+  std::error_code ec;
+  const bool created = !fs::exists(options.out, ec);
+  fs::create_directories(options.out);
+  PreparedOut p;
+  try {
+    p.lock = std::make_unique<OutLock>(options.out);
+    p.unit_samples = prepare_out(grid, options);
+  } catch (...) {
+    p.lock.reset();
+    if (created) fs::remove_all(options.out, ec);  // a refused run leaves OUT as it was: absent
+    throw;
+  }
+  return p;
+}
+
 SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& options, std::ostream& err) {
+  const PreparedOut prepared = lock_and_prepare_out(grid, options);
+  return run_prepared(grid, backend, options, prepared, err);
+}
+
+SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions& options,
+                         const PreparedOut& prepared, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string started = utc_now_iso8601();
-  const int unit_samples = prepare_out(grid, options);
-  const auto units = make_units(grid, unit_samples);
+  const auto units = make_units(grid, prepared.unit_samples);
+  const GridId id = grid_id(grid);
 
   SweepReport report;
   report.units_total = units.size();
@@ -323,7 +299,7 @@ SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& op
   std::vector<std::string> resumed_warnings;
   for (const auto& u : units) {
     if (options.resume) {
-      if (auto r = load_part(options.out, u)) {
+      if (auto r = load_part(options.out, u, id)) {
         for (auto& w : nonfinite_warnings(*r)) resumed_warnings.push_back(std::move(w));
         results.push_back(std::move(*r));
         continue;
@@ -342,7 +318,7 @@ SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& op
   std::vector<double> seconds(grid.configs.size(), 0.0);
   for (const auto& u : pending) {
     UnitResult r = run_unit(backend, grid, u);
-    save_part(options.out, r);
+    save_part(options.out, r, id);
     for (const auto& w : nonfinite_warnings(r)) progress.message(w);
     seconds[u.config] += r.seconds;
     results.push_back(std::move(r));
@@ -357,7 +333,8 @@ SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& op
   }
   progress.finish();
   for (const auto& r : results)
-    for (const auto& s : r.records) report.nonfinite_samples += s.nonfinite.has_value();
+    for (const auto& s : r.records)
+      report.nonfinite_samples += s.nonfinite || !s.nonfinite_statistics.empty();
 
   RunInfo info;
   info.backend = backend.name();

@@ -7,6 +7,7 @@
 // records are gathered to one rank, and that rank calls write_final().
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -16,48 +17,35 @@
 
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
+#include "sim/out_lock.hpp"
+#include "sim/part_file.hpp"
 #include "sim/record.hpp"
 #include "sim/results.hpp"
 
 namespace normsim::sim {
 
-// Samples [begin, end) of config `config`.
-struct Unit {
-  int config = 0;
-  int begin = 0, end = 0;
-  // "cfg-000003.s0-3.part" (samples 0 to 3 inclusive): the unit's file under OUT/parts/.
-  std::string part_name() const;
-  friend bool operator==(const Unit&, const Unit&) = default;
-};
+// "placement=post, depth=8": the identifying columns of config c.
+std::string describe_config(const Grid& grid, int c);
+
+// Throws ConfigError listing every configuration `backend` refuses (Backend::refusal), each with the file
+// and its keys: called before OUT is touched.
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples);
 
 // The units of a grid, in config order: each config's samples in pieces of `unit_samples`
 // (0: one unit per config). Deterministic in (grid, unit_samples).
 std::vector<Unit> make_units(const Grid& grid, int unit_samples);
 
-// What a unit produced: one record per sample, in sample order, and the backend's time for it.
-struct UnitResult {
-  Unit unit;
-  std::vector<SampleRecord> records;
-  double seconds = 0;
-};
-
 // Runs one unit. Throws std::runtime_error when the backend returns records that do not fit the unit.
 UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit);
 
-// A unit's records as text and back, exactly (every double round-trips, NaN included): the format of the
-// part files, and what a distributed driver can send between processes. decode_unit throws
-// std::runtime_error naming `source` and the line when the text is damaged or belongs to another unit.
-std::string encode_unit(const UnitResult& result);
-UnitResult decode_unit(const std::string& text, const Unit& unit, const std::string& source);
-
-// OUT/parts/<unit.part_name()>, written atomically (encode_unit's text).
-void save_part(const std::filesystem::path& out, const UnitResult& result);
-// The saved result of `unit`, or nullopt when it has no part file. Throws std::runtime_error when the file
-// is damaged or does not belong to this unit.
-std::optional<UnitResult> load_part(const std::filesystem::path& out, const Unit& unit);
-
 // One warning line per sample of `result` where a NaN or Inf appeared ("" entries never returned).
 std::vector<std::string> nonfinite_warnings(const UnitResult& result);
+
+// Every sample's record of every config, from units that cover each sample exactly once (in any order);
+// adds each unit's seconds to config_seconds[config] when given. Throws std::runtime_error on a missing or
+// repeated sample.
+GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
+                           std::vector<double>* config_seconds = nullptr);
 
 // Writes OUT/nonfinite.csv, layers.csv, summary.csv and finally run.json (its presence marks a finished
 // run), each atomically. `results` must cover every sample of every config exactly once, in any order.
@@ -93,8 +81,20 @@ int prepare_out(const Grid& grid, const SweepOptions& options);
 // The checks of prepare_out alone, writing nothing (the CLI calls it before starting a backend).
 void check_out(const Grid& grid, const SweepOptions& options);
 
+// OUT checked, locked (sim/out_lock.hpp) and prepared, for as long as this object lives.
+struct PreparedOut {
+  std::unique_ptr<OutLock> lock;
+  int unit_samples = 0;
+};
+// check_out, then OUT created if absent, locked, and prepare_out. When anything fails, OUT is left as it
+// was (a folder this call created is removed) and the error is rethrown.
+PreparedOut lock_and_prepare_out(const Grid& grid, const SweepOptions& options);
+
 // The whole sweep in this process: prepare_out, every unfinished unit (saved as it finishes), write_final.
 // Warnings and progress go to `err`.
 SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& options, std::ostream& err);
+// The same in an OUT the caller has prepared and keeps locked (to write more files under the same lock).
+SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions& options,
+                         const PreparedOut& prepared, std::ostream& err);
 
 }  // namespace normsim::sim

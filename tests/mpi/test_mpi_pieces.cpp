@@ -131,7 +131,7 @@ TEST_CASE("a unit survives the message bit for bit, signed zeros and extremes in
     if (s == 5) r.nonfinite = sim::NonFinite{"backward", 3};
     u.records.push_back(r);
   }
-  const sim::UnitResult back = sim::decode_unit(sim::encode_unit(u), u.unit, "test");
+  const sim::UnitResult back = sim::decode_unit(sim::encode_unit(u, 42), u.unit, 42, "test");
   CHECK(back.unit == u.unit);
   CHECK(same_bits(back.seconds, u.seconds));
   REQUIRE(back.records.size() == u.records.size());

@@ -89,7 +89,8 @@ TEST_CASE("input errors exit with status 2 and write nothing", "[plots][errors]"
     write_results_folder(out);
     std::string summary = read_text(out / "summary.csv");
     const auto second_line = summary.find('\n', summary.find('\n') + 1) + 1;  // line 3
-    const auto mean_start = summary.find(",act_sq,", second_line) + 8;
+    auto mean_start = summary.find(",act_sq,", second_line) + 8;              // then the l and k fields
+    mean_start = summary.find(',', summary.find(',', mean_start) + 1) + 1;
     summary.replace(mean_start, summary.find(',', mean_start) - mean_start, "oops");
     std::ofstream(out / "summary.csv") << summary;
     const auto [status, err] = run_plot_command({out.string()});

@@ -99,9 +99,9 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
                           {"gradw_w1", "Frobenius norm of dLoss/dW1 of sublayer k"},
                           {"gradw_w2", "Frobenius norm of dLoss/dW2 of sublayer k"}}}};
   std::ostringstream summary, layers, theory;
-  summary << "config,placement,depth,layer,metric,mean,se,n\n";
-  layers << "config,placement,depth,sample,layer,metric,value\n";
-  theory << "config,layer,metric,value\n";
+  summary << "config,placement,depth,metric,l,k,mean,se,n\n";
+  layers << "config,placement,depth,sample,metric,l,k,value\n";
+  theory << "config,placement,depth,metric,l,k,value\n";
   int id = 0;
   for (const auto& placement : options.placements)
     for (int depth : options.depths) {
@@ -120,13 +120,17 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
         const int layers_of = stream_metric(metric) ? depth + 1 : depth;
         for (int layer = 0; layer < layers_of; ++layer) {
           const double mean = synthetic_mean(placement, depth, metric, layer);
-          summary << config << ',' << placement << ',' << depth << ',' << layer << ',' << metric << ','
-                  << mean << ',' << 0.05 * mean << ',' << samples << '\n';
+          // "metric,l,k": the index in l for stream metrics, in k for sublayer metrics.
+          std::string index = metric;
+          index.append(stream_metric(metric) ? "," : ",,").append(std::to_string(layer));
+          index.append(stream_metric(metric) ? ",," : ",");
+          summary << config << ',' << placement << ',' << depth << ',' << index << mean << ',' << 0.05 * mean
+                  << ',' << samples << '\n';
           for (int s = 0; s < samples; ++s)
-            layers << config << ',' << placement << ',' << depth << ',' << s << ',' << layer << ',' << metric
-                   << ',' << mean * (1 + 0.1 * (s - 3.5) / 3.5) << '\n';
+            layers << config << ',' << placement << ',' << depth << ',' << s << ',' << index
+                   << mean * (1 + 0.1 * (s - 3.5) / 3.5) << '\n';
           if (metric == "act_sq")
-            theory << config << ',' << layer << ',' << metric << ','
+            theory << config << ',' << placement << ',' << depth << ',' << index
                    << (placement == "pre" ? 1.0 + layer : 1.0) << '\n';
         }
       }

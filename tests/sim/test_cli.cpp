@@ -1,7 +1,6 @@
 // The normsim program as a user meets it: exit statuses (0 ok, 2 bad config or usage, 1 runtime failure),
 // error messages naming file, line and key, nothing written for a bad config, help and version, and
 // experiments/README.md holding exactly the output of `normsim list keys --markdown`.
-#include <sys/wait.h>
 #include <catch2/catch.hpp>
 
 #include "config_cases.hpp"
@@ -11,32 +10,9 @@ using normsim::test::read_text;
 using normsim::test::ScratchDir;
 using normsim::test::write_text;
 
-namespace {
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs `normsim ARGS` (ARGS already shell-quoted) and captures its exit status and output.
-Result run_cli(const std::string& args, const ScratchDir& dir) {
-  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" +
-                          quote((dir / "stdout").string()) + " 2>" + quote((dir / "stderr").string());
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = read_text(dir / "stdout");
-  r.err = read_text(dir / "stderr");
-  return r;
-}
-
-}  // namespace
+using normsim::test::quote;
+using normsim::test::run_cli;
+using Result = normsim::test::CliResult;
 
 TEST_CASE("every bad config exits 2, names file, line and key, and writes nothing") {
   ScratchDir dir("cli-bad");

@@ -1,10 +1,12 @@
 // Every built-in placement, defined by its block expression, reproduces the hand-written implementation
-// it replaced bit for bit: the rows of layers.csv of every configuration of tests/data/placements_golden.toml
-// (12 placements x 3 sublayer kinds x relu/swiglu x float32/float64, 2 samples) hash to the FNV-1a digests
-// that the hand-written placements wrote (tests/data/placements_golden_digests.csv). And a custom block
-// holding a built-in's expression is that built-in; branch_scale scales the branch as the expression says.
+// it replaced bit for bit: the values of layers.csv of every configuration of
+// tests/data/placements_golden.toml (12 placements x 3 sublayer kinds x relu/swiglu x float32/float64, 2
+// samples) hash to the FNV-1a digests that the hand-written placements wrote
+// (tests/data/placements_golden_digests.csv). And a custom block holding a built-in's expression is that
+// built-in; branch_scale scales the branch as the expression says.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/backend.hpp"
 #include "sim/placement.hpp"
@@ -29,20 +32,38 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-// config id -> (rows, digest of its rows, each with its newline), from layers.csv.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+// config id -> (rows, digest), from layers.csv. The digest is over the rows "sample,metric,index,value"
+// (index: l, else k) sorted as text, each with its newline: what the numbers are, whatever columns and row
+// order the file has (the digests were written from the layout of the time, config,...,sample,layer,...).
 std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::string& layers_csv) {
-  std::map<std::string, std::string> rows;
-  std::map<std::string, int> counts;
   std::istringstream in(layers_csv);
   std::string line;
-  std::getline(in, line);  // header
+  std::getline(in, line);
+  std::map<std::string, std::size_t> col;
+  const auto head = fields(line);
+  for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
+  std::map<std::string, std::vector<std::string>> rows;
   while (std::getline(in, line)) {
-    const std::string config = line.substr(0, line.find(','));
-    rows[config] += line + "\n";
-    ++counts[config];
+    const auto v = fields(line);
+    const std::string& index = v.at(col.at("l")).empty() ? v.at(col.at("k")) : v.at(col.at("l"));
+    rows[v.at(col.at("config"))].push_back(v.at(col.at("sample")) + "," + v.at(col.at("metric")) + "," +
+                                           index + "," + v.at(col.at("value")) + "\n");
   }
   std::map<std::string, std::pair<int, std::uint64_t>> out;
-  for (const auto& [config, text] : rows) out[config] = {counts[config], fnv1a(text)};
+  for (auto& [config, r] : rows) {
+    std::sort(r.begin(), r.end());
+    std::string text;
+    for (const auto& x : r) text += x;
+    out[config] = {int(r.size()), fnv1a(text)};
+  }
   return out;
 }
 

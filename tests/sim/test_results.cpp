@@ -5,6 +5,7 @@
 
 #include "sim/atomic_file.hpp"
 #include "sim/config_file.hpp"
+#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 #include "test_util.hpp"
@@ -52,7 +53,7 @@ TEST_CASE("summarize: mean, se = sd/sqrt(n) with the n-1 sd, n over finite value
   CHECK(summarize(big).se == 0.0);
 }
 
-TEST_CASE("layers.csv and summary.csv: placement column, swept keys, no non-finite value") {
+TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no non-finite value") {
   ScratchDir dir("results");
   const Grid grid = parse_grid("depth = 2\nplacement = [\"pre\", \"post\"]\nwidth = [16]\n", "g.toml");
   GridRecords records(2);
@@ -62,29 +63,38 @@ TEST_CASE("layers.csv and summary.csv: placement column, swept keys, no non-fini
   write_summary_csv(dir / "summary.csv", grid, records);
   write_nonfinite_csv(dir / "nonfinite.csv", records);
 
+  // Every key is a column, swept or not, placement first: the files of different runs concatenate.
+  CHECK(key_columns().size() == config_keys().size());
+  CHECK(key_columns().front() == "placement");
+  const std::string pre = csv_key_fields(grid, 0), post = csv_key_fields(grid, 1);
+  CHECK(pre.starts_with("0,pre,mlp,layernorm,"));
+  CHECK(post.starts_with("1,post,mlp,"));
+  CHECK(pre.find(",16,16,2,") != std::string::npos);  // width 16, tokens 16, depth 2
+
   const auto layers = lines(read_text(dir / "layers.csv"));
   REQUIRE(layers.size() == 1 + 5 + 3 + 10);
-  CHECK(layers[0] == "config,placement,width,sample,layer,metric,value");
-  CHECK(layers[1] == "0,pre,16,0,0,act_sq,1");
-  CHECK(layers[6] == "0,pre,16,1,0,act_sq,3");
-  CHECK(layers[7] == "0,pre,16,1,2,act_sq,5");      // layer 1 was NaN: left out
-  CHECK(layers[8] == "0,pre,16,1,0,cos_next,0.5");  // layer 1 was Inf: left out
-  CHECK(layers[9] == "1,post,16,0,0,act_sq,1");
+  CHECK(layers[0].starts_with("config,placement,sublayer,norm,"));
+  CHECK(layers[0].ends_with(",samples,precision,recompute,sample,metric,l,k,value"));
+  CHECK(layers[1] == pre + "0,act_sq,0,,1");
+  CHECK(layers[6] == pre + "1,act_sq,0,,3");
+  CHECK(layers[7] == pre + "1,act_sq,2,,5");      // l = 1 was NaN: left out
+  CHECK(layers[8] == pre + "1,cos_next,,0,0.5");  // k = 1 was Inf: left out
+  CHECK(layers[9] == post + "0,act_sq,0,,1");
 
   const auto summary = lines(read_text(dir / "summary.csv"));
-  CHECK(summary[0] == "config,placement,width,layer,metric,mean,se,n");
-  CHECK(summary[1] == "0,pre,16,0,act_sq,2,1,2");  // (1, 3): sd sqrt(2), se 1
-  CHECK(summary[2] == "0,pre,16,1,act_sq,2,0,1");
-  CHECK(summary[3] == "0,pre,16,2,act_sq,4,1,2");
-  CHECK(summary[4] == "0,pre,16,0,cos_next,0.5,0,2");
-  CHECK(summary[5] == "0,pre,16,1,cos_next,0.25,0,1");
+  CHECK(summary[0].ends_with(",recompute,metric,l,k,mean,se,n"));
+  CHECK(summary[1] == pre + "act_sq,0,,2,1,2");  // (1, 3): sd sqrt(2), se 1
+  CHECK(summary[2] == pre + "act_sq,1,,2,0,1");
+  CHECK(summary[3] == pre + "act_sq,2,,4,1,2");
+  CHECK(summary[4] == pre + "cos_next,,0,0.5,0,2");
+  CHECK(summary[5] == pre + "cos_next,,1,0.25,0,1");
   CHECK(summary.size() == 1 + 5 + 5);
   for (const auto& file : {"layers.csv", "summary.csv"}) {
     const std::string text = read_text(dir / file);
     CHECK(text.find("nan") == std::string::npos);
     CHECK(text.find("inf") == std::string::npos);
   }
-  CHECK(read_text(dir / "nonfinite.csv") == "config,sample,pass,layer\n");
+  CHECK(read_text(dir / "nonfinite.csv") == "config,sample,pass,layer,metric\n");
 }
 
 TEST_CASE("numbers round-trip exactly") {

@@ -1,5 +1,6 @@
 // Helpers shared by the edge tests: scratch folders and whole-file reads.
 #pragma once
+#include <sys/wait.h>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,31 @@ inline std::string read_text(const std::filesystem::path& p) {
 
 inline void write_text(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
+}
+
+inline std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `normsim ARGS` (ARGS already shell-quoted) in a shell, after the shell command `before` (e.g. a
+// ulimit), and captures its exit status and output in files of `dir`.
+inline CliResult run_cli(const std::string& args, const ScratchDir& dir, const std::string& before = "") {
+  const std::string cmd = (before.empty() ? "" : before + "; ") + std::string(NORMSIM_BINARY_DIR) +
+                          "/normsim " + args + " >" + quote((dir / "stdout").string()) + " 2>" +
+                          quote((dir / "stderr").string());
+  const int rc = std::system(("/bin/sh -c " + quote(cmd)).c_str());
+  CliResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = read_text(dir / "stdout");
+  r.err = read_text(dir / "stderr");
+  return r;
 }
 
 }  // namespace normsim::test

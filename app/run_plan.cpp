@@ -1,0 +1,59 @@
+#include "app/run_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/config_schema.hpp"
+#include "sim/results.hpp"
+#include "sim/sweep.hpp"
+#include "sim/unit_plan.hpp"
+
+namespace normsim::app {
+
+namespace {
+
+// Nominal CPU rate for the estimate: W1's measured 72 GFLOP/s on 2 cores (docs/benchmarks.md), per core.
+constexpr double kFlopsPerThread = 36e9;
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf,
+                s < 60     ? "%.2g s"
+                : s < 3600 ? "%.1f min"
+                           : "%.1f h",
+                s < 60     ? s
+                : s < 3600 ? s / 60
+                           : s / 3600);
+  return buf;
+}
+
+}  // namespace
+
+int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& backend, int unit_samples,
+               int threads) {
+  int refused = 0;
+  const auto units = sim::make_units(grid, unit_samples);
+  double total_flops = 0;
+  os << grid.config_file << ": " << grid.configs.size() << " configurations, " << units.size()
+     << " units; backend " << backend.name() << ", " << threads << " threads; this machine has "
+     << sim::human_bytes(sim::machine_memory_bytes()) << "\n";
+  for (std::size_t c = 0; c < grid.configs.size(); ++c) {
+    const sim::Config& cfg = grid.configs[c];
+    const sim::SampleMemory m = sim::cpu_sample_memory(cfg);
+    // sample_cost counts multiply-adds of the forward pass: x2 flops, x3 with the backward.
+    const double flops = 6.0 * sim::sample_cost(cfg) * cfg.samples;
+    total_flops += flops;
+    const std::string why = backend.refusal(cfg, unit_samples);
+    refused += !why.empty();
+    os << "  config " << c << ": " << sim::describe_config(grid, int(c)) << "\n    " << cfg.samples
+       << " samples; CPU memory per sample " << sim::human_bytes(m.total()) << " (weights "
+       << sim::human_bytes(m.weights) << ", activations and temporaries "
+       << sim::human_bytes(m.activations + m.metric_copies + m.slack) << "); " << flops / 1e9 << " GFLOP"
+       << (why.empty() ? "" : "\n    REFUSED: " + why) << "\n";
+  }
+  os << "estimated CPU time: " << seconds_text(total_flops / (kFlopsPerThread * std::max(threads, 1)))
+     << " at " << kFlopsPerThread / 1e9 << " GFLOP/s per thread\n";
+  return refused;
+}
+
+}  // namespace normsim::app

@@ -1,0 +1,30 @@
+"""normsim from Python: signal propagation through deep residual stacks at initialization.
+
+    import normsim
+    r = normsim.run("experiments/prenorm_depth.toml", depth=16)     # or a dict of config keys
+    r.summary                                                      # pandas, summary.csv's columns
+    normsim.theory({"placement": "post", "depth": 8})              # the mean field alone
+    normsim.check(claims=["xiong_thm1_preln"])                     # verdicts
+    normsim.list("placements")
+    normsim.torch.measure(...)                                     # any PyTorch residual block
+
+Reference: docs/python.md. numpy and pandas (and torch for normsim.torch) are imported when needed; a missing
+one raises MissingPackageError naming it.
+"""
+from . import _core
+from ._core import BackendUnavailable, ClaimError, ConfigError, Grid
+from ._api import check, grid, list, plot, run, theory
+from ._deps import MissingPackageError
+from ._result import Result, read
+
+__version__ = _core.version()[0]
+__all__ = ["run", "theory", "check", "list", "read", "plot", "grid", "Result", "Grid", "ConfigError",
+           "ClaimError", "BackendUnavailable", "MissingPackageError", "torch"]
+
+
+def __getattr__(name):
+    # normsim.torch is imported on first use: `import normsim` must not need PyTorch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'normsim' has no attribute '{name}'")

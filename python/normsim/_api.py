@@ -1,0 +1,100 @@
+"""The functions of the normsim package (see docs/python.md)."""
+import builtins
+import json
+import os
+
+from . import _config, _core, _frames, _progress
+from ._deps import require
+from ._result import check_out, from_run
+
+
+def grid(config, **overrides):
+    """The configurations a config (dict or TOML path) and overrides describe, checked as `normsim run`
+    checks them (ConfigError with the CLI's message otherwise)."""
+    return _config.grid_of(config, overrides)
+
+
+def _theory_columns(g):
+    columns, _skipped = _core.theory(g)
+    return columns
+
+
+def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrides):
+    """Runs every configuration of `config` (a dict of config keys or a TOML file; any key may be a list,
+    swept over the Cartesian product) with `overrides` applied as `--set key=value`, and returns a Result.
+
+    The same config and seed give the same numbers as `normsim run`. Computation releases the GIL; a progress
+    bar goes to stderr (progress=None: when stderr is a terminal or in a notebook); Ctrl-C raises
+    KeyboardInterrupt after the sample in flight and writes nothing. With out=FOLDER the result files are
+    written there as well (Result.save)."""
+    require("pandas", "normsim.run")
+    g = _config.grid_of(config, overrides)
+    if out is not None:
+        check_out(out)  # before the run, not after it
+    bar = _progress.Bar("normsim run", _progress.wanted(progress))
+    try:
+        handle = _core.run(g, backend, threads, bar)
+    finally:
+        bar.close()
+    result = from_run(handle, _theory_columns(g))
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def theory(config, **overrides):
+    """The mean-field prediction of every configuration (theory.csv's columns) in milliseconds, without a
+    simulation. Metrics without a controlled prediction are absent."""
+    require("pandas", "normsim.theory")
+    g = _config.grid_of(config, overrides)
+    metric_names = [m[0] for m in _core.metrics()]
+    return _frames.table("theory", _theory_columns(g), g.values(), metric_names)
+
+
+def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0, out=None, plots=False,
+          progress=None):
+    """Runs claims (ids, one id, or None for every claim in experiments/claims/) and returns the verdict
+    table: one row per claim with verdicts.json's fields (docs/claims.md). With out=FOLDER it also writes what
+    `normsim check --out FOLDER` writes (plots=True: the claim figures too)."""
+    pd = require("pandas", "normsim.check")
+    ids = [claims] if isinstance(claims, str) else builtins.list(claims or [])
+    bar = _progress.Bar("normsim check", _progress.wanted(progress))
+    try:
+        verdicts = _core.check(ids, full, os.fspath(claims_dir or ""), backend, threads, os.fspath(out or ""),
+                               plots, bar)
+    finally:
+        bar.close()
+    table = pd.DataFrame([json.loads(v) for v in verdicts])
+    first = [c for c in _VERDICT_FIRST if c in table.columns]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+# The verdict table's leading columns (report.md's order); the rest follow alphabetically.
+_VERDICT_FIRST = ("id", "statement", "verdict", "measured", "ci_low", "ci_high", "predicted", "meanfield")
+
+
+_LISTS = ("keys", "placements", "sublayers", "activations", "norms", "inits", "metrics")
+
+
+def list(what=None):
+    """What can be configured, as DataFrames: keys, placements, sublayers, activations, norms, inits or
+    metrics (None: a dict of all of them), the content of `normsim list`."""
+    pd = require("pandas", "normsim.list")
+    if what is None:
+        return {w: list(w) for w in _LISTS}
+    if what == "keys":
+        return pd.DataFrame(_core.keys())
+    if what == "metrics":
+        return pd.DataFrame(_core.metrics(), columns=["metric", "index", "definition"])
+    if what in _LISTS:
+        return pd.DataFrame(_core.choices(what), columns=["name", "meaning"])
+    raise ValueError(f"no list '{what}' ({', '.join(_LISTS)})")
+
+
+def plot(out, *args):
+    """Draws the figures and report of a results folder, as `normsim plot OUT ARGS` does (args: its options,
+    e.g. "--format", "png"); raises RuntimeError with its message when it fails."""
+    status, err = _core.plot([os.fspath(out), *args])
+    if status != 0:
+        raise RuntimeError(err.strip() or f"normsim plot {out} failed (status {status})")
+    return out

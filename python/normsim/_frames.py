@@ -1,0 +1,117 @@
+"""The result tables as pandas DataFrames. Their columns are the CSV files' (normsim._core.columns, defined
+once in sim/result_rows.hpp): config, every config key, [sample,] metric, l, k, then mean, se, n or value.
+One function, typed(), gives every table the same dtypes whether it was built in memory or read from a
+file: config keys by their schema type (numpy's int64 and bool, or pandas' nullable Int64 and boolean where a
+value is absent, as for keys a PyTorch block does not have), l and k nullable Int64 (one of them empty per
+row)."""
+from . import _core
+from ._deps import require
+
+_INT_COLUMNS = ("config", "sample", "n", "l", "k")
+# nonfinite.csv's columns (sim/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
+NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
+_FLOAT_COLUMNS = ("mean", "se", "value")
+
+
+def key_types():
+    return {k["name"]: k["type"] for k in _core.keys()}
+
+
+def _pandas(why="normsim's result tables"):
+    return require("pandas", why)
+
+
+def typed(df):
+    """Every column in its dtype: integer keys and indices Int64, booleans boolean, floats float64, strings
+    str ("" when absent)."""
+    pd = _pandas()
+    types = key_types()
+    for col in df.columns:
+        kind = types.get(col)
+        if kind == "string":
+            df[col] = df[col].fillna("").astype(str)
+        elif kind == "boolean":
+            df[col] = _dense(df[col].map({True: True, False: False, "true": True, "false": False})
+                             .astype("boolean"), bool)
+        elif col in ("l", "k"):
+            df[col] = pd.to_numeric(df[col]).astype("Int64")
+        elif kind == "integer" or col in _INT_COLUMNS:
+            df[col] = _dense(pd.to_numeric(df[col]).astype("Int64"), "int64")
+        elif kind == "float" or col in _FLOAT_COLUMNS:
+            df[col] = pd.to_numeric(df[col]).astype("float64")
+        elif col == "metric":
+            df[col] = df[col].astype(str)
+    return df
+
+
+def _dense(column, dtype):
+    """A nullable column as a plain numpy one when no value is absent."""
+    return column.astype(dtype) if not column.isna().any() else column
+
+
+def table(name, columns, configs, metric_names):
+    """DataFrame `name` (layers, summary, theory) from column arrays indexed by config and metric code, and
+    the key values of every config (key -> list)."""
+    pd = _pandas()
+    np = require("numpy", "normsim's result tables")
+    rows = columns["config"]
+    data = {"config": rows}
+    for key, values in configs.items():
+        data[key] = np.asarray(values, dtype=object)[rows] if len(rows) else np.asarray([], dtype=object)
+    data["metric"] = np.asarray(metric_names, dtype=object)[columns["metric"]] if len(rows) else []
+    for col, values in columns.items():
+        if col not in ("config", "metric"):
+            data[col] = values
+    return typed(pd.DataFrame(data)[_core.columns(name)])
+
+
+def config_table(configs):
+    """One row per config, every key a column (index: config)."""
+    pd = _pandas()
+    order = [c for c in _core.columns("theory") if c in configs]  # placement, then the schema's order
+    df = typed(pd.DataFrame(configs)[order + [c for c in configs if c not in order]])
+    df.index.name = "config"
+    return df
+
+
+def read_table(path):
+    """A result CSV file as written by normsim (or the PyTorch bridge), typed like the in-memory tables."""
+    pd = _pandas("reading a results folder")
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str},
+                     float_precision="round_trip")  # exact: normsim writes shortest round-trip numbers
+    strings = {k for k, t in key_types().items() if t == "string"}
+    for col in strings & set(df.columns):
+        df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
+    return typed(df)
+
+
+def nonfinite_table(rows):
+    return _pandas().DataFrame(rows, columns=NONFINITE_COLUMNS).astype({"config": "int64", "sample": "int64",
+                                                                        "layer": "int64"})
+
+
+def read_nonfinite(path):
+    pd = _pandas("reading a results folder")
+    return nonfinite_table(pd.read_csv(path, keep_default_na=False, dtype={"pass": str, "metric": str}))
+
+
+def per_sample_from_layers(layers):
+    """metric -> array [config, sample, index] (NaN where absent) from a layers table; the index runs over
+    0..K for a stream metric (l) and 0..K-1 for a sublayer metric (k), K the largest depth."""
+    np = require("numpy", "normsim's per-sample arrays")
+    pd = _pandas()
+    out = {}
+    if layers.empty:
+        return out
+    configs = int(layers["config"].max()) + 1
+    samples = int(layers["sample"].max()) + 1
+    depth = int(layers["depth"].max()) if layers["depth"].notna().any() else 0
+    index = layers["l"].fillna(layers["k"]).astype("int64").to_numpy()
+    for metric, rows in layers.groupby("metric", sort=False).indices.items():
+        stream = bool(layers["l"].iloc[rows[0]] is not pd.NA)
+        size = max(int(index[rows].max()) + 1, depth + 1 if stream else depth)
+        a = np.full((configs, samples, size), np.nan)
+        a[layers["config"].to_numpy("int64")[rows], layers["sample"].to_numpy("int64")[rows], index[rows]] = \
+            layers["value"].to_numpy("float64")[rows]
+        out[metric] = a
+    return out

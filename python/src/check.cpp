@@ -1,0 +1,104 @@
+#include "check.hpp"
+
+#include <omp.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "check/claim.hpp"
+#include "check/evaluate.hpp"
+#include "check/measure.hpp"
+#include "check/report.hpp"
+#include "plots/render_folder.hpp"
+#include "run.hpp"
+#include "sim/backend.hpp"
+
+#ifndef NORMSIM_CLAIMS_DIR
+#error "NORMSIM_CLAIMS_DIR must be defined by python/CMakeLists.txt"
+#endif
+
+namespace normsim::python {
+
+namespace py = pybind11;
+
+namespace {
+
+struct CheckOptions {
+  std::vector<std::string> ids;
+  bool full = false;
+  std::string claims_dir, backend, out;
+  int threads = 0;
+  bool plots = false;
+};
+
+// As the CLI: the folder given, else ./experiments/claims, else the source tree's.
+std::filesystem::path claims_dir(const CheckOptions& o) {
+  if (!o.claims_dir.empty()) return o.claims_dir;
+  if (std::filesystem::is_directory("experiments/claims")) return "experiments/claims";
+  return NORMSIM_CLAIMS_DIR;
+}
+
+// check's files and (with plots) the claim figures, as `normsim check --out OUT` leaves them.
+void write_outputs(const CheckOptions& o, const std::vector<check::CheckedClaim>& checked,
+                   const std::string& backend, int threads, double seconds) {
+  check::write_check_results(o.out, checked, o.full, backend, threads, seconds);
+  if (!o.plots) return;
+  plots::PlotOptions options;
+  options.quiet = true;
+  options.formats = {"png"};
+  options.claims_only = true;
+  options.report_markdown = false;  // report.md is check's own
+  plots::render_folder(o.out, options);
+}
+
+py::list run_check(const CheckOptions& o, const py::object& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<check::ClaimSpec> claims = check::load_claims(claims_dir(o), o.ids, o.full);
+  auto backend = sim::make_backend(o.backend, o.threads);
+  std::vector<check::CheckedClaim> checked;
+  py::list verdicts;
+  for (auto& spec : claims) {
+    check::CheckedClaim c{std::move(spec), {}, {}, 0};
+    {
+      py::gil_scoped_release release;
+      const auto t0 = std::chrono::steady_clock::now();
+      c.measurement = check::measure(c.spec, *backend);
+      c.result = check::evaluate(c.spec, c.measurement);
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    verdicts.append(check::verdict_json(c).dump());
+    checked.push_back(std::move(c));
+    if (!progress.is_none()) progress(double(checked.size()), double(claims.size()));
+    check_signals();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!o.out.empty()) {
+    py::gil_scoped_release release;
+    write_outputs(o, checked, backend->name(), o.threads > 0 ? o.threads : omp_get_max_threads(), seconds);
+  }
+  return verdicts;
+}
+
+}  // namespace
+
+void bind_check(py::module_& m) {
+  m.def(
+      "check",
+      [](std::vector<std::string> ids, bool full, std::string claims, std::string backend, int threads,
+         std::string out, bool plots, py::object progress) {
+        return run_check(
+            {std::move(ids), full, std::move(claims), std::move(backend), std::move(out), threads, plots},
+            progress);
+      },
+      py::arg("ids"), py::arg("full"), py::arg("claims_dir"), py::arg("backend"), py::arg("threads"),
+      py::arg("out"), py::arg("plots"), py::arg("progress"));
+  m.def("claim_ids", [](const std::string& dir) {
+    std::vector<std::string> ids;
+    for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false})))
+      ids.push_back(c.id);
+    return ids;
+  });
+}
+
+}  // namespace normsim::python

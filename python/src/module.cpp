@@ -1,0 +1,30 @@
+// normsim._core: the compiled half of `import normsim` (docs/python.md). The pure-Python package around it
+// (python/normsim/) builds DataFrames, the progress bar and the PyTorch bridge. Errors become Python
+// exceptions carrying the CLI's message.
+#include <pybind11/pybind11.h>
+
+#include "check.hpp"
+#include "check/claim.hpp"
+#include "lists.hpp"
+#include "run.hpp"
+#include "sim/backend.hpp"
+#include "sim/config_file.hpp"
+#ifdef NORMSIM_HAVE_CUDA
+#include "gpu/register.hpp"
+#endif
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "normsim's compiled core; use the normsim package (docs/python.md)";
+#ifdef NORMSIM_HAVE_CUDA
+  normsim::gpu::register_backend();  // backend "cuda"/"auto" finds the CUDA backend, as in the CLI
+#endif
+  // A bad config or claim file: "FILE:LINE: key 'K': why" or "--set K=V: why", the CLI's message.
+  auto& config_error = py::register_exception<normsim::sim::ConfigError>(m, "ConfigError", PyExc_ValueError);
+  py::register_exception<normsim::check::ClaimError>(m, "ClaimError", config_error.ptr());
+  py::register_exception<normsim::sim::BackendUnavailable>(m, "BackendUnavailable", PyExc_RuntimeError);
+  normsim::python::bind_run(m);
+  normsim::python::bind_lists(m);
+  normsim::python::bind_check(m);
+}

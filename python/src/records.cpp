@@ -1,0 +1,111 @@
+#include "records.hpp"
+
+#include <limits>
+
+#include "sim/config_schema.hpp"
+#include "sim/metrics.hpp"
+
+namespace normsim::python {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+template <class T>
+T* data(py::array_t<T>& a) {
+  return a.mutable_data();
+}
+}  // namespace
+
+void put_index(double* l, double* k, std::size_t row, std::size_t metric, std::size_t index) {
+  const bool stream = sim::index_column(metric) == "l";
+  l[row] = stream ? double(index) : kNaN;
+  k[row] = stream ? kNaN : double(index);
+}
+
+py::dict layer_columns(const sim::GridRecords& records) {
+  std::size_t rows = 0;
+  sim::for_each_layer_value(records, [&](const sim::LayerValue&) { ++rows; });
+  const auto n = static_cast<py::ssize_t>(rows);
+  py::array_t<std::int64_t> config(n), sample(n), metric(n);
+  py::array_t<double> l(n), k(n), value(n);
+  std::size_t r = 0;
+  sim::for_each_layer_value(records, [&](const sim::LayerValue& v) {
+    data(config)[r] = std::int64_t(v.config);
+    data(sample)[r] = v.sample;
+    data(metric)[r] = std::int64_t(v.metric);
+    put_index(data(l), data(k), r, v.metric, v.index);
+    data(value)[r++] = v.value;
+  });
+  py::dict d;
+  d["config"] = config, d["sample"] = sample, d["metric"] = metric;
+  d["l"] = l, d["k"] = k, d["value"] = value;
+  return d;
+}
+
+py::dict summary_columns(const sim::GridRecords& records) {
+  std::vector<sim::SummaryValue> rows;
+  sim::for_each_summary(records, [&](const sim::SummaryValue& v) { rows.push_back(v); });
+  const auto n = static_cast<py::ssize_t>(rows.size());
+  py::array_t<std::int64_t> config(n), metric(n), count(n);
+  py::array_t<double> l(n), k(n), mean(n), se(n);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto& v = rows[r];
+    data(config)[r] = std::int64_t(v.config);
+    data(metric)[r] = std::int64_t(v.metric);
+    put_index(data(l), data(k), r, v.metric, v.index);
+    data(mean)[r] = v.summary.mean;
+    data(se)[r] = v.summary.se;
+    data(count)[r] = v.summary.n;
+  }
+  py::dict d;
+  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k;
+  d["mean"] = mean, d["se"] = se, d["n"] = count;
+  return d;
+}
+
+py::dict per_sample_arrays(const sim::GridRecords& records) {
+  py::dict out;
+  const auto table = sim::metric_table();
+  std::size_t samples = 0;
+  for (const auto& c : records) samples = std::max(samples, c.size());
+  for (std::size_t m = 0; m < table.size(); ++m) {
+    std::size_t size = 0;
+    for (const auto& c : records)
+      for (const auto& r : c)
+        if (m < r.values.size()) size = std::max(size, r.values[m].size());
+    py::array_t<double> a({records.size(), samples, size});
+    double* p = a.mutable_data();
+    std::fill(p, p + a.size(), kNaN);
+    for (std::size_t c = 0; c < records.size(); ++c)
+      for (std::size_t s = 0; s < records[c].size(); ++s) {
+        const auto& r = records[c][s];
+        if (m >= r.values.size()) continue;
+        for (std::size_t i = 0; i < r.values[m].size(); ++i)
+          if (std::isfinite(r.values[m][i])) p[(c * samples + s) * size + i] = r.values[m][i];
+      }
+    out[py::str(std::string(table[m].name))] = a;
+  }
+  return out;
+}
+
+py::list nonfinite_rows(const sim::GridRecords& records) {
+  py::list rows;
+  sim::for_each_nonfinite(records, [&](const sim::NonFiniteRow& r) {
+    rows.append(py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, std::string(r.metric)));
+  });
+  return rows;
+}
+
+py::dict config_values(const sim::Grid& grid) {
+  py::dict out;
+  for (const auto& name : sim::key_columns()) {
+    const sim::KeyInfo* key = sim::find_key(name);
+    py::list values;
+    for (const auto& config : grid.configs)
+      std::visit([&](const auto& v) { values.append(py::cast(v)); }, key->get(config));
+    out[py::str(name)] = values;
+  }
+  return out;
+}
+
+}  // namespace normsim::python

@@ -1,0 +1,29 @@
+// Results as Python objects without a file in between: the columns of the result tables as numpy arrays
+// (the rows that sim/result_rows.hpp defines for the CSV files), per-sample arrays, and every config's keys.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "sim/config_file.hpp"
+#include "sim/result_rows.hpp"
+
+namespace normsim::python {
+
+namespace py = pybind11;
+
+// Column name -> numpy array: config, sample, metric (position in the metric table), l, k (float, NaN where
+// the metric has the other index), value: the rows of layers.csv.
+py::dict layer_columns(const sim::GridRecords& records);
+// config, metric, l, k, mean, se, n: the rows of summary.csv.
+py::dict summary_columns(const sim::GridRecords& records);
+// Metric name -> array [config, sample, index], NaN where a value is missing, not finite or undefined.
+py::dict per_sample_arrays(const sim::GridRecords& records);
+// (config, sample, pass, layer, metric): the rows of nonfinite.csv.
+py::list nonfinite_rows(const sim::GridRecords& records);
+// Key name -> list of every config's value (bool, int, float or str), in key_columns() order.
+py::dict config_values(const sim::Grid& grid);
+
+// Fills the l and k arrays at `row` from a metric's index (the other one NaN).
+void put_index(double* l, double* k, std::size_t row, std::size_t metric, std::size_t index);
+
+}  // namespace normsim::python

@@ -1,0 +1,97 @@
+#include "run.hpp"
+
+#include <omp.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "check/theory_overlay.hpp"
+#include "records.hpp"
+#include "sim/backend.hpp"
+#include "sim/sweep.hpp"
+
+namespace normsim::python {
+
+namespace {
+
+double unit_cost(const sim::Grid& grid, const sim::Unit& u) {
+  const sim::Config& c = grid.configs[u.config];
+  return double(u.end - u.begin) * c.depth * double(c.width) * c.width * c.tokens;
+}
+
+sim::Grid grid_from_file(const std::string& path, const std::vector<std::string>& overrides) {
+  return sim::load_grid(path, overrides);
+}
+
+sim::Grid grid_from_toml(const std::string& text, const std::string& source,
+                         const std::vector<std::string>& overrides) {
+  return sim::parse_grid(text, source, overrides);
+}
+
+}  // namespace
+
+void check_signals() {
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
+Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, const py::object& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Run run{grid, {}, {}};
+  run.info.started = sim::utc_now_iso8601();
+  auto engine = sim::make_backend(backend, threads);
+  run.info.threads = threads > 0 ? threads : omp_get_max_threads();
+  // Units of one sample per thread: the backend still runs samples in parallel, and Ctrl-C waits for one
+  // sample at most. The numbers do not depend on the split (sim/backend.hpp).
+  const auto units = sim::make_units(grid, run.info.threads);
+  double total = 0, done = 0;
+  for (const auto& u : units) total += unit_cost(grid, u);
+  std::vector<sim::UnitResult> results;
+  for (const auto& u : units) {
+    {
+      py::gil_scoped_release release;
+      results.push_back(sim::run_unit(*engine, grid, u));
+    }
+    done += unit_cost(grid, u);
+    if (!progress.is_none()) progress(done, total);
+    check_signals();
+  }
+  run.info.config_seconds.assign(grid.configs.size(), 0.0);
+  run.records = sim::gather_records(grid, results, &run.info.config_seconds);
+  run.info.backend = engine->name();
+  run.info.peak_memory_bytes = engine->peak_memory_bytes();
+  run.info.peak_rss_bytes = sim::peak_rss_bytes();
+  run.info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+void Run::save(const std::string& out) const {
+  std::filesystem::create_directories(out);
+  sim::write_nonfinite_csv(std::filesystem::path(out) / "nonfinite.csv", records);
+  sim::write_layers_csv(std::filesystem::path(out) / "layers.csv", grid, records);
+  sim::write_summary_csv(std::filesystem::path(out) / "summary.csv", grid, records);
+  check::write_theory_csv(out, grid);
+  sim::write_run_json(std::filesystem::path(out) / "run.json", grid, info);  // last: marks a finished run
+}
+
+void bind_run(py::module_& m) {
+  py::class_<sim::Grid>(m, "Grid", "The configurations of one run (a config file's Cartesian product).")
+      .def_static("from_file", &grid_from_file, py::arg("path"), py::arg("overrides"))
+      .def_static("from_toml", &grid_from_toml, py::arg("text"), py::arg("source"), py::arg("overrides"))
+      .def_readonly("name", &sim::Grid::name)
+      .def_readonly("swept_keys", &sim::Grid::swept_keys)
+      .def("__len__", [](const sim::Grid& g) { return g.configs.size(); })
+      .def("values", &config_values, "key name -> every config's value")
+      .def("json", [](const sim::Grid& g) { return sim::grid_json(g).dump(); });
+  py::class_<Run>(m, "Run", "A finished run held in memory.")
+      .def("layers", [](const Run& r) { return layer_columns(r.records); })
+      .def("summary", [](const Run& r) { return summary_columns(r.records); })
+      .def("per_sample", [](const Run& r) { return per_sample_arrays(r.records); })
+      .def("nonfinite", [](const Run& r) { return nonfinite_rows(r.records); })
+      .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
+      .def_readonly("grid", &Run::grid)
+      .def("save", &Run::save, py::arg("out"), py::call_guard<py::gil_scoped_release>());
+  m.def("run", &run_grid, py::arg("grid"), py::arg("backend"), py::arg("threads"), py::arg("progress"));
+}
+
+}  // namespace normsim::python

@@ -1,0 +1,107 @@
+// The result tables' columns and rows (see result_rows.hpp).
+#include "sim/result_rows.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/config_schema.hpp"
+#include "sim/csv.hpp"
+#include "sim/metrics.hpp"
+
+namespace normsim::sim {
+
+Summary summarize(std::span<const double> values) {
+  // Welford's update: no overflow of a plain sum for large finite values, no cancellation in the spread.
+  Summary s;
+  double mean = 0, m2 = 0;
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    ++s.n;
+    const double delta = v - mean;
+    mean += delta / s.n;
+    m2 += delta * (v - mean);
+  }
+  if (s.n == 0) return s;
+  s.mean = mean;
+  if (s.n >= 2) s.se = std::sqrt(m2 / (s.n - 1)) / std::sqrt(static_cast<double>(s.n));
+  return s;
+}
+
+std::vector<std::string> key_columns() {
+  std::vector<std::string> cols{"placement"};
+  for (const auto& k : config_keys())
+    if (k.name != "placement") cols.emplace_back(k.name);
+  return cols;
+}
+
+std::vector<std::string> table_columns(ResultTable table) {
+  std::vector<std::string> cols{"config"};
+  for (auto& k : key_columns()) cols.push_back(std::move(k));
+  if (table == ResultTable::layers) cols.emplace_back("sample");
+  for (const char* c : {"metric", "l", "k"}) cols.emplace_back(c);
+  if (table == ResultTable::summary)
+    for (const char* c : {"mean", "se", "n"}) cols.emplace_back(c);
+  else
+    cols.emplace_back("value");
+  return cols;
+}
+
+std::string_view index_column(std::size_t metric) {
+  const auto table = metric_table();
+  if (metric >= table.size())
+    throw std::logic_error("record holds metric " + std::to_string(metric) + " beyond the table");
+  return table[metric].index == MetricIndex::stream ? "l" : "k";
+}
+
+std::string csv_header(ResultTable table) {
+  std::string s;
+  for (const auto& col : table_columns(table)) s += (s.empty() ? "" : ",") + col;
+  return s + "\n";
+}
+
+std::string csv_key_fields(const Grid& grid, std::size_t c) {
+  std::string s = std::to_string(c) + ",";
+  for (const auto& col : key_columns())
+    s += csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
+  return s;
+}
+
+std::string csv_metric_fields(std::size_t metric, std::size_t index) {
+  const std::string i = std::to_string(index);
+  const bool stream = index_column(metric) == "l";
+  return std::string(metric_table()[metric].name) + "," + (stream ? i + ",," : "," + i + ",");
+}
+
+void for_each_summary(const GridRecords& records, const std::function<void(const SummaryValue&)>& f) {
+  std::vector<double> across;
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    std::size_t metrics = 0;
+    for (const auto& r : records[c]) metrics = std::max(metrics, r.values.size());
+    for (std::size_t m = 0; m < metrics; ++m) {
+      std::size_t size = 0;
+      for (const auto& r : records[c])
+        if (m < r.values.size()) size = std::max(size, r.values[m].size());
+      for (std::size_t i = 0; i < size; ++i) {
+        across.clear();
+        for (const auto& r : records[c])
+          if (m < r.values.size() && i < r.values[m].size()) across.push_back(r.values[m][i]);
+        const Summary s = summarize(across);
+        if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never NaN or Inf
+        f(SummaryValue{c, m, i, s});
+      }
+    }
+  }
+}
+
+void for_each_nonfinite(const GridRecords& records, const std::function<void(const NonFiniteRow&)>& f) {
+  for (std::size_t c = 0; c < records.size(); ++c)
+    for (const auto& r : records[c]) {
+      for (const auto& s : r.nonfinite_statistics) {
+        const MetricInfo& m = metric_table()[static_cast<std::size_t>(s.metric)];
+        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer});
+      }
+      if (r.nonfinite) f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer});
+    }
+}
+
+}  // namespace normsim::sim

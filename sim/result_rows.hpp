@@ -1,0 +1,85 @@
+// The rows of the result tables: one definition of their columns and contents for layers.csv, summary.csv,
+// theory.csv (check/) and the Python DataFrames (python/). Every table starts with the config id and every
+// config key, swept or not (placement first, then the schema's order), so the tables of different runs
+// concatenate; then the metric and its index in one of two columns: `l` for a stream-indexed metric (x_l,
+// l = 0..K), `k` for a sublayer-indexed one (sublayer k maps x_k to x_{k+1}, k = 0..K-1), the other empty.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config_file.hpp"
+#include "sim/record.hpp"
+
+namespace normsim::sim {
+
+// Mean, standard error (sample sd / sqrt(n)) and count of the finite values. With n = 1 no spread can be
+// estimated and se is 0 (readers must look at n); with n = 0 mean is NaN and no row is written.
+struct Summary {
+  double mean = NAN, se = 0;
+  int n = 0;
+};
+Summary summarize(std::span<const double> values);
+
+// records[c]: every sample of config c, in sample order.
+using GridRecords = std::vector<std::vector<SampleRecord>>;
+
+enum class ResultTable { layers, summary, theory };
+
+// placement, then every other config key in the schema's order.
+std::vector<std::string> key_columns();
+// Every column of `table`, in file order: config, key_columns(), then the table's own columns.
+std::vector<std::string> table_columns(ResultTable table);
+// "l" or "k": the column that holds the index of metric `metric` (a position in metric_table()).
+std::string_view index_column(std::size_t metric);
+
+// The CSV header line of `table` (with its newline).
+std::string csv_header(ResultTable table);
+// The CSV fields of config c up to and including its last key column ("c,pre,layernorm,...,"), values as
+// format_value writes them.
+std::string csv_key_fields(const Grid& grid, std::size_t c);
+// The metric's name and its index in the l or k column: "act_sq,3,," or "cos_next,,3,".
+std::string csv_metric_fields(std::size_t metric, std::size_t index);
+
+// One value of layers.csv.
+struct LayerValue {
+  std::size_t config = 0;
+  int sample = 0;
+  std::size_t metric = 0, index = 0;
+  double value = 0;
+};
+// Calls f(LayerValue) for every finite value, in file order: config, sample, metric (table order), index.
+template <class F>
+void for_each_layer_value(const GridRecords& records, F&& f) {
+  for (std::size_t c = 0; c < records.size(); ++c)
+    for (const auto& r : records[c])
+      for (std::size_t m = 0; m < r.values.size(); ++m)
+        for (std::size_t i = 0; i < r.values[m].size(); ++i)
+          if (std::isfinite(r.values[m][i])) f(LayerValue{c, r.sample, m, i, r.values[m][i]});
+}
+
+// One row of summary.csv.
+struct SummaryValue {
+  std::size_t config = 0, metric = 0, index = 0;
+  Summary summary;
+};
+// Calls f(SummaryValue) for every (config, metric, index) with a finite mean and se over at least one
+// finite sample, in file order: config, metric (table order), index.
+void for_each_summary(const GridRecords& records, const std::function<void(const SummaryValue&)>& f);
+
+// One row of nonfinite.csv: a stream that first held a NaN or Inf (metric "": every metric from there on is
+// missing), or a statistic that came out NaN or Inf from a finite stream (its metric and index).
+struct NonFiniteRow {
+  std::size_t config = 0;
+  int sample = 0;
+  std::string_view pass, metric;
+  int layer = 0;
+};
+// Calls f(NonFiniteRow) for every row, in file order: config, sample, its statistics, then its stream.
+void for_each_nonfinite(const GridRecords& records, const std::function<void(const NonFiniteRow&)>& f);
+
+}  // namespace normsim::sim

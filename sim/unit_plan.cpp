@@ -1,0 +1,105 @@
+#include "sim/unit_plan.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+
+#include "sim/config_schema.hpp"
+
+namespace normsim::sim {
+
+namespace {
+
+struct Sizes {
+  double d, t, h, heads, bytes;
+  bool swiglu;
+};
+
+Sizes sizes(const Config& c) {
+  return {double(c.width),
+          double(c.tokens),
+          std::round(c.mlp_ratio * c.width),
+          double(c.heads),
+          c.precision == "float64" ? 8.0 : 4.0,
+          c.activation == vocab::Activation::swiglu};
+}
+
+// The fraction of sublayers that are attention: 0 (mlp), 1 (attention) or 1/2 (transformer).
+double attention_share(const Config& c) {
+  return c.sublayer == vocab::Sublayer::attention     ? 1.0
+         : c.sublayer == vocab::Sublayer::transformer ? 0.5
+                                                      : 0.0;
+}
+
+}  // namespace
+
+double sample_cost(const Config& c) {
+  const Sizes s = sizes(c);
+  const double mlp = (s.swiglu ? 3.0 : 2.0) * s.t * s.d * s.h;
+  const double attention = 4.0 * s.t * s.d * s.d + 2.0 * s.t * s.t * s.d;
+  const double a = attention_share(c);
+  const double sublayer = (1 - a) * mlp + a * attention;
+  const double svd = s.t * s.t * s.d;
+  return (c.depth * sublayer + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
+}
+
+SampleMemory cpu_sample_memory(const Config& c) {
+  const Sizes s = sizes(c);
+  const double a = attention_share(c), K = c.depth;
+  // MLP: w1, w2 (+ wgate); kept for the backward: u (T x d) and h, a (+ g) (T x H each).
+  const double mlp_w = (s.swiglu ? 3.0 : 2.0) * s.d * s.h;
+  const double mlp_act = s.t * s.d + (s.swiglu ? 3.0 : 2.0) * s.t * s.h;
+  // Attention: wq, wk, wv, wo; kept: u, q, k, v before and after their norms, o (T x d) and the
+  // probabilities (heads x T x T).
+  const double att_w = 4.0 * s.d * s.d;
+  const double att_act = 9.0 * s.t * s.d + s.heads * s.t * s.t;
+  // The tape: about four T x d values per sublayer (branch output, sum, norm, scale) and their gradients.
+  const double tape = 8.0 * s.t * s.d;
+  SampleMemory m;
+  m.weights = K * ((1 - a) * mlp_w + a * att_w) * s.bytes;
+  m.activations = K * ((1 - a) * mlp_act + a * att_act + tape) * s.bytes;
+  m.metric_copies = 2.0 * (K + 1) * s.t * s.d * 8.0;
+  m.slack = 0.2 * (m.weights + m.activations + m.metric_copies);
+  return m;
+}
+
+std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) {
+  const SampleMemory m = cpu_sample_memory(c);
+  const double need = m.total() * concurrent;
+  if (need <= machine) return "";
+  const std::string precision = c.precision == "float64" ? "float64" : "float32";
+  std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
+  if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
+  why += " (" + precision + ") needs " + human_bytes(m.weights) + " of weights";
+  why += ", tokens " + std::to_string(c.tokens) + " " +
+         human_bytes(m.activations + m.metric_copies + m.slack) +
+         " of activations and temporaries per sample";
+  if (concurrent > 1)
+    why += "; " + std::to_string(concurrent) + " samples at once (one per thread) need " + human_bytes(need);
+  return why + "; this machine has " + human_bytes(machine) +
+         " (fewer threads, a smaller width, depth or tokens, or the CUDA backend)";
+}
+
+double machine_memory_bytes() {
+  double bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  // cgroup v2: "max" or a number of bytes.
+  std::ifstream limit("/sys/fs/cgroup/memory.max");
+  double cg = 0;
+  if (limit >> cg && cg > 0) bytes = std::min(bytes, cg);
+  return bytes;
+}
+
+std::string human_bytes(double bytes) {
+  static const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 6) bytes /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, bytes < 10 ? "%.2g %s" : "%.0f %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace normsim::sim

@@ -1,0 +1,183 @@
+"""import normsim: the same numbers and files as the CLI, the CLI's error messages, theory/check/list,
+Ctrl-C without files, and a clear error when pandas is missing."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import unittest
+
+from common import PROGRAM, SOURCE_DIR, Scratch, require_or_skip
+
+require_or_skip("numpy", "pandas")
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import normsim  # noqa: E402
+
+CONFIG = textwrap.dedent("""\
+    placement = ["pre", "post"]
+    sublayer = "transformer"
+    depth = 4
+    width = 32
+    tokens = 4
+    heads = 2
+    samples = 3
+    seed = 7
+    """)
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([PROGRAM, *args], capture_output=True, text=True, cwd=cwd)
+
+
+class SameAsCli(unittest.TestCase):
+    def test_frames_and_files_equal_the_cli(self):
+        with Scratch() as d:
+            config = os.path.join(d, "grid.toml")
+            with open(config, "w") as f:
+                f.write(CONFIG)
+            done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            r = normsim.run(config, progress=False)
+            files = normsim.read(os.path.join(d, "cli"))
+            for table in ("summary", "layers", "theory", "config"):
+                pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
+            pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
+            for metric, values in files.per_sample.items():
+                np.testing.assert_array_equal(r.per_sample[metric], values)
+            self.assertEqual(r.per_sample["act_sq"].shape, (2, 3, 5))  # configs, samples, l = 0..K
+            self.assertEqual(r.per_sample["cos_next"].shape, (2, 3, 4))  # k = 0..K-1
+            r.save(os.path.join(d, "py"))
+            for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
+                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
+                    self.assertEqual(a.read(), b.read(), name)
+
+    def test_nonfinite_rows_equal_the_file(self):
+        # No norm and weights with gain 30: float32 overflows within a few sublayers (as test_end_to_end).
+        config = {"placement": "none", "final_norm": "false", "depth": 24, "width": 16, "tokens": 4,
+                  "samples": 2, "init_gain": 30.0}
+        with Scratch() as d:
+            r = normsim.run(config, progress=False, out=os.path.join(d, "py"))
+            self.assertIn("forward", list(r.nonfinite["pass"]))
+            pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
+
+    def test_columns_are_the_files_columns(self):
+        r = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
+        self.assertEqual(list(r.summary.columns), normsim._core.columns("summary"))
+        self.assertEqual(list(r.layers.columns), normsim._core.columns("layers"))
+        self.assertEqual(list(r.theory.columns), normsim._core.columns("theory"))
+        keys = normsim.list("keys")["name"]
+        self.assertTrue(set(keys) <= set(r.summary.columns))  # every key, swept or not
+        stream = r.summary[r.summary.metric == "act_sq"]
+        sublayer = r.summary[r.summary.metric == "cos_next"]
+        self.assertEqual(list(stream.l), [0, 1, 2])
+        self.assertTrue(stream.k.isna().all())
+        self.assertEqual(list(sublayer.k), [0, 1])
+        self.assertTrue(sublayer.l.isna().all())
+
+    def test_overrides_and_dicts(self):
+        a = normsim.run({"depth": [2, 3], "width": 16, "tokens": 4}, samples=2, progress=False)
+        self.assertEqual(list(a.config.depth), [2, 3])
+        self.assertEqual(list(a.config.samples), [2, 2])
+        self.assertEqual(a.run_info["swept_keys"], ["depth"])
+
+
+class Errors(unittest.TestCase):
+    def test_config_errors_carry_the_cli_message(self):
+        with Scratch() as d:
+            config = os.path.join(d, "bad.toml")
+            with open(config, "w") as f:
+                f.write("sublayer = \"attention\"\nwidth = 32\nheads = 5\n")
+            done = cli("run", config, "--out", os.path.join(d, "out"), "--quiet")
+            self.assertEqual(done.returncode, 2)
+            with self.assertRaises(normsim.ConfigError) as e:
+                normsim.run(config)
+            self.assertEqual(str(e.exception), done.stderr.strip())
+            self.assertIn("key 'heads'", str(e.exception))
+        with self.assertRaises(normsim.ConfigError) as e:
+            normsim.run({"depth": 0})
+        self.assertIn("key 'depth': 0 is out of range", str(e.exception))
+        with self.assertRaises(ValueError) as e:  # ConfigError is a ValueError
+            normsim.theory({"width": 16}, placement="sideways")
+        self.assertIn("--set placement=\"sideways\"", str(e.exception))
+
+    def test_missing_pandas_is_named_not_a_crash(self):
+        code = ("import sys; sys.modules['pandas'] = None\n"
+                "import normsim\n"
+                "try:\n    normsim.run({'depth': 2})\n"
+                "except normsim.MissingPackageError as e:\n    print(e)\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("normsim.run needs the Python package 'pandas'", done.stdout)
+        self.assertIn("python3-pandas", done.stdout)
+
+
+class TheoryCheckList(unittest.TestCase):
+    def test_theory_alone(self):
+        t = normsim.theory({"placement": "pre", "depth": 4, "width": 16})
+        act = t[t.metric == "act_sq"].set_index("l")["value"]
+        self.assertEqual(len(act), 5)
+        self.assertAlmostEqual(act[4] / act[0], 3.0, delta=1e-3)  # v_l = 1 + l/2 for Pre-LN ReLU (§3(a))
+
+    def test_check_returns_verdicts(self):
+        v = normsim.check("preln_act_linear_relu", progress=False)
+        self.assertEqual(list(v.id), ["preln_act_linear_relu"])
+        self.assertIn(v.verdict[0], ("supported", "refuted", "inconclusive"))
+        self.assertEqual(list(v.columns[:3]), ["id", "statement", "verdict"])
+        with self.assertRaises(normsim.ClaimError):
+            normsim.check("no_such_claim", progress=False)
+
+    def test_lists(self):
+        self.assertIn("pre", list(normsim.list("placements").name))
+        metrics = normsim.list("metrics")
+        self.assertEqual(metrics.set_index("metric").loc["cos_next", "index"], "k")
+        self.assertEqual(set(normsim.list()), {"keys", "placements", "sublayers", "activations", "norms",
+                                               "inits", "metrics"})
+
+
+class Gil(unittest.TestCase):
+    def test_the_simulation_releases_the_gil(self):
+        # One sample on one thread: a single unit of about half a second. Another Python thread keeps
+        # running meanwhile only if the GIL is released; if it were held, that thread would stall for the
+        # whole unit.
+        config = {"depth": 32, "width": 512, "tokens": 64, "samples": 1}
+        start = time.monotonic()
+        normsim.run(config, threads=1, progress=False)
+        alone = time.monotonic() - start
+        worker = threading.Thread(target=normsim.run, args=(config,), kwargs={"threads": 1, "progress": False})
+        ticks = [time.monotonic()]
+        worker.start()
+        while worker.is_alive():
+            time.sleep(0.002)
+            ticks.append(time.monotonic())
+        longest_stall = max(b - a for a, b in zip(ticks, ticks[1:]))
+        self.assertLess(longest_stall, alone / 2, f"the main thread stalled {longest_stall:.3f} s of {alone:.3f} s")
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_stops_and_writes_nothing(self):
+        with Scratch() as d:
+            out = os.path.join(d, "out")
+            code = ("import normsim\n"
+                    f"normsim.run({{'depth': 64, 'width': 256, 'tokens': 16, 'samples': 400}}, out={out!r},"
+                    " progress=True)\n")
+            proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+            seen, deadline = "", time.monotonic() + 120
+            while "normsim run [" not in seen and time.monotonic() < deadline:  # the bar: units are running
+                seen += proc.stderr.read(1)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+            err = seen + err
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("KeyboardInterrupt", err)
+            self.assertIn("normsim run [", err)  # interrupted while running, not during the import
+            self.assertNotIn("100%", err)
+            self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    os.chdir(SOURCE_DIR)  # normsim.check finds experiments/claims as the CLI does
+    unittest.main()

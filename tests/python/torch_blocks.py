@@ -1,0 +1,98 @@
+"""PyTorch residual blocks for the bridge's tests: three written to match normsim's built-in placements
+(docs/conventions.md: Pre-LN and Post-LN MLP, Pre-LN transformer) with the simulator's init (fanin: every
+matrix N(0, 1/fan_in), no biases; norms with gain 1, bias 0, eps 1e-5), and one that exists only here:
+x + N(F(x)) with QK-norm attention."""
+import math
+
+import torch
+from torch import nn
+
+EPS = 1e-5
+
+
+def linear(fan_in, fan_out):
+    layer = nn.Linear(fan_in, fan_out, bias=False)
+    nn.init.normal_(layer.weight, std=1 / math.sqrt(fan_in))
+    return layer
+
+
+class Mlp(nn.Module):
+    """F(u) = relu(u W1) W2, hidden width 4d (mlp_ratio 4)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w1, self.w2 = linear(d, 4 * d), linear(4 * d, d)
+
+    def forward(self, u):
+        return self.w2(torch.relu(self.w1(u)))
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention, heads of size d/H, softmax(Q K^T / sqrt(d/H)); qk_norm: a LayerNorm over
+    each head's query and key (QK-norm)."""
+
+    def __init__(self, d, heads, qk_norm=False):
+        super().__init__()
+        self.heads = heads
+        self.wq, self.wk, self.wv, self.wo = linear(d, d), linear(d, d), linear(d, d), linear(d, d)
+        self.q_norm = nn.LayerNorm(d // heads, eps=EPS) if qk_norm else None
+        self.k_norm = nn.LayerNorm(d // heads, eps=EPS) if qk_norm else None
+
+    def forward(self, u):
+        B, T, d = u.shape
+        split = lambda t: t.view(B, T, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.wq(u)), split(self.wk(u)), split(self.wv(u))
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d // self.heads), dim=-1)
+        return self.wo((a @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class PreLN(nn.Module):
+    """x + F(N(x))"""
+
+    def __init__(self, d, branch):
+        super().__init__()
+        self.norm, self.branch = nn.LayerNorm(d, eps=EPS), branch
+
+    def forward(self, x):
+        return x + self.branch(self.norm(x))
+
+
+class PostLN(nn.Module):
+    """N(x + F(x))"""
+
+    def __init__(self, d, branch):
+        super().__init__()
+        self.norm, self.branch = nn.LayerNorm(d, eps=EPS), branch
+
+    def forward(self, x):
+        return self.norm(x + self.branch(x))
+
+
+class OutputNorm(nn.Module):
+    """x + N(F(x)): the branch's output normalized before it joins the stream."""
+
+    def __init__(self, d, branch):
+        super().__init__()
+        self.norm, self.branch = nn.LayerNorm(d, eps=EPS), branch
+
+    def forward(self, x):
+        return x + self.norm(self.branch(x))
+
+
+def pre_mlp(d):
+    return lambda k: PreLN(d, Mlp(d))
+
+
+def post_mlp(d):
+    return lambda k: PostLN(d, Mlp(d))
+
+
+def pre_transformer(d, heads):
+    """Sublayer k: attention for even k, MLP for odd k (normsim's sublayer = "transformer")."""
+    return lambda k: PreLN(d, Attention(d, heads) if k % 2 == 0 else Mlp(d))
+
+
+def qknorm_output_norm(d, heads):
+    return lambda k: OutputNorm(d, Attention(d, heads, qk_norm=True) if k % 2 == 0 else Mlp(d))

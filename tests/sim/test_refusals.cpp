@@ -1,0 +1,109 @@
+// Issue 15: inputs that parse but cannot run, do not apply, or are not files are refused before anything
+// is written (exit 2, OUT left exactly as it was), with the keys and figures named.
+#include <catch2/catch.hpp>
+
+#include "sim/config_file.hpp"
+#include "sim/unit_plan.hpp"
+#include "test_util.hpp"
+
+using namespace normsim::test;
+
+namespace {
+// Runs `normsim run CONFIG --out OUT EXTRA` and checks it is refused with exit 2, leaving no OUT.
+CliResult refused(const ScratchDir& dir, const std::string& config, const std::string& extra = "") {
+  const CliResult r =
+      run_cli("run " + quote(config) + " --out " + quote((dir / "out").string()) + " " + extra, dir);
+  CHECK(r.status == 2);
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("sizes that cannot fit are refused with the keys and the figures") {
+  ScratchDir dir("huge");
+  write_text(dir / "c.toml", "width = 40000\nmlp_ratio = 4\ndepth = 16\n");
+  const CliResult r = refused(dir, (dir / "c.toml").string(), "--backend cpu");
+  CHECK(r.err.find("width 40000") != std::string::npos);
+  CHECK(r.err.find("GB of weights") != std::string::npos);
+  CHECK(r.err.find("this machine has") != std::string::npos);
+  // Past int or the draws' counter: refused by the config check itself, with its line.
+  write_text(dir / "c.toml", "width = 256\nmlp_ratio = 134217728\n");
+  CHECK(refused(dir, (dir / "c.toml").string()).err.find("c.toml:2: key 'mlp_ratio'") != std::string::npos);
+  write_text(dir / "c.toml", "width = 1000000\ntokens = 100000\nsublayer = \"attention\"\n");
+  CHECK(refused(dir, (dir / "c.toml").string()).err.find("2^34") != std::string::npos);
+}
+
+TEST_CASE("a folder, an empty file or a missing file is not a config") {
+  ScratchDir dir("notfile");
+  CHECK(refused(dir, dir.path().string()).err.find("is a folder") != std::string::npos);
+  write_text(dir / "empty.toml", "# nothing\n\n");
+  CHECK(refused(dir, (dir / "empty.toml").string()).err.find("sets no key") != std::string::npos);
+  CHECK(refused(dir, (dir / "missing.toml").string()).err.find("cannot read") != std::string::npos);
+}
+
+TEST_CASE("keys that do not apply: a warning each, refused with --strict") {
+  ScratchDir dir("unused");
+  write_text(dir / "c.toml",
+             "placement = \"pre\"\ndeepnorm_alpha = 2.0\nheads = 8\ninit_std = 0.5\ndepth = 2\nwidth = 8\n"
+             "tokens = 2\nsamples = 1\n");
+  const CliResult strict = refused(dir, (dir / "c.toml").string(), "--strict");
+  for (const char* key : {":2: key 'deepnorm_alpha'", ":3: key 'heads'", ":4: key 'init_std'"})
+    CHECK(strict.err.find(key) != std::string::npos);
+  const CliResult warned = run_cli("run " + quote((dir / "c.toml").string()) + " --out " +
+                                       quote((dir / "out").string()) + " --quiet --no-plots",
+                                   dir);
+  CHECK(warned.status == 0);
+  CHECK(warned.err.find("warning: ") != std::string::npos);
+  CHECK(warned.err.find("key 'deepnorm_alpha' has no effect") != std::string::npos);
+  // A key that applies to one configuration of a sweep is not flagged.
+  const auto grid =
+      normsim::sim::parse_grid("placement = [\"pre\", \"deepnorm\"]\ndeepnorm_alpha = 2.0\n", "g");
+  CHECK(grid.unused_keys.empty());
+}
+
+TEST_CASE("tf32 on the CPU backend is refused before OUT is touched") {
+  ScratchDir dir("tf32");
+  write_text(dir / "c.toml", "precision = \"tf32\"\ndepth = 2\n");
+  CHECK(refused(dir, (dir / "c.toml").string(), "--backend cpu").err.find("key 'precision'") !=
+        std::string::npos);
+  // An OUT that existed stays exactly as it was.
+  std::filesystem::create_directories(dir / "out");
+  write_text(dir / "out" / "mine.txt", "x");
+  const CliResult r = run_cli("run " + quote((dir / "c.toml").string()) + " --out " +
+                                  quote((dir / "out").string()) + " --backend cpu --force",
+                              dir);
+  CHECK(r.status == 2);
+  CHECK(read_text(dir / "out" / "mine.txt") == "x");
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "parts"));
+}
+
+TEST_CASE("all problems of a config are reported at once") {
+  ScratchDir dir("all");
+  write_text(dir / "c.toml",
+             "sublayer = \"attention\"\nwidth = 16\nheads = [3, 5]\ndepth = 3\nplacement = \"b2t\"\n");
+  const CliResult r = refused(dir, (dir / "c.toml").string());
+  CHECK(r.err.find("3 does not divide width 16") != std::string::npos);
+  CHECK(r.err.find("5 does not divide width 16") != std::string::npos);
+  CHECK(r.err.find("needs it even") != std::string::npos);
+}
+
+TEST_CASE("a dry run prints the plan: units, memory per sample, estimated time; writes nothing") {
+  ScratchDir dir("dry");
+  write_text(dir / "c.toml", "width = [64, 40000]\ndepth = 4\n");
+  const CliResult r = run_cli("run " + quote((dir / "c.toml").string()) + " --dry-run --backend cpu", dir);
+  CHECK(r.status == 2);  // one configuration would be refused
+  CHECK(r.out.find("CPU memory per sample") != std::string::npos);
+  CHECK(r.out.find("estimated CPU time") != std::string::npos);
+  CHECK(r.out.find("REFUSED") != std::string::npos);
+}
+
+TEST_CASE("the memory estimate counts weights as their sizes say") {
+  normsim::sim::Config c;
+  c.width = 100;
+  c.mlp_ratio = 3;
+  c.depth = 5;
+  c.precision = "float64";
+  // 5 sublayers x (w1 + w2) x 100 x 300 x 8 bytes.
+  CHECK(normsim::sim::cpu_sample_memory(c).weights == 5.0 * 2 * 100 * 300 * 8);
+  CHECK(normsim::sim::human_bytes(16e12) == "16 TB");
+}
