@@ -32,14 +32,6 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 // config id -> (rows, digest), from layers.csv. The digest is over the rows "sample,metric,index,value"
 // (index: l, else k) sorted as text, each with its newline: what the numbers are, whatever columns and row
 // order the file has (the digests were written from the layout of the time, config,...,sample,layer,...).
@@ -48,11 +40,11 @@ std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::strin
   std::string line;
   std::getline(in, line);
   std::map<std::string, std::size_t> col;
-  const auto head = fields(line);
+  const auto head = normsim::test::csv_fields(line);
   for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
   std::map<std::string, std::vector<std::string>> rows;
   while (std::getline(in, line)) {
-    const auto v = fields(line);
+    const auto v = normsim::test::csv_fields(line);
     const std::string& index = v.at(col.at("l")).empty() ? v.at(col.at("k")) : v.at(col.at("l"));
     rows[v.at(col.at("config"))].push_back(v.at(col.at("sample")) + "," + v.at(col.at("metric")) + "," +
                                            index + "," + v.at(col.at("value")) + "\n");
@@ -72,12 +64,7 @@ std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::strin
 TEST_CASE("every built-in placement's expression reproduces the hand-written one bit for bit", "[golden]") {
   ScratchDir dir("golden");
   const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
-  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim run " + data +
-                          "placements_golden.toml --out " + (dir / "out").string() +
-                          " --quiet --no-plots --threads 2 2>" + (dir / "stderr").string();
-  const int rc = std::system(cmd.c_str());
-  REQUIRE(WIFEXITED(rc));
-  REQUIRE(WEXITSTATUS(rc) == 0);
+  REQUIRE(normsim::test::run_config(data + "placements_golden.toml --threads 2", dir) == 0);
   const auto got = digests_of(read_text(dir / "out" / "layers.csv"));
   std::istringstream want(read_text(data + "placements_golden_digests.csv"));
   std::string line;
