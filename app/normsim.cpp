@@ -243,7 +243,10 @@ int cmd_run(Args& args) {
   {
     // Everything that can refuse the run does so before OUT is touched.
     check_out(grid, options);
-    auto engine = make_backend(backend, options.threads);
+    std::string fallback;
+    auto engine = make_backend(backend, options.threads, &fallback);
+    if (!fallback.empty() && !quiet)
+      std::cerr << "normsim: --backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
     check_backend_can_run(grid, *engine, unit_samples);
     locked = lock_and_prepare_out(grid, options);
@@ -425,6 +428,15 @@ int dispatch(int argc, char** argv) {
 
 }  // namespace
 
+// Under mpirun every rank parses the config before MPI starts: only rank 0 says what is wrong with it.
+bool silent_rank() {
+#ifdef NORMSIM_HAVE_MPI
+  return normsim::mpi::launched_with_ranks() && normsim::mpi::world_rank_from_env().value_or(0) != 0;
+#else
+  return false;
+#endif
+}
+
 int main(int argc, char** argv) {
   try {
 #ifdef NORMSIM_HAVE_CUDA
@@ -432,10 +444,10 @@ int main(int argc, char** argv) {
 #endif
     return dispatch(argc, argv);
   } catch (const ConfigError& e) {
-    std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
+    if (!silent_rank()) std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
     return 2;
   } catch (const UsageError& e) {
-    std::cerr << "normsim: " << e.what() << "\n";
+    if (!silent_rank()) std::cerr << "normsim: " << e.what() << "\n";
     return 2;
   } catch (const SweepError& e) {
     std::cerr << "normsim: " << e.what() << "\n";

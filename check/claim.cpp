@@ -2,9 +2,14 @@
 // files do; the [sweep] table is handed to sim's own config parser so that it reads exactly as a config file.
 #include "check/claim.hpp"
 
+#include "check/measure.hpp"
+#include "sim/metrics.hpp"
+
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -118,6 +123,51 @@ FitKind parse_fit(const Reader& r, const toml::table& fit, const std::string& te
   return it->second;
 }
 
+// The entries of the claim's metric in its shallowest configuration (stream metrics K+1, sublayer
+// metrics K), after checking that every factor names a metric and they share one index.
+int metric_entries(const Reader& r, const toml::node& at, const ClaimSpec& c) {
+  std::optional<sim::MetricIndex> index;
+  for (const auto& name : factors(c.metric)) {
+    const int id = sim::metric_id(name);
+    if (id < 0) r.fail(r.where(at), "measure.metric", "unknown metric '" + name + "' (normsim list metrics)");
+    const auto kind = sim::metric_table()[std::size_t(id)].index;
+    if (index && *index != kind)
+      r.fail(r.where(at), "measure.metric", "a product of stream and sublayer metrics has no common index");
+    index = kind;
+  }
+  int depth = std::numeric_limits<int>::max();
+  for (const auto& cfg : c.grid.configs) depth = std::min(depth, cfg.depth);
+  return *index == sim::MetricIndex::stream ? depth + 1 : depth;
+}
+
+// The measure's names and layers against the shallowest configuration of the sweep: an unknown metric, a
+// layer past the stack or a range that selects nothing is an error at its line, not NaN at run time.
+void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec& c) {
+  const int n = metric_entries(r, *measure.get("metric"), c);
+  for (const char* key : {"layer", "denominator"})
+    if (const toml::node* node = measure.get(key))
+      if (const std::string why = layer_expr_problem(node->as_string()->get(), n); !why.empty())
+        r.fail(r.where(*node), std::string("measure.") + key, why);
+  if (const toml::node* node = measure.get("layers")) {
+    try {
+      if (c.layers != "all") layer_range(n, c.layers);
+    } catch (const ClaimError& e) {
+      r.fail(r.where(*node), "measure.layers", e.what());
+    }
+  }
+  if (measure.get("denominator") && c.fit != FitKind::ratio)
+    r.fail(r.where(*measure.get("denominator")), "measure.denominator", "only a ratio fit reads it");
+}
+
+// Every number of [prediction] finite, and a one-sided band the right way round.
+void check_prediction(const Reader& r, const toml::table& pred, const ClaimSpec& c) {
+  for (const auto& [k, node] : pred)
+    if (const auto* f = node.as_floating_point(); f && !std::isfinite(f->get()))
+      r.fail(r.where(k), "prediction." + std::string(k.str()), "must be a finite number");
+  if (c.has_lower && c.has_upper && c.lower > c.upper)
+    r.fail(r.where(*pred.get("lower")), "prediction.lower", "is above prediction.upper");
+}
+
 }  // namespace
 
 std::string_view to_string(FitKind k) {
@@ -216,6 +266,8 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
     r.fail(r.where(*root.get("sweep")), "sweep",
            "a fit against a key needs that key as a list of >= 2 values");
 
+  check_measure(r, measure, c);
+
   const toml::table& pred = r.table(root, "prediction", true);
   r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});
   if (const toml::node* v = pred.get("value"); v && v->is_string()) {
@@ -229,6 +281,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   c.rel_tolerance = r.number(pred, "prediction.", "rel_tolerance").value_or(0);
   if (auto lo = r.number(pred, "prediction.", "lower")) c.lower = *lo, c.has_lower = true;
   if (auto hi = r.number(pred, "prediction.", "upper")) c.upper = *hi, c.has_upper = true;
+  check_prediction(r, pred, c);
   if (c.tolerance < 0 || c.rel_tolerance < 0)
     r.fail(r.where(*root.get("prediction")), "prediction.tolerance", "tolerances must be >= 0");
   if (!c.meanfield && !c.predicted && !(c.has_lower || c.has_upper))

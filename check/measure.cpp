@@ -18,15 +18,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::vector<std::string> factors(const std::string& metric) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t star; (star = metric.find('*', start)) != std::string::npos; start = star + 1)
-    out.push_back(metric.substr(start, star - start));
-  out.push_back(metric.substr(start));
-  return out;
-}
-
 std::vector<double> mf_series(const theory::MeanFieldProfile& p, const std::string& metric) {
   std::vector<double> out;
   for (const auto& name : factors(metric)) {
@@ -54,6 +45,32 @@ std::optional<double> finite(double v) {
 }
 
 }  // namespace
+
+std::vector<std::string> factors(const std::string& metric) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t star; (star = metric.find('*', start)) != std::string::npos; start = star + 1)
+    out.push_back(metric.substr(start, star - start));
+  out.push_back(metric.substr(start));
+  return out;
+}
+
+std::string layer_expr_problem(const std::string& expr, int size) {
+  if (expr == "first" || expr == "last" || expr == "max" || expr == "min") return "";
+  std::size_t used = 0;
+  long i = 0;
+  try {
+    i = std::stol(expr, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != expr.size() || expr.empty())
+    return "'" + expr + "': expected first, last, max, min or an integer";
+  if (i < -size || i >= size)
+    return "layer " + expr + " is outside the " + std::to_string(size) + " entries (0.." +
+           std::to_string(size - 1) + ", or negative from the end) of the shallowest configuration";
+  return "";
+}
 
 bool per_layer(const ClaimSpec& c) {
   return c.x_key == "layer" && c.fit != FitKind::ratio && c.fit != FitKind::convergence &&
@@ -90,15 +107,9 @@ double pick(const std::vector<double>& v, const std::string& expr) {
       if (std::isfinite(x) && (!std::isfinite(best) || (expr == "max" ? x > best : x < best))) best = x;
     return best;
   }
-  std::size_t used = 0;
-  long i = 0;
-  try {
-    i = std::stol(expr, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != expr.size() || expr.empty())
-    throw ClaimError("layer '" + expr + "': expected first, last, max, min or an integer");
+  const std::string bad = layer_expr_problem(expr, static_cast<int>(v.size()));
+  if (bad.find("expected") != std::string::npos) throw ClaimError("layer " + bad);
+  long i = std::stol(expr);
   if (i < 0) i += static_cast<long>(v.size());
   if (i < 0 || i >= static_cast<long>(v.size())) return kNaN;
   return v[static_cast<std::size_t>(i)];
@@ -119,8 +130,11 @@ std::vector<int> layer_range(int size, const std::string& range) {
       }
       return v < 0 ? v + size : v;
     };
-    a = std::max(0, part(range.substr(0, colon), 0));
-    b = std::min(size, part(range.substr(colon + 1), size));
+    a = part(range.substr(0, colon), 0);
+    b = part(range.substr(colon + 1), size);
+    if (a < 0 || b > size || a >= b)
+      throw ClaimError("layers '" + range + "' selects no layer of the " + std::to_string(size) +
+                       " entries (A:B: A < B, B exclusive, negatives from the end)");
   }
   std::vector<int> out;
   for (int i = a; i < b; ++i) out.push_back(i);

@@ -27,6 +27,11 @@ struct Measurement {
 // no swept key) rather than one point per config.
 bool per_layer(const ClaimSpec& claim);
 
+// The metric names of "a" or a product "a*b".
+std::vector<std::string> factors(const std::string& metric);
+// Why a layer expression (pick's forms) cannot address a series of `size` entries, or "".
+std::string layer_expr_problem(const std::string& expr, int size);
+
 // One per-sample series of `metric` ("a" or a product "a*b" of metrics with the same index) from a record;
 // throws ClaimError for an unknown metric.
 std::vector<double> series(const sim::SampleRecord& record, const std::string& metric);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "sim/activations.hpp"
 #include "sim/gaussian.hpp"
@@ -126,6 +127,28 @@ void sample_dot(const R* a, const R* b, std::size_t n, int S, double* out) {
     for (std::size_t i = 0; i < n; ++i) acc += double(a[s * n + i]) * double(b[s * n + i]);
     out[s] = acc;
   }
+}
+
+template <class R>
+void sample_max_abs(const R* a, std::size_t n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    double m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = std::abs(double(a[s * n + i]));
+      m = std::isfinite(v) ? std::max(m, v) : std::numeric_limits<double>::quiet_NaN();
+      if (std::isnan(m)) break;
+    }
+    out[s] = m;
+  }
+}
+
+template <class R>
+void swap_middle_axes(const R* src, R* dst, int S, int A, int B, int n) {
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < B; ++b)
+        for (int j = 0; j < n; ++j)
+          dst[((std::size_t(s) * B + b) * A + a) * n + j] = src[((std::size_t(s) * A + a) * B + b) * n + j];
 }
 
 }  // namespace normsim::gpu::cpu

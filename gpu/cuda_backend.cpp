@@ -14,30 +14,11 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/gpu_graph.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/memory_plan.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 
 namespace normsim::gpu {
-
-int cuda_device_count(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (why) *why = cudaGetErrorString(e);
-    return 0;
-  }
-  if (n == 0 && why) *why = "cudaGetDeviceCount reports 0 devices";
-  return n;
-}
-
-std::string cuda_device_name() {
-  int dev = 0;
-  NORMSIM_CUDA_CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp p{};
-  NORMSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
-  return p.name;
-}
 
 CudaOptions CudaBackend::options_from_environment() {
   CudaOptions o;
@@ -47,11 +28,12 @@ CudaOptions CudaBackend::options_from_environment() {
 
 CudaBackend::CudaBackend(int threads, CudaOptions options)
     : threads_(threads > 0 ? threads : omp_get_num_procs()), options_(std::move(options)) {
-  if (options_.recompute != "auto" && options_.recompute != "true" && options_.recompute != "false")
-    throw std::invalid_argument("CUDA backend: recompute must be auto, true or false, not '" +
+  const std::string& r = options_.recompute;
+  if (!r.empty() && r != "auto" && r != "true" && r != "false")
+    throw std::invalid_argument("CUDA backend: recompute must be auto, true, false or empty, not '" +
                                 options_.recompute + "'");
   std::string why;
-  if (cuda_device_count(&why) == 0) throw sim::BackendUnavailable("no CUDA device: " + why);
+  if (!cuda_device_usable(&why)) throw sim::BackendUnavailable(why);
   keep_pool_memory();
 }
 
@@ -71,31 +53,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Elements one sample keeps on the device, for planning batches (an estimate, erring high): activations
-// the tape keeps for the backward plus the transient buffers of the largest branch backward.
-std::size_t activation_elements(const sim::StackShape& s) {
-  const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
-  std::size_t keep = 0, transient = 0;
-  for (int k = 0; k < s.depth; ++k) {
-    keep += 6 * T * d;  // streams, norm outputs, branch outputs, gradients in flight
-    if (s.branch(k) == sim::BranchKind::attention) {
-      keep += 4 * T * d + heads * T * T;
-      transient = std::max(transient, 5 * T * d + 2 * heads * T * T);
-    } else {
-      keep += T * H * (s.swiglu ? 2 : 1);
-      transient = std::max(transient, 3 * T * H);
-    }
-  }
-  return keep + transient + largest_weight(s);  // last term: a direct A^T B for the gradient norms
-}
-
-std::size_t weight_elements(const sim::StackShape& s) {
-  std::size_t n = 0;
-  for (int k = 0; k < s.depth; ++k)
-    for (sim::WeightKind w : s.weights(k)) n += std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w));
-  return n;
-}
-
 }  // namespace
 
 template <class R>
@@ -110,20 +67,18 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   info_ = CudaRunInfo{};
   reset_device_peak();
 
-  // Plan: recompute or keep weights, and how many samples per batch fit the budget.
-  std::size_t free_b = 0, total_b = 0;
-  NORMSIM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const double budget = options_.memory_fraction * double(free_b);
-  const double act = double(activation_elements(shape)) * sizeof(R);
-  const double keep_w = double(weight_elements(shape)) * sizeof(R);
-  const double scratch_w = double(largest_weight(shape)) * sizeof(R);
-  // The config's `recompute` decides; the NORMSIM_CUDA_RECOMPUTE environment variable, when set, wins.
-  const std::string& mode = std::getenv("NORMSIM_CUDA_RECOMPUTE") ? options_.recompute : config.recompute;
-  const bool recompute = mode == "true" || (mode == "auto" && (act + keep_w) > budget);
-  const double per_sample = act + (recompute ? scratch_w : keep_w);
-  const int batch = std::clamp(int(budget / per_sample), 1, n);
+  // Plan: recompute or keep weights, and how many samples per batch fit the budget. The budget is a share
+  // of the memory this process could use now (free plus what the pool holds unused), the same figure on
+  // every call however much the pool kept from the last one.
+  const double budget = options_.memory_fraction * double(plannable_device_bytes());
+  // The backend's options, when they say (constructor or NORMSIM_CUDA_RECOMPUTE), win over the config.
+  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
+  const MemoryPlan plan = plan_memory(shape, sizeof(R), mode, budget, n);
+  const bool recompute = plan.recompute;
+  const int batch = plan.batch_samples;
   info_.recompute = recompute;
   info_.batch_samples = batch;
+  info_.budget_bytes = budget;
 
   Blas blas(tf32);
   const std::size_t per = std::size_t(T) * d;

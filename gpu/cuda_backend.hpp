@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "gpu/device_probe.hpp"
 #include "sim/backend.hpp"
 
 namespace normsim::gpu {
@@ -13,9 +14,10 @@ namespace normsim::gpu {
 struct CudaOptions {
   // Weights: "false" keeps every weight from the forward for the backward; "true" draws them again from
   // Philox in the backward (one layer's weights live at a time); "auto" recomputes when keeping them would
-  // not fit the memory budget. Until a config key exists, NORMSIM_CUDA_RECOMPUTE overrides the default.
-  std::string recompute = "auto";
-  double memory_fraction = 0.85;  // of the device memory free at the start of a call
+  // not fit the memory budget. Empty: the config's `recompute` key decides. Set, it overrides the config
+  // (options_from_environment sets it from NORMSIM_CUDA_RECOMPUTE).
+  std::string recompute;
+  double memory_fraction = 0.85;  // of the device memory this process can use at the start of a call
 };
 
 // Where the time of the last run() went (seconds), and how it was planned.
@@ -25,6 +27,7 @@ struct CudaRunInfo {
   int batches = 0;             // device batches the samples were split into
   int batch_samples = 0;       // samples per batch
   bool recompute = false;
+  double budget_bytes = 0;  // device bytes the plan allowed (memory_fraction of the plannable memory)
 };
 
 class CudaBackend final : public sim::Backend {
@@ -46,9 +49,5 @@ class CudaBackend final : public sim::Backend {
   std::size_t peak_ = 0;
   CudaRunInfo info_;
 };
-
-// Number of CUDA devices; 0 with the reason in *why when there is none or the driver is missing.
-int cuda_device_count(std::string* why = nullptr);
-std::string cuda_device_name();
 
 }  // namespace normsim::gpu

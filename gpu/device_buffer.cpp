@@ -44,13 +44,30 @@ void reset_device_peak() {
   g_peak = g_in_use.load();
 }
 
-void keep_pool_memory() {
+namespace {
+cudaMemPool_t default_pool() {
   int dev = 0;
   NORMSIM_CUDA_CHECK(cudaGetDevice(&dev));
   cudaMemPool_t pool;
   NORMSIM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  return pool;
+}
+}  // namespace
+
+void keep_pool_memory() {
   std::uint64_t keep = ~std::uint64_t(0);
-  NORMSIM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  NORMSIM_CUDA_CHECK(cudaMemPoolSetAttribute(default_pool(), cudaMemPoolAttrReleaseThreshold, &keep));
+}
+
+std::size_t plannable_device_bytes() {
+  NORMSIM_CUDA_CHECK(cudaDeviceSynchronize());  // frees still in flight are counted as the pool's
+  std::size_t free_b = 0, total_b = 0;
+  NORMSIM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const cudaMemPool_t pool = default_pool();
+  std::uint64_t reserved = 0, used = 0;
+  NORMSIM_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  NORMSIM_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return free_b + std::size_t(reserved > used ? reserved - used : 0);
 }
 
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes) {

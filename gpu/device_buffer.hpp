@@ -14,6 +14,9 @@ std::size_t device_bytes_peak();
 void reset_device_peak();  // peak := bytes in use now
 // Lets the stream-ordered pool keep freed memory for reuse instead of returning it to the driver.
 void keep_pool_memory();
+// Device bytes this process can allocate now: free memory plus what the pool holds unused (it hands that
+// out again before asking the driver). Stable across calls, unlike cudaMemGetInfo's free figure alone.
+std::size_t plannable_device_bytes();
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes);
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes);
 void device_zero(void* d_dst, std::size_t bytes);

@@ -6,6 +6,7 @@
 
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/memory_plan.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {
@@ -159,64 +160,56 @@ class GpuAttention final : public GpuBranch<R> {
         T_(s.tokens),
         d_(s.width) {}
 
+  // Heads are split from the tokens (S x T x d to S x heads x T x d_head) so each product is one
+  // strided-batched GEMM over every (sample, head).
   DeviceBuffer<R> forward(const R* d_u) override {
-    const int S = ctx_.S, T = T_, d = d_, H = heads_, dh = d / H;
+    const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     u_ = d_u;
-    q_ = project(d_u, WeightKind::wq, rq_);
-    k_ = project(d_u, WeightKind::wk, rk_);
-    v_ = project(d_u, WeightKind::wv, rv_);
-    // probs: S x H x T x T; head h of sample s is a strided batch over s.
-    p_ = DeviceBuffer<R>(std::size_t(S) * H * T * T);
-    o_ = DeviceBuffer<R>(n);
-    const long long sTd = (long long)T * d, sP = (long long)H * T * T;
-    for (int h = 0; h < H; ++h)
-      gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get() + h * dh, d, sTd,
-              k_.get() + h * dh, d, sTd, 0.0, p_.get() + (long long)h * T * T, T, sP, S);
-    softmax_forward(p_.get(), S * H * T, T, causal_);
-    for (int h = 0; h < H; ++h)
-      gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, p_.get() + (long long)h * T * T, T, sP,
-              v_.get() + h * dh, d, sTd, 0.0, o_.get() + h * dh, d, sTd, S);
+    q_ = split(project(d_u, WeightKind::wq, rq_));
+    k_ = split(project(d_u, WeightKind::wk, rk_));
+    v_ = split(project(d_u, WeightKind::wv, rv_));
+    p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
+    const long long sh = (long long)T * dh, sp = (long long)T * T;
+    gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get(), dh, sh, k_.get(), dh, sh,
+            0.0, p_.get(), T, sp, SH);
+    softmax_forward(p_.get(), SH * T, T, causal_);
+    DeviceBuffer<R> oh(n);
+    gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, p_.get(), T, sp, v_.get(), dh, sh, 0.0, oh.get(), dh, sh,
+            SH);
+    o_ = merge(oh.get());
     DeviceBuffer<R> out(n);
     times_weight(ctx_.blas, o_.get(), w_.get(WeightKind::wo), out.get(), S, T, d, d, false, false);
     return out;
   }
 
   DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
-    const int S = ctx_.S, T = T_, d = d_, H = heads_, dh = d / H;
+    const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
-    const long long sTd = (long long)T * d, sP = (long long)H * T * T;
+    const long long sh = (long long)T * dh, sp = (long long)T * T;
     for (auto& x : norms) x.fill(kNaN);
     set(norms, WeightKind::wo, batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d));
     o_.reset();
     DeviceBuffer<R> d_o(n);
     times_weight(ctx_.blas, d_dout, w_.get(WeightKind::wo), d_o.get(), S, T, d, d, true, false);
-    DeviceBuffer<R> dq(n), dk(n), dv(n), dp(std::size_t(S) * H * T * T);
-    for (int h = 0; h < H; ++h) {
-      const long long ph = (long long)h * T * T;
-      gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get() + ph, T, sP, d_o.get() + h * dh, d, sTd, 0.0,
-              dv.get() + h * dh, d, sTd, S);
-      gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0, d_o.get() + h * dh, d, sTd, v_.get() + h * dh, d, sTd,
-              0.0, dp.get() + ph, T, sP, S);
-    }
-    softmax_backward(p_.get(), dp.get(), S * H * T, T, 1.0 / std::sqrt(double(dh)));
+    const DeviceBuffer<R> doh = split(std::move(d_o));
+    DeviceBuffer<R> dqh(n), dkh(n), dvh(n), dp(std::size_t(SH) * T * T);
+    gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get(), T, sp, doh.get(), dh, sh, 0.0, dvh.get(), dh, sh,
+            SH);
+    gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0, doh.get(), dh, sh, v_.get(), dh, sh, 0.0, dp.get(), T, sp,
+            SH);
+    softmax_backward(p_.get(), dp.get(), SH * T, T, 1.0 / std::sqrt(double(dh)));
     p_.reset();
-    for (int h = 0; h < H; ++h) {
-      const long long ph = (long long)h * T * T;
-      gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, dp.get() + ph, T, sP, k_.get() + h * dh, d, sTd, 0.0,
-              dq.get() + h * dh, d, sTd, S);
-      gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, dp.get() + ph, T, sP, q_.get() + h * dh, d, sTd, 0.0,
-              dk.get() + h * dh, d, sTd, S);
-    }
+    gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, dp.get(), T, sp, k_.get(), dh, sh, 0.0, dqh.get(), dh, sh,
+            SH);
+    gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, dp.get(), T, sp, q_.get(), dh, sh, 0.0, dkh.get(), dh, sh,
+            SH);
     dp.reset();
-    if (qkv_norm_) {
-      const int rows = S * T * H;
-      row_norm_backward(q_.get(), dq.get(), dq.get(), rq_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
-                        false);
-      row_norm_backward(k_.get(), dk.get(), dk.get(), rk_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
-                        false);
-      row_norm_backward(v_.get(), dv.get(), dv.get(), rv_.get(), rows, dh, sim::NormKind::rmsnorm, gain_,
-                        false);
+    DeviceBuffer<R> dq = merge(dqh.get()), dk = merge(dkh.get()), dv = merge(dvh.get());
+    if (qkv_norm_) {  // the norm's backward reads its output, in the tokens' layout
+      norm_backward(q_, dq, rq_);
+      norm_backward(k_, dk, rk_);
+      norm_backward(v_, dv, rv_);
     }
     q_.reset();
     k_.reset();
@@ -245,6 +238,23 @@ class GpuAttention final : public GpuBranch<R> {
     }
     return out;
   }
+  // S x T x heads x d_head <-> S x heads x T x d_head.
+  DeviceBuffer<R> split(DeviceBuffer<R> x) const {
+    DeviceBuffer<R> y(x.size());
+    swap_middle_axes(x.get(), y.get(), ctx_.S, T_, heads_, d_ / heads_);
+    return y;
+  }
+  DeviceBuffer<R> merge(const R* d_xh) const {
+    DeviceBuffer<R> y(std::size_t(ctx_.S) * T_ * d_);
+    swap_middle_axes(d_xh, y.get(), ctx_.S, heads_, T_, d_ / heads_);
+    return y;
+  }
+  // dx := RMSNorm backward of dx in place, from the norm's output kept split by heads (xh).
+  void norm_backward(const DeviceBuffer<R>& xh, DeviceBuffer<R>& dx, const DeviceBuffer<double>& rstd) const {
+    const DeviceBuffer<R> y = merge(xh.get());
+    row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_,
+                      sim::NormKind::rmsnorm, gain_, false);
+  }
   static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
     for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
   }
@@ -261,35 +271,72 @@ class GpuAttention final : public GpuBranch<R> {
 
 }  // namespace
 
-std::size_t largest_weight(const sim::StackShape& s) {
-  std::size_t m = 0;
-  for (int k = 0; k < s.depth; ++k)
-    for (WeightKind w : s.weights(k)) m = std::max(m, std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w)));
-  return m;
+namespace {
+
+// Per sample, the power of two 2^-e that brings max|x| near 1 (x * 2^-e is exact), and e; e is unused when
+// the sample is zero or not finite (max is then 0 or NaN).
+struct SampleScales {
+  std::vector<double> max_abs, factor;
+  std::vector<int> exponent;
+};
+
+template <class R>
+SampleScales sample_scales(const R* d_x, std::size_t n, int S) {
+  SampleScales sc{std::vector<double>(S), std::vector<double>(S, 1.0), std::vector<int>(S, 0)};
+  DeviceBuffer<double> d_max(S);
+  sample_max_abs(d_x, n, S, d_max.get());
+  sc.max_abs = d_max.to_host();
+  for (int s = 0; s < S; ++s)
+    if (std::isfinite(sc.max_abs[s]) && sc.max_abs[s] > 0) {
+      std::frexp(sc.max_abs[s], &sc.exponent[s]);
+      sc.factor[s] = std::ldexp(1.0, -sc.exponent[s]);
+    }
+  return sc;
 }
 
 template <class R>
+DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const std::vector<double>& factor) {
+  const auto d_f = DeviceBuffer<double>::from_host(factor);
+  DeviceBuffer<R> y(n * S);
+  scaled_sum(y.get(), d_x, d_f.get(), static_cast<const R*>(nullptr), n, S, false);
+  return y;
+}
+
+}  // namespace
+
+// As sim::frobenius_of_AtB: the products run on A and B scaled per sample by powers of two (a float Gram of
+// entries near 1e19 would overflow although the norm fits), the result is scaled back in double; a
+// non-finite entry gives NaN, a zero operand 0.
+template <class R>
 std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
                                              int n, int m) {
+  const SampleScales sa = sample_scales(d_a, std::size_t(T) * n, S),
+                     sb = sample_scales(d_b, std::size_t(T) * m, S);
+  const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, sa.factor);
+  const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, sb.factor);
   std::vector<double> out;
-  const double Td = T, nd = n, md = m;
-  if (Td * Td * (nd + md) < Td * nd * md) {
+  if (frobenius_by_gram(T, n, m)) {
     // ||A^T B||_F^2 = <A A^T, B B^T>_F: two T x T Gram matrices per sample.
     DeviceBuffer<R> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
-    gemm<R>(blas, false, true, T, T, n, 1.0, d_a, n, (long long)T * n, d_a, n, (long long)T * n, 0.0,
+    gemm<R>(blas, false, true, T, T, n, 1.0, a.get(), n, (long long)T * n, a.get(), n, (long long)T * n, 0.0,
             ga.get(), T, (long long)T * T, S);
-    gemm<R>(blas, false, true, T, T, m, 1.0, d_b, m, (long long)T * m, d_b, m, (long long)T * m, 0.0,
+    gemm<R>(blas, false, true, T, T, m, 1.0, b.get(), m, (long long)T * m, b.get(), m, (long long)T * m, 0.0,
             gb.get(), T, (long long)T * T, S);
     out = sample_dots(ga.get(), gb.get(), std::size_t(T) * T, S);
   } else {
     DeviceBuffer<R> g(std::size_t(S) * n * m);
-    gemm<R>(blas, true, false, n, m, T, 1.0, d_a, n, (long long)T * n, d_b, m, (long long)T * m, 0.0, g.get(),
-            m, (long long)n * m, S);
+    gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,
+            g.get(), m, (long long)n * m, S);
     out = sample_dots(g.get(), g.get(), std::size_t(n) * m, S);
   }
-  // Rounding can make a near-zero Gram product slightly negative; NaN (an overflowed Gram) stays NaN and is
-  // reported, never turned into 0 as std::max(0.0, NaN) would.
-  for (double& v : out) v = std::sqrt(v < 0 ? 0.0 : v);
+  for (int s = 0; s < S; ++s) {
+    if (!std::isfinite(sa.max_abs[s]) || !std::isfinite(sb.max_abs[s]))
+      out[s] = std::numeric_limits<double>::quiet_NaN();
+    else if (sa.max_abs[s] == 0 || sb.max_abs[s] == 0)
+      out[s] = 0;
+    else  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
+      out[s] = std::ldexp(std::sqrt(out[s] < 0 ? 0.0 : out[s]), sa.exponent[s] + sb.exponent[s]);
+  }
   return out;
 }
 

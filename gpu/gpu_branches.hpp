@@ -41,9 +41,6 @@ template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm);
 
-// Largest fan_in x fan_out of any weight of the stack (the recompute scratch per sample).
-std::size_t largest_weight(const sim::StackShape& s);
-
 // Per sample ||A_s^T B_s||_F for A (S x T x n), B (S x T x m), by the Gram identity when cheaper (as
 // sim::frobenius_of_AtB).
 template <class R>

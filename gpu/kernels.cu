@@ -1,5 +1,7 @@
 // The CUDA kernels of the backend and their launchers (declared in gpu/kernels.hpp). Per-element math
 // comes from sim/ (NORMSIM_HD); row reductions run in double, like the CPU code they mirror.
+#include <math_constants.h>
+
 #include <cfloat>
 #include <cstdint>
 
@@ -64,13 +66,19 @@ __device__ R block_max(R v) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
        i += std::size_t(blockDim.x) * gridDim.x)
 
+// One thread per Philox block: its four normals are computed once and written to the (up to) four entries
+// they are (gaussian_at would compute the block once per entry).
 template <class R>
 __global__ void gaussian_fill_kernel(R* out, std::size_t n, int S, const std::uint32_t* samples,
                                      std::uint64_t seed, std::uint32_t layer, sim::Stream stream,
                                      float scale) {
-  NORMSIM_GRID_LOOP(j, n * S) {
-    const std::size_t s = j / n, i = j % n;
-    out[j] = R(sim::gaussian_at(sim::DrawKey{seed, samples[s], layer, stream}, i) * scale);
+  const std::size_t blocks = (n + 3) / 4;
+  NORMSIM_GRID_LOOP(j, blocks * S) {
+    const std::size_t s = j / blocks, b = j % blocks;
+    float z[4];
+    sim::gaussian_block(sim::DrawKey{seed, samples[s], layer, stream}, std::uint32_t(b), z);
+    R* o = out + s * n + 4 * b;
+    for (std::size_t q = 0; q < 4 && 4 * b + q < n; ++q) o[q] = R(z[q] * scale);
   }
 }
 
@@ -210,6 +218,31 @@ __global__ void sample_dot_kernel(const R* a, const R* b, std::size_t n, double*
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
+// One block per sample: the largest finite |a|, and how many entries are not finite (then NaN).
+template <class R>
+__global__ void sample_max_abs_kernel(const R* a, std::size_t n, double* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  double m = 0, bad = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const double v = fabs(double(a[o + i]));
+    if (isfinite(v))
+      m = fmax(m, v);
+    else
+      bad += 1;
+  }
+  m = block_max(m);
+  bad = block_sum(bad);
+  if (threadIdx.x == 0) out[blockIdx.x] = bad > 0 ? CUDART_NAN : m;
+}
+
+template <class R>
+__global__ void swap_middle_axes_kernel(R* dst, const R* src, int A, int B, int n, std::size_t total) {
+  NORMSIM_GRID_LOOP(i, total) {  // i indexes src (s, a, b, j): coalesced reads, runs of n contiguous writes
+    const std::size_t j = i % n, r = i / n, b = r % B, a = (r / B) % A, s = r / (std::size_t(B) * A);
+    dst[((s * B + b) * A + a) * n + j] = src[i];
+  }
+}
+
 int row_threads(int n) {
   return n >= 512 ? 256 : (n >= 128 ? 128 : 32);
 }
@@ -219,8 +252,8 @@ int row_threads(int n) {
 template <class R>
 void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
                    std::uint32_t layer, sim::Stream stream, double scale) {
-  gaussian_fill_kernel<<<grid_for(n * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
-                                                      float(scale));
+  gaussian_fill_kernel<<<grid_for((n + 3) / 4 * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
+                                                                float(scale));
   check_launch("gaussian_fill_kernel");
 }
 
@@ -308,24 +341,22 @@ void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out)
   check_launch("sample_dot_kernel");
 }
 
-#define NORMSIM_INSTANTIATE(R)                                                                               \
-  template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
-                                 sim::Stream, double);                                                       \
-  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
-  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
-  template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
-  template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
-                                     bool);                                                                  \
-  template void activation_forward<R>(const R*, R*, std::size_t, sim::Activation);                           \
-  template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
-  template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
-  template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
-  template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
-  template void softmax_forward<R>(R*, int, int, bool);                                                      \
-  template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
-  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);
+template <class R>
+void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
+  const std::size_t total = std::size_t(S) * A * B * n;
+  if (total == 0) return;
+  swap_middle_axes_kernel<<<grid_for(total), kThreads>>>(d_dst, d_src, A, B, n, total);
+  check_launch("swap_middle_axes_kernel");
+}
 
-NORMSIM_INSTANTIATE(float)
-NORMSIM_INSTANTIATE(double)
+template <class R>
+void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
+  if (S == 0) return;
+  sample_max_abs_kernel<<<S, 1024>>>(d_a, n, d_out);
+  check_launch("sample_max_abs_kernel");
+}
+
+NORMSIM_KERNEL_INSTANTIATIONS(float)
+NORMSIM_KERNEL_INSTANTIATIONS(double)
 
 }  // namespace normsim::gpu

@@ -12,7 +12,9 @@
 
 namespace normsim::gpu {
 
-// out[s*n + i] = gaussian_at({seed, samples[s], layer, stream}, i) * scale (float product, as the CPU fill).
+// out[s*n + i] = gaussian_at({seed, samples[s], layer, stream}, i) * float(scale). Not bit-identical to the
+// CPU backend's weights (sim::fill_gaussian, vectorized Eigen log/sin/cos): they differ by up to a few float
+// ulps (tests/gpu/test_draw_agreement.cpp measures it), plus the device's logf/sinf/cosf (<= 2 ulps).
 template <class R>
 void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
                    std::uint32_t layer, sim::Stream stream, double scale);
@@ -63,5 +65,36 @@ void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale);
 // out[s] = sum_i a[s*n+i] * b[s*n+i] in double (one block per sample: deterministic order).
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
+
+// out[s] = max_i |a[s*n+i]| in double, NaN when any entry of the sample is NaN or infinite.
+template <class R>
+void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out);
+
+// dst (S x B x A x n) = src (S x A x B x n) with the middle axes swapped: attention's heads split from the
+// tokens (A = T, B = heads, n = d_head: S x T x d to S x heads x T x d_head) so one strided-batched GEMM
+// covers every (sample, head), and merged back (A = heads, B = T).
+template <class R>
+void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
+
+// Explicit instantiations of every launcher for R, for the file that defines them (kernels.cu, or the
+// mock build's gpu/mock/mock_kernels.cpp); used inside namespace normsim::gpu.
+#define NORMSIM_KERNEL_INSTANTIATIONS(R)                                                                     \
+  template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
+                                 sim::Stream, double);                                                       \
+  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
+  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
+  template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
+  template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
+                                     bool);                                                                  \
+  template void activation_forward<R>(const R*, R*, std::size_t, sim::Activation);                           \
+  template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
+  template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
+  template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
+  template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
+  template void softmax_forward<R>(R*, int, int, bool);                                                      \
+  template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
+  template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);                                \
+  template void swap_middle_axes<R>(const R*, R*, int, int, int, int);                                       \
+  template void sample_max_abs<R>(const R*, std::size_t, int, double*);
 
 }  // namespace normsim::gpu

@@ -51,6 +51,12 @@ bool launched_with_ranks() {
   return false;
 }
 
+std::optional<int> world_rank_from_env() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (auto r = env_int(name)) return r;
+  return std::nullopt;
+}
+
 std::optional<int> local_rank_from_env() {
   for (const char* name :
        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID"})

@@ -11,6 +11,11 @@ namespace normsim::mpi {
 // positive is harmless: the distributed driver also runs correctly with one rank.
 bool launched_with_ranks();
 
+// This rank's index among all ranks, when the launcher says so (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
+// SLURM_PROCID): errors found before MPI starts (a bad config, read by every rank) are printed by rank 0
+// only.
+std::optional<int> world_rank_from_env();
+
 // This rank's index among the ranks on its node, when the launcher says so (OMPI_COMM_WORLD_LOCAL_RANK,
 // MPI_LOCALRANKID, PMI_LOCAL_RANK, SLURM_LOCALID). Read before MPI_Init, so that the GPU can be chosen
 // before anything initializes CUDA.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "facets.hpp"
 #include "fit.hpp"
 #include "grouping.hpp"
 #include "line_chart.hpp"
@@ -67,7 +68,6 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       panel.errors = ErrorStyle::bars;
       panel.connect = false;  // the fitted line, not a polyline, joins the depths
       panel.reference_title = plain_text("least-squares fit");
-      bool all_fitted = true;
 
       // Series by the series key's value; each holds one configuration per depth.
       std::vector<std::pair<std::string, std::vector<DepthPoint>>> lines;
@@ -90,28 +90,28 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
         for (const auto& p : points)
           series.points.push_back({p.depth, p.row->mean, p.row->se,
                                    fit ? std::optional<double>(fit->predict(p.depth)) : std::nullopt});
-        all_fitted &= fit.has_value();
         panel.series.push_back(std::move(series));
       }
-      // Log-log only when every line could be fitted, i.e. every mean is positive.
-      panel.log_y = all_fitted;
+      panel.log_y = metric_log_scale(metric);
 
       Figure figure;
       figure.name = "depth_" + file_stem_part(metric) + "_" + which +
                     group_suffix(folder, layout.figure_keys, group.values);
       figure.kind = "depth";
       const std::string where = group_caption(folder, layout.figure_keys, group.values);
-      figure.caption =
-          folder.metric_description(metric) +
-          (at == DepthLayer::last ? " at the last layer" : " at layer 0") +
-          " against depth K (mean and standard error)" + (where.empty() ? "" : "; " + where) +
-          ". Dashed: least-squares fit of log mean on log K; the legend gives the exponent with its "
-          "95% confidence interval (Student t, n-2 degrees of freedom).";
-      figure.csv = chart_csv({panel});
-      figure.script = {figure.name,
-                       "Depth scaling of " + metric + " at the " + which + " layer" +
-                           (where.empty() ? "" : " (" + where + ")"),
-                       chart_columns, chart_preamble({panel}), chart_body({panel})};
+      figure.caption = folder.metric_description(metric) +
+                       (at == DepthLayer::last ? " at the last layer" : " at layer 0") +
+                       " against depth K (mean and standard error)" + (where.empty() ? "" : "; " + where) +
+                       ". Thin grey dashes: least-squares fit of log mean on log K; the legend gives the "
+                       "exponent with its "
+                       "95% confidence interval (Student t, n-2 degrees of freedom).";
+      const auto panels =
+          facet_panels(panel, layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "");
+      figure.csv = chart_csv(panels);
+      figure.script = chart_script(figure.name,
+                                   "Depth scaling of " + metric + " at the " + which + " layer" +
+                                       (where.empty() ? "" : " (" + where + ")"),
+                                   panels);
       figures.push_back(std::move(figure));
     }
   }

@@ -16,13 +16,6 @@ struct Figure {
   ScriptSpec script;    // name and columns are filled in by the builder
 };
 
-// The one rule for logarithmic value axes (line-chart y axes, heatmap colour scales): every value positive
-// and the largest more than ten times the smallest (more than one decade).
-inline constexpr double log_range_ratio = 10;
-inline bool spans_log_range(double lo, double hi) {
-  return lo > 0 && hi > log_range_ratio * lo;
-}
-
 // A number as written into a figure's CSV: 12 significant digits, shortest form.
 std::string csv_number(double value);
 

@@ -1,6 +1,7 @@
 // The shared .gp frame (see gnuplot_script.hpp). Kept plain so a user can read and edit the script.
 #include "gnuplot_script.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -24,7 +25,12 @@ std::vector<std::string> format_outputs(const std::string& name, const std::stri
 std::string gnuplot_script(const ScriptSpec& spec, const PlotOptions& options) {
   SizeInches size = size_inches(options.size);
   const bool stacked = spec.panels > 1 && size.width < stacked_below_width;
-  if (stacked) size.height = stacked_panel_height * spec.panels;
+  if (spec.facets && stacked)
+    size.height = facet_panel_height * spec.panels;
+  else if (spec.facets)
+    size.height = std::max(size.height, stacked_panel_height * ((spec.panels + 1) / 2));
+  else if (stacked)
+    size.height = stacked_panel_height * spec.panels;
   std::ostringstream gp;
   gp << "# " << spec.description << "\n"
      << "# Drawn by normsim from " << spec.name << ".csv (" << spec.columns << ").\n"
@@ -36,7 +42,8 @@ std::string gnuplot_script(const ScriptSpec& spec, const PlotOptions& options) {
      << "width_in = " << size.width << "; height_in = " << size.height
      << (spec.panels > 1 ? "  # one-column 3.5 x (1.6 per panel), two-column 7 x 3.2\n"
                          : "  # one-column 3.5 x 2.6, two-column 7 x 3.2\n")
-     << "font = 'Helvetica'; fontsize = 8  # pdf/svg/png only; the tex version uses the paper's fonts\n"
+     << "font = '" << figure_font << "'; fontsize = " << figure_font_size
+     << "  # pdf/svg/png only (Debian: fonts-liberation2); the tex version uses the paper's fonts\n"
      << "png_dpi = " << png_dpi << "\n"
      << (spec.panels > 1 ? "stacked = (width_in < " + std::to_string(int(stacked_below_width)) +
                                ")  # panels one above the other on narrow figures, else side by side\n"
@@ -57,13 +64,19 @@ std::string gnuplot_script(const ScriptSpec& spec, const PlotOptions& options) {
      << "  }\n"
      << "  tex = (fmt eq 'tex')\n"
      << "  gpfont = sprintf('%s,%g', font, fontsize)\n"
-     << "  if (fmt eq 'pdf') { set terminal pdfcairo enhanced color size width_in,height_in font gpfont }\n"
-     << "  if (fmt eq 'svg') { set terminal svg enhanced size width_in*72,height_in*72 dynamic font gpfont "
-        "}\n"
+     // One scale for all three: text at `fontsize` points and line width 1 = 0.5 pt, markers alike.
+     // pdfcairo sets text at 4/3 x fontscale x the font's size, hence 0.75; pngcairo's pixel sizes
+     // follow png_dpi (measured: a rasterized PDF and the PNG agree in text, line and marker size).
+     << "  if (fmt eq 'pdf') {\n"
+     << "    set terminal pdfcairo enhanced color size width_in,height_in font gpfont fontscale 0.75\n"
+     << "  }\n"
+     << "  if (fmt eq 'svg') {\n"
+     << "    set terminal svg enhanced size width_in*72,height_in*72 dynamic font gpfont linewidth 0.5\n"
+     << "  }\n"
      << "  if (fmt eq 'png') {\n"
      << "    set terminal pngcairo enhanced color size int(width_in*png_dpi+0.5),int(height_in*png_dpi+0.5) "
         "\\\n"
-     << "      font gpfont fontscale png_dpi/72.0 linewidth png_dpi/72.0\n"
+     << "      font gpfont fontscale png_dpi/96.0 linewidth png_dpi/144.0 pointscale png_dpi/72.0\n"
      << "  }\n"
      << "  if (tex) { set terminal cairolatex pdf input color size width_in,height_in }\n"
      << "  set output (tex ? name.'-tex.tex' : name.'.'.fmt)\n"

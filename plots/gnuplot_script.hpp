@@ -16,12 +16,22 @@ struct ScriptSpec {
   std::string preamble;     // commands run once, before the loop (title arrays, axes that never change)
   std::string body;         // commands run per format: labels (through `tex`), ranges, plot
   int panels = 1;           // > 1: a multiplot (see stacked_panel_height)
+  bool facets = false;      // the panels are facets (ChartLayout::facets): sized by facet_panel_height
 };
+
+// The one font of every PDF, SVG and PNG, pinned so a figure looks the same on every machine: Liberation Sans
+// (metric-compatible with Helvetica and Arial, covers every symbol the labels use; Debian: fonts-liberation2,
+// installed by scripts/setup.sh). Text is this many points at every size, in every format.
+inline constexpr const char* figure_font = "Liberation Sans";
+inline constexpr int figure_font_size = 8;
 
 // Several panels do not fit side by side in one column: there they are stacked, each this tall (inches), and
 // the figure grows to hold them; on a two-column figure they sit side by side at the chosen size.
 inline constexpr double stacked_panel_height = 1.6;
 inline constexpr double stacked_below_width = 5.0;  // inches
+// Facets stack one above the other on narrow figures, this tall each; on wide ones they sit two abreast,
+// stacked_panel_height tall, and the figure grows past its chosen height when they need it.
+inline constexpr double facet_panel_height = 1.25;
 
 // The whole script. Inside `body`, `tex` is 1 while the cairolatex version is drawn (labels then must be
 // LaTeX) and `data` names the CSV file.

@@ -3,11 +3,41 @@
 
 #include <algorithm>
 
+#include "facets.hpp"
 #include "grouping.hpp"
 #include "line_chart.hpp"
 #include "metric_labels.hpp"
 
 namespace normsim::plots {
+
+namespace {
+
+// One gradients figure: `panels` (one per metric in panels_of), named gradients<suffix>.
+Figure gradient_figure(const ResultsFolder& folder, const Layout& layout, const RowGroup& group,
+                       const std::vector<ChartPanel>& panels, const std::vector<std::string>& panels_of,
+                       const std::string& suffix, const std::string& facet) {
+  Figure figure;
+  figure.name = "gradients" + suffix;
+  figure.kind = "gradients";
+  const std::string where = group_caption(folder, layout.figure_keys, group.values);
+  std::string shown;
+  for (const auto& metric : panels_of) shown += (shown.empty() ? "" : ", ") + metric;
+  figure.caption =
+      "Gradient norms per layer (" + shown + "), mean and standard-error band" +
+      (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
+      (where.empty() ? "" : "; " + where) + (facet.empty() ? "" : "; " + facet) + ".";
+  figure.csv = chart_csv(panels);
+  figure.script = {figure.name,
+                   "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")") +
+                       (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
+                   chart_columns,
+                   chart_preamble(panels),
+                   chart_body(panels),
+                   static_cast<int>(panels.size())};
+  return figure;
+}
+
+}  // namespace
 
 std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vector<std::string>& metrics) {
   std::vector<std::string> panels_of;
@@ -27,6 +57,7 @@ std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vec
       ChartPanel panel;
       panel.x_label = layer_axis_label(metric);
       panel.y_label = metric_label(metric);
+      panel.log_y = metric_log_scale(metric);
       panel.reference_title = plain_text("mean field");
       std::vector<const SummaryRow*> rows;
       for (const SummaryRow* row : group.rows)
@@ -41,25 +72,24 @@ std::vector<Figure> gradient_figures(const ResultsFolder& folder, const std::vec
       panels.push_back(std::move(panel));
     }
 
-    Figure figure;
-    figure.name = "gradients" + group_suffix(folder, layout.figure_keys, group.values);
-    figure.kind = "gradients";
-    const std::string where = group_caption(folder, layout.figure_keys, group.values);
-    std::string shown;
-    for (const auto& metric : panels_of) shown += (shown.empty() ? "" : ", ") + metric;
-    figure.caption =
-        "Gradient norms per layer (" + shown + "), mean and standard-error band" +
-        (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
-        (where.empty() ? "" : "; " + where) + ".";
-    figure.csv = chart_csv(panels);
-    figure.script = {figure.name,
-                     "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")") +
-                         (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
-                     chart_columns,
-                     chart_preamble(panels),
-                     chart_body(panels),
-                     static_cast<int>(panels.size())};
-    figures.push_back(std::move(figure));
+    // More than six lines: one figure per facet (placement family), each a full set of panels.
+    const std::string key = layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "";
+    std::vector<std::string> labels;
+    for (const auto& s : panels.front().series) labels.push_back(s.label);
+    const auto facets = facets_of(key, labels);
+    for (const auto& facet : facets) {
+      std::vector<ChartPanel> part = panels;
+      for (auto& panel : part) {
+        std::vector<ChartSeries> kept;
+        for (std::size_t i : facet.members)
+          for (const auto& s : panel.series)
+            if (s.label == labels[i]) kept.push_back(s);
+        panel.series = std::move(kept);
+      }
+      const std::string suffix = group_suffix(folder, layout.figure_keys, group.values) +
+                                 (facets.size() > 1 ? "_" + file_stem_part(facet.slug) : "");
+      figures.push_back(gradient_figure(folder, layout, group, part, panels_of, suffix, facet.title));
+    }
   }
   return figures;
 }

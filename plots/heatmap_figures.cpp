@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "grouping.hpp"
+#include "line_chart.hpp"
 #include "metric_labels.hpp"
 #include "palette.hpp"
 
@@ -66,7 +67,7 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
         lo = std::min(lo, row->mean), hi = std::max(hi, row->mean);
         x_min = std::min(x_min, x_lo), x_max = std::max(x_max, x_hi);
       }
-      const bool log_colour = spans_log_range(lo, hi);
+      const bool log_colour = metric_log_scale(metric) && lo > 0;
 
       std::ostringstream body;
       body << "set xlabel "
@@ -75,7 +76,7 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
            << "\n"
            << "set ylabel " << gp_text(depth_axis_label()) << "\n"
            << "set cblabel " << gp_text(metric_label(metric)) << " offset 1.5,0\n";
-      if (log_colour) body << "set logscale cb\nset format cb (tex ? '$10^{%T}$' : '10^{%T}')\n";
+      if (log_colour) body << "set logscale cb\n" << log_axis_tics("cb", lo, hi, 5);
       body << "plot data using 1:2:3:4:5:6:9 with boxxyerror fs solid 1.0 noborder lc palette\n";
 
       std::ostringstream preamble;

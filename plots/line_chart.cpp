@@ -60,15 +60,11 @@ double nice_tic_step(double range, int most) {
 }
 
 bool chart_log_y(const ChartPanel& panel) {
-  if (panel.log_y) return *panel.log_y;
-  double lo = INFINITY, hi = -INFINITY;
+  if (!panel.log_y) return false;
   for (const auto& s : panel.series)
-    for (const auto& p : s.points) {
-      if (!(p.mean > 0)) return false;
-      lo = std::min(lo, p.mean), hi = std::max(hi, p.mean);
-      if (p.reference && *p.reference > 0) lo = std::min(lo, *p.reference), hi = std::max(hi, *p.reference);
-    }
-  return spans_log_range(lo, hi);
+    for (const auto& p : s.points)
+      if (p.mean > 0) return true;
+  return false;
 }
 
 std::string chart_csv(const std::vector<ChartPanel>& panels) {
@@ -121,7 +117,8 @@ Extent panel_extent(const ChartPanel& panel, bool log_y) {
     for (const auto& p : s.points) {
       const auto [lo, hi] = error_extent(p, log_y);
       e.x_min = std::min(e.x_min, p.x), e.x_max = std::max(e.x_max, p.x);
-      e.y_min = std::min({e.y_min, lo, p.mean}), e.y_max = std::max({e.y_max, hi, p.mean});
+      if (!log_y || p.mean > 0)  // a log axis leaves values <= 0 out
+        e.y_min = std::min({e.y_min, lo, p.mean}), e.y_max = std::max({e.y_max, hi, p.mean});
       if (p.reference && (!log_y || *p.reference > 0))
         e.y_min = std::min(e.y_min, *p.reference), e.y_max = std::max(e.y_max, *p.reference);
       e.integer_x &= p.x == std::round(p.x);
@@ -153,16 +150,15 @@ std::size_t visible_length(const std::string& enhanced) {
   return n;
 }
 
-// Tics of a logarithmic y axis over [lo, hi] (both > 0). Past one decade: whole decades, at most `most`
-// labels (every 10th, 100th, ... power when there are many). Within a decade: 1-2-5 (or finer) values, set
-// explicitly with the range, so the axis always shows at least two labels.
-std::string log_y_tics(double lo, double hi, int most) {
+}  // namespace
+
+std::string log_axis_tics(const std::string& axis, double lo, double hi, int most) {
   std::ostringstream gp;
   double decades = std::log10(hi / lo);
-  if (decades >= 1) {
+  if (decades >= log_decade_tics_from) {
     const int step = std::max(1, int(std::ceil(decades / most)));
-    gp << "set ytics " << csv_number(std::pow(10.0, step))
-       << "\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
+    gp << "set " << axis << "tics " << csv_number(std::pow(10.0, step)) << "\nset format " << axis
+       << " (tex ? '$10^{%T}$' : '10^{%T}')\n";
     return gp.str();
   }
   // Pad by 5% of the span (at least a fifth of a decade in all) so the points do not sit on the border.
@@ -177,18 +173,22 @@ std::string log_y_tics(double lo, double hi, int most) {
         const double v = m * std::pow(10.0, e);
         if (v >= lo && v <= hi) tics.push_back(v);
       }
-    if (tics.size() >= 3) break;
+    // The coarsest set with two labels (three past most of a decade): finer ones crowd a log axis.
+    if (tics.size() >= (decades >= 0.7 ? 3u : 2u)) break;
   }
   if (tics.size() < 2) {  // a narrow range inside one decade: evenly spaced values
     tics.clear();
     const double step = nice_tic_step(hi - lo, 3);
     for (double v = std::ceil(lo / step) * step; v <= hi; v += step) tics.push_back(v);
   }
-  gp << "set yrange [" << csv_number(lo) << ":" << csv_number(hi) << "]\nset ytics (";
+  gp << "set " << axis << "range [" << csv_number(lo) << ":" << csv_number(hi) << "]\nset " << axis
+     << "tics (";
   for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << csv_number(tics[i]);
-  gp << ")\nset mytics default\n";
+  gp << ")\nset m" << axis << "tics default\n";
   return gp.str();
 }
+
+namespace {
 
 // The longest y tic label of a panel, in characters (for the shared left margin of stacked panels).
 std::size_t y_tic_chars(const ChartPanel& panel) {
@@ -225,12 +225,88 @@ std::string gp_text_wrapped(const Text& text, std::size_t most) {
          gp_quote(e.substr(best + 1)) + ")";
 }
 
+// The y range every facet shares, so small multiples compare at a glance: linear out to whole tic steps,
+// log out to whole decades (or padded within one, as log_axis_tics pads).
+std::pair<double, double> facet_y_range(const Extent& e, bool log_y) {
+  if (!(e.y_max > e.y_min)) return {e.y_min - 1, e.y_max + 1};
+  if (!log_y) {
+    const double step = nice_tic_step(e.y_max - e.y_min, 4);
+    return {std::floor(e.y_min / step) * step, std::ceil(e.y_max / step) * step};
+  }
+  const double decades = std::log10(e.y_max / e.y_min);
+  if (decades >= log_decade_tics_from)
+    return {std::pow(10.0, std::floor(std::log10(e.y_min))), std::pow(10.0, std::ceil(std::log10(e.y_max)))};
+  const double pad = std::max(0.05 * decades, (0.2 - decades) / 2);
+  return {e.y_min / std::pow(10.0, pad), e.y_max * std::pow(10.0, pad)};
+}
+
+// A facet's cell in a grid of one column (narrow figures, the script's `stacked`) or two, with its title
+// above and room on the right for the direct labels (`label_chars` characters of legend text, one point
+// smaller than the margin's unit, plus the offset).
+std::string facet_cell(std::size_t index, std::size_t n_panels, std::size_t tic_chars,
+                       std::size_t label_chars, const std::string& title) {
+  std::ostringstream gp;
+  gp << "# facet " << index + 1 << ": its cell of the grid, margins in characters so the axes line up\n"
+     << "facet_cols = stacked ? 1 : 2; facet_rows = ceil(" << n_panels << ".0/facet_cols)\n"
+     << "facet_col = " << index << " % facet_cols; facet_row = floor(" << index << ".0/facet_cols)\n"
+     << "set origin facet_col*1.0/facet_cols, key_h + (1 - key_h)*(facet_rows - 1 - facet_row)/facet_rows\n"
+     << "set size 1.0/facet_cols, (1 - key_h)/facet_rows\n"
+     << "set lmargin " << tic_chars + 5 << "; set rmargin " << std::ceil(label_chars * 0.8) + 2
+     << "; set tmargin 1.4; set bmargin (facet_row < facet_rows - 1 ? 1.6 : 3.4)\n"
+     << "unset label\nset label 1 " << gp_quote(title)
+     << " at graph 0, graph 1 offset 0, 0.7 left font keyfont\n";
+  return gp.str();
+}
+
+// The series' names at the right ends of their lines, in their colours, moved apart so no two overlap (a
+// label is key_row_in tall; the plot's height follows from the cell, so edits of height_in keep them apart).
+std::string direct_labels(const ChartPanel& panel, int p, std::pair<double, double> y_range, bool log_y) {
+  std::vector<std::pair<double, int>> ends;  // (fraction of the y range, series number)
+  for (std::size_t s = 0; s < panel.series.size(); ++s) {
+    const auto& points = panel.series[s].points;
+    if (points.empty()) continue;
+    const double y = points.back().mean;
+    double f = 0;  // a value <= 0 on a log axis: named at the bottom edge, below everything drawn
+    if (!log_y)
+      f = (y - y_range.first) / (y_range.second - y_range.first);
+    else if (y > 0)
+      f = std::log(y / y_range.first) / std::log(y_range.second / y_range.first);
+    ends.push_back({std::clamp(f, 0.0, 1.0), static_cast<int>(s + 1)});
+  }
+  if (ends.empty()) return "";
+  std::sort(ends.begin(), ends.end());
+  const std::size_t n = ends.size();
+  std::ostringstream gp;
+  gp << "array LY[" << n << "] = [";
+  for (std::size_t k = 0; k < n; ++k) gp << (k ? ", " : "") << csv_number(ends[k].first);
+  gp << "]\narray LI[" << n << "] = [";
+  for (std::size_t k = 0; k < n; ++k) gp << (k ? ", " : "") << ends[k].second;
+  gp << "]\n"
+     << "label_gap = key_row_in/(height_in*(1 - key_h)/facet_rows - 4.4*fontsize/72.0)\n"
+     // Spread upwards, move the run back down so its centre stays where the line ends were, then keep
+     // it inside the plot: up from the bottom, down from the top.
+     << "label_sum = 0; do for [k=1:" << n << "] { label_sum = label_sum + LY[k] }\n"
+     << "do for [k=2:" << n << "] { if (LY[k] < LY[k-1] + label_gap) { LY[k] = LY[k-1] + label_gap } }\n"
+     << "do for [k=1:" << n << "] { label_sum = label_sum - LY[k] }\n"
+     << "do for [k=1:" << n << "] { LY[k] = LY[k] + label_sum/" << n << ".0 }\n"
+     << "if (LY[1] < 0) { LY[1] = 0 }\n"
+     << "do for [k=2:" << n << "] { if (LY[k] < LY[k-1] + label_gap) { LY[k] = LY[k-1] + label_gap } }\n"
+     << "if (LY[" << n << "] > 1) { LY[" << n << "] = 1; do for [k=" << n
+     << "-1:1:-1] { if (LY[k] > LY[k+1] - label_gap) { LY[k] = LY[k+1] - label_gap } } }\n"
+     << "do for [k=1:" << n << "] { set label (100 + k) (tex ? " << title_array(p, "T")
+     << "[LI[k]] : " << title_array(p, "E")
+     << "[LI[k]]) at graph 1, graph LY[k] offset 0.8, 0 left textcolor lt LI[k] "
+     << "font keyfont }\n";
+  return gp.str();
+}
+
 }  // namespace
 
-std::string chart_body(const std::vector<ChartPanel>& panels) {
+std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout) {
   std::ostringstream gp;
   const std::size_t n_panels = panels.size();
-  const bool multi = n_panels > 1;
+  const bool facets = layout == ChartLayout::facets;
+  const bool multi = n_panels > 1 || facets;
 
   // The key (legend) sits outside every plot area, right of it, so it never covers data or tic labels: the
   // series of the first panel (the panels share them) and one entry for all the reference curves.
@@ -240,7 +316,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
   for (const auto& panel : panels)
     for (const auto& s : panel.series)
       for (const auto& point : s.points) any_reference |= point.reference.has_value();
-  if (!panels.empty())
+  if (!panels.empty() && !facets)
     for (const auto& s : panels.front().series) {
       key_chars = std::max(key_chars, visible_length(s.title.enhanced));
       any_title |= !s.title.enhanced.empty();
@@ -260,8 +336,9 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
   for (const auto& panel : panels)
     for (const auto& s : panel.series) longest = std::max(longest, s.points.size());
   const std::string reference_style =
-      longest == 1 ? std::string("points pt 2 ps 1.5 lw 1.5")
-                   : "lines dt " + std::string(reference_dash) + " lw " + reference_width;
+      (longest == 1 ? std::string("points pt 2 ps 1.5 lw 1.5")
+                    : "lines dt " + std::string(reference_dash) + " lw " + reference_width) +
+      " lc rgb '" + reference_colour + "'";
   const std::string key_style = "vertical Left reverse samplen 1.5 spacing 0.95 width -1 font keyfont";
   // Each format is drawn in turn: undo what the previous one's legend plot changed.
   gp << "set origin 0, 0; set size 1, 1; set lmargin -1; set rmargin -1; set tmargin -1; set bmargin -1\n"
@@ -271,22 +348,29 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
   // The legend's place, computed by the script from the font size and figure size (so editing width_in,
   // height_in or fontsize keeps it clear of the plots): a column on the right when its entries are short,
   // else a row of columns at the bottom (always under stacked panels). The plots get the rest.
-  const std::size_t entries =
-      panels.empty() ? 0 : panels.front().series.size() + (any_reference ? 1 : 0) + (band_entry ? 1 : 0);
+  const std::size_t series_entries = panels.empty() || facets ? 0 : panels.front().series.size();
+  const std::size_t entries = series_entries + (any_reference ? 1 : 0) + (band_entry ? 1 : 0);
   const bool always_below = multi ? false : !panels.empty() && panels.front().legend_below;
+  // An entry is its sample (1.5 characters), gaps and its text (about 0.55 em a character in Liberation
+  // Sans). A legend never takes more than a fifth of the figure's width (beside) or height (below); figures
+  // with more than six series are split into facets first (facets.hpp), so six entries always fit.
   gp << "key_n = " << (key ? entries : 0) << "; key_entry_in = (" << key_chars
-     << "*0.8 + 6)*(fontsize - 1)/72.0; key_row_in = 1.5*(fontsize - 1)/72.0  # inches\n"
-     << "key_below = " << (multi ? "stacked || " : "") << (always_below ? "1 || " : "")
-     << "key_entry_in > 0.5*width_in\n"
+     << "*0.55 + 3.5)*(fontsize - 1)/72.0; key_row_in = 1.3*(fontsize - 1)/72.0  # inches\n"
+     << "key_fit = floor((height_in - 0.3)/key_row_in); key_fit = key_fit < 1 ? 1 : key_fit\n"
+     << "key_below = "
+     << (facets  ? "1 || "
+         : multi ? "stacked || "
+                 : "")
+     << (always_below ? "1 || " : "") << "ceil(key_n*1.0/key_fit)*key_entry_in > 0.2*width_in\n"
      << "if (key_below) {\n"
      << "  key_cols = floor(width_in/key_entry_in); key_cols = key_cols < 1 ? 1 : key_cols\n"
-     << "  key_rows = ceil(key_n*1.0/key_cols); key_h = key_n > 0 ? (key_rows*key_row_in + 0.1)/height_in : "
-        "0;"
-        " key_w = 0\n"
+     // 0.0, not 0: gnuplot divides integers as integers, and (1 - key_h)/3 would be 0.
+     << "  key_rows = ceil(key_n*1.0/key_cols); key_h = key_n > 0 ? (key_rows*key_row_in + 0.08)/height_in : "
+        "0.0;"
+        " key_w = 0.0\n"
      << "} else {\n"
-     << "  key_fit = floor((height_in - 0.3)/key_row_in); key_fit = key_fit < 1 ? 1 : key_fit\n"
      << "  key_cols = ceil(key_n*1.0/key_fit); key_rows = key_cols > 0 ? ceil(key_n*1.0/key_cols) : 0\n"
-     << "  key_w = key_cols*key_entry_in/width_in; key_h = 0\n"
+     << "  key_w = key_cols*key_entry_in/width_in; key_h = 0.0\n"
      << "}\n";
   // The legend is a plot of its own beside the charts (a legend inside a chart is limited to its height).
   gp << "set multiplot\n";
@@ -294,19 +378,30 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
   // Stacked panels share one left margin, wide enough for the longest tic label of any of them.
   std::size_t tic_chars = 3;
   for (const auto& panel : panels) tic_chars = std::max(tic_chars, y_tic_chars(panel));
+  // Facets share one y range and label their lines directly (room for the longest name on the right).
+  Extent shared;
+  std::size_t label_chars = 0;
+  for (const auto& panel : panels) {
+    const Extent e = panel_extent(panel, chart_log_y(panel));
+    shared.y_min = std::min(shared.y_min, e.y_min), shared.y_max = std::max(shared.y_max, e.y_max);
+    for (const auto& s : panel.series) label_chars = std::max(label_chars, visible_length(s.title.enhanced));
+  }
   for (std::size_t index = 0; index < n_panels; ++index) {
     const ChartPanel& panel = panels[index];
     const int p = static_cast<int>(index + 1);
     const int n = static_cast<int>(panel.series.size());
     const bool log_y = chart_log_y(panel);
-    const Extent extent = panel_extent(panel, log_y);
+    Extent extent = panel_extent(panel, log_y);
+    if (facets) extent.y_min = shared.y_min, extent.y_max = shared.y_max;
     bool has_reference = false;
     std::size_t most_points = 1;
     for (const auto& s : panel.series) {
       most_points = std::max(most_points, s.points.size());
       for (const auto& point : s.points) has_reference |= point.reference.has_value();
     }
-    if (multi) {
+    if (facets) {
+      gp << facet_cell(index, n_panels, tic_chars, label_chars, panel.title.enhanced);
+    } else if (multi) {
       const std::string i = std::to_string(index), n_text = std::to_string(n_panels);
       gp << "# panel " << p << ": its cell of the figure, with margins in characters so the axes line up\n"
          << "if (stacked) {\n"
@@ -339,7 +434,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
          << "} else {\n"
          << "  set label 1 " << gp_text(panel.title) << at << "; set tmargin 2.2\n"
          << "}\n";
-    } else
+    } else if (!facets)
       gp << "unset label 1\n";
     gp << "set format x (tex ? '$%g$' : '%g')\nset format y (tex ? '$%g$' : '%g')\n";
 
@@ -370,18 +465,18 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
         const double s = nice_tic_step(extent.x_max - extent.x_min, most);
         return csv_number(extent.integer_x ? std::max(s, 1.0) : s);
       };
-      if (multi)
+      if (multi && !facets)  // facets are at least 3.5 in wide
         gp << "if (stacked) { set xtics " << step(5) << " } else { set xtics " << step(2) << " }\n";
       else
         gp << "set xtics " << step(5) << "\n";
     } else {
       gp << "set xtics autofreq\n";
     }
-    // y tics: see log_y_tics; linear axes get a round step with at most four (panels) or five intervals.
+    // y tics: see log_axis_tics; linear axes get a round step with at most four (panels) or five intervals.
     if (log_y) {
       gp << "set logscale y\n";
       if (extent.y_max > 0 && extent.y_min > 0)
-        gp << log_y_tics(extent.y_min, extent.y_max, multi ? 4 : 5);
+        gp << log_axis_tics("y", extent.y_min, extent.y_max, multi ? 4 : 5);
       else
         gp << "set ytics autofreq\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
       // gnuplot autoscales to the data only: a band reaching past it needs the range set (whole decades).
@@ -397,8 +492,16 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     } else {
       gp << "set ytics autofreq\n";
     }
+    if (facets && log_y == chart_log_y(panels.front())) {
+      const auto range = facet_y_range(shared, log_y);
+      gp << "set yrange [" << csv_number(range.first) << ":" << csv_number(range.second) << "]\n"
+         << direct_labels(panel, p, range, log_y);
+    }
     gp << "set xtics nomirror out scale 0.6; set ytics nomirror out scale 0.6\n";
-    gp << "set xlabel " << gp_text(panel.x_label) << "\n";
+    if (facets)  // the x label once, under the bottom row
+      gp << "set xlabel (facet_row < facet_rows - 1 ? '' : " << gp_text(panel.x_label) << ")\n";
+    else
+      gp << "set xlabel " << gp_text(panel.x_label) << "\n";
     gp << "set ylabel " << gp_text_wrapped(panel.y_label, y_label_chars) << "\n";
     // A band reaches the plot's sides; error bars would sit on them.
     // (On a log axis gnuplot would round the range out to whole decades: fix it to the data instead.)
@@ -421,11 +524,11 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
     if (panel.errors == ErrorStyle::band)
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "7") << ":"
          << series_select(p, "8") << " with filledcurves fs transparent solid 0.18 noborder lt i, \\\n     ";
-    // Reference curves under the data, in the series' colour, dashed and twice as wide: where they agree
-    // with the data they show as a dashed edge around its line, so every series' curve stays visible.
+    // Reference curves behind the data, thin and grey (see reference_dash): the legend's swatch is drawn
+    // in the same style.
     if (has_reference)
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "9") << " with " << reference_style
-         << " lt i, \\\n     ";
+         << ", \\\n     ";
     if (panel.errors == ErrorStyle::band) {
       gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "5") << " with "
          << (panel.connect ? "linespoints pi " + std::to_string(interval) : std::string("points"))
@@ -449,15 +552,16 @@ std::string chart_body(const std::vector<ChartPanel>& panels) {
           "}\n"
        << "set lmargin 0; set rmargin 0; set tmargin " << (titled && !multi ? "(key_below ? 0 : 2.2)" : "0")
        << "; set bmargin 0\n"
-       << "unset logscale; unset label 1; unset object 1; unset xlabel; unset ylabel; unset tics; unset "
+       << "unset logscale; unset label; unset object 1; unset xlabel; unset ylabel; unset tics; unset "
           "border\n"
        << "set xrange [0:1]; set yrange [0:1]\n"
        << "set key inside left top " << key_style << " maxrows key_rows\n"
-       << "plot NaN notitle, for [i=1:" << first.series.size() << "] keyentry with " << style
-       << " lt i title (tex ? TT1[i] : TE1[i])";
+       << "plot NaN notitle";
+    if (series_entries > 0)
+      gp << ", for [i=1:" << series_entries << "] keyentry with " << style
+         << " lt i title (tex ? TT1[i] : TE1[i])";
     if (any_reference)
-      gp << ", \\\n     keyentry with " << reference_style << " lc rgb 'black' title "
-         << gp_text(first.reference_title);
+      gp << ", \\\n     keyentry with " << reference_style << " title " << gp_text(first.reference_title);
     if (band_entry)
       gp << ", \\\n     keyentry with boxes fc rgb '" << band_colour << "' " << band_fill << " title "
          << gp_text(first.band_title);

@@ -33,8 +33,8 @@ struct ChartPanel {
   Text x_label;
   Text y_label;
   bool log_x = false;
-  int log_x_base = 10;        // 2 suits depths (4, 8, 16, ...)
-  std::optional<bool> log_y;  // empty: log when every value is positive and they span more than a decade
+  int log_x_base = 10;  // 2 suits depths (4, 8, 16, ...)
+  bool log_y = false;   // metric_log_scale for metric figures, the claim's log_y for claims
   ErrorStyle errors = ErrorStyle::band;
   bool connect = true;   // join the points of a series
   Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
@@ -58,12 +58,23 @@ std::string chart_csv(const std::vector<ChartPanel>& panels);
 // first panel's series, one entry for all reference curves and one for the band, in columns when there are
 // more entries than fit one above the other.
 std::string chart_preamble(const std::vector<ChartPanel>& panels);
-std::string chart_body(const std::vector<ChartPanel>& panels);
+// `facets`: the panels are small multiples of one metric (facets.hpp), in a grid of one column (narrow
+// figures) or two, sharing one y range; each panel's title names its facet and its lines are labelled at
+// their right ends; the legend below holds only the reference curve and band entries.
+enum class ChartLayout { panels, facets };
+std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout = ChartLayout::panels);
 
 // A round tic step giving at most `most` intervals over `range` (1, 2 or 5 times a power of ten).
 double nice_tic_step(double range, int most);
 
-// Whether a panel's y axis is drawn logarithmic (resolves ChartPanel::log_y).
+// Tics of a logarithmic axis ("y", "cb") over [lo, hi] (both > 0). From two decades on: whole decades, at
+// most `most` labels (every 10th, 100th, ... power when there are many). Below: 1-2-5 (or finer) values,
+// set explicitly with the range, so the axis always shows at least two labels (three past 0.7 decades).
+inline constexpr double log_decade_tics_from = 2;
+std::string log_axis_tics(const std::string& axis, double lo, double hi, int most);
+
+// Whether a panel's y axis is drawn logarithmic: log_y, unless no value is positive (nothing to draw there;
+// values <= 0 are left out of a log axis).
 bool chart_log_y(const ChartPanel& panel);
 
 }  // namespace normsim::plots

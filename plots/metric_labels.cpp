@@ -59,6 +59,14 @@ Text metric_label(const std::string& metric) {
   return plain_text(metric);
 }
 
+bool metric_log_scale(const std::string& metric) {
+  static const char* const magnitudes[] = {"act_sq",      "grad_sq",   "act_mean_abs",
+                                           "act_max_abs", "branch_sq", "rel_update"};
+  for (const char* m : magnitudes)
+    if (metric == m) return true;
+  return metric.rfind("gradw_", 0) == 0;
+}
+
 Text layer_axis_label(const std::string& metric) {
   if (is_sublayer_metric(metric)) return {"sublayer {/:Italic k}", "sublayer $k$"};
   return {"layer {/:Italic l}", "layer $\\ell$"};

@@ -18,6 +18,12 @@ bool is_sublayer_metric(const std::string& metric);
 // "layer l" or "sublayer k", matching the metric's index.
 Text layer_axis_label(const std::string& metric);
 
+// The one rule for value axes (docs/figures.md, "Log or linear"): decided by the metric, never by the data
+// of a panel or a depth, so a metric reads the same in every figure. Magnitudes (second moments, mean and
+// max |x|, branch outputs, relative updates, gradients) are drawn on log axes; cosines, the effective rank
+// and metrics this list does not know on linear ones.
+bool metric_log_scale(const std::string& metric);
+
 Text depth_axis_label();                                      // depth K (sublayers)
 Text normalized_layer_axis_label(const std::string& metric);  // l/K or k/K
 

@@ -10,11 +10,12 @@ namespace normsim::plots {
 // gnuplot commands defining line types 1..16 (and `set linetype cycle 16`).
 std::string gp_line_styles();
 
-// Dash pattern and width of reference curves (theory, fitted lines, predictions), as gnuplot `dt` and `lw`
-// values. They are drawn under the data and twice as wide as its lines (dash lengths scale with the width),
-// so a reference curve that matches its series shows as a dashed edge around the series' line.
-inline constexpr const char* reference_dash = "(2,1.5)";
-inline constexpr const char* reference_width = "3";
+// Style of reference curves (theory, fitted lines, predictions): thin (0.5 pt, a third of a data line), dark
+// grey and dashed, drawn behind the data, so where the measurement agrees with it the data line covers it
+// and where they part it shows. One style for all of them, so one legend swatch drawn in it is exact.
+inline constexpr const char* reference_dash = "(6,4)";
+inline constexpr const char* reference_width = "1";
+inline constexpr const char* reference_colour = "#4D4D4D";
 
 // A sequential palette (viridis) for heatmaps: perceptually uniform and monotone in lightness, so it reads
 // in greyscale and with every common colour-vision deficiency.

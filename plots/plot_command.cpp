@@ -47,7 +47,7 @@ Parsed parse(const std::vector<std::string>& args) {
     } else if (arg == "--metric") {
       for (const auto& metric : split_commas(value())) parsed.options.metrics.push_back(metric);
       // `--metric a b c`: further bare words are metrics too, once OUT is known.
-      while (!parsed.out.empty() && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0)
+      while (!parsed.out.empty() && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0)
         for (const auto& metric : split_commas(args[++i])) parsed.options.metrics.push_back(metric);
     } else if (arg == "--size") {
       const std::string size = value();
@@ -66,6 +66,8 @@ Parsed parse(const std::vector<std::string>& args) {
       parsed.options.latex = true;
     } else if (arg == "--quiet" || arg == "-q") {
       parsed.options.quiet = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      parsed.options.verbose = true;
     } else if (arg == "--heatmap-layer") {
       const std::string axis = value();
       if (axis == "normalized")
@@ -98,12 +100,13 @@ Parsed parse(const std::vector<std::string>& args) {
 std::string plot_usage() {
   return R"(usage: normsim plot OUT [options]
 
-Draws every figure of the results folder OUT (written by `normsim run` or `normsim check`) into
+Draws the figures of the results folder OUT (written by `normsim run` or `normsim check`) into
 OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (the gnuplot script that
 draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
 
 options:
-  --metric M[,M...]        only these metrics (repeatable; default: every metric in summary.csv)
+  --metric M[,M...]        these metrics (repeatable; `all`: every metric in summary.csv;
+                           default: act_sq, grad_sq, gradw_w2)
   --size one-column|two-column
                            3.5 x 2.6 in (default) or 7 x 3.2 in
   --format F[,F...]        any of pdf, svg, png (default: all three)
@@ -114,6 +117,7 @@ options:
   --claims-only            only the claim figures (claim_<id>, after `normsim check`)
   --no-report              figures only
   --quiet, -q              no progress output
+  --verbose, -v            list every figure drawn (on stderr)
   --help, -h               this text
 
 exit status: 0 done, 2 usage or input error, 1 gnuplot missing or failing.

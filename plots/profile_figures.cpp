@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "facets.hpp"
 #include "grouping.hpp"
 #include "line_chart.hpp"
 #include "metric_labels.hpp"
@@ -19,6 +20,7 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
       ChartPanel panel;
       panel.x_label = layer_axis_label(metric);
       panel.y_label = metric_label(metric);
+      panel.log_y = metric_log_scale(metric);
       panel.reference_title = plain_text("mean field");
       long fewest = -1, most = 0;
       for (const auto& s : split_series(folder, layout.series_key, group.rows)) {
@@ -42,12 +44,19 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
           (fewest == most ? std::to_string(most) : std::to_string(fewest) + "-" + std::to_string(most)) +
           " samples" +
           (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
-          (where.empty() ? "" : "; " + where) + ". Dashed: theory, where theory.csv has it.";
-      figure.csv = chart_csv({panel});
-      figure.script = {figure.name,
+          (where.empty() ? "" : "; " + where) +
+          ". Thin grey dashes: the mean-field theory, where theory.csv has it.";
+      const auto panels =
+          facet_panels(panel, layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "");
+      if (panels.size() > 1)
+        figure.caption += " Facets: " + std::to_string(panels.size()) +
+                          " panels of at most six lines, each line named at its right end.";
+      figure.csv = chart_csv(panels);
+      figure.script =
+          chart_script(figure.name,
                        "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")") +
                            (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
-                       chart_columns, chart_preamble({panel}), chart_body({panel})};
+                       panels);
       figures.push_back(std::move(figure));
     }
   }

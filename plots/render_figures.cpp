@@ -85,9 +85,9 @@ std::vector<RenderedFigure> render_figures(const std::vector<Figure>& figures, c
     for (std::size_t i = next++; i < figures.size(); i = next++) {
       try {
         done[i] = render_one(figures[i], figures_dir, options, gnuplot);
-        if (!options.quiet) {
+        if (options.verbose && !options.quiet) {
           const std::lock_guard lock(print);
-          std::cout << "  figures/" << figures[i].name << " (" << figures[i].kind << ")\n";
+          std::cerr << "  figures/" << figures[i].name << " (" << figures[i].kind << ")\n";
         }
       } catch (const std::exception& e) {
         failures[i] = e.what();

@@ -37,25 +37,36 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-// The metrics asked for, each checked against summary.csv.
+bool asks_for_all(const PlotOptions& options) {
+  return std::find(options.metrics.begin(), options.metrics.end(), all_metrics) != options.metrics.end();
+}
+
+// The metrics asked for, each checked against summary.csv (see PlotOptions::metrics).
 std::vector<std::string> chosen_metrics(const ResultsFolder& folder, const PlotOptions& options) {
-  if (options.metrics.empty()) return folder.metrics;
+  if (asks_for_all(options)) return folder.metrics;
+  if (options.metrics.empty()) {
+    std::vector<std::string> chosen;
+    for (const auto& metric : default_figure_metrics)
+      if (folder.has_metric(metric)) chosen.push_back(metric);
+    return chosen;
+  }
   std::vector<std::string> metrics;
   for (const auto& metric : options.metrics) {
     if (!folder.has_metric(metric))
       throw input_error(
           "metric '" + metric + "' is not in " + (folder.dir / "summary.csv").string() +
-          "; it has: " + joined(folder.metrics) +
+          "; it has: " + joined(folder.metrics) + " (or ask for all of them with '" + all_metrics + "')" +
           ". Pick one of those with --metric, or add the metric to the config's `metrics` and run again");
     if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) metrics.push_back(metric);
   }
   return metrics;
 }
 
-// Heatmaps are many (one per placement and metric), so by default only the two the papers draw.
+// Heatmaps are many (one per placement and metric), so by default (and with "all") only the two the papers
+// draw.
 std::vector<std::string> heatmap_metrics(const ResultsFolder& folder, const PlotOptions& options,
                                          const std::vector<std::string>& metrics) {
-  if (!options.metrics.empty()) return metrics;
+  if (!options.metrics.empty() && !asks_for_all(options)) return metrics;
   std::vector<std::string> chosen;
   for (const char* metric : {"act_sq", "grad_sq"})
     if (folder.has_metric(metric)) chosen.push_back(metric);
@@ -102,13 +113,16 @@ void render_folder(const fs::path& out, const PlotOptions& options) {
     throw environment_error("cannot create " + figures_dir.string() + ": " + error.message() +
                             " (check that the results folder is writable)");
   if (!options.quiet)
-    std::cout << "normsim plot: drawing " << figures.size() << " figures into " << figures_dir.string()
-              << "\n";
+    std::cerr << "normsim plot: drawing " << figures.size() << " figures into " << figures_dir.string()
+              << (options.verbose ? ":" : "") << "\n";
   const auto rendered = render_figures(figures, figures_dir, options, gnuplot);
   if (options.report) {
     write_report(folder, rendered, options.report_markdown);
     if (!options.quiet)
-      std::cout << "normsim plot: wrote " << (out / "report.md").string() << " and report.html\n";
+      std::cerr << "normsim plot: wrote "
+                << (options.report_markdown ? (out / "report.md").string() + " and report.html"
+                                            : (out / "report.html").string())
+                << "\n";
   }
 }
 

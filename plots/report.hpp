@@ -1,5 +1,5 @@
-// The report of a results folder: OUT/report.md (figures linked) and a self-contained OUT/report.html
-// (figures embedded), each with the run's settings from run.json and, after `normsim check`, the verdicts.
+// The report of a results folder: OUT/report.md and OUT/report.html (both link the figures), each with the
+// run's settings from run.json and, after `normsim check`, the verdicts with their tally.
 #pragma once
 
 #include <vector>
@@ -9,8 +9,7 @@
 
 namespace normsim::plots {
 
-// Writes both files atomically (report.md only when `markdown`). The HTML embeds each figure's PNG
-// (base64) when drawn, else its SVG.
+// Writes both files atomically (report.md only when `markdown`).
 void write_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures,
                   bool markdown = true);
 

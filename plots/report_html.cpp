@@ -1,14 +1,13 @@
-// The self-contained HTML report (see report_html.hpp).
+// The HTML report (see report_html.hpp).
 #include "report_html.hpp"
 
-#include <fstream>
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "report_tables.hpp"
 
 namespace normsim::plots {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -35,101 +34,114 @@ std::string escape_html(const std::string& text) {
   return out;
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+const char* const page_style =
+    "body{font-family:system-ui,sans-serif;max-width:75rem;margin:2rem auto;padding:0 1rem;color:#222}\n"
+    "table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.85rem}\n"
+    "th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;text-align:left;vertical-align:top}\n"
+    "th{background:#f3f3f3} code{font-size:0.85rem} nav ul{columns:2;font-size:0.9rem}\n"
+    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr));gap:1rem}\n"
+    "figure{margin:0;border:1px solid #ddd;padding:0.5rem} figure img{width:100%;height:auto}\n"
+    "figcaption{font-size:0.8rem;color:#444} .files{font-size:0.75rem}\n"
+    // Verdicts: the word is always written out; the colour only helps the eye.
+    ".supported{background:#dafbe1;color:#116329}.refuted{background:#ffebe9;color:#a40e26}\n"
+    ".inconclusive{background:#fff8c5;color:#7d4e00} .tally{font-weight:600}\n";
+
+bool has_file(const RenderedFigure& figure, const std::string& file) {
+  return std::find(figure.files.begin(), figure.files.end(), file) != figure.files.end();
 }
 
-void write_table(std::ostringstream& html, const ReportTable& table, const char* css_class = "") {
+// The class of a verdict cell: its first word, when it is one of the three verdicts.
+std::string verdict_class(const std::string& verdict) {
+  const std::string word = verdict.substr(0, verdict.find(' '));
+  return word == "supported" || word == "refuted" || word == "inconclusive" ? word : "";
+}
+
+// A table; `verdicts` colours its last column and links the first (the claim id) to the claim's figure.
+void write_table(std::ostringstream& html, const ReportTable& table, bool verdicts = false) {
   if (table.rows.empty()) {
     html << "<p>(none)</p>\n";
     return;
   }
-  html << "<table class=\"" << css_class << "\"><thead><tr>";
+  html << "<table><thead><tr>";
   for (const auto& h : table.header) html << "<th>" << escape_html(h) << "</th>";
   html << "</tr></thead><tbody>\n";
   for (const auto& row : table.rows) {
     html << "<tr>";
-    for (const auto& c : row) html << "<td>" << escape_html(c) << "</td>";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (verdicts && c == 0)
+        html << "<td><a href=\"#claim_" << escape_html(row[c]) << "\"><code>" << escape_html(row[c])
+             << "</code></a></td>";
+      else if (verdicts && c + 1 == row.size())
+        html << "<td class=\"" << verdict_class(row[c]) << "\">" << escape_html(row[c]) << "</td>";
+      else
+        html << "<td>" << escape_html(row[c]) << "</td>";
+    }
     html << "</tr>\n";
   }
   html << "</tbody></table>\n";
 }
 
-bool has_file(const RenderedFigure& figure, const std::string& file) {
-  for (const auto& f : figure.files)
-    if (f == file) return true;
-  return false;
+// One thumbnail: the PNG (else the SVG) linked to itself, the caption, and links to every file.
+void write_thumbnail(std::ostringstream& html, const RenderedFigure& figure) {
+  html << "<figure id=\"" << escape_html(figure.name) << "\">";
+  for (const char* ext : {".png", ".svg"})
+    if (has_file(figure, figure.name + ext)) {
+      const std::string href = "figures/" + escape_html(figure.name) + ext;
+      html << "<a href=\"" << href << "\"><img loading=\"lazy\" alt=\"" << escape_html(figure.name)
+           << "\" src=\"" << href << "\"></a>";
+      break;
+    }
+  html << "\n<figcaption><b>" << escape_html(figure.name) << ".</b> " << escape_html(figure.caption)
+       << "</figcaption>\n<div class=\"files\">";
+  for (const auto& file : figure.files)
+    html << "<a href=\"figures/" << escape_html(file) << "\">" << escape_html(file) << "</a> ";
+  html << "</div></figure>\n";
 }
 
-// The figure itself: PNG as a data URL (identical in every browser), else the SVG inline without its XML
-// prolog, else a note that only PDF was drawn.
-std::string embedded_figure(const fs::path& dir, const RenderedFigure& figure) {
-  if (has_file(figure, figure.name + ".png"))
-    return "<img alt=\"" + escape_html(figure.name) + "\" src=\"data:image/png;base64," +
-           base64(read_bytes(dir / (figure.name + ".png"))) + "\">";
-  if (has_file(figure, figure.name + ".svg")) {
-    const std::string svg = read_bytes(dir / (figure.name + ".svg"));
-    const auto start = svg.find("<svg");
-    return "<div class=\"svg\">" + (start == std::string::npos ? svg : svg.substr(start)) + "</div>";
-  }
-  return "<p>(drawn as PDF only: figures/" + escape_html(figure.name) + ".pdf)</p>";
+std::string anchor(const std::string& heading) {
+  std::string id;
+  for (char c : heading) id += std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '-';
+  return id;
 }
 
 }  // namespace
 
-std::string base64(const std::string& bytes) {
-  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const unsigned b0 = static_cast<unsigned char>(bytes[i]);
-    const unsigned b1 = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
-    const unsigned b2 = i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0;
-    const unsigned triple = (b0 << 16) | (b1 << 8) | b2;
-    out += alphabet[(triple >> 18) & 63];
-    out += alphabet[(triple >> 12) & 63];
-    out += i + 1 < bytes.size() ? alphabet[(triple >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? alphabet[triple & 63] : '=';
-  }
-  return out;
-}
-
 std::string html_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures) {
-  const fs::path figures_dir = folder.dir / "figures";
   const std::string title = "normsim results: " + folder.dir.filename().string();
+  const auto sections = figure_sections(figures);
+  std::vector<std::pair<std::string, const ReportTable>> tables = {
+      {"Run", run_table(folder)},
+      {"Settings shared by every configuration", fixed_settings_table(folder)},
+      {"Configurations", configs_table(folder)},
+      {"Metrics", metrics_table(folder)}};
   std::ostringstream html;
-  html
-      << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << escape_html(title)
-      << "</title>\n<style>\n"
-      << "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}\n"
-      << "table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.9rem}\n"
-      << "th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;text-align:left;vertical-align:top}\n"
-      << "th{background:#f3f3f3} figure{margin:1.5rem 0} img,.svg svg{max-width:100%;height:auto}\n"
-      << "figcaption{font-size:0.9rem;color:#444} code{font-size:0.85rem}\n"
-      << "</style></head><body>\n<h1>" << escape_html(title) << "</h1>\n"
-      << "<p>Every figure has its data (<code>figures/NAME.csv</code>) and the gnuplot script that draws it "
-      << "(<code>cd figures &amp;&amp; gnuplot NAME.gp</code>).</p>\n";
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << escape_html(title)
+       << "</title>\n<style>\n"
+       << page_style << "</style></head><body>\n<h1>" << escape_html(title) << "</h1>\n"
+       << "<p>Every figure links its PNG, PDF and SVG, the data it plots (<code>figures/NAME.csv</code>) and "
+       << "the gnuplot script that draws it (<code>cd figures &amp;&amp; gnuplot NAME.gp</code>).</p>\n";
+  html << "<nav><h2>Contents</h2><ul>\n";
+  if (folder.has_verdicts) html << "<li><a href=\"#verdicts\">Verdicts</a></li>\n";
+  for (const auto& section : sections)
+    html << "<li><a href=\"#" << anchor(section.heading) << "\">" << escape_html(section.heading) << "</a> ("
+         << section.figures.size() << ")</li>\n";
+  for (const auto& [heading, table] : tables)
+    html << "<li><a href=\"#" << anchor(heading) << "\">" << escape_html(heading) << "</a></li>\n";
+  html << "</ul></nav>\n";
   if (folder.has_verdicts) {
-    html << "<h2>Verdicts</h2>\n";
-    write_table(html, verdicts_table(folder), "verdicts");
+    html << "<h2 id=\"verdicts\">Verdicts</h2>\n<p class=\"tally\">" << escape_html(verdict_tally(folder))
+         << "</p>\n";
+    write_table(html, verdicts_table(folder), true);
   }
-  html << "<h2>Run</h2>\n";
-  write_table(html, run_table(folder));
-  html << "<h2>Settings shared by every configuration</h2>\n";
-  write_table(html, fixed_settings_table(folder));
-  html << "<h2>Configurations</h2>\n";
-  write_table(html, configs_table(folder));
-  html << "<h2>Metrics</h2>\n";
-  write_table(html, metrics_table(folder));
-  for (const auto& section : figure_sections(figures)) {
-    html << "<h2>" << escape_html(section.heading) << "</h2>\n";
-    for (const RenderedFigure* figure : section.figures)
-      html << "<figure id=\"" << escape_html(figure->name) << "\">" << embedded_figure(figures_dir, *figure)
-           << "\n<figcaption><b>" << escape_html(figure->name) << ".</b> " << escape_html(figure->caption)
-           << "</figcaption></figure>\n";
+  for (const auto& section : sections) {
+    html << "<h2 id=\"" << anchor(section.heading) << "\">" << escape_html(section.heading)
+         << "</h2>\n<div class=\"grid\">\n";
+    for (const RenderedFigure* figure : section.figures) write_thumbnail(html, *figure);
+    html << "</div>\n";
+  }
+  for (const auto& [heading, table] : tables) {
+    html << "<h2 id=\"" << anchor(heading) << "\">" << escape_html(heading) << "</h2>\n";
+    write_table(html, table);
   }
   html << "</body></html>\n";
   return html.str();

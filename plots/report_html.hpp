@@ -1,5 +1,7 @@
-// OUT/report.html: the report as one self-contained HTML file (figures embedded, no external references),
-// to mail or archive beside a paper draft.
+// OUT/report.html: the report as a page that links its figures (figures/NAME.png as thumbnails, each opening
+// the full PNG, with links to its PDF, SVG, CSV and script) rather than embedding them, so it stays small
+// however many figures a sweep draws. A table of contents, the verdicts coloured with their tally, the run's
+// settings, then one thumbnail grid per figure kind.
 #pragma once
 
 #include <string>
@@ -10,10 +12,6 @@
 
 namespace normsim::plots {
 
-// Reads the drawn figures from folder.dir / "figures" to embed them.
 std::string html_report(const ResultsFolder& folder, const std::vector<RenderedFigure>& figures);
-
-// Standard base64 (RFC 4648), for data: URLs.
-std::string base64(const std::string& bytes);
 
 }  // namespace normsim::plots

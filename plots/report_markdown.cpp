@@ -53,7 +53,7 @@ std::string markdown_report(const ResultsFolder& folder, const std::vector<Rende
      << "Figures are in `figures/`, each with the CSV it plots and the gnuplot script that draws it "
      << "(`cd figures && gnuplot NAME.gp`).\n\n";
   if (folder.has_verdicts) {
-    md << "## Verdicts\n\n";
+    md << "## Verdicts\n\n" << verdict_tally(folder) << ".\n\n";
     write_table(md, verdicts_table(folder));
   }
   md << "## Run\n\n";

@@ -94,13 +94,54 @@ ReportTable metrics_table(const ResultsFolder& folder) {
   return table;
 }
 
+namespace {
+
+// A statistic as check's report.md writes it: four significant digits.
+std::string stat(const nlohmann::json& value) {
+  if (!value.is_number_float()) return json_cell(value);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g", value.get<double>());
+  return buffer;
+}
+
+// A side of a band or interval: JSON null is an open side.
+std::string side(const nlohmann::json& value, const char* open) {
+  return value.is_null() ? open : stat(value);
+}
+
+}  // namespace
+
 ReportTable verdicts_table(const ResultsFolder& folder) {
-  ReportTable table{{"claim", "statement", "source", "predicted", "measured", "95% CI", "verdict"}, {}};
-  for (const Claim& claim : folder.claims)
-    table.rows.push_back(
-        {claim.id, claim.statement, claim.source, json_cell(claim.predicted), json_cell(claim.measured),
-         "[" + json_cell(claim.ci_low) + ", " + json_cell(claim.ci_high) + "]", claim.verdict});
+  // The columns of check's report.md (check/report.cpp), so both reports read alike.
+  ReportTable table{
+      {"claim", "kind", "statement", "source", "predicted", "band", "measured [95% CI]", "n", "verdict"}, {}};
+  for (const Claim& claim : folder.claims) {
+    std::string predicted = claim.predicted.is_null() ? "n/a" : stat(claim.predicted);
+    if (claim.kind == "literature" && claim.meanfield.is_number() && claim.meanfield != claim.predicted)
+      predicted += " (mean field " + stat(claim.meanfield) + ")";
+    std::string verdict = claim.verdict;
+    if (claim.samples_needed.is_number())
+      verdict += " (~" + json_cell(claim.samples_needed) + " samples would decide)";
+    table.rows.push_back({claim.id, claim.kind, claim.statement, claim.source, predicted,
+                          "[" + side(claim.band_low, "-inf") + ", " + side(claim.band_high, "inf") + "]",
+                          stat(claim.measured) + " [" + stat(claim.ci_low) + ", " + stat(claim.ci_high) +
+                              "]" + (claim.decided_at.is_number() ? " at x = " + stat(claim.decided_at) : ""),
+                          json_cell(claim.n), verdict});
+  }
   return table;
+}
+
+std::string verdict_tally(const ResultsFolder& folder) {
+  std::vector<std::pair<std::string, int>> counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
+  for (const Claim& claim : folder.claims) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == claim.verdict; });
+    if (it == counts.end()) it = counts.insert(counts.end(), {claim.verdict, 0});
+    ++it->second;
+  }
+  std::string tally;
+  for (const auto& [verdict, count] : counts)
+    tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + verdict;
+  return std::to_string(folder.claims.size()) + " claims: " + tally;
 }
 
 std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& figures) {

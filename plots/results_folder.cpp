@@ -173,6 +173,7 @@ void read_verdicts(ResultsFolder& folder) {
     claim.y_label = json_string(entry, "y_label", path);
     claim.metric = json_string(entry, "metric", path);
     claim.fit = json_string(entry, "fit", path);
+    claim.kind = json_string(entry, "kind", path);
     claim.log_x = json_bool(entry, "log_x", path);
     claim.log_y = json_bool(entry, "log_y", path);
     for (auto [field, key] : {std::pair{&claim.predicted, "predicted"},
@@ -180,7 +181,11 @@ void read_verdicts(ResultsFolder& folder) {
                               {&claim.ci_low, "ci_low"},
                               {&claim.ci_high, "ci_high"},
                               {&claim.band_low, "band_low"},
-                              {&claim.band_high, "band_high"}})
+                              {&claim.band_high, "band_high"},
+                              {&claim.n, "n"},
+                              {&claim.meanfield, "meanfield"},
+                              {&claim.decided_at, "decided_at"},
+                              {&claim.samples_needed, "samples_needed"}})
       *field = entry.value(key, nlohmann::json());
     claim.points = read_claim_data(folder.dir / "claims" / claim.id / "data.csv", claim.id);
     folder.claims.push_back(std::move(claim));

@@ -16,7 +16,10 @@ for a in "$@"; do
 done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
-      python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch)
+      python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch
+      fonts-liberation2 poppler-utils)
+# fonts-liberation2: the figures' pinned font (Liberation Sans); poppler-utils: pdffonts and pdftotext, with
+# which the plots tests read the font name and text size back from a drawn PDF.
 # python3-torch serves normsim.torch and the benchmark's PyTorch reference; --bench puts OpenBLAS behind
 # libblas.so.3 (Debian's default is the unoptimized reference BLAS, which would flatter normsim).
 [[ $bench == 1 ]] && pkgs+=(libopenblas0-pthread)

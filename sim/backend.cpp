@@ -6,28 +6,38 @@ namespace normsim::sim {
 
 namespace {
 BackendFactory g_cuda_factory = nullptr;
-bool (*g_cuda_available)() = nullptr;
+DeviceProbe g_cuda_usable = nullptr;
+
+// Why the CUDA backend cannot run here, or empty when it can be tried.
+std::string cuda_unusable_reason() {
+  if (!g_cuda_factory)
+    return "this normsim was built without CUDA (configure with nvcc available, NORMSIM_CUDA=ON)";
+  std::string why;
+  if (g_cuda_usable && !g_cuda_usable(&why)) return why.empty() ? "no usable CUDA device" : why;
+  return {};
+}
 }  // namespace
 
-void register_cuda_backend(BackendFactory factory, bool (*device_available)()) {
+void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_factory = factory;
-  g_cuda_available = device_available;
+  g_cuda_usable = device_usable;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads, std::string* fallback_reason) {
   if (name == "cpu") return std::make_unique<CpuBackend>(threads);
-  if (name == "cuda" || name == "auto") {
-    const bool built = g_cuda_factory != nullptr;
-    const bool device = built && g_cuda_available && g_cuda_available();
-    if (device) return g_cuda_factory(threads);
-    if (name == "auto") return std::make_unique<CpuBackend>(threads);
-    if (!built)
-      throw BackendUnavailable(
-          "this normsim was built without CUDA (configure with nvcc available, "
-          "NORMSIM_CUDA=ON) — use --backend cpu");
-    throw BackendUnavailable("no CUDA device is available on this machine — use --backend cpu");
+  if (name != "cuda" && name != "auto")
+    throw BackendUnavailable("unknown backend '" + name + "' (auto, cpu, cuda)");
+  std::string why = cuda_unusable_reason();
+  if (why.empty()) {
+    try {
+      return g_cuda_factory(threads);
+    } catch (const BackendUnavailable& e) {  // the device failed at setup (context, cuBLAS)
+      why = e.what();
+    }
   }
-  throw BackendUnavailable("unknown backend '" + name + "' (auto, cpu, cuda)");
+  if (name == "cuda") throw BackendUnavailable(why + " — use --backend cpu");
+  if (fallback_reason && g_cuda_factory) *fallback_reason = why;
+  return std::make_unique<CpuBackend>(threads);
 }
 
 }  // namespace normsim::sim

@@ -32,12 +32,16 @@ class BackendUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// name: "cpu", "cuda" or "auto" (cuda when this build has it and a device exists, else cpu).
-// threads: CPU worker threads (0 = all cores). Throws BackendUnavailable with the reason.
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
+// name: "cpu", "cuda" or "auto" (cuda when this build has it and a usable device exists, else cpu).
+// threads: CPU worker threads (0 = all cores). Throws BackendUnavailable with the reason. With "auto" in a
+// build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real cause.
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads,
+                                      std::string* fallback_reason = nullptr);
 
-// Registration hook for the CUDA backend (gpu/ provides it when built with CUDA).
+// Registration hook for the CUDA backend (gpu/ provides it when built with CUDA). device_usable says
+// whether the backend can run here, and if not why (no device, driver, architecture, context).
 using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
-void register_cuda_backend(BackendFactory factory, bool (*device_available)());
+using DeviceProbe = bool (*)(std::string* why);
+void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable);
 
 }  // namespace normsim::sim

@@ -426,11 +426,12 @@ std::vector<ConfigIssue> validate(const Config& c) {
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
                       {"width", "sublayer"}});
-  const bool no_block = c.placement == vocab::Placement::custom && c.block.empty();
-  if (no_block)
+  if (c.placement == vocab::Placement::custom && c.block.empty()) {
     issues.push_back(
         {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
-  if (c.depth % 2 != 0 && !no_block) {
+    return issues;  // the checks below read the placement's block
+  }
+  if (c.depth % 2 != 0) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
     if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",

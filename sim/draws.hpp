@@ -1,5 +1,7 @@
-// Bulk Gaussian draws on the CPU: fills a buffer with entries 0..n-1 of one keyed draw (gaussian.hpp),
-// so entry i equals gaussian_at(key, i) * scale exactly, whatever the thread or backend.
+// Bulk Gaussian draws on the CPU: fills a buffer with entries 0..n-1 of one keyed draw (gaussian.hpp).
+// Entry i is the same whatever the thread or batch; it equals gaussian_at(key, i) * scale (what the CUDA
+// kernels compute) to a few float ulps, not bit for bit (vectorized log/sin/cos): tests/gpu/
+// test_draw_agreement.cpp measures the difference.
 #pragma once
 #include <cstddef>
 

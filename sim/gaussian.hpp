@@ -38,13 +38,17 @@ struct DrawKey {
   Stream stream;
 };
 
+// Entries 4 block .. 4 block + 3 of the draw identified by `key`: one Philox block.
+NORMSIM_HD void gaussian_block(const DrawKey& key, std::uint32_t block, float z[4]) {
+  const Philox4 r = philox4x32_10(philox_counter(block, key.stream, key.layer, key.sample),
+                                  std::uint32_t(key.seed), std::uint32_t(key.seed >> 32));
+  box_muller4(r, z);
+}
+
 // Entry `index` of the draw identified by `key` (a pure function; used by tests and GPU kernels).
 NORMSIM_HD float gaussian_at(const DrawKey& key, std::uint64_t index) {
-  const Philox4 r =
-      philox4x32_10(philox_counter(std::uint32_t(index >> 2), key.stream, key.layer, key.sample),
-                    std::uint32_t(key.seed), std::uint32_t(key.seed >> 32));
   float z[4];
-  box_muller4(r, z);
+  gaussian_block(key, std::uint32_t(index >> 2), z);
   return z[index & 3];
 }
 

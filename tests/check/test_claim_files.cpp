@@ -93,6 +93,25 @@ TEST_CASE("a malformed claim file names file, line and key", "[check][claims]") 
   CHECK_THAT(e, Catch::Contains("bad.toml:16: TOML syntax error"));
 }
 
+// Issue 16: values that parse but cannot be measured are errors at their line, as in config files.
+TEST_CASE("a claim's layers, metric and numbers are checked against its sweep", "[check][claims]") {
+  // depth 4 is the shallowest config: act_sq has 5 entries (0..4, or -5..-1).
+  std::string e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"99\""));
+  CHECK_THAT(e,
+             Catch::Contains("bad.toml:14: key 'measure.layer'") && Catch::Contains("outside the 5 entries"));
+  CHECK(error_of(replaced(kGood, "layer = \"last\"", "layer = \"-5\"")).empty());
+  e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\nlayers = \"5:2\""));
+  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.layers'") && Catch::Contains("selects no layer"));
+  e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = nan"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:21: key 'prediction.rel_tolerance': must be a finite number"));
+  e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*gradz\""));
+  CHECK_THAT(e, Catch::Contains("bad.toml:13: key 'measure.metric': unknown metric 'gradz'"));
+  e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ndenominator = \"first\""));
+  CHECK_THAT(e, Catch::Contains("key 'measure.denominator': only a ratio fit reads it"));
+  e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*cos_next\""));
+  CHECK_THAT(e, Catch::Contains("no common index"));
+}
+
 TEST_CASE("every claim of experiments/claims loads, default and full", "[check][claims]") {
   const fs::path dir = fs::path(NORMSIM_SOURCE_DIR) / "experiments" / "claims";
   const auto claims = load_claims(dir);

@@ -117,6 +117,40 @@ TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change resu
   require_records_close(ra, cpu.run(c, all), 1e-4, 3e-3);
 }
 
+TEST_CASE("CUDA backend: the config's recompute key decides unless the options override it", "[backend]") {
+  sim::Config c = small_config(vocab::Placement::pre, kKinds[0], "float32");
+  gpu::CudaBackend from_config(1, gpu::CudaOptions{});
+  gpu::CudaOptions never;
+  never.recompute = "false";
+  gpu::CudaBackend overridden(1, never);
+  for (const char* key : {"true", "false"}) {
+    c.recompute = key;
+    from_config.run(c, std::vector<int>{0});
+    overridden.run(c, std::vector<int>{0});
+    CHECK(from_config.last_run().recompute == (std::string(key) == "true"));
+    CHECK_FALSE(overridden.last_run().recompute);
+  }
+}
+
+// Issue 16 on the device: Post-LN's first branch input is the raw input; at input_std 1e19 its float32 Gram
+// matrix (entries near 64 x 1e38) overflows unless the operands are scaled first, as the CPU does.
+TEST_CASE("CUDA backend: weight-gradient norms of float32 entries near 1e19 match the CPU", "[backend]") {
+  sim::Config c = small_config(vocab::Placement::post, kKinds[0], "float32");
+  c.input_std = 1e19;
+  const std::vector<int> samples = {0, 1};
+  const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+  const auto r = sim::CpuBackend(1).run(c, samples);
+  for (std::size_t s = 0; s < samples.size(); ++s) {
+    CHECK(g[s].nonfinite_statistics.empty());
+    for (const int m : {sim::metric::gradw_w1, sim::metric::gradw_w2})
+      for (int k = 0; k < c.depth; ++k) {
+        INFO("sample " << s << " metric " << m << " sublayer " << k);
+        // float32 arithmetic on both sides, in different orders: the backend tolerance above.
+        CHECK(g[s].values[m][k] == Approx(r[s].values[m][k]).epsilon(3e-3));
+      }
+  }
+}
+
 TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
   gpu::register_backend();
   CHECK(sim::make_backend("cuda", 1)->name() == "cuda");

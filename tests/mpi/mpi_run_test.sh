@@ -72,6 +72,12 @@ case $mode in
     [[ $status == 2 ]] || fail "a run into an occupied folder exited $status, expected 2"
     [[ $(grep -c "is not empty" again.err) == 1 ]] || fail "the usage error was not reported exactly once"
     : >again.err
+    # A config error (parsed by every rank before MPI starts) is also said once, with exit status 2.
+    status=0
+    "${mpi[@]}" "$normsim" "${run[@]}" --set width=-1 --out three 2>bad.err || status=$?
+    [[ $status == 2 ]] || fail "a bad config under mpirun exited $status, expected 2"
+    [[ $(grep -c "key 'width'" bad.err) == 1 ]] || fail "the config error was not reported exactly once"
+    : >bad.err
     ;;
   killed)
     status=0

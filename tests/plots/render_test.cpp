@@ -14,7 +14,7 @@ using namespace normsim::plots::test;
 
 namespace {
 
-// The figures the fixture (pre/post x depths 4, 8, 16; five metrics; two claims) must produce by default.
+// The figures the fixture (pre/post x depths 4, 8, 16; five metrics; two claims) must produce with "all".
 std::vector<std::string> expected_figures() {
   std::vector<std::string> names;
   for (const char* metric : {"act_sq", "grad_sq", "cos_next", "gradw_w1", "gradw_w2"}) {
@@ -62,6 +62,7 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
   write_results_folder(dir.path());
   PlotOptions options;
   options.quiet = true;
+  options.metrics = {"all"};
   render_folder(dir.path(), options);
 
   const fs::path figures = dir.path() / "figures";
@@ -87,22 +88,52 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
     CHECK(depth_gp.find("Post: {/:Italic K}^{") != std::string::npos);
     CHECK(depth_gp.find("set logscale y") != std::string::npos);
     CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("theory") != std::string::npos);
-    // Post's grad_sq spans three decades: its profile has a log axis; act_sq (1 to 9) does not.
-    CHECK(read_text(figures / "profile_grad_sq_depth-8.gp").find("set logscale y") != std::string::npos);
-    CHECK(read_text(figures / "profile_act_sq_depth-8.gp").find("set logscale y") == std::string::npos);
+    // One y scale per metric at every depth (docs/figures.md): act_sq spans 1 to 5 at depth 4 and 1 to 17
+    // at depth 16, grad_sq one decade at 4 and three at 16: log at every depth; cos_next linear.
+    for (const char* depth : {"4", "8", "16"}) {
+      INFO("depth " << depth);
+      for (const char* metric : {"act_sq", "grad_sq", "gradw_w1", "gradw_w2"})
+        CHECK(read_text(figures / ("profile_" + std::string(metric) + "_depth-" + depth + ".gp"))
+                  .find("set logscale y") != std::string::npos);
+      CHECK(read_text(figures / ("profile_cos_next_depth-" + std::string(depth) + ".gp"))
+                .find("set logscale y") == std::string::npos);
+      // The gradients figure's three panels: every panel log.
+      const std::string gp = read_text(figures / ("gradients_depth-" + std::string(depth) + ".gp"));
+      std::size_t log_panels = 0;
+      for (auto at = gp.find("set logscale y"); at != std::string::npos;
+           at = gp.find("set logscale y", at + 1))
+        ++log_panels;
+      CHECK(log_panels == 3);
+    }
+    // Heatmaps of a log metric have a log colour scale.
+    CHECK(read_text(figures / "heatmap_act_sq_placement-pre.gp").find("set logscale cb") !=
+          std::string::npos);
     const std::string csv = read_text(figures / "profile_act_sq_depth-8.csv");
     CHECK(csv.rfind("panel,series,label,x,mean,se,lo,hi,reference\n", 0) == 0);
     CHECK(csv.find("1,1,pre,8,9,0.45,8.55,9.45,9\n") !=
           std::string::npos);  // pre: act_sq = 1 + l, theory too
   }
 
-  {  // the report embeds the figures, the config and the verdicts
+  {  // the report links the figures (thumbnails), lists them in its contents, and holds config and verdicts
     const std::string html = read_text(dir.path() / "report.html");
-    CHECK(html.find("data:image/png;base64,") != std::string::npos);
+    CHECK(html.find("data:image") == std::string::npos);  // linked, not embedded
+    CHECK(html.find("<img loading=\"lazy\" alt=\"profile_act_sq_depth-8\" "
+                    "src=\"figures/profile_act_sq_depth-8.png\">") != std::string::npos);
+    CHECK(html.find("<a href=\"figures/profile_act_sq_depth-8.pdf\">") != std::string::npos);
+    CHECK(html.find("<li><a href=\"#per-layer-profiles\">Per-layer profiles</a> (15)</li>") !=
+          std::string::npos);
     CHECK(html.find("xiong_pre_gradw2_depth") != std::string::npos);
-    CHECK(html.find("confirmed") != std::string::npos);
-    CHECK(html.find("layernorm") != std::string::npos);       // a shared setting from run.json
-    CHECK(html.find("src=\"figures/") == std::string::npos);  // self-contained: no file references
+    CHECK(html.find("layernorm") != std::string::npos);  // a shared setting from run.json
+    // Verdicts: the tally, coloured verdict cells, band and prediction columns as in check's report.md.
+    CHECK(html.find("<p class=\"tally\">2 claims: 0 supported, 0 refuted, 1 inconclusive, 1 confirmed</p>") !=
+          std::string::npos);
+    CHECK(html.find("<td class=\"inconclusive\">inconclusive (~40 samples would decide)</td>") !=
+          std::string::npos);
+    CHECK(html.find("<td>1 (mean field 1.01)</td><td>[0.99, inf]</td><td>1 [0.98, 1.02] at x = 8</td>"
+                    "<td>16</td>") != std::string::npos);
+    CHECK(html.find("<a href=\"#claim_post_act_sq_flat\">") != std::string::npos);
+    // The page stays small whatever the figures weigh: 37 figures here, their PNGs about 4 MB together.
+    CHECK(fs::file_size(dir.path() / "report.html") < 64 * 1024);
     const std::string md = read_text(dir.path() / "report.md");
     CHECK(md.find("## Verdicts") != std::string::npos);
     CHECK(md.find("![depth_gradw_w2_last](figures/depth_gradw_w2_last.png)") != std::string::npos);
@@ -229,13 +260,6 @@ TEST_CASE("legends, log axes, tics, theory and claim labels in the scripts", "[p
     CHECK(entries == 1);
     CHECK(gp.find("keyentry") != std::string::npos);
   }
-  {  // log y past one decade, per panel: Post's grad_sq spans three decades; gradw_w1 (1 to 1.6) does not
-    const std::string gp = read_text(figures / "gradients_depth-8.gp");
-    const auto panel2 = gp.find("# panel 2"), panel3 = gp.find("# panel 3");
-    REQUIRE(panel3 != std::string::npos);
-    CHECK(gp.substr(0, panel2).find("set logscale y") != std::string::npos);
-    CHECK(gp.substr(panel2, panel3 - panel2).find("set logscale y") == std::string::npos);  // gradw_w2
-  }
   {  // depth scaling on log x: tics at the swept depths; log y within a decade: explicit 1-2-5 tics
     const std::string gp = read_text(figures / "depth_gradw_w2_last.gp");
     CHECK(gp.find("set xtics (4, 8, 16)") != std::string::npos);
@@ -358,4 +382,34 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
   CHECK(exponent.find("predicted (−0.5)") != std::string::npos);
   CHECK(exponent.find("supported: exponent −0.548 ± 0.029") != std::string::npos);
   CHECK(exponent.find("set object 1 rect") == std::string::npos);  // an exponent's band is not a y range
+}
+
+TEST_CASE("by default a small set of metrics; the figure list only with --verbose", "[plots][render]") {
+  require_gnuplot();
+  TempDir dir("default-set");
+  write_results_folder(dir.path());
+  const auto [status, said] = run_plot_command({dir.path().string(), "--format", "png", "--no-report"});
+  CHECK(status == 0);
+  const fs::path figures = dir.path() / "figures";
+  // act_sq, grad_sq and gradw_w2 (the default set) are drawn; cos_next and gradw_w1 only when asked for.
+  CHECK(fs::is_regular_file(figures / "profile_act_sq_depth-8.png"));
+  CHECK(fs::is_regular_file(figures / "profile_gradw_w2_depth-8.png"));
+  CHECK(fs::is_regular_file(figures / "depth_grad_sq_last.png"));
+  CHECK_FALSE(fs::exists(figures / "profile_cos_next_depth-8.png"));
+  CHECK_FALSE(fs::exists(figures / "depth_gradw_w1_last.png"));
+  // One progress line on stderr, no list of figures.
+  CHECK(said.find("normsim plot: drawing ") != std::string::npos);
+  CHECK(said.find("figures/profile_act_sq") == std::string::npos);
+
+  const auto [verbose_status, listed] =
+      run_plot_command({dir.path().string(), "--format", "png", "--no-report", "--verbose"});
+  CHECK(verbose_status == 0);
+  CHECK(listed.find("  figures/profile_act_sq_depth-8 (profile)") != std::string::npos);
+
+  // "all" draws every metric (a flag after --metric ends its list of values).
+  const auto [all_status, all_said] =
+      run_plot_command({dir.path().string(), "--metric", "all", "-q", "--format", "png", "--no-report"});
+  CHECK(all_status == 0);
+  CHECK(all_said.empty());
+  CHECK(fs::is_regular_file(figures / "profile_cos_next_depth-8.png"));
 }

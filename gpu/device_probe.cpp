@@ -1,0 +1,77 @@
+#include "gpu/device_probe.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <charconv>
+
+#include "gpu/cuda_check.hpp"
+
+#ifndef NORMSIM_GPU_ARCHS
+#error "NORMSIM_GPU_ARCHS (the built CUDA architectures) must be defined by the build"
+#endif
+
+namespace normsim::gpu {
+
+int cuda_device_count(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why) *why = cudaGetErrorString(e);
+    return 0;
+  }
+  if (n == 0 && why) *why = "cudaGetDeviceCount reports 0 devices";
+  return n;
+}
+
+std::string cuda_device_name() {
+  int dev = 0;
+  NORMSIM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  NORMSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  return p.name;
+}
+
+bool built_for(int major, int minor, std::string_view archs) {
+  const int cc = 10 * major + minor;
+  while (!archs.empty()) {
+    const std::size_t comma = archs.find(',');
+    const std::string_view entry = archs.substr(0, comma);
+    archs = comma == std::string_view::npos ? std::string_view{} : archs.substr(comma + 1);
+    int arch = 0;
+    const auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), arch);
+    if (ec != std::errc{}) continue;
+    const std::string_view kind(end, entry.data() + entry.size() - end);
+    const bool sass = kind != "-virtual", ptx = kind != "-real";
+    if (sass && arch / 10 == major && arch <= cc) return true;
+    if (ptx && arch <= cc) return true;
+  }
+  return false;
+}
+
+bool cuda_device_usable(std::string* why) {
+  std::string cause;
+  if (cuda_device_count(&cause) == 0) {
+    if (why) *why = "no CUDA device: " + cause;
+    return false;
+  }
+  cudaDeviceProp p{};
+  cudaError_t e = cudaGetDeviceProperties(&p, 0);
+  if (e == cudaSuccess && !built_for(p.major, p.minor, NORMSIM_GPU_ARCHS)) {
+    if (why)
+      *why = std::string(p.name) + " has compute capability " + std::to_string(p.major) + "." +
+             std::to_string(p.minor) + ", which none of the built architectures (" + NORMSIM_GPU_ARCHS +
+             ") runs on; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(10 * p.major + p.minor);
+    return false;
+  }
+  if (e == cudaSuccess) e = cudaSetDevice(0);
+  if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why) *why = std::string("creating a CUDA context on device 0 failed: ") + cudaGetErrorString(e);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace normsim::gpu

@@ -1,0 +1,30 @@
+// Host stand-in for the cuBLAS calls the backend makes: a reference column-major GEMM (strided-batched),
+// double accumulation, TF32 math mode emulated by rounding the operands to 10 mantissa bits. Only compiled
+// into normsim_gpu_mock.
+#pragma once
+#include "cuda_runtime_api.h"
+
+enum cublasStatus_t {
+  CUBLAS_STATUS_SUCCESS = 0,
+  CUBLAS_STATUS_NOT_INITIALIZED = 1,
+  CUBLAS_STATUS_INVALID_VALUE = 7,
+};
+enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
+enum cublasMath_t { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 };
+
+struct cublasContext;
+using cublasHandle_t = cublasContext*;
+
+const char* cublasGetStatusString(cublasStatus_t status);
+cublasStatus_t cublasCreate(cublasHandle_t* handle);
+cublasStatus_t cublasDestroy(cublasHandle_t handle);
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
+                                         int m, int n, int k, const float* alpha, const float* a, int lda,
+                                         long long stride_a, const float* b, int ldb, long long stride_b,
+                                         const float* beta, float* c, int ldc, long long stride_c, int batch);
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
+                                         int m, int n, int k, const double* alpha, const double* a, int lda,
+                                         long long stride_a, const double* b, int ldb, long long stride_b,
+                                         const double* beta, double* c, int ldc, long long stride_c,
+                                         int batch);

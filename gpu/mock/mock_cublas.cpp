@@ -1,0 +1,105 @@
+// The host mock of cuBLAS (see include/cublas_v2.h): a reference column-major strided-batched GEMM,
+// C = alpha op(A) op(B) + beta C, summed in double. As cuBLAS, C is not read when beta == 0 (it may hold
+// NaN there), and TF32 math mode rounds float operands to TF32 (10 explicit mantissa bits) first.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+struct cublasContext {
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+};
+
+namespace {
+
+// Round to nearest even at 13 dropped mantissa bits: TF32's 10-bit mantissa in a float's storage.
+float to_tf32(float x) {
+  if (!std::isfinite(x)) return x;
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u += 0xFFFu + ((u >> 13) & 1u);
+  u &= ~0x1FFFu;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+template <class R>
+cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            R alpha, const R* a, int lda, long long sa, const R* b, int ldb, long long sb,
+                            R beta, R* c, int ldc, long long sc, int batch) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || ldc < std::max(1, m) ||
+      lda < std::max(1, ta == CUBLAS_OP_N ? m : k) || ldb < std::max(1, tb == CUBLAS_OP_N ? k : n))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  const bool tf32 = sizeof(R) == 4 && h->math == CUBLAS_TF32_TENSOR_OP_MATH;
+  auto operand = [tf32](R x) { return tf32 ? R(to_tf32(float(x))) : x; };
+  for (int p = 0; p < batch; ++p) {
+    const R* A = a + p * sa;
+    const R* B = b + p * sb;
+    R* C = c + p * sc;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double acc = 0;
+        for (int l = 0; l < k; ++l) {
+          const R x = ta == CUBLAS_OP_N ? A[i + std::size_t(l) * lda] : A[l + std::size_t(i) * lda];
+          const R y = tb == CUBLAS_OP_N ? B[l + std::size_t(j) * ldb] : B[j + std::size_t(l) * ldb];
+          acc += double(operand(x)) * double(operand(y));
+        }
+        R& out = C[i + std::size_t(j) * ldc];
+        out = beta == R(0) ? R(double(alpha) * acc) : R(double(alpha) * acc + double(beta) * double(out));
+      }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+const char* cublasGetStatusString(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+  }
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+
+cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+  // cuBLAS creates the CUDA context; it fails when the context cannot be made.
+  if (cudaFree(nullptr) != cudaSuccess) {
+    *handle = nullptr;
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  }
+  *handle = new cublasContext{};
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  handle->math = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                         int n, int k, const float* alpha, const float* a, int lda,
+                                         long long sa, const float* b, int ldb, long long sb,
+                                         const float* beta, float* c, int ldc, long long sc, int batch) {
+  return gemm_batched<float>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
+}
+
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                         int n, int k, const double* alpha, const double* a, int lda,
+                                         long long sa, const double* b, int ldb, long long sb,
+                                         const double* beta, double* c, int ldc, long long sc, int batch) {
+  return gemm_batched<double>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
+}

@@ -1,0 +1,26 @@
+// Test control of the host mock of the CUDA runtime (gpu/mock/include): what device it pretends to be and
+// how much memory it has. Only in the normsim_gpu_mock build.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace normsim::gpu::mock {
+
+struct MockDevice {
+  int count = 1;
+  int major = 9, minor = 0;                        // compute capability
+  std::size_t total_bytes = std::size_t(8) << 30;  // device memory
+  cudaError_t driver_error = cudaSuccess;          // returned by every call, cudaGetDeviceCount included
+  cudaError_t context_error = cudaSuccess;         // returned by calls that create the context
+};
+
+// Replaces the device (allocations already made stay valid; the pool's idle memory is dropped).
+// configure({}) restores the default.
+void configure(const MockDevice& device);
+const MockDevice& device();
+// The default pool: bytes it has reserved from the device, and bytes of those handed out.
+std::size_t pool_reserved_bytes();
+std::size_t pool_used_bytes();
+
+}  // namespace normsim::gpu::mock

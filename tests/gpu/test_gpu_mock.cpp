@@ -1,0 +1,174 @@
+// The CUDA backend's host code on the mock device (gpu/mock): what can be checked without a GPU beyond
+// test_gpu_backend.cpp's agreement with the CPU backend: memory planning against the stream-ordered pool.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "gpu/cpu_twins.hpp"
+#include "gpu/cuda_backend.hpp"
+#include "gpu/memory_plan.hpp"
+#include "gpu/mock/mock_device.hpp"
+#include "gpu/register.hpp"
+#include "sim/backend.hpp"
+#include "sim/stack.hpp"
+
+namespace gpu = normsim::gpu;
+namespace sim = normsim::sim;
+namespace vocab = normsim::vocab;
+
+namespace {
+
+sim::Config mlp_config() {
+  sim::Config c;
+  c.placement = vocab::Placement::pre;
+  c.sublayer = vocab::Sublayer::mlp;
+  c.width = 36;
+  c.tokens = 11;
+  c.depth = 4;
+  c.seed = 7;
+  c.precision = "float32";
+  return c;
+}
+
+// Restores the default mock device when a test ends, however it ends.
+struct MockDeviceScope {
+  explicit MockDeviceScope(const gpu::mock::MockDevice& d) { gpu::mock::configure(d); }
+  ~MockDeviceScope() { gpu::mock::configure({}); }
+};
+
+}  // namespace
+
+TEST_CASE("the mock device reports itself", "[mock]") {
+  std::string why;
+  CHECK(gpu::cuda_device_count(&why) == 1);
+  CHECK(gpu::cuda_device_name().find("mock") != std::string::npos);
+}
+
+// The pool keeps what a run freed (release threshold: max); cudaMemGetInfo then reports that much less free
+// memory. A planner reading it alone gave the second run a smaller batch than the first.
+TEST_CASE("the memory plan is the same on every call although the pool keeps freed memory", "[mock][plan]") {
+  const sim::Config c = mlp_config();
+  const gpu::MemoryPlan unlimited = gpu::plan_memory(sim::StackShape(c), sizeof(float), "false", 1e18, 4);
+  gpu::mock::MockDevice small;
+  small.total_bytes = std::size_t(2.2 * unlimited.per_sample_bytes() / 0.85);  // room for 2 of 4 samples
+  const MockDeviceScope scope(small);
+  gpu::CudaOptions keep;
+  keep.recompute = "false";
+  gpu::CudaBackend backend(1, keep);
+  const std::vector<int> samples = {0, 1, 2, 3};
+  backend.run(c, samples);
+  const gpu::CudaRunInfo first = backend.last_run();
+  CHECK(first.batch_samples == 2);
+  CHECK(first.batches == 2);
+  CHECK(gpu::mock::pool_reserved_bytes() > gpu::mock::pool_used_bytes());  // the pool kept freed memory
+  for (int again = 0; again < 2; ++again) {
+    backend.run(c, samples);
+    CHECK(backend.last_run().batch_samples == first.batch_samples);
+    CHECK(backend.last_run().budget_bytes == first.budget_bytes);
+  }
+}
+
+TEST_CASE("plan_memory: recompute replaces the stack's weights by one matrix of scratch", "[plan]") {
+  sim::Config c = mlp_config();
+  c.depth = 64;
+  const sim::StackShape s(c);
+  const gpu::MemoryPlan keep = gpu::plan_memory(s, 4, "false", 1e18, 8);
+  const gpu::MemoryPlan redraw = gpu::plan_memory(s, 4, "true", 1e18, 8);
+  CHECK_FALSE(keep.recompute);
+  CHECK(redraw.recompute);
+  CHECK(keep.weight_bytes == 4.0 * 64 * 2 * 36 * 144);  // 64 sublayers of W1 (36 x 144) and W2 (144 x 36)
+  CHECK(redraw.weight_bytes == 4.0 * 36 * 144);
+  CHECK(keep.batch_samples == 8);
+  // auto: keep the weights while that runs as many samples at once; redraw when that fits more.
+  CHECK_FALSE(gpu::plan_memory(s, 4, "auto", 8 * keep.per_sample_bytes(), 8).recompute);
+  const gpu::MemoryPlan more = gpu::plan_memory(s, 4, "auto", 8 * keep.per_sample_bytes() - 1, 8);
+  CHECK(more.recompute);
+  CHECK(more.batch_samples == 8);
+  const gpu::MemoryPlan tight = gpu::plan_memory(s, 4, "auto", keep.per_sample_bytes() - 1, 8);
+  CHECK(tight.recompute);
+  CHECK(tight.batch_samples * tight.per_sample_bytes() <= keep.per_sample_bytes() - 1);
+}
+
+TEST_CASE("built_for: SASS runs on the same major and a newer minor, PTX on anything newer", "[probe]") {
+  CHECK(gpu::built_for(8, 0, "80,90"));
+  CHECK(gpu::built_for(8, 6, "80,90"));   // A10, RTX 30xx: sm_80 SASS
+  CHECK(gpu::built_for(10, 0, "80,90"));  // compute_90 PTX, compiled by the driver
+  CHECK_FALSE(gpu::built_for(7, 5, "80,90"));
+  CHECK_FALSE(gpu::built_for(7, 0, "80,90"));
+  CHECK(gpu::built_for(8, 9, "80-real,90-real"));
+  CHECK_FALSE(gpu::built_for(10, 0, "80-real,90-real"));
+  CHECK_FALSE(gpu::built_for(8, 6, "90-virtual"));
+  CHECK(gpu::built_for(12, 0, "90-virtual"));
+  CHECK_FALSE(gpu::built_for(9, 0, "native"));  // never passed through: CMake resolves it at configure time
+}
+
+// --backend auto on a machine where the CUDA backend cannot run: the CPU backend, with the real cause.
+TEST_CASE("make_backend auto falls back to the CPU with the cause; cuda fails with it", "[probe]") {
+  gpu::register_backend();
+  struct Case {
+    gpu::mock::MockDevice device;
+    const char* cause;
+  };
+  std::vector<Case> cases(4);
+  cases[0].device.major = 7, cases[0].device.minor = 0, cases[0].cause = "compute capability 7.0";
+  cases[1].device.driver_error = cudaErrorInsufficientDriver,
+  cases[1].cause = "driver version is insufficient";
+  cases[2].device.context_error = cudaErrorMemoryAllocation, cases[2].cause = "context on device 0 failed";
+  cases[3].device.count = 0, cases[3].cause = "no CUDA-capable device";
+  for (const Case& k : cases) {
+    const MockDeviceScope scope(k.device);
+    INFO(k.cause);
+    std::string why;
+    const auto backend = sim::make_backend("auto", 1, &why);
+    CHECK(backend->name() == "cpu");
+    CHECK(why.find(k.cause) != std::string::npos);
+    try {
+      sim::make_backend("cuda", 1);
+      FAIL("make_backend(\"cuda\") should have thrown");
+    } catch (const sim::BackendUnavailable& e) {
+      CHECK(std::string(e.what()).find(k.cause) != std::string::npos);
+    }
+  }
+  std::string why;
+  CHECK(sim::make_backend("auto", 1, &why)->name() == "cuda");  // the default mock device: usable
+  CHECK(why.empty());
+}
+
+// Recompute: weight memory does not grow with depth (the plan), and the backend really does not store the
+// stack's weights (the mock's measured peak).
+TEST_CASE("recompute: weight memory independent of depth, in the plan and in the peak", "[plan][mock]") {
+  sim::Config c = mlp_config();
+  c.width = 64, c.tokens = 4;
+  double scratch = -1;
+  for (const int depth : {4, 16, 64}) {
+    c.depth = depth;
+    const auto redraw = gpu::plan_memory(sim::StackShape(c), 4, "true", 1e18, 1);
+    if (scratch < 0) scratch = redraw.weight_bytes;
+    CHECK(redraw.weight_bytes == scratch);  // one 64 x 256 matrix, whatever the depth
+    CHECK(gpu::plan_memory(sim::StackShape(c), 4, "false", 1e18, 1).weight_bytes == depth * 2 * scratch);
+  }
+  c.depth = 16;
+  std::size_t peak[2];
+  for (const bool recompute : {false, true}) {
+    gpu::CudaOptions o;
+    o.recompute = recompute ? "true" : "false";
+    gpu::CudaBackend b(1, o);
+    b.run(c, std::vector<int>{0, 1});
+    peak[recompute] = b.peak_memory_bytes();
+  }
+  // Keeping holds 2 samples x 16 sublayers x 2 matrices at the end of the forward; redrawing one scratch.
+  const double weights = 2 * 16 * 2 * scratch;
+  CHECK(double(peak[0]) - double(peak[1]) >= 0.9 * (weights - 2 * scratch));
+}
+
+// The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
+TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
+  const int S = 2, T = 5, H = 3, dh = 4;
+  std::vector<float> x(S * T * H * dh), y(x.size()), back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(i);
+  gpu::cpu::swap_middle_axes(x.data(), y.data(), S, T, H, dh);
+  const int s = 1, t = 3, h = 2, j = 1;
+  CHECK(y[((s * H + h) * T + t) * dh + j] == x[((s * T + t) * H + h) * dh + j]);
+  gpu::cpu::swap_middle_axes(y.data(), back.data(), S, H, T, dh);
+  CHECK(back == x);
+}
