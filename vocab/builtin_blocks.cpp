@@ -28,6 +28,8 @@ std::string_view builtin_block(Placement p) {
       return "x + rezero_alpha * F(x)";
     case Placement::none:
       return "x + F(x)";
+    case Placement::olmo2:  // OLMo 2 (arXiv 2501.00656): the norm on the branch output, before the add
+      return "x + N(F(x))";
     case Placement::admin:  // code: its omega is measured (sim/placements/admin.cpp)
     case Placement::custom:
       return "";

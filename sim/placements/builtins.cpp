@@ -32,8 +32,8 @@ ExpressionPlacement builtin(P id, std::string_view source, InitMultiplier init =
   return ExpressionPlacement{id, vocab::builtin_block(id), source, init};
 }
 
-const std::array<ExpressionPlacement, 11>& builtins() {
-  static const std::array<ExpressionPlacement, 11> list{
+const std::array<ExpressionPlacement, 12>& builtins() {
+  static const std::array<ExpressionPlacement, 12> list{
       builtin(P::post, "Post-LN, Vaswani et al. 2017, arXiv 1706.03762 §3.1"),
       builtin(P::pre, "Pre-LN, Xiong et al. 2020, arXiv 2002.04745; final N"),
       builtin(P::peri, "Peri-LN / Sandwich-LN, Kim et al. 2025; Ding et al. 2021; final N"),
@@ -46,6 +46,7 @@ const std::array<ExpressionPlacement, 11>& builtins() {
       builtin(P::lnscale, "LayerNorm Scaling, Sun et al. 2025, arXiv 2502.05795 Eq. 12; final N"),
       builtin(P::rezero, "ReZero, Bachlechner et al. 2020; no norm"),
       builtin(P::none, "no norm in the stack"),
+      builtin(P::olmo2, "OLMo 2, OLMo et al. 2024, arXiv 2501.00656; its QK-norm not modelled; final N"),
   };
   return list;
 }
@@ -53,8 +54,8 @@ const std::array<ExpressionPlacement, 11>& builtins() {
 }  // namespace
 
 std::span<const Placement* const> expression_placements() {
-  static const std::array<const Placement*, 11> list = [] {
-    std::array<const Placement*, 11> out{};
+  static const std::array<const Placement*, 12> list = [] {
+    std::array<const Placement*, 12> out{};
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = &builtins()[i];
     return out;
   }();

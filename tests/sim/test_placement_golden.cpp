@@ -131,7 +131,7 @@ TEST_CASE("placement = custom with a built-in's expression is that built-in, bit
       ++compared;
     }
   }
-  CHECK(compared == 22);
+  CHECK(compared == 24);
 }
 
 TEST_CASE("branch_scale multiplies every branch output", "[golden]") {
