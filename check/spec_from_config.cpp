@@ -3,7 +3,9 @@
 
 #include "sim/init.hpp"
 #include "sim/placement.hpp"
+#include "sim/placements/expression.hpp"
 #include "sim/stack.hpp"
+#include "vocab/block_expr.hpp"
 
 namespace normsim::check {
 
@@ -18,11 +20,8 @@ double gain_sq(const sim::StackShape& shape, const sim::Placement& placement, si
 
 theory::StackSpec to_stack_spec(const sim::Config& c) {
   const sim::StackShape shape(c);
-  // The mean field of a custom block or a branch_scale is not derived yet (theory has only the built-ins).
-  if (c.placement == vocab::Placement::custom)
-    throw std::invalid_argument("no mean field for a custom block yet");
-  if (c.branch_scale != "1") throw std::invalid_argument("no mean field with a branch_scale yet");
-  const sim::Placement& placement = sim::find_placement(c.placement);
+  const std::shared_ptr<const sim::Placement> owned = sim::placement_for(c);
+  const sim::Placement& placement = *owned;
   theory::StackSpec s;
   s.placement = c.placement;
   s.sublayer = c.sublayer;
@@ -55,6 +54,15 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.rezero_alpha = c.rezero_alpha;
   s.spannorm_lambda = c.spannorm_lambda;
   s.loss = c.loss;
+  // The same expressions the simulator runs, with the values of every name they read.
+  s.block = c.placement == vocab::Placement::custom ? c.block : "";
+  s.branch_scale = c.branch_scale;
+  const vocab::ScalarEnv env = sim::scalar_env(shape, 0);
+  std::vector<std::string> names = vocab::params(vocab::parse_scalar(c.branch_scale));
+  if (!placement.expression().empty())
+    for (const vocab::Expr& e : vocab::parse_block(placement.expression()).sublayers)
+      for (std::string& n : vocab::params(e)) names.push_back(std::move(n));
+  for (const std::string& n : names) s.params[n] = env.param(n);
   theory::validate(s);
   return s;
 }

@@ -1,5 +1,5 @@
-// The mean-field driver: builds the branches, runs the placement's step forward over the stack, seeds the
-// gradient at the output (readout loss, final norm) and runs the recorded linear maps backward.
+// The mean-field driver: builds the branches, runs the placement's expression (or Admin's step) forward,
+// seeds the gradient at the output (readout loss, final norm) and runs the recorded linear maps backward.
 #include "theory/meanfield.hpp"
 
 #include <algorithm>
@@ -15,38 +15,6 @@ namespace {
 
 using detail::StackContext;
 using StepFn = int (*)(StackContext&, int);
-
-StepFn step_for(Placement p) {
-  switch (p) {
-    case Placement::post:
-      return detail::step_post;
-    case Placement::pre:
-      return detail::step_pre;
-    case Placement::peri:
-      return detail::step_peri;
-    case Placement::mix:
-      return detail::step_mix;
-    case Placement::b2t:
-      return detail::step_b2t;
-    case Placement::deepnorm:
-      return detail::step_deepnorm;
-    case Placement::lnscale:
-      return detail::step_lnscale;
-    case Placement::admin:
-      return detail::step_admin;
-    case Placement::rezero:
-      return detail::step_rezero;
-    case Placement::spannorm:
-      return detail::step_spannorm;
-    case Placement::hybridnorm:
-      return detail::step_hybridnorm;
-    case Placement::none:
-      return detail::step_none;
-    case Placement::custom:
-      break;
-  }
-  throw std::invalid_argument("theory::meanfield: unknown placement");
-}
 
 std::optional<double> finite(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
@@ -104,12 +72,13 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    gamma_sq,
                    spec.eps,
                    Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
-                   spec.placement == Placement::hybridnorm
-                       ? Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps)
-                       : Branch::attention(w.wv * w.wo, mix),
-                   detail::LayerStorage(depth + 1)};
-  if (spec.placement == Placement::deepnorm) ctx.deepnorm_alpha = detail::deepnorm_alpha(spec);
-  if (spec.placement == Placement::mix) ctx.mix_post_blocks = detail::mix_post_blocks(spec);
+                   Branch::attention(w.wv * w.wo, mix),
+                   detail::LayerStorage(depth + 1),
+                   1.0,
+                   Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps),
+                   spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
+                   vocab::parse_scalar(spec.branch_scale)};
+  const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);
   const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
@@ -142,7 +111,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
   ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq, spec.eps) : input;
-  const StepFn step = step_for(spec.placement);
+  const StepFn step = admin ? detail::step_admin : detail::step_expression;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
     if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off)) {
@@ -152,7 +121,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
         auto& r = ctx.rec(j);
         r.branch_sq = kNaN, r.cross = kNaN;
         r.anchor = j + 1, r.back = GramMap::scale(kNaN);
-        r.anchor_f = j + 1, r.to_branch = kNaN;
+        r.anchor_f = j + 1, r.to_branch = GramMap::scale(kNaN);
       }
       break;
     }
@@ -188,8 +157,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;
     if (gradw) {
-      // The map to the branch output is scale(to_branch), applied as the 2x2 map it is (bit for bit).
-      const TokenGram g_branch = GramMap::scale(r.to_branch)(ctx.g(r.anchor_f));
+      const TokenGram g_branch = r.to_branch(ctx.g(r.anchor_f));
       if (std::isfinite(g_branch.diag))
         gw = ctx.branch(k).weight_grads(r.branch_in, r.factors, g_branch, dims);
     }

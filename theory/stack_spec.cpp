@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "vocab/block_eval.hpp"
+#include "vocab/builtin_blocks.hpp"
+
 namespace normsim::theory {
 namespace {
 
@@ -21,19 +24,30 @@ int block_of(const StackSpec& s, int k) {
   return s.sublayer == SublayerKind::transformer ? k / 2 : k;
 }
 
+vocab::Block block_of_spec(const StackSpec& s) {
+  if (s.placement == Placement::admin) throw std::invalid_argument("admin is code, not an expression");
+  return vocab::parse_block(s.block.empty() ? vocab::builtin_block(s.placement) : std::string_view(s.block));
+}
+
+double parameter(const StackSpec& s, const std::string& name) {
+  if (const auto p = s.params.find(name); p != s.params.end()) return p->second;
+  if (name == "deepnorm_alpha") return s.deepnorm_alpha ? *s.deepnorm_alpha : std::pow(double(s.depth), 0.25);
+  if (name == "mix_fraction") return s.mix_fraction;
+  if (name == "rezero_alpha") return s.rezero_alpha;
+  if (name == "spannorm_lambda") return s.spannorm_lambda;
+  throw std::invalid_argument("theory::StackSpec: no value for '" + name + "'");
+}
+
 bool ends_in_norm(const StackSpec& s) {
-  switch (s.placement) {
-    case Placement::post:
-    case Placement::b2t:
-    case Placement::deepnorm:
-    case Placement::admin:
-    case Placement::spannorm:
-      return true;
-    case Placement::mix:
-      return static_cast<int>(std::floor(s.mix_fraction * block_count(s))) >= block_count(s);
-    default:
-      return false;
-  }
+  if (s.placement == Placement::admin) return true;
+  const vocab::Block b = block_of_spec(s);
+  const int k = s.depth - 1;
+  vocab::ScalarEnv env;
+  env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
+  env.attention =
+      s.sublayer == SublayerKind::attention || (s.sublayer == SublayerKind::transformer && k % 2 == 0);
+  env.param = [&s](const std::string& name) { return parameter(s, name); };
+  return vocab::ends_in_norm(b.sublayers[k % b.span()], env);
 }
 
 bool has_final_norm(const StackSpec& s) {
@@ -50,7 +64,7 @@ void validate(const StackSpec& s) {
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
-  const bool paired = s.placement == Placement::b2t || s.placement == Placement::spannorm;
+  const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
   if ((paired || s.sublayer == SublayerKind::transformer) && s.depth % 2 != 0) {
     fail("depth", "must be even for transformer stacks and for b2t/spannorm");
   }

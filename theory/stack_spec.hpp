@@ -1,9 +1,12 @@
 // The theory's own description of a residual stack (it must not see sim::Config): the placements,
 // branches, inits and inputs of docs/conventions.md, reduced to what the mean field needs.
 #pragma once
+#include <map>
 #include <optional>
+#include <string>
 
 #include "theory/activation.hpp"
+#include "vocab/block_expr.hpp"
 #include "vocab/enums.hpp"
 
 namespace normsim::theory {
@@ -44,12 +47,23 @@ struct StackSpec {
   double mix_fraction = 0.25;
   double rezero_alpha = 0.0;
   double spannorm_lambda = 1.0;
+  // The placement's block expression (vocab/block_expr.hpp): "" for a built-in's own
+  // (vocab/builtin_blocks.hpp); required for placement custom. branch_scale multiplies every branch output.
+  std::string block;
+  std::string branch_scale = "1";
+  // Values of other config names an expression reads (beyond deepnorm_alpha, mix_fraction, rezero_alpha,
+  // spannorm_lambda above).
+  std::map<std::string, double, std::less<>> params;
   Loss loss = Loss::readout;
 };
 
 // Transformer layers L (K/2 for transformer stacks, K otherwise) and the block index b(k).
 int block_count(const StackSpec& s);
 int block_of(const StackSpec& s, int k);
+// The block expression of the spec's placement (its own, or `block`), parsed; throws std::invalid_argument.
+vocab::Block block_of_spec(const StackSpec& s);
+// The value of a name an expression reads (deepnorm_alpha: K^(1/4) unless given); throws when unknown.
+double parameter(const StackSpec& s, const std::string& name);
 // Whether the last sublayer ends in a norm, and whether the final norm is applied (docs/conventions.md).
 bool ends_in_norm(const StackSpec& s);
 bool has_final_norm(const StackSpec& s);

@@ -19,6 +19,7 @@ enum class Placement {
   admin,
   rezero,
   none,
+  olmo2,
   custom
 };
 enum class Sublayer { mlp, attention, transformer };

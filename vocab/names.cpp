@@ -30,6 +30,7 @@ constexpr std::array kPlacements{
     Named<P>{P::admin, "admin", ""},
     Named<P>{P::rezero, "rezero", ""},
     Named<P>{P::none, "none", ""},
+    Named<P>{P::olmo2, "olmo2", ""},
     Named<P>{P::custom, "custom", "the block given by the key `block` (docs/placements.md)"},
 };
 using S = Sublayer;

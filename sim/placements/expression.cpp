@@ -19,7 +19,7 @@ struct OpsStreams {
   Value branch(Value u, bool qkv_norm) { return ops.branch(k, u, qkv_norm); }
 };
 
-// The config key's value as a number; nullptr when the key is missing or not numeric.
+// The config key's value as a number; throws std::invalid_argument when it is missing or not numeric.
 double numeric_key(const Config& c, const std::string& name) {
   const KeyInfo* key = find_key(name);
   if (!key) throw std::invalid_argument("unknown parameter '" + name + "'");

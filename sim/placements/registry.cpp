@@ -13,7 +13,7 @@ namespace normsim::sim {
 std::span<const Placement* const> all_placements() {
   static const std::vector<const Placement*> list = [] {
     std::vector<const Placement*> out(expression_placements().begin(), expression_placements().end());
-    out.insert(out.end() - 2, &admin_placement());  // admin before rezero and none, as always listed
+    out.insert(out.end() - 3, &admin_placement());  // admin before rezero, none and olmo2, as listed
     return out;
   }();
   return list;

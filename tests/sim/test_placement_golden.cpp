@@ -1,8 +1,9 @@
 // Every built-in placement, defined by its block expression, reproduces the hand-written implementation
-// it replaced bit for bit: the rows of layers.csv of every configuration of tests/data/placements_golden.toml
-// (12 placements x 3 sublayer kinds x relu/swiglu x float32/float64, 2 samples) hash to the FNV-1a digests
-// that the hand-written placements wrote (tests/data/placements_golden_digests.csv). And a custom block
-// holding a built-in's expression is that built-in; branch_scale scales the branch as the expression says.
+// it replaced bit for bit: the values of layers.csv of every configuration of
+// tests/data/placements_golden.toml (12 placements x 3 sublayer kinds x relu/swiglu x float32/float64, 2
+// samples) hash to the FNV-1a digests that the hand-written placements wrote
+// (tests/data/placements_golden_digests.csv). And a custom block holding a built-in's expression is that
+// built-in; branch_scale scales the branch as the expression says.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,44 +32,30 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-// config id -> (rows, digest of its rows, each with its newline), from layers.csv. The digests were taken
-// when layers.csv rows read "config,placement,<swept keys but placement>,sample,layer,metric,value"; the
-// rows of today's layers.csv (every key a column, the index in l or k) are put back into that form first,
-// so that the proof still compares with the hand-written placements' numbers.
-std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::string& layers_csv,
-                                                                const std::vector<std::string>& swept) {
-  std::map<std::string, std::string> rows;
-  std::map<std::string, int> counts;
+// config id -> (rows, digest), from layers.csv. The digest is over the rows "sample,metric,index,value"
+// (index: l, else k) sorted as text, each with its newline: what the numbers are, whatever columns and row
+// order the file has (the digests were written from the layout of the time, config,...,sample,layer,...).
+std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::string& layers_csv) {
   std::istringstream in(layers_csv);
   std::string line;
   std::getline(in, line);
-  const auto header = split_csv(line);
-  const auto col = [&](const std::string& name) {
-    return std::size_t(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  std::vector<std::size_t> keys{col("placement")};
-  for (const auto& k : swept)
-    if (k != "placement") keys.push_back(col(k));
+  std::map<std::string, std::size_t> col;
+  const auto head = normsim::test::csv_fields(line);
+  for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
+  std::map<std::string, std::vector<std::string>> rows;
   while (std::getline(in, line)) {
-    const auto f = split_csv(line);
-    std::string old = f[col("config")] + ",";
-    for (std::size_t k : keys) old += f[k] + ",";
-    const std::string& l = f[col("l")];
-    old += f[col("sample")] + "," + (l.empty() ? f[col("k")] : l) + "," + f[col("metric")] + "," +
-           f[col("value")];
-    rows[f[0]] += old + "\n";
-    ++counts[f[0]];
+    const auto v = normsim::test::csv_fields(line);
+    const std::string& index = v.at(col.at("l")).empty() ? v.at(col.at("k")) : v.at(col.at("l"));
+    rows[v.at(col.at("config"))].push_back(v.at(col.at("sample")) + "," + v.at(col.at("metric")) + "," +
+                                           index + "," + v.at(col.at("value")) + "\n");
   }
   std::map<std::string, std::pair<int, std::uint64_t>> out;
-  for (const auto& [config, text] : rows) out[config] = {counts[config], fnv1a(text)};
+  for (auto& [config, r] : rows) {
+    std::sort(r.begin(), r.end());
+    std::string text;
+    for (const auto& x : r) text += x;
+    out[config] = {int(r.size()), fnv1a(text)};
+  }
   return out;
 }
 
@@ -78,15 +64,8 @@ std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::strin
 TEST_CASE("every built-in placement's expression reproduces the hand-written one bit for bit", "[golden]") {
   ScratchDir dir("golden");
   const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
-  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim run " + data +
-                          "placements_golden.toml --out " + (dir / "out").string() +
-                          " --quiet --no-plots --threads 2 2>" + (dir / "stderr").string();
-  const int rc = std::system(cmd.c_str());
-  REQUIRE(WIFEXITED(rc));
-  REQUIRE(WEXITSTATUS(rc) == 0);
-  const auto run = nlohmann::json::parse(read_text(dir / "out" / "run.json"));
-  const auto got =
-      digests_of(read_text(dir / "out" / "layers.csv"), run["swept_keys"].get<std::vector<std::string>>());
+  REQUIRE(normsim::test::run_config(data + "placements_golden.toml --threads 2", dir) == 0);
+  const auto got = digests_of(read_text(dir / "out" / "layers.csv"));
   std::istringstream want(read_text(data + "placements_golden_digests.csv"));
   std::string line;
   std::getline(want, line);  // header
@@ -152,7 +131,7 @@ TEST_CASE("placement = custom with a built-in's expression is that built-in, bit
       ++compared;
     }
   }
-  CHECK(compared == 22);
+  CHECK(compared == 24);
 }
 
 TEST_CASE("branch_scale multiplies every branch output", "[golden]") {

@@ -8,8 +8,18 @@
 namespace normsim::theory::detail {
 
 int step_admin(StackContext& ctx, int k) {
-  normalized_sum_step(ctx, k, std::sqrt(ctx.admin_omega_sq), false, 1.0);
-  ctx.admin_omega_sq += ctx.rec(k).branch_sq;
+  const double omega = std::sqrt(ctx.admin_omega_sq);
+  const TokenGram x = ctx.x(k);
+  const Branch::Eval e = ctx.branch(k).evaluate(x);
+  const TokenGram h = (omega * omega) * x + e.out;
+  ctx.x(k + 1) = normalized(h, ctx.gamma_sq, ctx.eps);
+  const double jac = norm_jacobian(ctx.gamma_sq, h.diag, ctx.eps);  // the norm's backward map
+  SublayerRecord& r = ctx.rec(k);
+  r.set_branch(x, e);
+  r.cross = std::sqrt(ctx.gamma_sq) * omega * x.diag / std::sqrt(h.diag + ctx.eps);
+  r.anchor = k + 1, r.back = jac * (GramMap::scale(omega * omega) + e.back);
+  r.anchor_f = k + 1, r.to_branch = GramMap::scale(jac);
+  ctx.admin_omega_sq += e.out.diag;
   return 1;
 }
 

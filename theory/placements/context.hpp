@@ -10,6 +10,8 @@
 #include "theory/branch_model.hpp"
 #include "theory/stack_spec.hpp"
 #include "theory/token_gram.hpp"
+#include "vocab/block_eval.hpp"
+#include "vocab/block_expr.hpp"
 
 namespace normsim::theory::detail {
 
@@ -21,9 +23,9 @@ struct SublayerRecord {
   double branch_sq = 0.0;   // Gram diagonal of F_k's raw output
   double cross = 0.0;       // x_k . x_{k+1} / d, per token
   int anchor = 0;           // grad(x_k) = back(grad(x_anchor))
-  int anchor_f = 0;         // grad at F_k's raw output = GramMap::scale(to_branch)(grad(x_anchor_f))
+  int anchor_f = 0;         // grad at F_k's raw output = to_branch(grad(x_anchor_f))
   GramMap back;
-  double to_branch = 1.0;  // every placement's map to the branch output is a multiple of the identity
+  GramMap to_branch;
 
   void set_branch(TokenGram in, const Branch::Eval& e) {
     branch_in = in, factors = e.factors, branch_sq = e.out.diag;
@@ -62,9 +64,9 @@ struct StackContext {
   Branch mlp, attention;
   LayerStorage layers;          // l = 0..K
   double admin_omega_sq = 1.0;  // Admin's omega_k^2, accumulated in the forward pass
-  // Per-stack constants of some placements, computed once rather than per sublayer.
-  double deepnorm_alpha = 1.0;  // DeepNorm's alpha
-  int mix_post_blocks = 0;      // Mix-LN: blocks b < this are Post-LN
+  Branch attention_qkv;      // attention with per-head norms of Q, K, V (Fqkv): the V-norm is in the branch
+  vocab::Block block;        // the placement's expression (every placement but Admin)
+  vocab::Expr branch_scale;  // multiplies every branch output
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
@@ -106,30 +108,12 @@ inline double norm_cross(double gamma_sq, double in_sq, double eps) {
   return std::sqrt(gamma_sq) * in_sq / std::sqrt(in_sq + eps);
 }
 
-// x_{k+1} = x_k + a F_k(c N(x_k)) (or c x_k when norm_in is false); a^2 = out_sq, c^2 = in_sq.
-// Pre-LN backward: G^2 = 1 + chi / v [DERIVED, theory.md §2.2 P5], here with the scales carried through.
-void residual_step(StackContext& ctx, int k, bool norm_in, double in_sq, double out_sq);
+// What the numbers of the expression read at sublayer k (vocab/block_eval.hpp).
+vocab::ScalarEnv scalar_env(const StackContext& ctx, int k);
 
-// x_{k+1} = N(alpha x_k + a F_k(u)), u = x_k or N(x_k); a^2 = out_sq.
-// Post-LN backward: G^2 = (alpha^2 + chi) / (alpha^2 + q) [DERIVED, theory.md §2.1 P4, §2.8].
-void normalized_sum_step(StackContext& ctx, int k, double alpha, bool norm_in, double out_sq);
-
-// The per-stack constants of DeepNorm (alpha) and Mix-LN (number of Post-LN blocks).
-double deepnorm_alpha(const StackSpec& spec);
-int mix_post_blocks(const StackSpec& spec);
-
-// One step per placement (theory/placements/<name>.cpp); each returns the number of sublayers it mapped.
-int step_post(StackContext& ctx, int k);
-int step_pre(StackContext& ctx, int k);
-int step_peri(StackContext& ctx, int k);
-int step_mix(StackContext& ctx, int k);
-int step_b2t(StackContext& ctx, int k);
-int step_deepnorm(StackContext& ctx, int k);
-int step_lnscale(StackContext& ctx, int k);
+// The mean field of the placement's expression over one unit (a sublayer, or a pair); returns its span.
+int step_expression(StackContext& ctx, int k);
+// Admin (code, not an expression: omega is measured): x_{k+1} = N(omega x_k + F_k(x_k)).
 int step_admin(StackContext& ctx, int k);
-int step_rezero(StackContext& ctx, int k);
-int step_spannorm(StackContext& ctx, int k);
-int step_hybridnorm(StackContext& ctx, int k);
-int step_none(StackContext& ctx, int k);
 
 }  // namespace normsim::theory::detail
