@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/run_plan.hpp"
+#include "cli/command_line.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
 #include "sim/config_schema.hpp"
@@ -34,11 +35,6 @@ namespace {
 
 using namespace normsim::sim;
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 constexpr const char* kMainHelp =
     R"(normsim: signal propagation through deep residual stacks at initialization.
 
@@ -54,88 +50,44 @@ Exit status: 0 ok, 2 bad config or usage, 1 runtime failure.
 Config keys, grids and result files: experiments/README.md.
 )";
 
-constexpr const char* kRunHelp = R"(Usage: normsim run CONFIG --out OUT [options]
-
-Runs every configuration of the TOML file CONFIG (keys given as lists are swept over their Cartesian
+constexpr const char* kRunDescription =
+    R"(Runs every configuration of the TOML file CONFIG (keys given as lists are swept over their Cartesian
 product, the first list varying slowest) and writes OUT/layers.csv, summary.csv, nonfinite.csv and
-run.json. Finished units of work are saved under OUT/parts/ as they finish, so an interrupted run can be
-completed with --resume.
+run.json, then theory.csv and the figures. Finished units of work are saved under OUT/parts/ as they
+finish, so an interrupted run can be completed with --resume.)";
 
-Options:
-  --out OUT            results folder (created; must be empty unless --resume or --force)
-  --set KEY=VALUE      override a key (repeatable); VALUE is a TOML value, a list sweeps the key:
-                       --set depth=[8,16] --set placement=post --set 'init_w2="fixed:0.01"'
-  --resume             continue an interrupted run in OUT (its grid must be the same)
-  --force              discard earlier results in OUT (result files and OUT/parts/) and start over
-  --backend NAME       auto (default: cuda when built and a device exists, else cpu) | cpu | cuda
-  --threads N          CPU threads (default 0: all cores)
-  --unit-samples N     samples per unit of work (default 0: all samples of a config in one unit)
-  --dry-run            check the config, print the grid and its plan (memory, time); write nothing
-  --strict             refuse keys that no configuration reads (default: a warning each)
-  --quiet              no progress bar
-  --verbose            a line per finished configuration
-  --no-plots           do not draw figures at the end
-  -h, --help           this help
-)";
-
-constexpr const char* kListHelp = R"(Usage: normsim list [WHAT] [--markdown]
-
-WHAT is one of: keys, placements, sublayers, activations, norms, inits, metrics (default: all of them).
---markdown prints Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`).
-)";
-
-// Only used when plots/ is not linked; plots/ prints its own help otherwise.
-[[maybe_unused]] constexpr const char* kPlotHelp = R"(Usage: normsim plot OUT [options]
-
-Draws figures from a results folder. This normsim was built without plots/.
-)";
-
-bool is_help(const std::string& a) {
-  return a == "-h" || a == "--help";
-}
-
-// Option parsing shared by the commands: "--name value" and "--name=value".
-class Args {
- public:
-  Args(int argc, char** argv, int first) : args_(argv + first, argv + argc) {}
-  bool done() const { return i_ >= args_.size(); }
-  const std::string& peek() const { return args_[i_]; }
-  std::string take() { return args_[i_++]; }
-  // If the next argument is option `name`, consumes it (and its value when it takes one).
-  bool flag(const std::string& name) {
-    if (peek() != name) return false;
-    ++i_;
-    return true;
-  }
-  bool option(const std::string& name, std::string& value) {
-    const std::string& a = peek();
-    if (a.starts_with(name + "=")) {
-      value = a.substr(name.size() + 1);
-      ++i_;
-      return true;
-    }
-    if (a != name) return false;
-    if (i_ + 1 >= args_.size()) throw UsageError(name + " needs a value");
-    value = args_[i_ + 1];
-    i_ += 2;
-    return true;
-  }
-
- private:
-  std::vector<std::string> args_;
-  std::size_t i_ = 0;
+struct RunArgs {
+  std::string config, out, backend = "auto";
+  std::vector<std::string> sets;
+  SweepOptions options;
+  normsim::cli::Verbosity verbosity;
+  bool no_plots = false, dry_run = false, strict = false;
 };
 
-int parse_count(const std::string& option, const std::string& text) {
-  std::size_t used = 0;
-  int n = -1;
-  try {
-    n = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || n < 0) throw UsageError(option + " " + text + ": expected an integer >= 0");
-  return n;
+std::unique_ptr<CLI::App> run_parser(RunArgs& r) {
+  auto app = normsim::cli::make_command("run", kRunDescription);
+  app->add_option("CONFIG", r.config, "the TOML config file")->type_name("");
+  app->add_option("--out", r.out, "results folder (created; must be empty unless --resume or --force)")
+      ->type_name("OUT");
+  app->add_option("--set", r.sets,
+                  "override a key (repeatable); VALUE is a TOML value, a list sweeps the key: --set "
+                  "depth=[8,16] --set placement=post --set 'init_w2=\"fixed:0.01\"'")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  app->add_flag("--resume", r.options.resume,
+                "continue an interrupted run in OUT (its grid must be the same)");
+  app->add_flag("--force", r.options.force,
+                "discard earlier results in OUT (result files and OUT/parts/) and start over");
+  normsim::cli::add_backend_options(*app, r.backend, r.options.threads);
+  app->add_option("--unit-samples", r.options.unit_samples,
+                  "samples per unit of work (default 0: all samples of a config in one unit)")
+      ->check(normsim::cli::count());
+  app->add_flag("--dry-run", r.dry_run,
+                "check the config, print the grid and its plan (memory, time); write nothing");
+  app->add_flag("--strict", r.strict, "refuse keys that no configuration reads (default: a warning each)");
+  app->add_flag("--no-plots", r.no_plots, "do not draw figures at the end");
+  normsim::cli::add_verbosity(*app, r.verbosity);
+  return app;
 }
 
 void print_grid(const Grid& grid, int unit_samples) {
@@ -162,62 +114,30 @@ void report_unused_keys(const Grid& grid, bool strict) {
   for (const auto& w : grid.unused_keys) std::cerr << "normsim: warning: " << w << "\n";
 }
 
-// Figures from a results folder; -1 when this build has no plots.
-int run_plots(const std::vector<std::string>& args) {
+// Figures from a results folder, with run's -q/-v; -1 when this build has no plots.
+int run_plots(const std::string& out, const normsim::cli::Verbosity& verbosity) {
 #ifdef NORMSIM_HAVE_PLOTS
+  std::vector<std::string> args = {out};
+  if (verbosity.quiet) args.emplace_back("--quiet");
+  if (verbosity.verbose) args.emplace_back("--verbose");
   return normsim::plots::plot_command(args);
 #else
-  (void)args;
+  (void)out, (void)verbosity;
   return -1;
 #endif
 }
 
-int cmd_run(Args& args) {
-  std::string config, out, backend = "auto", value;
-  std::vector<std::string> sets;
-  SweepOptions options;
-  bool quiet = false, plots = true, dry_run = false, strict = false;
-  while (!args.done()) {
-    if (is_help(args.peek())) {
-      std::cout << kRunHelp;
-      return 0;
-    }
-    if (args.option("--out", out) || args.option("--backend", backend)) continue;
-    if (args.option("--set", value)) {
-      sets.push_back(value);
-    } else if (args.option("--threads", value)) {
-      options.threads = parse_count("--threads", value);
-    } else if (args.option("--unit-samples", value)) {
-      options.unit_samples = parse_count("--unit-samples", value);
-    } else if (args.flag("--resume")) {
-      options.resume = true;
-    } else if (args.flag("--force")) {
-      options.force = true;
-    } else if (args.flag("--quiet")) {
-      quiet = true;
-    } else if (args.flag("--verbose")) {
-      options.verbose = true;
-    } else if (args.flag("--no-plots")) {
-      plots = false;
-    } else if (args.flag("--dry-run")) {
-      dry_run = true;
-    } else if (args.flag("--strict")) {
-      strict = true;
-    } else if (args.peek().starts_with("-")) {
-      throw UsageError("run: unknown option '" + args.peek() + "' (normsim run --help)");
-    } else if (config.empty()) {
-      config = args.take();
-    } else {
-      throw UsageError("run: more than one config file ('" + config + "' and '" + args.peek() + "')");
-    }
-  }
-  if (config.empty()) throw UsageError("run: no config file (normsim run --help)");
-  if (backend != "auto" && backend != "cpu" && backend != "cuda")
-    throw UsageError("--backend " + backend + ": expected auto, cpu or cuda");
-
+int cmd_run(const std::vector<std::string>& args) {
+  RunArgs r;
+  if (!normsim::cli::parse(*run_parser(r), args)) return 0;
+  if (r.config.empty()) throw normsim::cli::UsageError("no config file");
+  const auto& [config, out, backend, sets, options_given, verbosity, no_plots, dry_run, strict] = r;
+  SweepOptions options = options_given;
+  options.verbose = verbosity.verbose;
+  const bool quiet = verbosity.quiet;
   const Grid grid = load_grid(config, sets);
   report_unused_keys(grid, strict);
-  if (!dry_run && out.empty()) throw UsageError("run: no --out folder (normsim run --help)");
+  if (!dry_run && out.empty()) throw normsim::cli::UsageError("no --out folder");
   const int unit_samples = std::max(options.unit_samples, 0);
   if (dry_run) {
     const auto engine = make_backend(backend, options.threads);
@@ -267,8 +187,8 @@ int cmd_run(Args& args) {
   }
   // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
   // warning, and the run still succeeds.
-  if (plots)
-    if (const int rc = run_plots({out}); rc > 0)
+  if (!no_plots)
+    if (const int rc = run_plots(out, verbosity); rc > 0)
       std::cerr << "normsim: warning: the results are written, but the figures were not drawn (normsim plot "
                 << out << " to retry)\n";
   return 0;
@@ -334,24 +254,15 @@ void list_metrics(std::ostream& os, bool markdown) {
        << "\n";
 }
 
-int cmd_list(Args& args) {
+int cmd_list(const std::vector<std::string>& args) {
   std::string what;
   bool markdown = false;
-  while (!args.done()) {
-    if (is_help(args.peek())) {
-      std::cout << kListHelp;
-      return 0;
-    }
-    if (args.flag("--markdown")) {
-      markdown = true;
-    } else if (args.peek().starts_with("-")) {
-      throw UsageError("list: unknown option '" + args.peek() + "' (normsim list --help)");
-    } else if (what.empty()) {
-      what = args.take();
-    } else {
-      throw UsageError("list: one of keys, placements, sublayers, activations, norms, inits, metrics");
-    }
-  }
+  auto app = normsim::cli::make_command("list", "What can be configured.");
+  app->add_option("WHAT", what,
+                  "keys, placements, sublayers, activations, norms, inits or metrics (default: all)");
+  app->add_flag("--markdown", markdown,
+                "Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`)");
+  if (!normsim::cli::parse(*app, args)) return 0;
   const bool all = what.empty();
   bool any = false;
   const auto section = [&](std::string_view name) {
@@ -368,22 +279,17 @@ int cmd_list(Args& args) {
   if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
   if (!any)
-    throw UsageError("list: unknown list '" + what +
-                     "' (keys, placements, sublayers, activations, norms, inits, metrics)");
+    throw normsim::cli::UsageError("unknown list '" + what +
+                                   "' (keys, placements, sublayers, activations, norms, inits, metrics)");
   return 0;
 }
 
-int cmd_plot(Args& args) {
-  std::vector<std::string> rest;
-  while (!args.done()) rest.push_back(args.take());
+int cmd_plot(const std::vector<std::string>& args) {
 #ifdef NORMSIM_HAVE_PLOTS
-  return run_plots(rest);
+  return normsim::plots::plot_command(args);
 #else
-  if (!rest.empty() && is_help(rest.front())) {
-    std::cout << kPlotHelp;
-    return 0;
-  }
-  throw std::runtime_error("plot: this normsim was built without plots/");
+  (void)args;
+  throw std::runtime_error("this normsim was built without plots/");
 #endif
 }
 
@@ -403,14 +309,8 @@ int print_version() {
   return 0;
 }
 
-int dispatch(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << kMainHelp;
-    return 2;
-  }
-  const std::string command = argv[1];
-  Args args(argc, argv, 2);
-  if (is_help(command) || command == "help") {
+int dispatch(const std::string& command, const std::vector<std::string>& args) {
+  if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;
   }
@@ -418,12 +318,8 @@ int dispatch(int argc, char** argv) {
   if (command == "run") return cmd_run(args);
   if (command == "list") return cmd_list(args);
   if (command == "plot") return cmd_plot(args);
-  if (command == "check") {
-    std::vector<std::string> rest;
-    while (!args.done()) rest.push_back(args.take());
-    return normsim::check::check_command(rest);
-  }
-  throw UsageError("unknown command '" + command + "' (normsim --help)");
+  if (command == "check") return normsim::check::check_command(args);
+  throw normsim::cli::UsageError("unknown command '" + command + "'");
 }
 
 }  // namespace
@@ -438,25 +334,24 @@ bool silent_rank() {
 }
 
 int main(int argc, char** argv) {
-  try {
-#ifdef NORMSIM_HAVE_CUDA
-    normsim::gpu::register_backend();  // makes --backend cuda/auto find the CUDA backend (docs/gpu.md)
-#endif
-    return dispatch(argc, argv);
-  } catch (const ConfigError& e) {
-    if (!silent_rank()) std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why", the form editors jump to
+  if (argc < 2) {
+    std::cerr << kMainHelp;
     return 2;
-  } catch (const UsageError& e) {
-    if (!silent_rank()) std::cerr << "normsim: " << e.what() << "\n";
-    return 2;
-  } catch (const SweepError& e) {
-    std::cerr << "normsim: " << e.what() << "\n";
-    return 2;
-  } catch (const BackendUnavailable& e) {
-    std::cerr << "normsim: backend unavailable: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "normsim: error: " << e.what() << "\n";
-    return 1;
   }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  const bool known = command == "run" || command == "list";  // plot and check map their own errors
+  return normsim::cli::exit_status<ConfigError>(
+      known ? command : "",
+      [&] {
+#ifdef NORMSIM_HAVE_CUDA
+        normsim::gpu::register_backend();  // makes --backend cuda/auto find the CUDA backend (docs/gpu.md)
+#endif
+        try {
+          return dispatch(command, args);
+        } catch (const SweepError& e) {
+          throw normsim::cli::InputError(e.what());  // a refused OUT (not empty, another grid): exit 2
+        }
+      },
+      silent_rank());
 }

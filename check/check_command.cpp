@@ -10,6 +10,7 @@
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
 #include "check/report.hpp"
+#include "cli/command_line.hpp"
 #include "sim/backend.hpp"
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
 #include "plots/render_folder.hpp"
@@ -25,88 +26,42 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kHelp = R"(Usage: normsim check [CLAIM ...] [options]
-
-Tests the claims of experiments/claims/*.toml (one file per claim: the statement, its source, a small
+constexpr const char* kDescription =
+    R"(Tests the claims of experiments/claims/*.toml (one file per claim: the statement, its source, a small
 simulation sweep, the statistic and what counts as agreement) against the simulator, and writes
   OUT/report.md          one row per claim: predicted, measured [95% CI], verdict, figure
   OUT/verdicts.json      the same as data (docs/claims.md lists the fields)
   OUT/claims/<id>/       data.csv (x,measured,se,predicted) and summary.csv of the claim's runs
   OUT/figures/           claim_<id>.png, drawn by the plots library
-With CLAIM ids, only those claims run.
+With CLAIM ids, only those claims run.)";
 
-Options:
-  --full               use each claim's larger [full] sweep
-  --out DIR            results folder (default out/check); existing files there are replaced
-  --claims DIR         folder of claim files (default experiments/claims)
-  --threads N          CPU threads (default 0: all cores)
-  --backend NAME       auto (default) | cpu | cuda
-  --quiet              no progress lines
-  --no-plots           do not draw the figures
-  --list               list the claims and exit
-  -h, --help           this help
-
-Exit status: 0 every self claim supported or undecided; 1 a self claim refuted (theory and simulator
-disagree: a bug); 2 usage error or malformed claim file. Refuted literature claims are findings.
-)";
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+constexpr const char* kExitStatus =
+    R"(Exit status: 0 every self claim supported or undecided; 1 a self claim refuted (theory and simulator
+disagree: a bug); 2 usage error or malformed claim file. Refuted literature claims are findings.)";
 
 struct Options {
   std::vector<std::string> ids;
-  bool full = false, quiet = false, plots = true, list = false, help = false;
+  bool full = false, no_plots = false, list = false;
+  cli::Verbosity verbosity;
   fs::path out = "out/check", claims;
   int threads = 0;
   std::string backend = "auto";
 };
 
-Options parse(const std::vector<std::string>& args) {
-  Options o;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto value = [&](const std::string& name) -> std::string {
-      if (a.starts_with(name + "=")) return a.substr(name.size() + 1);
-      if (i + 1 >= args.size()) throw UsageError(name + " needs a value");
-      return args[++i];
-    };
-    const auto is = [&](const std::string& name) { return a == name || a.starts_with(name + "="); };
-    if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else if (a == "--full") {
-      o.full = true;
-    } else if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a == "--no-plots") {
-      o.plots = false;
-    } else if (a == "--list") {
-      o.list = true;
-    } else if (is("--out")) {
-      o.out = value("--out");
-    } else if (is("--claims")) {
-      o.claims = value("--claims");
-    } else if (is("--backend")) {
-      o.backend = value("--backend");
-      if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
-        throw UsageError("--backend " + o.backend + ": expected auto, cpu or cuda");
-    } else if (is("--threads")) {
-      const std::string v = value("--threads");
-      std::size_t used = 0;
-      try {
-        o.threads = std::stoi(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != v.size() || o.threads < 0)
-        throw UsageError("--threads " + v + ": expected an integer >= 0");
-    } else if (a.starts_with("-")) {
-      throw UsageError("unknown option '" + a + "' (normsim check --help)");
-    } else {
-      o.ids.push_back(a);
-    }
-  }
-  return o;
+std::unique_ptr<CLI::App> check_parser(Options& o) {
+  auto app = cli::make_command("check", kDescription);
+  app->footer(kExitStatus);
+  app->add_option("CLAIM", o.ids, "only these claims (default: all)")->type_name("");
+  app->add_flag("--full", o.full, "use each claim's larger [full] sweep");
+  app->add_option("--out", o.out, "results folder (default out/check); existing files there are replaced")
+      ->type_name("DIR");
+  app->add_option("--claims", o.claims, "folder of claim files (default experiments/claims)")
+      ->type_name("DIR");
+  cli::add_backend_options(*app, o.backend, o.threads);
+  app->add_flag("--no-plots", o.no_plots, "do not draw the figures");
+  app->add_flag("--list", o.list, "list the claims and exit");
+  cli::add_verbosity(*app, o.verbosity);
+  return app;
 }
 
 // The claims folder: as given, else ./experiments/claims, else the source tree's.
@@ -136,7 +91,7 @@ int run(const Options& o) {
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Verdict v = c.result.decision.verdict;
     if (c.spec.kind == ClaimKind::self && v == Verdict::refuted) ++self_refuted;
-    if (!o.quiet)
+    if (!o.verbosity.quiet)
       std::cerr << "normsim check: " << c.spec.id << ": " << to_string(v) << " (measured "
                 << c.result.estimate.value << " [" << c.result.estimate.low << ", " << c.result.estimate.high
                 << "], predicted "
@@ -146,14 +101,15 @@ int run(const Options& o) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_check_results(o.out, checked, o.full, backend->name(), threads, seconds);
-  if (o.plots) {
+  if (!o.no_plots) {
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
     // Figures are a convenience on top of the verdicts: failing to draw them is a warning. Only the claim
     // figures are drawn (claims_only): the others would be a profile of every one of the check's ~100
     // configurations (hundreds of figures, minutes of gnuplot); `normsim plot OUT` still draws them.
     try {
       plots::PlotOptions options;
-      options.quiet = o.quiet;
+      options.quiet = o.verbosity.quiet;
+      options.verbose = o.verbosity.verbose;
       options.formats = {"png"};
       options.claims_only = true;
       options.report_markdown = false;  // report.md is check's own; plots adds report.html
@@ -162,13 +118,13 @@ int run(const Options& o) {
       std::cerr << "normsim check: warning: verdicts written, figures not drawn: " << e.what() << "\n";
     }
 #else
-    if (!o.quiet)
+    if (!o.verbosity.quiet)
       std::cerr
           << "normsim check: this build has no plots/; figures/claim_<id>.png are not drawn (normsim plot "
           << o.out.string() << " draws them from claims/<id>/data.csv)\n";
 #endif
   }
-  if (!o.quiet)
+  if (!o.verbosity.quiet)
     std::cerr << "normsim check: " << checked.size() << " claims in " << seconds << " s; wrote "
               << (o.out / "report.md").string() << " and verdicts.json\n";
   if (self_refuted > 0) {
@@ -182,23 +138,10 @@ int run(const Options& o) {
 }  // namespace
 
 int check_command(const std::vector<std::string>& args) {
-  try {
-    const Options o = parse(args);
-    if (o.help) {
-      std::cout << kHelp;
-      return 0;
-    }
-    return run(o);
-  } catch (const UsageError& e) {
-    std::cerr << "normsim check: " << e.what() << "\n";
-    return 2;
-  } catch (const ClaimError& e) {
-    std::cerr << e.what() << "\n";  // "FILE:LINE: key 'K': why"
-    return 2;
-  } catch (const sim::BackendUnavailable& e) {
-    std::cerr << "normsim check: backend unavailable: " << e.what() << "\n";
-    return 1;
-  }
+  return cli::exit_status<ClaimError>("check", [&] {
+    Options o;
+    return cli::parse(*check_parser(o), args) ? run(o) : 0;
+  });
 }
 
 }  // namespace normsim::check

@@ -1,146 +1,96 @@
-// Argument parsing for `normsim plot` (see plot_command.hpp).
+// Argument parsing for `normsim plot` (see plot_command.hpp), through the shared command-line layer.
 #include "plot_command.hpp"
 
 #include <iostream>
-#include <optional>
-#include <sstream>
 
+#include "cli/command_line.hpp"
 #include "render_folder.hpp"
 
 namespace normsim::plots {
 
 namespace {
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::istringstream in(text);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
 struct Parsed {
-  bool help = false;
-  std::string out;
+  std::string out, size, heatmap_layer;
+  std::vector<std::string> formats;
+  cli::Verbosity verbosity;
+  bool no_report = false;
   PlotOptions options;
 };
 
-Parsed parse(const std::vector<std::string>& args) {
-  Parsed parsed;
-  bool formats_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inline_value;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      inline_value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-    }
-    // The option's value: after '=' or the next argument.
-    auto value = [&]() -> std::string {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
-        throw input_error(arg + " needs a value; see `normsim plot --help`");
-      return args[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      parsed.help = true;
-    } else if (arg == "--metric") {
-      for (const auto& metric : split_commas(value())) parsed.options.metrics.push_back(metric);
-      // `--metric a b c`: further bare words are metrics too, once OUT is known.
-      while (!parsed.out.empty() && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0)
-        for (const auto& metric : split_commas(args[++i])) parsed.options.metrics.push_back(metric);
-    } else if (arg == "--size") {
-      const std::string size = value();
-      if (size == "one-column")
-        parsed.options.size = FigureSize::one_column;
-      else if (size == "two-column")
-        parsed.options.size = FigureSize::two_column;
-      else
-        throw input_error("--size takes one-column (3.5 x 2.6 in) or two-column (7 x 3.2 in), not '" + size +
-                          "'");
-    } else if (arg == "--format") {
-      if (!formats_given) parsed.options.formats.clear();
-      formats_given = true;
-      for (const auto& format : split_commas(value())) parsed.options.formats.push_back(format);
-    } else if (arg == "--latex") {
-      parsed.options.latex = true;
-    } else if (arg == "--quiet" || arg == "-q") {
-      parsed.options.quiet = true;
-    } else if (arg == "--verbose" || arg == "-v") {
-      parsed.options.verbose = true;
-    } else if (arg == "--heatmap-layer") {
-      const std::string axis = value();
-      if (axis == "normalized")
-        parsed.options.heatmap_layer = HeatmapLayer::normalized;
-      else if (axis == "raw")
-        parsed.options.heatmap_layer = HeatmapLayer::raw;
-      else
-        throw input_error("--heatmap-layer takes normalized or raw, not '" + axis + "'");
-    } else if (arg == "--depth-at-first-layer") {
-      parsed.options.depth_at_first_layer = true;
-    } else if (arg == "--claims-only") {
-      parsed.options.claims_only = true;
-    } else if (arg == "--no-report") {
-      parsed.options.report = false;
-    } else if (arg.rfind("-", 0) == 0) {
-      throw input_error("unknown option '" + arg + "'; see `normsim plot --help`");
-    } else if (parsed.out.empty()) {
-      parsed.out = arg;
-    } else {
-      throw input_error("unexpected argument '" + arg + "': normsim plot takes one results folder");
-    }
-  }
-  if (!parsed.help && parsed.out.empty())
-    throw input_error("no results folder given: usage is `normsim plot OUT [options]` (see --help)");
-  return parsed;
+constexpr const char* kDescription =
+    R"(Draws the figures of the results folder OUT (written by `normsim run` or `normsim check`) into
+OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (the gnuplot script that
+draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
+See docs/figures.md for every figure kind.)";
+
+std::unique_ptr<CLI::App> plot_parser(Parsed& p) {
+  auto app = cli::make_command("plot", kDescription);
+  app->add_option("OUT", p.out, "results folder")->type_name("");
+  app->add_option("--metric", p.options.metrics,
+                  "these metrics (repeatable; `all`: every metric in summary.csv; default: the run's "
+                  "`metrics`, else act_sq, grad_sq, gradw_w2)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("M[,M...]");
+  app->add_option("--size", p.size, "3.5 x 2.6 in (default) or 7 x 3.2 in")
+      ->type_name("one-column|two-column");
+  app->add_option("--format", p.formats, "any of pdf, svg, png (default: all three)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("F[,F...]");
+  app->add_flag("--latex", p.options.latex,
+                "also NAME-tex.tex + NAME-tex.pdf (cairolatex: the paper's fonts)");
+  app->add_option("--heatmap-layer", p.heatmap_layer,
+                  "heatmap x axis: layer / depth (default) or the raw layer")
+      ->type_name("normalized|raw");
+  app->add_flag("--depth-at-first-layer", p.options.depth_at_first_layer,
+                "depth-scaling plots at layer 0 as well as at the last layer");
+  app->add_flag("--claims-only", p.options.claims_only,
+                "only the claim figures (claim_<id>, after `normsim check`)");
+  app->add_flag("--no-report", p.no_report, "figures only");
+  cli::add_verbosity(*app, p.verbosity);
+  return app;
+}
+
+// The values CLI11 leaves as text, checked and turned into options.
+void finish(Parsed& p) {
+  if (p.out.empty()) throw cli::UsageError("no results folder given: usage is `normsim plot OUT [options]`");
+  if (p.size == "two-column")
+    p.options.size = FigureSize::two_column;
+  else if (!p.size.empty() && p.size != "one-column")
+    throw cli::UsageError("--size takes one-column (3.5 x 2.6 in) or two-column (7 x 3.2 in), not '" +
+                          p.size + "'");
+  if (p.heatmap_layer == "raw")
+    p.options.heatmap_layer = HeatmapLayer::raw;
+  else if (!p.heatmap_layer.empty() && p.heatmap_layer != "normalized")
+    throw cli::UsageError("--heatmap-layer takes normalized or raw, not '" + p.heatmap_layer + "'");
+  if (!p.formats.empty()) p.options.formats = p.formats;
+  p.options.report = !p.no_report;
+  p.options.quiet = p.verbosity.quiet;
+  p.options.verbose = p.verbosity.verbose;
 }
 
 }  // namespace
 
 std::string plot_usage() {
-  return R"(usage: normsim plot OUT [options]
-
-Draws the figures of the results folder OUT (written by `normsim run` or `normsim check`) into
-OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (the gnuplot script that
-draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
-
-options:
-  --metric M[,M...]        these metrics (repeatable; `all`: every metric in summary.csv;
-                           default: act_sq, grad_sq, gradw_w2)
-  --size one-column|two-column
-                           3.5 x 2.6 in (default) or 7 x 3.2 in
-  --format F[,F...]        any of pdf, svg, png (default: all three)
-  --latex                  also NAME-tex.tex + NAME-tex.pdf (cairolatex: text in the paper's fonts)
-  --heatmap-layer normalized|raw
-                           heatmap x axis: layer / depth (default) or the raw layer
-  --depth-at-first-layer   depth-scaling plots at layer 0 as well as at the last layer
-  --claims-only            only the claim figures (claim_<id>, after `normsim check`)
-  --no-report              figures only
-  --quiet, -q              no progress output
-  --verbose, -v            list every figure drawn (on stderr)
-  --help, -h               this text
-
-exit status: 0 done, 2 usage or input error, 1 gnuplot missing or failing.
-See docs/figures.md for every figure kind.
-)";
+  Parsed unused;
+  return plot_parser(unused)->help();
 }
 
 int plot_command(const std::vector<std::string>& args) {
-  try {
-    const Parsed parsed = parse(args);
-    if (parsed.help) {
-      std::cout << plot_usage();
-      return 0;
+  return cli::exit_status("plot", [&] {
+    Parsed parsed;
+    if (!cli::parse(*plot_parser(parsed), args)) return 0;
+    finish(parsed);
+    try {
+      render_folder(parsed.out, parsed.options);
+    } catch (const PlotError& e) {
+      if (e.kind() == PlotError::Kind::input) throw cli::InputError(e.what());
+      throw;
     }
-    render_folder(parsed.out, parsed.options);
     return 0;
-  } catch (const PlotError& e) {
-    std::cerr << "normsim plot: error: " << e.what() << "\n";
-    return e.exit_status();
-  } catch (const std::exception& e) {
-    std::cerr << "normsim plot: error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace normsim::plots

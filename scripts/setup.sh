@@ -14,7 +14,7 @@ for a in "$@"; do
     *) echo "setup.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
-pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 librandom123-dev
+pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 libcli11-dev librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
       python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch
       fonts-liberation2 poppler-utils)

@@ -1,7 +1,10 @@
 // The progress bar: redrawn in place with '\r' after each finished unit.
 #include "sim/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <sstream>
 #include <string>
 
 namespace normsim::sim {
@@ -17,18 +20,26 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-Progress::Progress(std::size_t total, std::size_t done, bool bar, std::ostream& err)
-    : total_(total),
+std::optional<double> remaining_seconds(double elapsed, double cost_run, double cost_left) {
+  if (cost_run <= 0) return std::nullopt;
+  return elapsed / cost_run * cost_left;
+}
+
+Progress::Progress(std::vector<double> unit_costs, std::size_t done, bool bar, std::ostream& err)
+    : total_(unit_costs.size()),
       done_(done),
-      start_done_(done),
+      total_cost_(std::accumulate(unit_costs.begin(), unit_costs.end(), 0.0)),
+      done_cost_(std::accumulate(unit_costs.begin(), unit_costs.begin() + std::min(done, total_), 0.0)),
+      start_done_cost_(done_cost_),
       bar_(bar),
       err_(err),
       start_(std::chrono::steady_clock::now()) {
   if (bar_) paint();
 }
 
-void Progress::advance(std::size_t units) {
-  done_ += units;
+void Progress::advance(double cost) {
+  ++done_;
+  done_cost_ += cost;
   if (bar_) paint();
 }
 
@@ -50,18 +61,23 @@ void Progress::clear() {
   painted_ = false;
 }
 
-void Progress::paint() {
+std::string Progress::line(double elapsed) const {
   constexpr int kWidth = 30;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double frac = total_ ? static_cast<double>(done_) / total_ : 1.0;
+  const double frac = total_cost_ > 0 ? std::min(1.0, done_cost_ / total_cost_) : 1.0;
   const int filled = static_cast<int>(frac * kWidth);
-  std::string line = "\r\033[K[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
-                     std::to_string(done_) + "/" + std::to_string(total_) + " units  elapsed " +
-                     format_duration(elapsed);
-  const std::size_t ran = done_ - start_done_;
-  if (done_ < total_)
-    line += ran > 0 ? "  ETA " + format_duration(elapsed / ran * (total_ - done_)) : "  ETA --:--";
-  err_ << line << std::flush;
+  std::ostringstream text;
+  text << '[' << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << done_ << '/'
+       << total_ << " units  elapsed " << format_duration(elapsed);
+  if (done_ < total_) {
+    const auto left = remaining_seconds(elapsed, done_cost_ - start_done_cost_, total_cost_ - done_cost_);
+    text << "  ETA " << (left ? format_duration(*left) : "--:--");
+  }
+  return text.str();
+}
+
+void Progress::paint() {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  err_ << "\r\033[K" << line(elapsed) << std::flush;
   painted_ = true;
 }
 

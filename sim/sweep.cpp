@@ -12,6 +12,7 @@
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
 #include "sim/progress.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::sim {
 
@@ -310,7 +311,12 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
   }
   report.units_resumed = results.size();
 
-  Progress progress(units.size(), results.size(), options.progress_bar, err);
+  // The bar weighs units by cost; the resumed ones are counted first (which ones does not matter to it).
+  const auto cost = [&](const Unit& u) { return sample_cost(grid.configs[u.config]) * (u.end - u.begin); };
+  std::vector<double> unit_costs;
+  for (const auto& r : results) unit_costs.push_back(cost(r.unit));
+  for (const auto& u : pending) unit_costs.push_back(cost(u));
+  Progress progress(std::move(unit_costs), results.size(), options.progress_bar, err);
   for (const auto& w : resumed_warnings) progress.message(w);
   if (options.resume && options.verbose)
     progress.message("normsim: resuming: " + std::to_string(report.units_resumed) + " of " +
@@ -323,7 +329,7 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
     seconds[u.config] += r.seconds;
     results.push_back(std::move(r));
     ++report.units_run;
-    progress.advance();
+    progress.advance(cost(u));
     if (options.verbose && --remaining[u.config] == 0) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.3g s", seconds[u.config]);

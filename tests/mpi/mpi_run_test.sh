@@ -107,7 +107,7 @@ case $mode in
     NORMSIM_TEST_THROW_AFTER_UNITS=2 "${mpi[@]}" "$normsim" "${run[@]}" --out cut 2>cut.err || status=$?
     [[ $status == 1 ]] || fail "the run with a failing rank exited $status, expected 1"
     [[ ! -e cut/run.json ]] || fail "a run with a failed rank wrote run.json"
-    [[ $(grep -c "normsim: error: rank 1 on .*: NORMSIM_TEST_THROW_AFTER_UNITS" cut.err) == 1 ]] ||
+    [[ $(grep -c "normsim run: error: rank 1 on .*: NORMSIM_TEST_THROW_AFTER_UNITS" cut.err) == 1 ]] ||
       fail "the failure of rank 1 was not reported exactly once"
     saved=$(ls cut/parts | grep -c '\.part$' || true)
     grep -q "^normsim: $((48 - saved)) of 48 units are missing (cfg-.*--resume" cut.err ||

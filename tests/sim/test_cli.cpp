@@ -71,11 +71,12 @@ TEST_CASE("a non-empty OUT is refused before any work, exit 2") {
 
 TEST_CASE("help on every command, and the version") {
   ScratchDir dir("cli-help");
-  for (const std::string args : {"--help", "-h", "help", "run --help", "list --help", "plot --help"}) {
+  for (const std::string args : {"--help", "-h", "help", "run --help", "list --help", "plot --help",
+                                 "check --help", "run -h", "plot -h", "check -h", "list -h"}) {
     INFO(args);
     const Result r = run_cli(args, dir);
     CHECK(r.status == 0);
-    CHECK(r.out.find("sage: normsim") != std::string::npos);  // "Usage:" or plots' "usage:"
+    CHECK(r.out.find("Usage: normsim") != std::string::npos);
   }
   const Result v = run_cli("--version", dir);
   CHECK(v.status == 0);
@@ -83,6 +84,44 @@ TEST_CASE("help on every command, and the version") {
   CHECK(v.out.find("(git ") != std::string::npos);
   CHECK(v.out.find("CUDA backend: ") != std::string::npos);
   CHECK(v.out.find("MPI: ") != std::string::npos);
+}
+
+// One command-line layer: the same flags and the same message form for every command.
+TEST_CASE("every command has -q/--quiet, -v/--verbose and one usage-error form") {
+  ScratchDir dir("cli-same-flags");
+  const auto config = dir / "ok.toml";
+  write_text(config, "depth = 2\nwidth = 8\nsamples = 2\n");
+  const std::string c = quote(config.string()), missing = quote((dir / "missing").string());
+  for (const std::string command : {"run", "check", "plot", "list"}) {
+    INFO(command);
+    const Result r = run_cli(command + " --bogus", dir);
+    CHECK(r.status == 2);
+    CHECK(r.err == "normsim " + command + ": unknown option '--bogus' (normsim " + command + " --help)\n");
+  }
+  // The flags are accepted everywhere (the commands then succeed or fail on their input, not on usage).
+  for (const std::string flags : {"-q", "--quiet", "-v", "--verbose", "-q -v"}) {
+    INFO(flags);
+    CHECK(run_cli("run " + c + " --dry-run " + flags, dir).status == 0);
+    CHECK(run_cli("check --list " + flags, dir).status == 0);
+    const Result p = run_cli("plot " + missing + " " + flags, dir);
+    CHECK(p.status == 2);
+    CHECK(p.err.find("unknown option") == std::string::npos);
+  }
+  CHECK(run_cli("run " + c + " --out x --threads x", dir).err ==
+        "normsim run: --threads: x: expected an integer >= 0 (normsim run --help)\n");
+  CHECK(run_cli("check --threads x", dir).err ==
+        "normsim check: --threads: x: expected an integer >= 0 (normsim check --help)\n");
+}
+
+TEST_CASE("run --quiet also silences the figures it draws at the end") {
+  ScratchDir dir("cli-quiet-plots");
+  const auto config = dir / "ok.toml";
+  write_text(config, "depth = 2\nwidth = 8\nsamples = 2\n");
+  const Result r =
+      run_cli("run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " -q", dir);
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(std::filesystem::exists(dir / "out" / "report.html"));
 }
 
 TEST_CASE("list prints every category") {
