@@ -208,8 +208,8 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   }
   const Reader r(file);
   r.only(root, "",
-         {"id", "kind", "statement", "source", "note", "sweep", "full", "measure", "fit", "prediction",
-          "figure"});
+         {"id", "kind", "statement", "source", "band_source", "testable_at_init", "note", "sweep", "full",
+          "measure", "fit", "prediction", "figure"});
   ClaimSpec c;
   c.file = file;
   const toml::node& top = root;
@@ -221,6 +221,8 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   c.statement = r.required_string(root, "", "statement", top);
   c.source = r.required_string(root, "", "source", top);
   c.note = r.string(root, "", "note").value_or("");
+  c.band_source = r.string(root, "", "band_source").value_or("");
+  c.testable_at_init = r.boolean(root, "", "testable_at_init").value_or(true);
   const std::string kind = r.string(root, "", "kind").value_or("literature");
   if (kind != "literature" && kind != "self")
     r.fail(r.where(*root.get("kind")), "kind", "expected \"literature\" or \"self\"");

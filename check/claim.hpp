@@ -33,6 +33,11 @@ enum class ClaimKind { literature, self };
 
 struct ClaimSpec {
   std::string id, statement, source, note;
+  // Where the agreement band comes from: a quoted source or a stated principle, never a look at the data.
+  std::string band_source;
+  // false: the statement is about trained models; the verdict is "not testable at init" (the simulation
+  // still runs, to show what init gives).
+  bool testable_at_init = true;
   ClaimKind kind = ClaimKind::literature;
   std::string file;  // where it was read from (for messages)
 

@@ -19,7 +19,8 @@ ReportTable fixed_settings_table(const ResultsFolder& folder);  // keys equal in
 ReportTable configs_table(const ResultsFolder& folder);         // id, seed and the keys that vary
 ReportTable metrics_table(const ResultsFolder& folder);         // run.json's metric definitions
 ReportTable verdicts_table(const ResultsFolder& folder);        // one row per claim of verdicts.json
-// "31 claims: 24 supported, 4 refuted, 3 inconclusive" (then any other verdict verdicts.json uses).
+// "31 claims: 24 supported, 4 refuted, 3 inconclusive" (then any other verdict verdicts.json uses, such as
+// "1 not testable at init", in the order it first appears).
 std::string verdict_tally(const ResultsFolder& folder);
 
 // Figure sections in report order, with their headings.
