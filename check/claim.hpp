@@ -44,6 +44,9 @@ struct ClaimSpec {
   // The simulation: at most one swept key (the x axis); none means x is the layer index of one config.
   sim::Grid grid;
   std::string x_key;  // "layer" or the swept key
+  // [reference]: a config each point is compared with, sample by sample (the statistic is y - y_ref; the
+  // mean field's likewise). Same samples, so the differences pair independent draws of both.
+  std::optional<sim::Config> reference;
 
   // What is read from each sample's record.
   std::string metric;            // a metric name, or a product "a*b" of metrics with the same index
