@@ -89,19 +89,25 @@ class Reader {
   std::string file_;
 };
 
-// The [sweep] table (with [full]'s keys replacing it when asked) as config-file text that keeps every key on
-// its own line number, so sim's parser reports the claim file's real lines.
-std::string sweep_as_config(const toml::table& sweep, const toml::table* full) {
-  std::map<long, std::string> lines;
-  const auto put = [&](const toml::key& k, const toml::node& node) {
-    std::ostringstream value;
-    node.visit([&](const auto& concrete) { value << concrete; });
-    lines[k.source().begin.line] = std::string(k.str()) + " = " + value.str();
+// The [sweep] table with the keys of each table of `overrides` replacing its own (later ones win; [full],
+// [reference]) and `drop` left out, as config-file text that keeps every key on its own line number, so
+// sim's parser reports the claim file's real lines.
+std::string sweep_as_config(const toml::table& sweep, std::initializer_list<const toml::table*> overrides,
+                            const std::string& drop = "") {
+  std::map<std::string, std::pair<long, std::string>> keys;
+  const auto put_all = [&](const toml::table& table) {
+    for (const auto& [k, node] : table) {
+      std::ostringstream value;
+      node.visit([&](const auto& concrete) { value << concrete; });
+      keys[std::string(k.str())] = {k.source().begin.line, std::string(k.str()) + " = " + value.str()};
+    }
   };
-  for (const auto& [k, node] : sweep)
-    if (!full || !full->contains(k.str())) put(k, node);
-  if (full)
-    for (const auto& [k, node] : *full) put(k, node);
+  put_all(sweep);
+  for (const toml::table* t : overrides)
+    if (t) put_all(*t);
+  keys.erase(drop);
+  std::map<long, std::string> lines;
+  for (const auto& [name, at] : keys) lines[at.first] = at.second;
   std::string text;
   long line = 1;
   for (const auto& [n, content] : lines) {
@@ -110,6 +116,29 @@ std::string sweep_as_config(const toml::table& sweep, const toml::table* full) {
     ++line;
   }
   return text;
+}
+
+// [reference]: the sweep without its x axis, with these keys replaced: one config whose statistic every
+// point is compared with, sample by sample. Only a bound or linear claim over a swept key reads it.
+void read_reference(const Reader& r, const toml::table& root, const toml::table& sweep,
+                    const toml::table* full, ClaimSpec& c) {
+  const toml::node* node = root.get("reference");
+  if (!node) return;
+  const toml::table& ref = r.table(root, "reference", false);
+  if (c.x_key == "layer" || (c.fit != FitKind::bound && c.fit != FitKind::linear))
+    r.fail(r.where(*node), "reference", "only a bound or linear claim over a swept key compares with one");
+  if (ref.contains(c.x_key))
+    r.fail(r.where(*node), "reference." + c.x_key, "the swept key is not part of the reference");
+  sim::Grid g;
+  try {
+    g = sim::parse_grid(sweep_as_config(sweep, {full, &ref}, c.x_key), r.file());
+  } catch (const sim::ConfigError& e) {
+    throw ClaimError(e.what());
+  }
+  c.reference = g.configs.front();
+  if (c.reference->samples != c.grid.configs.front().samples)
+    r.fail(r.where(*node), "reference.samples",
+           "pairs samples with the sweep, so it must not change samples");
 }
 
 FitKind parse_fit(const Reader& r, const toml::table& fit, const std::string& text) {
@@ -208,8 +237,8 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   }
   const Reader r(file);
   r.only(root, "",
-         {"id", "kind", "statement", "source", "note", "sweep", "full", "measure", "fit", "prediction",
-          "figure"});
+         {"id", "kind", "statement", "source", "band_source", "testable_at_init", "note", "sweep", "full",
+          "reference", "measure", "fit", "prediction", "figure"});
   ClaimSpec c;
   c.file = file;
   const toml::node& top = root;
@@ -221,6 +250,8 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   c.statement = r.required_string(root, "", "statement", top);
   c.source = r.required_string(root, "", "source", top);
   c.note = r.string(root, "", "note").value_or("");
+  c.band_source = r.string(root, "", "band_source").value_or("");
+  c.testable_at_init = r.boolean(root, "", "testable_at_init").value_or(true);
   const std::string kind = r.string(root, "", "kind").value_or("literature");
   if (kind != "literature" && kind != "self")
     r.fail(r.where(*root.get("kind")), "kind", "expected \"literature\" or \"self\"");
@@ -230,7 +261,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   const toml::table& sweep = r.table(root, "sweep", true);
   const toml::table* full_table = full && root.contains("full") ? &r.table(root, "full", false) : nullptr;
   try {
-    c.grid = sim::parse_grid(sweep_as_config(sweep, full_table), file);
+    c.grid = sim::parse_grid(sweep_as_config(sweep, {full_table}), file);
   } catch (const sim::ConfigError& e) {
     throw ClaimError(e.what());
   }
@@ -267,6 +298,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
            "a fit against a key needs that key as a list of >= 2 values");
 
   check_measure(r, measure, c);
+  read_reference(r, root, sweep, full_table, c);
 
   const toml::table& pred = r.table(root, "prediction", true);
   r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});

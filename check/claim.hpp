@@ -33,12 +33,20 @@ enum class ClaimKind { literature, self };
 
 struct ClaimSpec {
   std::string id, statement, source, note;
+  // Where the agreement band comes from: a quoted source or a stated principle, never a look at the data.
+  std::string band_source;
+  // false: the statement is about trained models; the verdict is "not testable at init" (the simulation
+  // still runs, to show what init gives).
+  bool testable_at_init = true;
   ClaimKind kind = ClaimKind::literature;
   std::string file;  // where it was read from (for messages)
 
   // The simulation: at most one swept key (the x axis); none means x is the layer index of one config.
   sim::Grid grid;
   std::string x_key;  // "layer" or the swept key
+  // [reference]: a config each point is compared with, sample by sample (the statistic is y - y_ref; the
+  // mean field's likewise). Same samples, so the differences pair independent draws of both.
+  std::optional<sim::Config> reference;
 
   // What is read from each sample's record.
   std::string metric;            // a metric name, or a product "a*b" of metrics with the same index

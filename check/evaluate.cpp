@@ -92,9 +92,20 @@ void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
   (void)c;
 }
 
+ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m);
+
 }  // namespace
 
 ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
+  ClaimResult r = evaluate_band(c, m);
+  // A statement about trained models: what init gives is still reported, but the band is not judged.
+  if (!c.testable_at_init) r.decision = {Verdict::not_testable, std::nullopt};
+  return r;
+}
+
+namespace {
+
+ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
   ClaimResult r;
   r.note = c.note;
   for (const auto& n : m.theory_notes) r.note += (r.note.empty() ? "" : " ") + n + ".";
@@ -152,7 +163,8 @@ ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
     case FitKind::profile: {
       basic_data(c, m, r);
       std::vector<Estimate> per_point;
-      const bool absolute = c.tolerance > 0;
+      // An explicit lower/upper bounds y - meanfield itself (the sign of an approximation's bias).
+      const bool absolute = c.tolerance > 0 || c.has_lower || c.has_upper;
       for (std::size_t i = 0; i < m.x.size(); ++i) {
         // An absolute tolerance compares y - meanfield (values near 0, such as cosines of independent
         // tokens); a relative one y / meanfield - 1.
@@ -165,7 +177,10 @@ ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
       r.predicted = 0.0;
       r.meanfield = 0.0;
       const double tol = absolute ? c.tolerance : c.rel_tolerance;
-      pointwise(c, m, r, per_point, Band{-tol, tol});
+      Band band = tol > 0 || !(c.has_lower || c.has_upper) ? Band{-tol, tol} : Band{-kInf, kInf};
+      if (c.has_lower) band.low = c.lower;
+      if (c.has_upper) band.high = c.upper;
+      pointwise(c, m, r, per_point, band);
       return r;
     }
     case FitKind::convergence: {
@@ -203,5 +218,7 @@ ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
   }
   return r;
 }
+
+}  // namespace
 
 }  // namespace normsim::check

@@ -199,14 +199,33 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
   return m;
 }
 
+void subtract_reference(const ClaimSpec& c, const std::vector<sim::SampleRecord>& reference, Measurement& m) {
+  if (!c.reference) return;
+  for (std::size_t s = 0; s < m.y.size() && s < reference.size(); ++s) {
+    const double r = reduce(c, series(reference[s], c.metric), c.layer);
+    for (double& v : m.y[s]) v -= r;
+  }
+  try {
+    const double r = reduce(c, mf_series(theory::meanfield(to_stack_spec(*c.reference)), c.metric), c.layer);
+    for (auto& v : m.meanfield)
+      if (v) v = std::isfinite(r) ? std::optional(*v - r) : std::nullopt;
+  } catch (const std::exception& e) {
+    for (auto& v : m.meanfield) v.reset();
+    m.theory_notes.push_back(std::string("reference: no mean field (") + e.what() + ")");
+  }
+}
+
 Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
-  sim::GridRecords records;
-  for (const auto& config : c.grid.configs) {
+  const auto run = [&](const sim::Config& config) {
     std::vector<int> samples(static_cast<std::size_t>(config.samples));
     std::iota(samples.begin(), samples.end(), 0);
-    records.push_back(backend.run(config, samples));
-  }
-  return collect(c, records);
+    return backend.run(config, samples);
+  };
+  sim::GridRecords records;
+  for (const auto& config : c.grid.configs) records.push_back(run(config));
+  Measurement m = collect(c, records);
+  if (c.reference) subtract_reference(c, run(*c.reference), m);
+  return m;
 }
 
 }  // namespace normsim::check

@@ -41,11 +41,15 @@ double pick(const std::vector<double>& values, const std::string& expr);
 // The indices a range "all" or "A:B" (B exclusive, either side may be empty or negative) selects.
 std::vector<int> layer_range(int size, const std::string& range);
 
-// Runs every config of the claim on `backend` and collects the points.
+// Runs every config of the claim on `backend` and collects the points; with a [reference], each sample's
+// statistic minus the reference's for the same sample (and the mean field's likewise).
 Measurement measure(const ClaimSpec& claim, sim::Backend& backend);
 
 // The same extraction on records already produced (tests feed synthetic ones), with the mean field computed
 // for each config unless `with_theory` is false.
 Measurement collect(const ClaimSpec& claim, const sim::GridRecords& records, bool with_theory = true);
+// y[s][i] -= the statistic of reference[s]; the mean field of the reference subtracted from each point's.
+void subtract_reference(const ClaimSpec& claim, const std::vector<sim::SampleRecord>& reference,
+                        Measurement& m);
 
 }  // namespace normsim::check

@@ -72,6 +72,7 @@ nlohmann::json verdict_json(const CheckedClaim& c) {
   j["id"] = s.id;
   j["statement"] = s.statement;
   j["source"] = s.source;
+  j["band_source"] = s.band_source;
   j["predicted"] = num(r.predicted);
   j["measured"] = num(r.estimate.value);
   j["ci_low"] = num(r.estimate.low);
@@ -112,19 +113,21 @@ std::string data_csv(const ClaimResult& r) {
 
 std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds) {
   std::ostringstream md;
-  int counts[3] = {0, 0, 0};
+  int counts[4] = {0, 0, 0, 0};
   for (const auto& c : claims) ++counts[static_cast<int>(c.result.decision.verdict)];
   md << "# normsim check\n\n"
      << claims.size() << " claims (" << (full ? "full" : "default") << " sweeps), " << fmt(seconds)
-     << " s: " << counts[0] << " supported, " << counts[1] << " refuted, " << counts[2]
-     << " inconclusive. Intervals are "
+     << " s: " << counts[0] << " supported, " << counts[1] << " refuted, " << counts[2] << " inconclusive"
+     << (counts[3] ? ", " + std::to_string(counts[3]) + " not testable at init" : "") << ". Intervals are "
      << "95 % (Student-t over independent samples; bootstrap for convergence claims). A claim is supported "
         "when "
      << "the whole interval lies inside the agreement band, refuted when it lies wholly outside "
-        "(docs/claims.md).\n\n"
-     << "| claim | kind | statement | source | predicted | band | measured [95% CI] | n | verdict | figure "
-        "|\n"
-     << "|---|---|---|---|---|---|---|---|---|---|\n";
+        "(docs/claims.md); a claim about trained models is reported as not testable at init, with what init "
+        "gives.\n\n"
+     << "| claim | kind | statement | source | predicted | band | band from | measured [95% CI] | n | "
+        "verdict "
+        "| figure |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : claims) {
     const auto& r = c.result;
     std::string verdict(to_string(r.decision.verdict));
@@ -135,9 +138,10 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
       predicted += " (mean field " + fmt(*r.meanfield) + ")";
     md << "| `" << c.spec.id << "` | " << to_string(c.spec.kind) << " | " << cell(c.spec.statement) << " | "
        << cell(c.spec.source) << " | " << predicted << " | [" << fmt(r.band.low) << ", " << fmt(r.band.high)
-       << "] | " << fmt(r.estimate.value) << " [" << fmt(r.estimate.low) << ", " << fmt(r.estimate.high)
-       << "]" << (r.decided_at ? " at x = " + fmt(*r.decided_at) : "") << " | " << r.estimate.n << " | "
-       << verdict << " | [figure](figures/claim_" << c.spec.id << ".png) |\n";
+       << "] | " << cell(c.spec.band_source) << " | " << fmt(r.estimate.value) << " [" << fmt(r.estimate.low)
+       << ", " << fmt(r.estimate.high) << "]" << (r.decided_at ? " at x = " + fmt(*r.decided_at) : "")
+       << " | " << r.estimate.n << " | " << verdict << " | [figure](figures/claim_" << c.spec.id
+       << ".png) |\n";
   }
   md << "\n## Notes\n\n";
   for (const auto& c : claims)

@@ -14,6 +14,8 @@ std::string_view to_string(Verdict v) {
       return "refuted";
     case Verdict::inconclusive:
       return "inconclusive";
+    case Verdict::not_testable:
+      return "not testable at init";
   }
   return "?";
 }

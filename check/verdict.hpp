@@ -3,7 +3,9 @@
 //   supported:    the whole confidence interval lies inside the band;
 //   refuted:      the whole interval lies outside the band;
 //   inconclusive: it straddles an edge; then the samples that would decide it follow from the measured
-//                 standard error (se shrinks like 1/sqrt(n)): n_needed = n (se / needed_se)^2.
+//                 standard error (se shrinks like 1/sqrt(n)): n_needed = n (se / needed_se)^2;
+//   not testable at init: the claim is about trained models (its claim file says so); the simulation still
+//                 runs and its numbers are reported, but no band is judged.
 #pragma once
 #include <optional>
 #include <string>
@@ -13,7 +15,7 @@
 
 namespace normsim::check {
 
-enum class Verdict { supported, refuted, inconclusive };
+enum class Verdict { supported, refuted, inconclusive, not_testable };
 std::string_view to_string(Verdict v);
 
 struct Band {

@@ -44,14 +44,17 @@ const char* const page_style =
     "figcaption{font-size:0.8rem;color:#444} .files{font-size:0.75rem}\n"
     // Verdicts: the word is always written out; the colour only helps the eye.
     ".supported{background:#dafbe1;color:#116329}.refuted{background:#ffebe9;color:#a40e26}\n"
-    ".inconclusive{background:#fff8c5;color:#7d4e00} .tally{font-weight:600}\n";
+    ".inconclusive{background:#fff8c5;color:#7d4e00}.untestable{background:#eaeef2;color:#424a53}\n"
+    ".tally{font-weight:600}\n";
 
 bool has_file(const RenderedFigure& figure, const std::string& file) {
   return std::find(figure.files.begin(), figure.files.end(), file) != figure.files.end();
 }
 
-// The class of a verdict cell: its first word, when it is one of the three verdicts.
+// The class of a verdict cell: its first word, when it is one of the three judged verdicts; "untestable" for
+// a claim not testable at init.
 std::string verdict_class(const std::string& verdict) {
+  if (verdict.rfind("not testable at init", 0) == 0) return "untestable";
   const std::string word = verdict.substr(0, verdict.find(' '));
   return word == "supported" || word == "refuted" || word == "inconclusive" ? word : "";
 }

@@ -115,8 +115,9 @@ std::string side(const nlohmann::json& value, const char* open) {
 
 ReportTable verdicts_table(const ResultsFolder& folder) {
   // The columns of check's report.md (check/report.cpp), so both reports read alike.
-  ReportTable table{
-      {"claim", "kind", "statement", "source", "predicted", "band", "measured [95% CI]", "n", "verdict"}, {}};
+  ReportTable table{{"claim", "kind", "statement", "source", "predicted", "band", "band from",
+                     "measured [95% CI]", "n", "verdict"},
+                    {}};
   for (const Claim& claim : folder.claims) {
     std::string predicted = claim.predicted.is_null() ? "n/a" : stat(claim.predicted);
     if (claim.kind == "literature" && claim.meanfield.is_number() && claim.meanfield != claim.predicted)
@@ -126,6 +127,7 @@ ReportTable verdicts_table(const ResultsFolder& folder) {
       verdict += " (~" + json_cell(claim.samples_needed) + " samples would decide)";
     table.rows.push_back({claim.id, claim.kind, claim.statement, claim.source, predicted,
                           "[" + side(claim.band_low, "-inf") + ", " + side(claim.band_high, "inf") + "]",
+                          claim.band_source,
                           stat(claim.measured) + " [" + stat(claim.ci_low) + ", " + stat(claim.ci_high) +
                               "]" + (claim.decided_at.is_number() ? " at x = " + stat(claim.decided_at) : ""),
                           json_cell(claim.n), verdict});

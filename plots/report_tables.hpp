@@ -21,7 +21,8 @@ ReportTable metrics_table(const ResultsFolder& folder);         // run.json's me
 ReportTable verdicts_table(const ResultsFolder& folder);        // one row per claim of verdicts.json
 // nonfinite.csv summarized: per (config, pass, metric) the samples and the first layer; empty: none.
 ReportTable nonfinite_table(const ResultsFolder& folder);
-// "31 claims: 24 supported, 4 refuted, 3 inconclusive" (then any other verdict verdicts.json uses).
+// "31 claims: 24 supported, 4 refuted, 3 inconclusive" (then any other verdict verdicts.json uses, such as
+// "1 not testable at init", in the order it first appears).
 std::string verdict_tally(const ResultsFolder& folder);
 
 // Figure sections in report order, with their headings.

@@ -186,6 +186,7 @@ void read_verdicts(ResultsFolder& folder) {
                         "' may only use letters, digits, '_', '-' and '.'");
     claim.statement = json_string(entry, "statement", path);
     claim.source = json_string(entry, "source", path);
+    claim.band_source = json_string(entry, "band_source", path);
     claim.verdict = json_string(entry, "verdict", path);
     claim.figure_kind = json_string(entry, "figure_kind", path);
     claim.x_label = json_string(entry, "x_label", path);

@@ -38,6 +38,7 @@ struct Claim {
   std::string id;
   std::string statement;
   std::string source;
+  std::string band_source;  // where the agreement band comes from ("" when verdicts.json has none)
   std::string verdict;
   std::string figure_kind;
   std::string x_label;

@@ -5,6 +5,8 @@
 
 #include "check/check_command.hpp"
 #include "check/claim.hpp"
+#include "check/measure.hpp"
+#include "sim/metrics.hpp"
 
 using namespace normsim::check;
 namespace fs = std::filesystem;
@@ -120,6 +122,28 @@ TEST_CASE("every claim of experiments/claims loads, default and full", "[check][
   CHECK_THROWS_AS(load_claims(dir, {"no_such_claim"}), ClaimError);
 }
 
+TEST_CASE("every claim of experiments/claims says where its band comes from", "[check][claims]") {
+  // A band read off the data would make the verdict circular; each file names its source or principle.
+  for (const auto& c : load_claims(fs::path(NORMSIM_SOURCE_DIR) / "experiments" / "claims")) {
+    INFO(c.file);
+    CHECK(c.band_source.size() > 20);
+  }
+}
+
+TEST_CASE("a claim file reads band_source and testable_at_init", "[check][claims]") {
+  const ClaimSpec plain = load_claim(write_file("plain.toml", kGood));
+  CHECK(plain.band_source.empty());
+  CHECK(plain.testable_at_init);
+  const std::string marked = replaced(kGood, "source = \"theory.md §3(a)\"\n",
+                                      "source = \"theory.md §3(a)\"\nband_source = \"stated principle\"\n"
+                                      "testable_at_init = false\n");
+  const ClaimSpec c = load_claim(write_file("marked.toml", marked));
+  CHECK(c.band_source == "stated principle");
+  CHECK(!c.testable_at_init);
+  CHECK(error_of(replaced(marked, "testable_at_init = false", "testable_at_init = \"no\""))
+            .find("bad.toml:6: key 'testable_at_init': expected true or false") != std::string::npos);
+}
+
 TEST_CASE("check_command: usage errors and malformed claims exit 2", "[check][cli]") {
   CHECK(check_command({"--help"}) == 0);
   CHECK(check_command({"--bogus"}) == 2);
@@ -145,4 +169,36 @@ TEST_CASE("check_command writes verdicts, report and per-claim data", "[check][c
   std::string header;
   std::getline(data, header);
   CHECK(header == "x,measured,se,predicted");
+}
+
+TEST_CASE("a [reference] config is compared sample by sample", "[check][claims]") {
+  const std::string text = replaced(replaced(kGood, "kind = \"powerlaw\"", "kind = \"bound\""), "[full]",
+                                    "[reference]\nplacement = \"post\"\n\n[full]");
+  const ClaimSpec c = load_claim(write_file("ref.toml", text));
+  REQUIRE(c.reference);
+  CHECK(c.reference->placement == normsim::vocab::Placement::post);
+  CHECK(c.reference->width == 32);
+  CHECK(load_claim(write_file("ref_full.toml", text), true).reference->samples == 8);
+  // The swept key may not be overridden, nor samples changed, nor a per-layer claim given one.
+  CHECK(error_of(replaced(text, "placement = \"post\"", "depth = 4")).find("key 'reference.depth'") !=
+        std::string::npos);
+  CHECK(error_of(replaced(text, "placement = \"post\"", "samples = 3")).find("key 'reference.samples'") !=
+        std::string::npos);
+  CHECK(error_of(replaced(text, "depth = [4, 8]", "depth = 4")).find("key 'reference'") != std::string::npos);
+
+  // y - y_ref per sample: synthetic records, act_sq = 2 + s at the last layer, the reference 1 + s.
+  const int act = normsim::sim::metric_id("act_sq");
+  const auto record = [&](double last) {
+    normsim::sim::SampleRecord r;
+    r.values.resize(normsim::sim::metric_table().size());
+    r.values[std::size_t(act)] = {1.0, last};
+    return r;
+  };
+  Measurement m;
+  m.y = {{2.0, 3.0}, {3.0, 4.0}};
+  m.meanfield = {2.0, std::nullopt};
+  subtract_reference(c, {record(1.0), record(2.0)}, m);
+  CHECK(m.y[0] == std::vector<double>{1.0, 2.0});
+  CHECK(m.y[1] == std::vector<double>{1.0, 2.0});
+  CHECK(!m.meanfield[1]);
 }

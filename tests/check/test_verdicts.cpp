@@ -127,3 +127,15 @@ TEST_CASE("ratio and profile claims", "[check][verdict]") {
   for (auto& v : p.meanfield) *v *= 1.5;
   CHECK(evaluate(prof, p).decision.verdict == Verdict::refuted);
 }
+
+TEST_CASE("a claim about trained models is not testable at init, whatever init gives", "[check][verdict]") {
+  ClaimSpec c = linear_claim(0.5, 0.05);
+  const Measurement m = linear_data(0.5, 0.01, 8);
+  REQUIRE(evaluate(c, m).decision.verdict == Verdict::supported);
+  c.testable_at_init = false;
+  const ClaimResult r = evaluate(c, m);
+  CHECK(r.decision.verdict == Verdict::not_testable);
+  CHECK(!r.decision.samples_needed);
+  CHECK(std::abs(r.estimate.value - 0.5) < 0.01);  // what init gives is still measured and reported
+  CHECK(to_string(r.decision.verdict) == "not testable at init");
+}

@@ -129,8 +129,8 @@ TEST_CASE("every figure kind renders at one-column size with a report", "[plots]
           std::string::npos);
     CHECK(html.find("<td class=\"inconclusive\">inconclusive (~40 samples would decide)</td>") !=
           std::string::npos);
-    CHECK(html.find("<td>1 (mean field 1.01)</td><td>[0.99, inf]</td><td>1 [0.98, 1.02] at x = 8</td>"
-                    "<td>16</td>") != std::string::npos);
+    CHECK(html.find("<td>1 (mean field 1.01)</td><td>[0.99, inf]</td><td>stated principle: 1 % of the mean "
+                    "field</td><td>1 [0.98, 1.02] at x = 8</td><td>16</td>") != std::string::npos);
     CHECK(html.find("<a href=\"#claim_post_act_sq_flat\">") != std::string::npos);
     // The page stays small whatever the figures weigh: 37 figures here, their PNGs about 4 MB together.
     CHECK(fs::file_size(dir.path() / "report.html") < 64 * 1024);
@@ -329,9 +329,16 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
                       {"y_label", "||dL/dW2|| of the last layer"},
                       {"log_x", true},
                       {"log_y", true}});
+  // A statement about trained models: its band is drawn for reference, not as a supported range.
+  nlohmann::json untestable = verdicts[1];
+  untestable["id"] = "untestable";
+  untestable["verdict"] = "not testable at init";
+  verdicts.push_back(untestable);
   { std::ofstream(dir.path() / "verdicts.json") << verdicts.dump(2); }
-  for (const char* id : {"cos_profile", "one_depth", "exponent"})
+  for (const char* id : {"cos_profile", "one_depth", "exponent", "untestable"})
     fs::create_directories(dir.path() / "claims" / id);
+  std::ofstream(dir.path() / "claims" / "untestable" / "data.csv")
+      << "x,measured,se,predicted\n100,1.3,0.16,7\n";
   std::ofstream(dir.path() / "claims" / "cos_profile" / "data.csv")
       << "x,measured,se,predicted\n0,0.81,0.002,0.816\n1,0.86,0.002,0.866\n2,0.89,0.002,0.894\n";
   std::ofstream(dir.path() / "claims" / "one_depth" / "data.csv")
@@ -375,6 +382,10 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
   CHECK(one.find("title 'supported range'") != std::string::npos);
   CHECK(one.find("set yrange [0:10]") != std::string::npos);
   CHECK(one.find("unset object 1; unset xlabel") != std::string::npos);  // not drawn in the legend's plot
+
+  const std::string untested = read_text(figures / "claim_untestable.gp");
+  CHECK(untested.find("title 'claimed range (not judged at init)'") != std::string::npos);
+  CHECK(untested.find("title 'supported range'") == std::string::npos);
 
   const std::string exponent = read_text(figures / "claim_exponent.gp");
   // A clean replacement keeps the symbol; ratio/powerlaw/linear keep "predicted (value)".

@@ -161,6 +161,7 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
   verdicts.push_back({{"id", ids[1]},
                       {"statement", "Post-LN keeps E[x_l^2] = 1 at every layer"},
                       {"source", "derived"},
+                      {"band_source", "stated principle: 1 % of the mean field"},
                       {"predicted", 1.0},
                       {"measured", 1.0},
                       {"ci_low", 0.98},
