@@ -1,5 +1,7 @@
 #include "gpu/cuda_backend.hpp"
 
+#include "sim/unit_plan.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "gpu/memory_plan.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::gpu {
 
@@ -54,6 +57,21 @@ double seconds_since(Clock::time_point t0) {
 }
 
 }  // namespace
+
+std::string CudaBackend::refusal(const sim::Config& config, int) const {
+  const std::string& p = config.precision;
+  if (p != "float32" && p != "float64" && p != "tf32")
+    return "key 'precision': '" + p + "' is not float32, float64 or tf32";
+  const double budget = options_.memory_fraction * double(plannable_device_bytes());
+  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
+  const MemoryPlan plan = plan_memory(sim::StackShape(config), p == "float64" ? 8 : 4, mode, budget, 1);
+  if (plan.per_sample_bytes() <= budget) return "";
+  return "keys 'width', 'depth', 'tokens', 'mlp_ratio': one sample needs " +
+         sim::human_bytes(plan.per_sample_bytes()) + " on the GPU (activations " +
+         sim::human_bytes(plan.activation_bytes) + ", weights " + sim::human_bytes(plan.weight_bytes) +
+         (plan.recompute ? " redrawn in the backward" : " kept") + "); this GPU allows " +
+         sim::human_bytes(budget) + " (docs/gpu.md: a smaller width, depth or tokens)";
+}
 
 template <class R>
 std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config, std::span<const int> samples,

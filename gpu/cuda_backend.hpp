@@ -35,6 +35,8 @@ class CudaBackend final : public sim::Backend {
   explicit CudaBackend(int threads, CudaOptions options = options_from_environment());
   std::string name() const override { return "cuda"; }
   std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
+  // A precision it lacks, or one sample that does not fit the device even with weights redrawn.
+  std::string refusal(const sim::Config& config, int unit_samples) const override;
   std::size_t peak_memory_bytes() const override { return peak_; }
   const CudaRunInfo& last_run() const { return info_; }
   static CudaOptions options_from_environment();

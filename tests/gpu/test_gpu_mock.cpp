@@ -161,6 +161,20 @@ TEST_CASE("recompute: weight memory independent of depth, in the plan and in the
   CHECK(double(peak[0]) - double(peak[1]) >= 0.9 * (weights - 2 * scratch));
 }
 
+// Issue 15: what cannot fit one sample on the device is refused before anything runs, with the figures.
+TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mock]") {
+  sim::Config c = mlp_config();
+  gpu::CudaBackend b(1);
+  CHECK(b.refusal(c, 0).empty());
+  c.width = 8192, c.depth = 64, c.tokens = 4096;  // activations alone: tens of GB, the mock has 8 GiB
+  const std::string why = b.refusal(c, 0);
+  CHECK(why.find("one sample needs") != std::string::npos);
+  CHECK(why.find("this GPU allows") != std::string::npos);
+  c = mlp_config();
+  c.precision = "bf16";
+  CHECK(b.refusal(c, 0).find("key 'precision'") != std::string::npos);
+}
+
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
 TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
   const int S = 2, T = 5, H = 3, dh = 4;
