@@ -61,6 +61,7 @@ std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::strin
 
 }  // namespace
 
+#ifdef NORMSIM_GOLDEN_BUILD  // see tests/sim/CMakeLists.txt: the digests are the Release build's bits
 TEST_CASE("every built-in placement's expression reproduces the hand-written one bit for bit", "[golden]") {
   ScratchDir dir("golden");
   const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
@@ -84,6 +85,7 @@ TEST_CASE("every built-in placement's expression reproduces the hand-written one
   CHECK(compared == 144);
   CHECK(got.size() == 144);
 }
+#endif
 
 namespace {
 
