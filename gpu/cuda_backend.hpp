@@ -1,7 +1,7 @@
 // The CUDA backend: every sample of a call runs as one batch on the device (split into several batches
 // only when memory requires), through the same placements and build_stack as the CPU backend; metrics
-// are computed on the host from the streams and gradients copied back (sim::measure_sample), so both
-// backends share every metric definition. Plain C++ header.
+// are computed on the device (gpu/device_stats.hpp) and turned into records by sim::record_from_scalars,
+// the CPU backend's own definitions. Plain C++ header.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -30,6 +30,8 @@ struct CudaRunInfo {
   double budget_bytes = 0;  // device bytes the plan allowed (memory_fraction of the plannable memory)
 };
 
+struct MemoryPlan;
+
 class CudaBackend final : public sim::Backend {
  public:
   explicit CudaBackend(int threads, CudaOptions options = options_from_environment());
@@ -37,11 +39,14 @@ class CudaBackend final : public sim::Backend {
   std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
   // A precision it lacks, or one sample that does not fit the device even with weights redrawn.
   std::string refusal(const sim::Config& config, int unit_samples) const override;
+  std::string plan_summary(const sim::Config& config) const override;
   std::size_t peak_memory_bytes() const override { return peak_; }
   const CudaRunInfo& last_run() const { return info_; }
   static CudaOptions options_from_environment();
 
  private:
+  // The plan for `samples` samples of `config` in this process's device memory now, and that budget.
+  MemoryPlan plan(const sim::Config& config, int samples, double* budget) const;
   template <class R>
   std::vector<sim::SampleRecord> run_typed(const sim::Config& config, std::span<const int> samples,
                                            bool tf32);

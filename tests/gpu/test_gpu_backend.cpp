@@ -151,6 +151,33 @@ TEST_CASE("CUDA backend: weight-gradient norms of float32 entries near 1e19 matc
   }
 }
 
+// Issue 16 with the statistics on the device: the same records flag the same things as the CPU backend's. A
+// zero input makes x_0's cosines and effective rank 0/0 (flagged statistics, finite streams); with no norm
+// and every branch scaled by 1e30, x_2 ~ 1e60 overflows float32 (a non-finite forward pass at layer 2).
+TEST_CASE("CUDA backend: non-finite streams and statistics are flagged as on the CPU", "[backend]") {
+  for (const bool overflow : {false, true}) {
+    sim::Config c =
+        small_config(overflow ? vocab::Placement::none : vocab::Placement::pre, kKinds[0], "float32");
+    c.input_std = overflow ? 1.0 : 0.0;
+    c.branch_scale = overflow ? "1e30" : "1";
+    const std::vector<int> samples = {0, 2};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    for (std::size_t s = 0; s < samples.size(); ++s) {
+      INFO((overflow ? "overflow" : "zero input") << ", sample " << samples[s]);
+      REQUIRE(r[s].nonfinite.has_value() == overflow);
+      CHECK(overflow == r[s].nonfinite_statistics.empty());
+      REQUIRE(g[s].nonfinite.has_value() == r[s].nonfinite.has_value());
+      if (r[s].nonfinite) {
+        CHECK(g[s].nonfinite->pass == r[s].nonfinite->pass);
+        CHECK(g[s].nonfinite->layer == r[s].nonfinite->layer);
+      }
+      CHECK(g[s].nonfinite_statistics == r[s].nonfinite_statistics);  // same entries, same order
+    }
+    require_records_close(g, r, 1e-4, 3e-3);
+  }
+}
+
 TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
   gpu::register_backend();
   CHECK(sim::make_backend("cuda", 1)->name() == "cuda");
