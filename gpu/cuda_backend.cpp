@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "gpu/batch_run.hpp"
 #include "gpu/blas.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_stats.hpp"
@@ -54,39 +55,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// One batch on the device: weights, forward, the statistics of every stream and of the output, backward
-// with the statistics of every stream gradient. Every metric lands in `stats`; nothing comes to the host
-// (but Admin's omega, which the placement reads between sublayers).
-template <class R>
-void run_batch(const sim::Config& config, const sim::StackShape& shape, const sim::Placement& placement,
-               const Blas& blas, std::span<const int> samples, bool recompute, DeviceStats& stats) {
-  const int S = int(samples.size()), T = shape.tokens, d = shape.width, K = shape.depth;
-  const std::size_t per = std::size_t(T) * d;
-  std::vector<std::uint32_t> ids(S);
-  for (int s = 0; s < S; ++s) ids[s] = std::uint32_t(samples[s]);
-  const DeviceBuffer<std::uint32_t> d_ids = DeviceBuffer<std::uint32_t>::from_host(ids);
-  DeviceBuffer<R> scratch;
-  if (recompute) scratch = DeviceBuffer<R>(std::size_t(S) * largest_weight(shape));
-  const GpuContext<R> ctx{blas.handle(), config.seed, S, d_ids.get(), recompute, &scratch, &stats};
-
-  DeviceBuffer<R> x0(S * per);
-  input_fill(x0.get(), S, d_ids.get(), T, d, config.seed, config.input_std, config.input_corr);
-  GpuGraph<R> graph(shape, placement, ctx);
-  const sim::StackValues sv = sim::build_stack(graph, shape, placement, graph.input(std::move(x0)));
-  StreamStatistics<R> measure(blas.handle(), S, T, d);
-  for (int l = 0; l <= K; ++l)
-    measure.stream(graph.value(sv.stream[l]), l < K ? graph.value(sv.stream[l + 1]) : nullptr,
-                   stats.field(l, lf_stream), stats.field(l, lf_eff_rank));
-  measure.tensor(graph.value(sv.output), stats.field(stats.output_block(), lf_stream));
-
-  DeviceBuffer<R> dy(S * per);
-  loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed,
-                config.loss == vocab::Loss::mse);
-  graph.release_forward({});
-  graph.backward(sv.output, std::move(dy), sv.stream,
-                 [&](int l, const R* d_g) { measure.tensor(d_g, stats.field(l, lf_grad)); });
-}
-
 }  // namespace
 
 // The budget is a share of the memory this process could use now (free plus what the pool holds unused),
@@ -117,11 +85,6 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
            sim::human_bytes(m.activation_bytes) + ", weights " + sim::human_bytes(m.weight_bytes) +
            (m.recompute ? " redrawn in the backward" : " kept") + "); this GPU allows " +
            sim::human_bytes(budget) + " (docs/gpu.md: a smaller width, depth or tokens)";
-  if (m.checkpoint_every > 0)
-    return "keys 'width', 'depth', 'tokens': one sample fits this GPU only with its activations checkpointed "
-           "every " +
-           std::to_string(m.checkpoint_every) + " sublayers (" + sim::human_bytes(m.per_sample_bytes()) +
-           "), which the CUDA backend plans but does not run yet (docs/gpu.md)";
   return "";
 }
 
@@ -140,10 +103,10 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   // Plan: recompute or keep weights, and how many samples per batch fit the budget.
   double budget = 0;
   const MemoryPlan layout = plan(config, n, &budget);
-  if (layout.checkpoint_every > 0) throw std::runtime_error("CUDA backend: " + refusal(config, 1));
   const bool recompute = layout.recompute;
   const int batch = layout.batch_samples;
   info_.recompute = recompute;
+  info_.checkpoint_every = layout.checkpoint_every;
   info_.batch_samples = batch;
   info_.budget_bytes = budget;
 
@@ -153,7 +116,11 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     ++info_.batches;
     const auto t0 = Clock::now();
     DeviceStats stats(K, S);
-    run_batch<R>(config, shape, placement, blas, samples.subspan(first, S), recompute, stats);
+    BatchRun<R> run(config, shape, placement, blas, samples.subspan(first, S), recompute, stats);
+    if (layout.checkpoint_every > 0)
+      run.checkpointed(layout.checkpoint_every);
+    else
+      run.whole();
     stats.copy_to_host();  // the batch's one synchronization: every per-layer scalar at once
     info_.device_seconds += seconds_since(t0);
     const auto t1 = Clock::now();

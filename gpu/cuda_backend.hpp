@@ -22,12 +22,13 @@ struct CudaOptions {
 
 // Where the time of the last run() went (seconds), and how it was planned.
 struct CudaRunInfo {
-  double device_seconds = 0;   // weights, forward, backward, copies of streams and gradients to the host
-  double metrics_seconds = 0;  // host: measure_sample for every sample
+  double device_seconds = 0;   // weights, forward, backward, every statistic, the copy of the scalars back
+  double metrics_seconds = 0;  // host: the records made from the scalars (sim::record_from_scalars)
   int batches = 0;             // device batches the samples were split into
   int batch_samples = 0;       // samples per batch
   bool recompute = false;
-  double budget_bytes = 0;  // device bytes the plan allowed (memory_fraction of the plannable memory)
+  int checkpoint_every = 0;  // activations checkpointed every n sublayers (0: the whole tape kept)
+  double budget_bytes = 0;   // device bytes the plan allowed (memory_fraction of the plannable memory)
 };
 
 struct MemoryPlan;

@@ -17,7 +17,8 @@ std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every
 std::size_t weight_elements(const sim::StackShape& s);  // every weight of the stack
 std::size_t largest_weight(const sim::StackShape& s);   // the recompute scratch
 // Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, the stream in
-// double, its Gram matrix, eigenvalues, and the eigensolver's workspace (estimated as n^2 + 6n doubles).
+// double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n doubles), and
+// the per-layer scalars themselves (gpu/device_stats.hpp).
 double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes);
 // Whether ||A^T B||_F for A (T x n), B (T x m) goes through the two T x T Gram matrices (cheaper when
 // T (n + m) < n m), and the scratch elements either way.
@@ -30,7 +31,8 @@ struct MemoryPlan {
   double statistics_bytes = 0;  // per sample
   bool recompute = false;
   // 0: the whole tape is kept; n > 0: activations checkpointed every n sublayers (only when the whole tape
-  // does not fit one sample; the segment length minimizes memory).
+  // does not fit one sample; the segment length minimizes memory; gpu/batch_run.hpp rounds it up to a
+  // multiple of the placement's span).
   int checkpoint_every = 0;
   int batch_samples = 0;  // at least 1, at most the samples asked for
   double per_sample_bytes() const { return activation_bytes + weight_bytes + statistics_bytes; }
