@@ -22,9 +22,11 @@ double deepnorm_beta(const StackShape& s) {
 
 namespace {
 
-// DeepNet §4.3: w1, wgate, w2, wv, wo initialized x beta (not wq, wk).
+// DeepNet §4.3: w1, wgate, w2, wv, wo initialized x beta (not wq, wk; likewise the cross-attention's).
 double deepnorm_init(const StackShape& s, WeightKind w) {
-  return (w == WeightKind::wq || w == WeightKind::wk) ? 1.0 : deepnorm_beta(s);
+  const bool query_key =
+      w == WeightKind::wq || w == WeightKind::wk || w == WeightKind::cq || w == WeightKind::ck;
+  return query_key ? 1.0 : deepnorm_beta(s);
 }
 
 using P = vocab::Placement;

@@ -146,3 +146,20 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta and scaled init", "[check]
   CHECK(t.v0 == Approx(0.25));
   CHECK(t.rho0 == Approx(0.25));
 }
+
+// The decoder (issue 12) with W_Q = 0 (init_wq = "fanin:0"): every softmax is exactly uniform, the premise of
+// the uniform-attention mean field, so self- and cross-attention are predicted without the bias of order-1
+// logits. Same tolerance as above (4 se + r |meanfield|, r for the O(1/d) terms). The cross-attention's
+// branch_sq is its closed form (theory/cross_attention.hpp), checked at every cross sublayer k = 3j + 1.
+TEST_CASE("mean field matches the simulator on the decoder", "[check][meanfield][decoder]") {
+  const auto [placement, rho_e] =
+      GENERATE(table<std::string, double>({{"post", 0.0}, {"post", 0.6}, {"pre", 0.3}, {"b2t", 0.6}}));
+  sim::Config c = stack(placement, "relu");
+  c.sublayer = vocab::Sublayer::decoder;
+  c.depth = 9;
+  c.encoder_cos = rho_e;
+  c.init_wq = "fanin:0";
+  compare(c, "act_sq", 0.03);
+  compare(c, "grad_sq", 0.06);
+  compare(c, "branch_sq", 0.03);
+}
