@@ -3,7 +3,7 @@
 //   e[t,i] = sqrt(rho) c[i] + sqrt(1 - rho) z[t,i]   (c, z standard normal; rho = encoder_cos)
 //   E[t,:] = N(e[t,:])                              (the configured norm, gain norm_gain, eps norm_eps)
 // i.e. unit-variance tokens with token correlation rho, normalized as an encoder's final norm leaves them:
-// every token has mean square norm_gain^2 (docs/conventions.md "Decoder").
+// every token has mean square norm_gain^2 (docs/conventions.md, Branches, cross-attention).
 #pragma once
 #include <cmath>
 #include <cstdint>
