@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/metric_set.hpp"
 #include "vocab/enums.hpp"
 
 namespace normsim::sim {
@@ -54,6 +55,8 @@ struct Config {
   int samples = 4;                    // independent initializations per configuration
   std::string precision = "float32";  // float32 | float64 | tf32 (CUDA only)
   std::string recompute = "auto";     // CUDA: auto | true | false (weights drawn again in the backward)
+  // Output: the metrics computed and written (a list of names; a list here does not sweep).
+  MetricSet metrics = MetricSet::defaults();
 };
 
 }  // namespace normsim::sim
