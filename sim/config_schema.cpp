@@ -318,7 +318,9 @@ std::vector<KeyInfo> make_table() {
       key("scaled_output", &Config::scaled_output, "init",
           "divide the std of w2 and wo by sqrt(K) (CogView/Megatron scaled init)", "true | false", any()),
       key("placement_init", &Config::placement_init, "init",
-          "apply the placement's prescribed init (DeepNorm's beta)", "true | false", any()),
+          "apply the placement's prescribed init: DeepNorm's beta, B2T's (K/2)^(-1/2) on every weight "
+          "(docs/placements.md)",
+          "true | false", any()),
       override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
       override_key("init_w2", &Config::init_w2, "init of w2 (MLP output), overriding init"),
       override_key("init_wgate", &Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
