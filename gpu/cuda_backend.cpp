@@ -162,7 +162,7 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
         if (forward_ok)
           for (int l = 0; l <= K; ++l)
             t.grad.push_back(MapR(hg[l].data() + s * per, T, d).template cast<double>());
-        records[first + s] = sim::measure_sample(samples[first + s], t, shape);
+        records[first + s] = sim::measure_sample(samples[first + s], t, shape, config.metrics);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

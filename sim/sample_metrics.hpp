@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/cpu_branches.hpp"
+#include "sim/metric_set.hpp"
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
@@ -19,8 +20,11 @@ struct SampleTensors {
   std::vector<WeightGradNorms> gradw;  // per sublayer
 };
 
-// `shape` says which weight matrices each sublayer has (only theirs get gradw values). A statistic that is
-// NaN or Inf although its stream is finite is listed in SampleRecord::nonfinite_statistics.
-SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape);
+// `shape` says which weight matrices each sublayer has (only theirs get gradw values). Only the metrics in
+// `wanted` are computed (the others stay NaN); `t.grad` may be empty when `wanted` has no backward metric.
+// A statistic that is NaN or Inf although its stream is finite is listed in
+// SampleRecord::nonfinite_statistics.
+SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
+                            const MetricSet& wanted);
 
 }  // namespace normsim::sim
