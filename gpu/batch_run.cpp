@@ -28,7 +28,8 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
       scratch_(recompute ? std::size_t(S_) * largest_weight(shape) : 0),
       ctx_{blas.handle(), config.seed, S_, ids_.get(), recompute, &scratch_, &stats},
       stats_(stats),
-      measure_(blas.handle(), S_, shape.tokens, shape.width) {}
+      measure_(blas.handle(), S_, shape.tokens, shape.width, config.metrics.contains(sim::metric::eff_rank)),
+      backward_(config.metrics.any_of(sim::MetricPass::backward)) {}
 
 template <class R>
 DeviceBuffer<R> BatchRun<R>::input() const {
@@ -76,6 +77,7 @@ void BatchRun<R>::whole() {
   GpuGraph<R> g(shape_, placement_, ctx_);
   const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()));
   measure_streams(g, sv, 0);
+  if (!backward_) return;
   DeviceBuffer<R> dy(S_ * per_);
   loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
                 config_.loss == vocab::Loss::mse);
@@ -101,6 +103,7 @@ void BatchRun<R>::checkpointed(int every) {
       checkpoint[j + 1] = copy(g.value(sv.stream.back()));
       continue;
     }
+    if (!backward_) return;
     DeviceBuffer<R> dy(S_ * per_);
     loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
                   config_.loss == vocab::Loss::mse);

@@ -45,6 +45,7 @@ class BatchRun {
   GpuContext<R> ctx_;
   DeviceStats& stats_;
   StreamStatistics<R> measure_;
+  bool backward_;  // the config asks for a backward metric (else no backward pass runs, as on the CPU)
 };
 
 }  // namespace normsim::gpu

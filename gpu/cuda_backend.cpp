@@ -74,6 +74,9 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
+  if (config.sublayer == vocab::Sublayer::decoder)
+    return "key 'sublayer': \"decoder\" (cross-attention to a fixed encoder output) runs on the CPU backend "
+           "only; the CUDA backend has no cross-attention kernels yet (docs/gpu.md)";
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";
@@ -125,7 +128,8 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     info_.device_seconds += seconds_since(t0);
     const auto t1 = Clock::now();
     for (int s = 0; s < S; ++s)
-      records[first + s] = sim::record_from_scalars(samples[first + s], stats.scalars(s, shape), shape);
+      records[first + s] =
+          sim::record_from_scalars(samples[first + s], stats.scalars(s, shape), shape, config.metrics);
     info_.metrics_seconds += seconds_since(t1);
   }
   peak_ = std::max(peak_, device_bytes_peak());

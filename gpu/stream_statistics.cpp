@@ -9,18 +9,19 @@
 namespace normsim::gpu {
 
 template <class R>
-StreamStatistics<R>::StreamStatistics(cublasHandle_t blas, int S, int T, int d)
+StreamStatistics<R>::StreamStatistics(cublasHandle_t blas, int S, int T, int d, bool eff_rank)
     : blas_(blas),
       S_(S),
       T_(T),
       d_(d),
       n_(std::min(T, d)),
+      eff_rank_(eff_rank),
       rows_(std::size_t(S) * T * kRowStats),
       colsq_(std::size_t(S)),
-      wide_(std::is_same_v<R, double> ? 0 : std::size_t(S) * T * d),
-      gram_(std::size_t(S) * n_ * n_),
-      eigenvalues_(std::size_t(S) * n_),
-      info_(std::size_t(S)) {}
+      wide_(std::is_same_v<R, double> || !eff_rank ? 0 : std::size_t(S) * T * d),
+      gram_(eff_rank ? std::size_t(S) * n_ * n_ : 0),
+      eigenvalues_(eff_rank ? std::size_t(S) * n_ : 0),
+      info_(eff_rank ? std::size_t(S) : 0) {}
 
 template <class R>
 void StreamStatistics<R>::tensor(const R* d_x, double* d_fields) {
@@ -33,7 +34,7 @@ void StreamStatistics<R>::stream(const R* d_x, const R* d_next, double* d_fields
   row_stats(d_x, d_next, S_ * T_, d_, rows_.get());
   unit_column_square(d_x, rows_.get(), S_, T_, d_, colsq_.get());
   stream_stats_finish(rows_.get(), colsq_.get(), S_, T_, d_, d_fields);
-  effective_rank(d_x, d_eff_rank);
+  if (eff_rank_) effective_rank(d_x, d_eff_rank);
 }
 
 // As sim::effective_rank: the Gram matrix of the smaller side (X X^T when T <= d, else X^T X) in double

@@ -16,7 +16,8 @@ namespace normsim::gpu {
 template <class R>
 class StreamStatistics {
  public:
-  StreamStatistics(cublasHandle_t blas, int S, int T, int d);
+  // eff_rank: whether stream() computes it (the config's `metrics` may leave it out; then no Gram scratch).
+  StreamStatistics(cublasHandle_t blas, int S, int T, int d, bool eff_rank);
   // x_l's stream fields (kStreamFields x S at d_fields; the pair's with next = x_{l+1}, or null) and its
   // effective rank (S at d_eff_rank).
   void stream(const R* d_x, const R* d_next, double* d_fields, double* d_eff_rank);
@@ -28,6 +29,7 @@ class StreamStatistics {
 
   cublasHandle_t blas_;
   int S_, T_, d_, n_;  // n_: the Gram matrix's order, min(T, d)
+  bool eff_rank_;
   DeviceBuffer<double> rows_, colsq_, wide_, gram_, eigenvalues_;
   DeviceBuffer<int> info_;
   BatchedEigenvalues solver_;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/cpu_branches.hpp"
+#include "sim/metric_set.hpp"
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
@@ -36,12 +37,16 @@ int gradw_metric(WeightKind w);
 // every tensor finite.
 SampleScalars empty_scalars(int K);
 
-// The record: the forward metrics up to the first non-finite stream (or output), the backward metrics from
-// x_K down to the first non-finite gradient, only the weights sublayer k has (shape.weights(k)); a stored
+// The record: of the metrics in `wanted` (the others stay NaN), the forward metrics up to the first
+// non-finite stream (or output), the backward metrics from x_K down to the first non-finite gradient (none
+// when `wanted` has no backward metric), only the weights sublayer k has (shape.weights(k)); a stored
 // statistic that is NaN or Inf although its tensors are finite is listed in nonfinite_statistics.
-SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape);
+SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape,
+                                 const MetricSet& wanted);
 
-// measure the tensors (only what record_from_scalars will store), then record_from_scalars.
-SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape);
+// Measures the tensors (only what record_from_scalars will store), then record_from_scalars. `t.grad` may be
+// empty when `wanted` has no backward metric.
+SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
+                            const MetricSet& wanted);
 
 }  // namespace normsim::sim

@@ -9,6 +9,7 @@
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
 #include "sim/cpu_backend.hpp"
+#include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "vocab/names.hpp"
@@ -175,6 +176,23 @@ TEST_CASE("CUDA backend: non-finite streams and statistics are flagged as on the
       CHECK(g[s].nonfinite_statistics == r[s].nonfinite_statistics);  // same entries, same order
     }
     require_records_close(g, r, 1e-4, 3e-3);
+  }
+}
+
+// The `metrics` key on the device: only the metrics asked for are computed and stored (no eff_rank scratch,
+// no backward pass when no backward metric is asked), the records as the CPU backend's.
+TEST_CASE("CUDA backend: the metrics key leaves the others out, as on the CPU", "[backend]") {
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"act_sq", "cos_next"}, std::vector<std::string>{"grad_sq", "eff_rank"}}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[3], "float32");
+    c.metrics = sim::MetricSet::of(names);
+    const std::vector<int> samples = {1};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    require_records_close(g, r, 1e-4, 3e-3);
+    for (int m = 0; m < sim::metric::count; ++m)
+      if (!c.metrics.contains(m))
+        for (const double v : g[0].values[m]) CHECK(std::isnan(v));
   }
 }
 
