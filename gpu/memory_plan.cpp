@@ -96,7 +96,7 @@ double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
   const double T = s.tokens, d = s.width, n = std::min(T, d);
   const double wide = element_bytes == sizeof(double) ? 0 : T * d;
   const double stats_buffer = double(s.depth + 2) * kLayerFields;  // DeviceStats, per sample
-  return 8 * (7 * T + 1 + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
+  return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
 }
 
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,

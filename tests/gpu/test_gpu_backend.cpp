@@ -179,6 +179,20 @@ TEST_CASE("CUDA backend: non-finite streams and statistics are flagged as on the
   }
 }
 
+// More tokens than width: eff_rank's Gram matrix is X^T X (d x d) instead of X X^T, the other product.
+TEST_CASE("CUDA backend: eff_rank with more tokens than width matches the CPU", "[backend]") {
+  for (const char* precision : {"float32", "float64"}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[3], precision);
+    c.width = 12, c.tokens = 29;
+    const std::vector<int> samples = {0, 1};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    const bool f64 = std::string(precision) == "float64";
+    require_records_close(g, r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    CHECK(std::isfinite(g[0].values[sim::metric::eff_rank][0]));
+  }
+}
+
 // The `metrics` key on the device: only the metrics asked for are computed and stored (no eff_rank scratch,
 // no backward pass when no backward metric is asked), the records as the CPU backend's.
 TEST_CASE("CUDA backend: the metrics key leaves the others out, as on the CPU", "[backend]") {
