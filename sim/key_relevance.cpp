@@ -67,6 +67,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
+  if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
+    return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";
   return "";
 }
 

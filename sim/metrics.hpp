@@ -47,6 +47,10 @@ enum : int {
   gradw_wk,
   gradw_wv,
   gradw_wo,
+  gradw_cq,
+  gradw_ck,
+  gradw_cv,
+  gradw_co,
   count
 };
 }  // namespace metric

@@ -73,7 +73,8 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
   for (int l = K; l > backward_bad; --l) store(metric::grad_sq, l, [&] { return mean_square(t.grad[l]); });
   static constexpr int kGradMetric[kWeightKinds] = {metric::gradw_w1, metric::gradw_w2, metric::gradw_wgate,
                                                     metric::gradw_wq, metric::gradw_wk, metric::gradw_wv,
-                                                    metric::gradw_wo};
+                                                    metric::gradw_wo, metric::gradw_cq, metric::gradw_ck,
+                                                    metric::gradw_cv, metric::gradw_co};
   // Only the weights sublayer k has: the others hold NaN meaning "no such matrix".
   for (int k = K - 1; k >= 0 && k >= backward_bad; --k)
     for (WeightKind w : shape.weights(k)) store(kGradMetric[int(w)], k, [&] { return t.gradw[k][int(w)]; });
