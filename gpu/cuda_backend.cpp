@@ -23,6 +23,16 @@
 
 namespace normsim::gpu {
 
+namespace {
+// The device tape frees every value and gradient as its single reverse pass goes (gpu_graph.hpp), so the
+// repeated reverse passes of the Jacobian probes would need another memory plan: not implemented.
+std::string jacobian_refusal() {
+  return "key 'jacobian_probes': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the "
+         "CPU "
+         "backend only (--backend cpu, or jacobian_probes = 0)";
+}
+}  // namespace
+
 CudaOptions CudaBackend::options_from_environment() {
   CudaOptions o;
   if (const char* r = std::getenv("NORMSIM_CUDA_RECOMPUTE")) o.recompute = r;
@@ -41,6 +51,7 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 }
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
+  if (config.jacobian_probes > 0) throw sim::BackendUnavailable(jacobian_refusal());
   const std::string& p = config.precision;
   if (p == "float64") return run_typed<double>(config, samples, false);
   if (p == "float32") return run_typed<float>(config, samples, false);
@@ -62,6 +73,7 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";
+  if (config.jacobian_probes > 0) return jacobian_refusal();
   const double budget = options_.memory_fraction * double(plannable_device_bytes());
   const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
   const MemoryPlan plan = plan_memory(sim::StackShape(config), p == "float64" ? 8 : 4, mode, budget, 1);

@@ -49,6 +49,8 @@ struct Config {
   double input_corr = 0.0;  // correlation between tokens, in [0, 1]
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
+  // Random probes per Jacobian statistic (jac_sq, jac_spread, block_identity_dev); 0 = not measured.
+  int jacobian_probes = 0;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                    // independent initializations per configuration

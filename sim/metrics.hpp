@@ -44,6 +44,9 @@ enum : int {
   gradw_wk,
   gradw_wv,
   gradw_wo,
+  jac_sq,
+  jac_spread,
+  block_identity_dev,
   count
 };
 }  // namespace metric

@@ -43,6 +43,8 @@ enum class Stream : std::uint32_t {
   input_common = 17,
   readout = 18,
   target = 19,
+  jacobian_probe = 24,  // sim/jacobian_probes.hpp: probes of d x_K / d x_l
+  block_probe = 25,     // and of each block's own Jacobian
 };
 
 // The counter of entries [4*block, 4*block+3] of matrix `stream` of sublayer `layer` in `sample`.

@@ -34,6 +34,16 @@ void measure_forward(SampleRecord& r, const SampleTensors& t, int forward_end) {
   for (int k = 0; k < K && k < forward_end; ++k) store(r, metric::branch_sq, k, t.branch_sq[k]);
 }
 
+// The Jacobian estimates, where they were measured (jacobian_probes > 0, forward pass finite).
+void measure_jacobians(SampleRecord& r, const SampleTensors& t) {
+  const auto put = [&r](int metric, const std::vector<double>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) store(r, metric, int(i), v[i]);
+  };
+  put(metric::jac_sq, t.jac_sq);
+  put(metric::jac_spread, t.jac_spread);
+  put(metric::block_identity_dev, t.block_identity_dev);
+}
+
 }  // namespace
 
 SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape) {
@@ -68,6 +78,7 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
   for (int k = K - 1; k >= 0 && k >= backward_bad; --k)
     for (WeightKind w : shape.weights(k)) store(r, kGradMetric[int(w)], k, t.gradw[k][int(w)]);
   if (backward_bad >= 0) r.nonfinite = NonFinite{"backward", backward_bad};
+  measure_jacobians(r, t);
   return r;
 }
 

@@ -17,6 +17,9 @@ struct SampleTensors {
   std::vector<MatD> grad;              // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
   std::vector<double> branch_sq;       // per sublayer
   std::vector<WeightGradNorms> gradw;  // per sublayer
+  // Jacobian statistics (sim/jacobian_probes.hpp); empty when not measured (jacobian_probes = 0).
+  std::vector<double> jac_sq, jac_spread;  // per stream
+  std::vector<double> block_identity_dev;  // per sublayer
 };
 
 // `shape` says which weight matrices each sublayer has (only theirs get gradw values). A statistic that is

@@ -175,6 +175,18 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
   CHECK(b.refusal(c, 0).find("key 'precision'") != std::string::npos);
 }
 
+// The Jacobian metrics need repeated reverse passes that the device tape (which frees as it goes) does not
+// support: refused before anything runs, naming the key and the way out.
+TEST_CASE("the CUDA backend refuses the Jacobian probes", "[mock]") {
+  sim::Config c = mlp_config();
+  c.jacobian_probes = 2;
+  gpu::CudaBackend b(1);
+  const std::string why = b.refusal(c, 0);
+  CHECK(why.find("key 'jacobian_probes'") != std::string::npos);
+  CHECK(why.find("--backend cpu") != std::string::npos);
+  CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
+}
+
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
 TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
   const int S = 2, T = 5, H = 3, dh = 4;
