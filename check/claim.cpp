@@ -188,6 +188,14 @@ void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec&
     r.fail(r.where(*measure.get("denominator")), "measure.denominator", "only a ratio fit reads it");
 }
 
+// The claim's metric (each factor) is computed whatever [sweep]'s `metrics` key says.
+void compute_claim_metric(ClaimSpec& c) {
+  for (const auto& name : factors(c.metric)) {
+    for (auto& config : c.grid.configs) config.metrics.insert(sim::metric_id(name));
+    if (c.reference) c.reference->metrics.insert(sim::metric_id(name));
+  }
+}
+
 // Every number of [prediction] finite, and a one-sided band the right way round.
 void check_prediction(const Reader& r, const toml::table& pred, const ClaimSpec& c) {
   for (const auto& [k, node] : pred)
@@ -299,6 +307,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
 
   check_measure(r, measure, c);
   read_reference(r, root, sweep, full_table, c);
+  compute_claim_metric(c);
 
   const toml::table& pred = r.table(root, "prediction", true);
   r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});

@@ -17,6 +17,7 @@
 #include "gpu/gpu_graph.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "sim/jacobian_wanted.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
@@ -26,10 +27,13 @@ namespace normsim::gpu {
 namespace {
 // The device tape frees every value and gradient as its single reverse pass goes (gpu_graph.hpp), so the
 // repeated reverse passes of the Jacobian probes would need another memory plan: not implemented.
+bool asks_jacobian(const sim::Config& c) {
+  return sim::JacobianWanted::of(c.metrics).any();
+}
 std::string jacobian_refusal() {
-  return "key 'jacobian_probes': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the "
-         "CPU "
-         "backend only (--backend cpu, or jacobian_probes = 0)";
+  return "key 'metrics': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the CPU "
+         "backend "
+         "only (--backend cpu, or leave them out of metrics)";
 }
 }  // namespace
 
@@ -51,7 +55,7 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 }
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
-  if (config.jacobian_probes > 0) throw sim::BackendUnavailable(jacobian_refusal());
+  if (asks_jacobian(config)) throw sim::BackendUnavailable(jacobian_refusal());
   const std::string& p = config.precision;
   if (p == "float64") return run_typed<double>(config, samples, false);
   if (p == "float32") return run_typed<float>(config, samples, false);
@@ -73,7 +77,7 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";
-  if (config.jacobian_probes > 0) return jacobian_refusal();
+  if (asks_jacobian(config)) return jacobian_refusal();
   const double budget = options_.memory_fraction * double(plannable_device_bytes());
   const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
   const MemoryPlan plan = plan_memory(sim::StackShape(config), p == "float64" ? 8 : 4, mode, budget, 1);
@@ -171,7 +175,7 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
         if (forward_ok)
           for (int l = 0; l <= K; ++l)
             t.grad.push_back(MapR(hg[l].data() + s * per, T, d).template cast<double>());
-        records[first + s] = sim::measure_sample(samples[first + s], t, shape);
+        records[first + s] = sim::measure_sample(samples[first + s], t, shape, config.metrics);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

@@ -51,7 +51,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   out.branch_sq = graph.branch_sq;
   bool forward_ok = out.output_finite;
   for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
-  if (forward_ok) {
+  if (forward_ok && config.metrics.any_of(MetricPass::backward)) {
     Mat<R> dy(T, d);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i)
@@ -61,7 +61,8 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
     graph.backward(sv.output, dy);
     for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
     out.gradw = graph.gradw;
-    JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes);
+    JacobianEstimates j =
+        estimate_jacobians(graph, sv.stream, key, config.jacobian_probes, JacobianWanted::of(config.metrics));
     out.jac_sq = std::move(j.jac_sq);
     out.jac_spread = std::move(j.jac_spread);
     out.block_identity_dev = std::move(j.block_identity_dev);
@@ -87,7 +88,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     try {
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
                                   : simulate_sample_cpu<float>(config, samples[i]);
-      records[i] = measure_sample(samples[i], t, shape);
+      records[i] = measure_sample(samples[i], t, shape, config.metrics);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();

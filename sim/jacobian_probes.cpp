@@ -72,17 +72,17 @@ void estimate_blocks(CpuGraph<R>& graph, const std::vector<Value>& stream, Sampl
 
 template <class R>
 JacobianEstimates estimate_jacobians(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key,
-                                     int probes) {
+                                     int probes, JacobianWanted wanted) {
   JacobianEstimates out;
   if (probes <= 0) return out;
-  estimate_stack(graph, stream, key, probes, out);
-  estimate_blocks(graph, stream, key, probes, out);
+  if (wanted.stack) estimate_stack(graph, stream, key, probes, out);
+  if (wanted.blocks) estimate_blocks(graph, stream, key, probes, out);
   return out;
 }
 
 template JacobianEstimates estimate_jacobians<float>(CpuGraph<float>&, const std::vector<Value>&, SampleKey,
-                                                     int);
+                                                     int, JacobianWanted);
 template JacobianEstimates estimate_jacobians<double>(CpuGraph<double>&, const std::vector<Value>&, SampleKey,
-                                                      int);
+                                                      int, JacobianWanted);
 
 }  // namespace normsim::sim

@@ -9,6 +9,7 @@
 
 #include "sim/cpu_graph.hpp"
 #include "sim/gaussian.hpp"
+#include "sim/jacobian_wanted.hpp"
 #include "sim/stream_metrics.hpp"
 
 namespace normsim::sim {
@@ -28,9 +29,9 @@ MatD probe_direction(const DrawKey& key, int tokens, int width);
 double relative_spectral_variance(std::span<const double> q, double n);
 
 // `probes` probe directions per statistic, drawn from (seed, sample); `stream` holds x_0..x_K of `graph`,
-// whose forward pass is complete. Costs about 2 * probes reverse passes (docs/metrics.md).
+// whose forward pass is complete. Costs about `probes` reverse passes for each of the two (docs/metrics.md).
 template <class R>
 JacobianEstimates estimate_jacobians(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key,
-                                     int probes);
+                                     int probes, JacobianWanted wanted);
 
 }  // namespace normsim::sim

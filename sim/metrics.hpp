@@ -16,6 +16,9 @@ struct MetricInfo {
   MetricIndex index;
   MetricPass pass;
   std::string_view definition;
+  // Costly metrics (a Jacobian, say) are computed only when a config's `metrics` key names them; the others
+  // are the key's default (MetricSet::defaults).
+  bool costly = false;
 };
 
 std::string_view pass_name(MetricPass pass);  // "forward", "backward"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/cpu_branches.hpp"
+#include "sim/metric_set.hpp"
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
@@ -17,13 +18,16 @@ struct SampleTensors {
   std::vector<MatD> grad;              // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
   std::vector<double> branch_sq;       // per sublayer
   std::vector<WeightGradNorms> gradw;  // per sublayer
-  // Jacobian statistics (sim/jacobian_probes.hpp); empty when not measured (jacobian_probes = 0).
+  // Jacobian statistics (sim/jacobian_probes.hpp); empty when not asked for (`metrics`).
   std::vector<double> jac_sq, jac_spread;  // per stream
   std::vector<double> block_identity_dev;  // per sublayer
 };
 
-// `shape` says which weight matrices each sublayer has (only theirs get gradw values). A statistic that is
-// NaN or Inf although its stream is finite is listed in SampleRecord::nonfinite_statistics.
-SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape);
+// `shape` says which weight matrices each sublayer has (only theirs get gradw values). Only the metrics in
+// `wanted` are computed (the others stay NaN); `t.grad` may be empty when `wanted` has no backward metric.
+// A statistic that is NaN or Inf although its stream is finite is listed in
+// SampleRecord::nonfinite_statistics.
+SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
+                            const MetricSet& wanted);
 
 }  // namespace normsim::sim

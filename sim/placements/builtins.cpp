@@ -27,6 +27,15 @@ double deepnorm_init(const StackShape& s, WeightKind w) {
   return (w == WeightKind::wq || w == WeightKind::wk) ? 1.0 : deepnorm_beta(s);
 }
 
+// B2T's official init (takase/b2t_connection at c8e2ad4, fairseq/modules/transformer_layer.py:401-405,
+// `rescaling_init(model, layer_num)`, called by TransformerEncoderLayer.__init__ at lines 55-57 and
+// TransformerDecoderLayer.__init__ at 215-217 when residual_bottom_to_top): every parameter whose name
+// contains "weight" and not "layer_norm" (the q, k, v, out projections, fc1, fc2) x layer_num^(-1/2),
+// layer_num the number of layers. B2T's unit is a layer of two sublayers, so layer_num = K/2.
+double b2t_init(const StackShape& s, WeightKind) {
+  return 1.0 / std::sqrt(s.depth / 2.0);
+}
+
 using P = vocab::Placement;
 ExpressionPlacement builtin(P id, std::string_view source, InitMultiplier init = nullptr) {
   return ExpressionPlacement{id, vocab::builtin_block(id), source, init};
@@ -38,7 +47,8 @@ const std::array<ExpressionPlacement, 12>& builtins() {
       builtin(P::pre, "Pre-LN, Xiong et al. 2020, arXiv 2002.04745; final N"),
       builtin(P::peri, "Peri-LN / Sandwich-LN, Kim et al. 2025; Ding et al. 2021; final N"),
       builtin(P::mix, "Mix-LN, Li et al. 2024, arXiv 2412.13795"),
-      builtin(P::b2t, "B2T connection, Takase et al. 2022, arXiv 2206.00330"),
+      builtin(P::b2t, "B2T connection, Takase et al. 2022, arXiv 2206.00330; every weight x (K/2)^(-1/2)",
+              b2t_init),
       builtin(P::deepnorm, "DeepNorm, Wang et al. 2022; FFN/value/output weights x deepnorm_beta",
               deepnorm_init),
       builtin(P::spannorm, "SpanNorm, Wang et al. 2026; equations unconfirmed"),

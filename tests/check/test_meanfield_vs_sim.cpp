@@ -91,6 +91,7 @@ TEST_CASE("mean field matches the simulator: the Jacobian's mean squared singula
                                                                                  {"mix", "gelu"}}));
   sim::Config c = stack(placement, activation);
   c.jacobian_probes = 4;
+  c.metrics.insert(sim::metric::jac_sq);
   compare(c, "jac_sq", 0.06);
   if (placement == "pre" && activation == "relu") {
     c.loss = vocab::Loss::mse;
@@ -151,7 +152,7 @@ TEST_CASE("Peri-LN at init gain 0.1: the eps-aware mean field gives the act_sq s
   CHECK(std::abs(s.mean - 1.0) > 4 * s.se);  // the eps -> 0 value 1 is rejected
 }
 
-TEST_CASE("to_stack_spec carries gains, DeepNorm beta and scaled init", "[check][spec]") {
+TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scaled init", "[check][spec]") {
   sim::Config c = stack("deepnorm", "relu");
   c.depth = 16;
   const auto s = check::to_stack_spec(c);
@@ -159,6 +160,18 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta and scaled init", "[check]
   CHECK(s.sigma_sq.w1 == Approx(beta_sq));
   CHECK(s.sigma_sq.w2 == Approx(beta_sq));
   CHECK(s.sigma_sq.wq == Approx(1.0));
+  // B2T's official init: every weight x (K/2)^(-1/2), so every gain^2 x 2/K; placement_init = false: none.
+  for (const char* act : {"relu", "swiglu"}) {
+    c = stack("b2t", act);
+    c.sublayer = vocab::Sublayer::transformer;
+    c.depth = 16;
+    const auto b = check::to_stack_spec(c);
+    for (double g : {b.sigma_sq.w1, b.sigma_sq.w2, b.sigma_sq.wgate, b.sigma_sq.wq, b.sigma_sq.wk,
+                     b.sigma_sq.wv, b.sigma_sq.wo})
+      CHECK(g == Approx(2.0 / 16));
+    c.placement_init = false;
+    CHECK(check::to_stack_spec(c).sigma_sq.wo == Approx(1.0));
+  }
   c = stack("pre", "relu");
   c.scaled_output = true;
   c.input_std = 0.5;

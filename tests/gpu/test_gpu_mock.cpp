@@ -179,10 +179,11 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
 // support: refused before anything runs, naming the key and the way out.
 TEST_CASE("the CUDA backend refuses the Jacobian probes", "[mock]") {
   sim::Config c = mlp_config();
-  c.jacobian_probes = 2;
   gpu::CudaBackend b(1);
+  CHECK(b.refusal(c, 0).empty());  // the default metrics hold no Jacobian metric
+  c.metrics.insert(sim::metric::block_identity_dev);
   const std::string why = b.refusal(c, 0);
-  CHECK(why.find("key 'jacobian_probes'") != std::string::npos);
+  CHECK(why.find("key 'metrics'") != std::string::npos);
   CHECK(why.find("--backend cpu") != std::string::npos);
   CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
 }

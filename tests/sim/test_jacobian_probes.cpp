@@ -10,6 +10,7 @@
 #include "sim/cpu_backend.hpp"
 #include "sim/inputs.hpp"
 #include "sim/jacobian_probes.hpp"
+#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
 #include "sim/stack_build.hpp"
 
@@ -161,7 +162,7 @@ TEST_CASE("the Jacobian estimates converge to the exact Jacobian's spectrum") {
     std::vector<std::vector<double>> sq(K + 1), spread(K + 1), dev_sq(K);
     for (int r = 0; r < replicates; ++r) {
       const JacobianEstimates e =
-          estimate_jacobians(tape.graph, tape.sv.stream, SampleKey{1000u + r, 0}, probes);
+          estimate_jacobians(tape.graph, tape.sv.stream, SampleKey{1000u + r, 0}, probes, {true, true});
       for (int l = 0; l <= K; ++l) sq[l].push_back(e.jac_sq[l]), spread[l].push_back(e.jac_spread[l]);
       for (int k = 0; k < K; ++k) dev_sq[k].push_back(e.block_identity_dev[k] * e.block_identity_dev[k]);
     }
@@ -191,8 +192,9 @@ TEST_CASE("the CPU backend records the Jacobian metrics only when asked") {
   CpuBackend backend(1);
   const std::vector<int> samples{0, 1};
   const auto off = backend.run(c, samples);
-  CHECK(std::isnan(off[0].values[metric_id("jac_sq")][0]));
+  CHECK(std::isnan(off[0].values[metric_id("jac_sq")][0]));  // costly: not in the default `metrics`
   c.jacobian_probes = 4;
+  for (const char* m : {"jac_sq", "jac_spread", "block_identity_dev"}) c.metrics.insert(metric_id(m));
   const auto on = backend.run(c, samples);
   CHECK(on[0].values[metric_id("jac_sq")][c.depth] == Approx(1.0));
   CHECK(on[1].values[metric_id("jac_spread")][0] > 0.0);
@@ -200,4 +202,11 @@ TEST_CASE("the CPU backend records the Jacobian metrics only when asked") {
   // The probes change nothing the loss's own backward records.
   CHECK(on[1].values[metric_id("gradw_w2")] == off[1].values[metric_id("gradw_w2")]);
   CHECK(on[1].values[metric_id("grad_sq")] == off[1].values[metric_id("grad_sq")]);
+}
+
+TEST_CASE("jacobian_probes is reported unused unless metrics names a Jacobian metric") {
+  Config c = tiny(vocab::Placement::pre, vocab::Sublayer::mlp);
+  CHECK(why_key_unused("jacobian_probes", c).find("no Jacobian metric") != std::string::npos);
+  c.metrics.insert(metric::block_identity_dev);
+  CHECK(why_key_unused("jacobian_probes", c).empty());
 }

@@ -77,7 +77,7 @@ TEST_CASE("a zero input: undefined statistics are flagged with metric and layer,
   CHECK(flagged(metric::rel_update, 0));
   for (const auto& f : r.nonfinite_statistics) CHECK_FALSE(std::isfinite(r.values[f.metric][f.layer]));
   // Every NaN among the values is either flagged or a matrix the MLP does not have (wgate, wq, wk, wv,
-  // wo: 5 per sublayer) or a Jacobian metric not asked for (jacobian_probes = 0).
+  // wo: 5 per sublayer) or a Jacobian metric, not asked for (costly: not in the default `metrics`).
   std::size_t nonfinite = 0;
   for (int m = 0; m < metric::count; ++m)
     if (m != metric::jac_sq && m != metric::jac_spread && m != metric::block_identity_dev)
