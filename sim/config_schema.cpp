@@ -341,6 +341,10 @@ std::vector<KeyInfo> make_table() {
           float_range(0, 1)),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
+      key("jacobian_probes", &Config::jacobian_probes, "backward",
+          "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev: CPU backend, computed "
+          "only when `metrics` names them); about 2 x probes extra backward passes",
+          ">= 2", int_at_least(2)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",

@@ -187,6 +187,19 @@ TEST_CASE("the CUDA backend refuses the decoder sublayer", "[mock]") {
   CHECK(b.refusal(c, 0).find("key 'sublayer'") != std::string::npos);
 }
 
+// The Jacobian metrics need repeated reverse passes that the device tape (which frees as it goes) does not
+// support: refused before anything runs, naming the key and the way out.
+TEST_CASE("the CUDA backend refuses the Jacobian probes", "[mock]") {
+  sim::Config c = mlp_config();
+  gpu::CudaBackend b(1);
+  CHECK(b.refusal(c, 0).empty());  // the default metrics hold no Jacobian metric
+  c.metrics.insert(sim::metric::block_identity_dev);
+  const std::string why = b.refusal(c, 0);
+  CHECK(why.find("key 'metrics'") != std::string::npos);
+  CHECK(why.find("--backend cpu") != std::string::npos);
+  CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
+}
+
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
 TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
   const int S = 2, T = 5, H = 3, dh = 4;
