@@ -37,8 +37,9 @@ std::size_t activation_elements(const sim::StackShape& s) {
   std::size_t keep = 0, transient = 0;
   for (int k = 0; k < s.depth; ++k) {
     keep += 6 * T * d;
-    if (s.branch(k) == sim::BranchKind::attention) {
-      keep += 4 * T * d + heads * T * T;
+    if (s.branch(k) !=
+        sim::BranchKind::mlp) {  // self- or cross-attention (which also keeps its encoder output)
+      keep += (s.branch(k) == sim::BranchKind::cross_attention ? 5 : 4) * T * d + heads * T * T;
       // backward: dO split by heads, dQ, dK, dV by heads and merged, a merged norm output, dP
       transient = std::max(transient, 8 * T * d + 2 * heads * T * T);
     } else {

@@ -175,14 +175,6 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
   CHECK(b.refusal(c, 0).find("key 'precision'") != std::string::npos);
 }
 
-// Issue 12: the decoder's cross-attention exists on the CPU only; the CUDA backend says so before running.
-TEST_CASE("the CUDA backend refuses the decoder sublayer", "[mock]") {
-  sim::Config c = mlp_config();
-  c.sublayer = vocab::Sublayer::decoder, c.depth = 3;
-  gpu::CudaBackend b(1);
-  CHECK(b.refusal(c, 0).find("key 'sublayer'") != std::string::npos);
-}
-
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
 TEST_CASE("swap_middle_axes: heads split from tokens and merged back", "[twin]") {
   const int S = 2, T = 5, H = 3, dh = 4;
