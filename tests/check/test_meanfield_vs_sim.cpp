@@ -136,6 +136,13 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scale
   CHECK(s.sigma_sq.w1 == Approx(beta_sq));
   CHECK(s.sigma_sq.w2 == Approx(beta_sq));
   CHECK(s.sigma_sq.wq == Approx(1.0));
+  // SwiGLU (silu(u Wgate) * (u W1)) W2: torchscale scales the activated projection (Wgate), not the linear
+  // one.
+  c.activation = vocab::Activation::swiglu;
+  const auto g = check::to_stack_spec(c);
+  CHECK(g.sigma_sq.wgate == Approx(beta_sq));
+  CHECK(g.sigma_sq.w2 == Approx(beta_sq));
+  CHECK(g.sigma_sq.w1 == Approx(1.0));
   // B2T's official init: every weight x (K/2)^(-1/2), so every gain^2 x 2/K; placement_init = false: none.
   for (const char* act : {"relu", "swiglu"}) {
     c = stack("b2t", act);
