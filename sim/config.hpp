@@ -51,6 +51,8 @@ struct Config {
   double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
+  // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
+  int jacobian_probes = 8;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                    // independent initializations per configuration

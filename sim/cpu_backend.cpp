@@ -8,6 +8,7 @@
 
 #include "sim/cpu_graph.hpp"
 #include "sim/inputs.hpp"
+#include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
@@ -59,6 +60,13 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
                        : R(readout_entry(config.seed, key.sample, t, i, d));
     graph.backward(sv.output, dy);
     for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
+    out.gradw = graph.gradw;
+    JacobianEstimates j =
+        estimate_jacobians(graph, sv.stream, key, config.jacobian_probes, JacobianWanted::of(config.metrics));
+    out.jac_sq = std::move(j.jac_sq);
+    out.jac_spread = std::move(j.jac_spread);
+    out.block_identity_dev = std::move(j.block_identity_dev);
+    return out;
   }
   out.gradw = graph.gradw;
   return out;
