@@ -89,9 +89,6 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
-  if (config.sublayer == vocab::Sublayer::decoder)
-    return "key 'sublayer': \"decoder\" (cross-attention to a fixed encoder output) runs on the CPU backend "
-           "only; the CUDA backend has no cross-attention kernels yet (docs/gpu.md)";
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";

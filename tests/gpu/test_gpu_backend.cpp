@@ -27,7 +27,8 @@ struct Kind {
 };
 const Kind kKinds[] = {{"mlp", "relu", false},      {"mlp", "gelu", false},
                        {"mlp", "swiglu", false},    {"attention", "relu", false},
-                       {"attention", "relu", true}, {"transformer", "gelu", true}};
+                       {"attention", "relu", true}, {"transformer", "gelu", true},
+                       {"decoder", "gelu", true}};
 
 // Small but awkward sizes: width 36 (4 heads of 9), 11 tokens, hidden 2 x 36 = 72; depth 4 is even (b2t,
 // spannorm, transformer) and lets Mix have one Post block.
@@ -40,7 +41,8 @@ sim::Config small_config(vocab::Placement placement, const Kind& kind, const std
   c.width = 36;
   c.heads = 4;
   c.tokens = 11;
-  c.depth = 4;
+  c.depth = kind.sublayer == std::string("decoder") ? 6 : 4;  // a decoder layer has 3 sublayers
+  c.encoder_cos = 0.3;
   c.mlp_ratio = 2.0;
   c.input_corr = 0.2;
   c.seed = 12345;
