@@ -42,6 +42,7 @@ const auto kNorms = vocab_choices<vocab::Norm>();
 const auto kInits = vocab_choices<vocab::Init>();
 const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
 const auto kLosses = vocab_choices<vocab::Loss>();
+const auto kUpdates = vocab_choices<vocab::Update>();
 constexpr std::array kPrecisions{
     Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
     Choice{"float64", "everything in double"},
@@ -298,6 +299,13 @@ std::vector<KeyInfo> make_table() {
           float_range(0, 1)),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
+      key("update", &Config::update, "update",
+          "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
+          "none | random | sgd | adam", one_of(kUpdates), kUpdates),
+      key("update_lr", &Config::update_lr, "update", "sgd, adam: learning rate of the one step", "> 0",
+          float_range(0, INFINITY, true)),
+      key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
+          "> 0", float_range(0, INFINITY, true)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",

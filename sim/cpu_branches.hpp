@@ -13,6 +13,7 @@
 #include "sim/cpu_matrix.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 
@@ -23,6 +24,14 @@ struct SampleKey {
 
 // Frobenius norms of the weight gradients of one sublayer, by WeightKind; NaN where the branch has none.
 using WeightGradNorms = std::array<double, kWeightKinds>;
+
+// How a branch takes part in a parameter update (sim/weight_update.hpp): the first pass records its weight
+// gradients into `record` during backward; the second pass draws W + dW through `apply`. Both null: neither.
+template <class R>
+struct UpdateHooks {
+  WeightUpdate<R>* record = nullptr;
+  const WeightUpdate<R>* apply = nullptr;
+};
 
 template <class R>
 class CpuBranch {
@@ -35,6 +44,6 @@ class CpuBranch {
 
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
-                                              bool qkv_norm);
+                                              bool qkv_norm, UpdateHooks<R> hooks = {});
 
 }  // namespace normsim::sim

@@ -44,6 +44,7 @@ enum : int {
   gradw_wk,
   gradw_wv,
   gradw_wo,
+  output_change,
   count
 };
 }  // namespace metric

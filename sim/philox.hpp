@@ -43,6 +43,8 @@ enum class Stream : std::uint32_t {
   input_common = 17,
   readout = 18,
   target = 19,
+  // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).
+  update_base = 32,
 };
 
 // The counter of entries [4*block, 4*block+3] of matrix `stream` of sublayer `layer` in `sample`.

@@ -51,6 +51,10 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
     if (!all_finite(t.stream[l])) forward_bad = l;
   if (forward_bad < 0 && !t.output_finite) forward_bad = K + 1;
   measure_forward(r, t, forward_bad < 0 ? K + 1 : std::min(forward_bad, K + 1));
+  // The updated pass is measured only from a finite first pass (simulate_sample_cpu leaves it empty
+  // otherwise).
+  for (std::size_t l = 0; forward_bad < 0 && l < t.output_change.size(); ++l)
+    store(r, metric::output_change, int(l), t.output_change[l]);
   if (forward_bad >= 0) {
     r.nonfinite = NonFinite{"forward", forward_bad};
     return r;

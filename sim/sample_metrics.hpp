@@ -17,6 +17,7 @@ struct SampleTensors {
   std::vector<MatD> grad;              // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
   std::vector<double> branch_sq;       // per sublayer
   std::vector<WeightGradNorms> gradw;  // per sublayer
+  std::vector<double> output_change;   // per stream x_0..x_K; empty when update = "none" or not measured
 };
 
 // `shape` says which weight matrices each sublayer has (only theirs get gradw values). A statistic that is

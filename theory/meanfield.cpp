@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "theory/placements/context.hpp"
+#include "theory/update_response.hpp"
 
 namespace normsim::theory {
 namespace {
@@ -53,9 +54,11 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 
 const Series* MeanFieldProfile::metric(std::string_view name) const {
   const std::pair<std::string_view, const Series*> table[] = {
-      {"act_sq", &act_sq},     {"grad_sq", &grad_sq},       {"token_cos", &token_cos},
-      {"cos_next", &cos_next}, {"rel_update", &rel_update}, {"branch_sq", &branch_sq},
-      {"gradw_w1", &gradw_w1}, {"gradw_w2", &gradw_w2},     {"gradw_wgate", &gradw_wgate}};
+      {"act_sq", &act_sq},           {"grad_sq", &grad_sq},
+      {"token_cos", &token_cos},     {"cos_next", &cos_next},
+      {"rel_update", &rel_update},   {"branch_sq", &branch_sq},
+      {"gradw_w1", &gradw_w1},       {"gradw_w2", &gradw_w2},
+      {"gradw_wgate", &gradw_wgate}, {"output_change", &output_change}};
   for (const auto& [n, s] : table) {
     if (n == name) return s;
   }
@@ -165,6 +168,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     p.gradw_w2.push_back(gw ? finite(gw->w2) : std::nullopt);
     p.gradw_wgate.push_back(gw && gw->wgate ? finite(*gw->wgate) : std::nullopt);
   }
+  if (spec.random_update_scale > 0)
+    p.output_change = random_update_output_change(spec, p, spec.random_update_scale);
   return p;
 }
 

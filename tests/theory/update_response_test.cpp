@@ -1,0 +1,59 @@
+// The mean-field output change under a random update against theory.md §2.9's closed forms: Post-LN
+// 2 s^2 K q/(1+q), Pre-LN 2 s^2 sum_k q/(v0 + (k+1) q), both at infinite width (q = 1/2 for ReLU at gain 1).
+#include "theory/update_response.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace normsim::theory;
+
+namespace {
+StackSpec random_update_stack(Placement p, int depth) {
+  StackSpec s;
+  s.placement = p;
+  s.depth = depth;
+  s.width = 0;  // infinite width: no norm Jacobian loss
+  s.random_update_scale = 0.01;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("random-update output change: Post-LN linear in depth, Pre-LN harmonic") {
+  const double s2 = 1e-4, q = 0.5;
+  const MeanFieldProfile post = meanfield(random_update_stack(Placement::post, 32));
+  REQUIRE(post.output_change.size() == 33);
+  for (int l = 0; l <= 32; ++l)
+    CHECK(*post.output_change[l] == Approx(2 * s2 * l * q / (1 + q)).margin(1e-15));
+  const MeanFieldProfile pre = meanfield(random_update_stack(Placement::pre, 32));
+  double sum = 0;
+  for (int l = 1; l <= 32; ++l) {
+    sum += q / (1.0 + l * q);
+    CHECK(*pre.output_change[l] == Approx(2 * s2 * sum).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("random-update output change is not predicted where no closed form exists") {
+  StackSpec s = random_update_stack(Placement::deepnorm, 8);
+  CHECK(meanfield(s).output_change.empty());
+  s = random_update_stack(Placement::pre, 8);
+  s.activation = Activation::gelu;
+  CHECK(meanfield(s).output_change.empty());
+  s.activation = Activation::relu;
+  s.sublayer = SublayerKind::transformer;
+  CHECK(meanfield(s).output_change.empty());
+  s = random_update_stack(Placement::post, 8);
+  s.random_update_scale = 0;
+  CHECK(meanfield(s).output_change.empty());
+}
+
+TEST_CASE("finite width: each LayerNorm keeps 1 - 2/d of a Post-LN perturbation") {
+  StackSpec s = random_update_stack(Placement::post, 16);
+  s.width = 64;
+  const MeanFieldProfile p = meanfield(s);
+  // Each sublayer adds 2 s^2 q/(1+q) r and carries what came before by r = 1 - 2/64 (gain (1+q)/(1+q) = 1).
+  const double r = 1 - 2.0 / 64, s2 = 1e-4;
+  double want = 0;
+  for (int l = 1; l <= 16; ++l) {
+    want = want * r + 2 * s2 * (0.5 / 1.5) * r;
+    CHECK(*p.output_change[l] == Approx(want).epsilon(1e-9));
+  }
+}
