@@ -21,9 +21,6 @@ Series random_update_output_change(const StackSpec& spec, const MeanFieldProfile
     if (!v) return {};
   for (const auto& b : profile.branch_sq)
     if (!b) return {};
-  // Share of a perturbation a norm's Jacobian keeps (it removes the mean and radial directions).
-  const double removed = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
-  const double keep = spec.width > 0 ? 1.0 - removed / spec.width : 1.0;
   const double gamma_sq = spec.gamma * spec.gamma;
   const bool post = spec.placement == Placement::post;
   // Two matrices per branch, each moving F by s^2 E[F^2] in power (W1 through act', W2 through act: equal
@@ -35,9 +32,9 @@ Series random_update_output_change(const StackSpec& spec, const MeanFieldProfile
   for (int k = 0; k < K; ++k) {
     const double v = *profile.act_sq[k], b = *profile.branch_sq[k];
     if (post)  // x_{k+1} = N(x_k + F_k): the sum passes the norm, which rescales by gamma^2 / (v + b)
-      power = (power * (1.0 + b / v) + injected * b) * keep * gamma_sq / (v + b);
+      power = (power * (1.0 + b / v) + injected * b) * gamma_sq / (v + b);
     else  // x_{k+1} = x_k + F_k(N(x_k)): the branch sees the perturbation through its norm
-      power = power * (1.0 + keep * b / v) + injected * b;
+      power = power * (1.0 + b / v) + injected * b;
     out[k + 1] = power / *profile.act_sq[k + 1];
   }
   return out;

@@ -11,8 +11,8 @@ namespace normsim::theory {
 // Post-LN stacks of MLP sublayers with a homogeneous activation (ReLU, linear), where each of W1 and W2
 // moves the branch by s^2 E[F^2] and the branch's input Jacobian gain equals its output share; elsewhere
 // (attention, other activations, other placements, a branch scale) the series is empty: not predicted.
-// `width` > 0 applies the finite-width loss of each norm's Jacobian (the mean and radial directions, 2/d
-// for LayerNorm, 1/d for RMSNorm) to the perturbation.
+// Infinite width: the O(1/d) corrections of a LayerNorm (its Jacobian drops the mean and radial directions,
+// 2/d of an independent perturbation, while E[1/sigma^2] exceeds 1/E[sigma^2] by 2/d) cancel to first order.
 Series random_update_output_change(const StackSpec& spec, const MeanFieldProfile& profile, double scale);
 
 }  // namespace normsim::theory
