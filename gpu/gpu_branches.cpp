@@ -7,13 +7,13 @@
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "gpu/stat_kernels.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using sim::WeightKind;
 
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
@@ -92,17 +92,17 @@ class GpuMlp final : public GpuBranch<R> {
     return out;
   }
 
-  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
     const int S = ctx_.S;
     const std::size_t nh = std::size_t(S) * T_ * H_;
-    for (auto& n : norms) n.fill(kNaN);
     {  // a is recomputed from h (and g) rather than kept
       DeviceBuffer<R> a(nh);
       if (swiglu_)
         swiglu_forward(g_.get(), h_.get(), a.get(), nh);
       else
         activation_forward(h_.get(), a.get(), nh, act_);
-      set(norms, WeightKind::w2, batched_frobenius_of_AtB<R>(ctx_.blas, a.get(), d_dout, S, T_, H_, d_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, a.get(), d_dout, S, T_, H_, d_,
+                                  d_gradw + int(WeightKind::w2) * S);
     }
     DeviceBuffer<R> da(nh);
     times_weight(ctx_.blas, d_dout, w_.get(WeightKind::w2), da.get(), S, T_, d_, H_, true, false);
@@ -110,13 +110,14 @@ class GpuMlp final : public GpuBranch<R> {
     if (swiglu_) {
       DeviceBuffer<R> dh(nh);
       swiglu_backward(g_.get(), h_.get(), da.get(), da.get(), dh.get(), nh);  // da becomes dg
-      set(norms, WeightKind::wgate, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
-      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dh.get(), S, T_, d_, H_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_,
+                                  d_gradw + int(WeightKind::wgate) * S);
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, dh.get(), S, T_, d_, H_, d_gradw + int(WeightKind::w1) * S);
       times_weight(ctx_.blas, da.get(), w_.get(WeightKind::wgate), du.get(), S, T_, H_, d_, true, false);
       times_weight(ctx_.blas, dh.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, true);
     } else {
       activation_backward(h_.get(), da.get(), da.get(), nh, act_);  // da becomes dh
-      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_, d_gradw + int(WeightKind::w1) * S);
       times_weight(ctx_.blas, da.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, false);
     }
     h_.reset();
@@ -126,9 +127,6 @@ class GpuMlp final : public GpuBranch<R> {
   }
 
  private:
-  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
-    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
-  }
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   sim::Activation act_;
@@ -176,12 +174,11 @@ class GpuAttention final : public GpuBranch<R> {
     return out;
   }
 
-  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     const long long sh = (long long)T * dh, sp = (long long)T * T;
-    for (auto& x : norms) x.fill(kNaN);
-    set(norms, WeightKind::wo, batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d));
+    batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d, d_gradw + int(WeightKind::wo) * S);
     o_.reset();
     DeviceBuffer<R> d_o(n);
     times_weight(ctx_.blas, d_dout, w_.get(WeightKind::wo), d_o.get(), S, T, d, d, true, false);
@@ -207,9 +204,9 @@ class GpuAttention final : public GpuBranch<R> {
     q_.reset();
     k_.reset();
     v_.reset();
-    set(norms, WeightKind::wq, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d));
-    set(norms, WeightKind::wk, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dk.get(), S, T, d, d));
-    set(norms, WeightKind::wv, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dv.get(), S, T, d, d));
+    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d, d_gradw + int(WeightKind::wq) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dk.get(), S, T, d, d, d_gradw + int(WeightKind::wk) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dv.get(), S, T, d, d, d_gradw + int(WeightKind::wv) * S);
     DeviceBuffer<R> du(n);
     times_weight(ctx_.blas, dq.get(), w_.get(WeightKind::wq), du.get(), S, T, d, d, true, false);
     times_weight(ctx_.blas, dk.get(), w_.get(WeightKind::wk), du.get(), S, T, d, d, true, true);
@@ -248,9 +245,6 @@ class GpuAttention final : public GpuBranch<R> {
     row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_,
                       sim::NormKind::rmsnorm, gain_, false);
   }
-  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
-    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
-  }
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   int heads_;
@@ -277,14 +271,15 @@ DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const double* d_
 }  // namespace
 
 // As sim::frobenius_of_AtB: the products run on A and B scaled per sample by powers of two (a float Gram of
-// entries near 1e19 would overflow although the norm fits), the result is scaled back in double; a
-// non-finite entry gives NaN, a zero operand 0. One copy to the host: max|A|, max|B| and the sum per sample.
+// entries near 1e19 would overflow although the norm fits), the result is scaled back in double by
+// frobenius_finish; a non-finite entry gives NaN, a zero operand 0. Nothing comes back to the host.
 template <class R>
-std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
-                                             int n, int m) {
+void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T, int n, int m,
+                              double* d_out) {
   DeviceBuffer<double> d_stats(3 * std::size_t(S)), d_factor(2 * std::size_t(S));  // max|A|, max|B|, sum
   double* const max_a = d_stats.get();
   double* const max_b = max_a + S;
+  double* const sum = max_b + S;
   sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
   sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
   power_of_two_scales(max_a, d_factor.get(), 2 * S);
@@ -297,28 +292,14 @@ std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, 
             ga.get(), T, (long long)T * T, S);
     gemm<R>(blas, false, true, T, T, m, 1.0, b.get(), m, (long long)T * m, b.get(), m, (long long)T * m, 0.0,
             gb.get(), T, (long long)T * T, S);
-    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, max_b + S);
+    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, sum);
   } else {
     DeviceBuffer<R> g(std::size_t(S) * n * m);
     gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,
             g.get(), m, (long long)n * m, S);
-    sample_dot(g.get(), g.get(), std::size_t(n) * m, S, max_b + S);
+    sample_dot(g.get(), g.get(), std::size_t(n) * m, S, sum);
   }
-  const std::vector<double> h = d_stats.to_host();
-  std::vector<double> out(S);
-  for (int s = 0; s < S; ++s) {
-    const double ma = h[s], mb = h[S + s], sum = h[2 * S + s];
-    int ea = 0, eb = 0;
-    if (!std::isfinite(ma) || !std::isfinite(mb)) {
-      out[s] = std::numeric_limits<double>::quiet_NaN();
-    } else if (ma == 0 || mb == 0) {
-      out[s] = 0;
-    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
-      std::frexp(ma, &ea), std::frexp(mb, &eb);
-      out[s] = std::ldexp(std::sqrt(sum < 0 ? 0.0 : sum), ea + eb);
-    }
-  }
-  return out;
+  frobenius_finish(max_a, max_b, sum, S, d_out);
 }
 
 template <class R>
@@ -335,9 +316,9 @@ template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::Sta
 template std::unique_ptr<GpuBranch<double>> make_gpu_branch<double>(const sim::StackShape&,
                                                                     const sim::Placement&, int,
                                                                     const GpuContext<double>&, bool);
-template std::vector<double> batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int,
-                                                             int, int, int);
-template std::vector<double> batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*,
-                                                              int, int, int, int);
+template void batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int, int, int, int,
+                                              double*);
+template void batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*, int, int, int,
+                                               int, double*);
 
 }  // namespace normsim::gpu

@@ -52,7 +52,8 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
     out.branch_sq = graph.branch_sq;
     bool forward_ok = out.output_finite;
     for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
-    if (forward_ok) {
+    // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
+    if (forward_ok && (config.metrics.any_of(MetricPass::backward) || update.needs_gradients())) {
       Mat<R> dy(T, d);
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < d; ++i)
@@ -92,7 +93,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     try {
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
                                   : simulate_sample_cpu<float>(config, samples[i]);
-      records[i] = measure_sample(samples[i], t, shape);
+      records[i] = measure_sample(samples[i], t, shape, config.metrics);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();

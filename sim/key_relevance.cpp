@@ -71,6 +71,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "update_scale" && c.update != vocab::Update::random)
     return "update = " + quoted(c.update) + " is not a random direction";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
+  if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
+    return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";
   return "";
 }
 

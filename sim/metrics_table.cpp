@@ -31,6 +31,15 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
     {"gradw_wk", K, B, "Frobenius norm of dLoss/dWk of sublayer k (attention key matrix)"},
     {"gradw_wv", K, B, "Frobenius norm of dLoss/dWv of sublayer k (attention value matrix)"},
     {"gradw_wo", K, B, "Frobenius norm of dLoss/dWo of sublayer k (attention output matrix)"},
+    {"gradw_cq", K, B,
+     "Frobenius norm of dLoss/dWq of the decoder's cross-attention sublayer k (query from the stream)"},
+    {"gradw_ck", K, B,
+     "Frobenius norm of dLoss/dWk of the decoder's cross-attention sublayer k (key from the encoder output)"},
+    {"gradw_cv", K, B,
+     "Frobenius norm of dLoss/dWv of the decoder's cross-attention sublayer k (value from the encoder "
+     "output)"},
+    {"gradw_co", K, B,
+     "Frobenius norm of dLoss/dWo of the decoder's cross-attention sublayer k (output matrix)"},
     {"output_change", S, F,
      "||x'_l - x_l||_F^2 / ||x_l||_F^2, x'_l the stream of a second forward pass with every weight matrix W "
      "replaced by W + dW (key update); x_l without a final norm. Only with update != none"},
