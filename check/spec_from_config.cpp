@@ -55,6 +55,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.rezero_alpha = c.rezero_alpha;
   s.spannorm_lambda = c.spannorm_lambda;
   s.loss = c.loss;
+  s.random_update_scale = c.update == vocab::Update::random ? c.update_scale : 0.0;
   // The same expressions the simulator runs, with the values of every name they read.
   s.block = c.placement == vocab::Placement::custom ? c.block : "";
   s.branch_scale = c.branch_scale;

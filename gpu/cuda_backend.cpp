@@ -20,6 +20,7 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::gpu {
 
@@ -34,6 +35,14 @@ std::string jacobian_refusal() {
          "backend "
          "only (--backend cpu, or leave them out of metrics)";
 }
+
+// The second forward pass with updated weights (metric output_change) exists on the CPU backend only.
+std::string update_refusal(const sim::Config& config) {
+  if (config.update == vocab::Update::none) return "";
+  return "key 'update': '" + std::string(vocab::name(config.update)) +
+         "' (metric output_change) runs on the CPU backend only; use --backend cpu, or update = \"none\"";
+}
+
 }  // namespace
 
 CudaOptions CudaBackend::options_from_environment() {
@@ -55,6 +64,7 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
   if (asks_jacobian(config)) throw sim::BackendUnavailable(jacobian_refusal());
+  if (const std::string why = update_refusal(config); !why.empty()) throw sim::BackendUnavailable(why);
   const std::string& p = config.precision;
   if (p == "float64") return run_typed<double>(config, samples, false);
   if (p == "float32") return run_typed<float>(config, samples, false);
@@ -89,6 +99,7 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
+  if (const std::string why = update_refusal(config); !why.empty()) return why;
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";

@@ -48,6 +48,9 @@ Text metric_label(const std::string& metric) {
        {"‖{/:Italic x}_{{/:Italic k}+1} − {/:Italic x}_{/:Italic k}‖ / ‖{/:Italic x}_{/:Italic k}‖",
         "$\\|x_{k+1} - x_k\\| / \\|x_k\\|$"}},
       {"eff_rank", {"erank({/:Italic x}_{/:Italic l})", "$\\mathrm{erank}(x_\\ell)$"}},
+      {"output_change",
+       {"‖Δ{/:Italic x}_{/:Italic l}‖^2/‖{/:Italic x}_{/:Italic l}‖^2",
+        "$\\|\\Delta x_\\ell\\|^2 / \\|x_\\ell\\|^2$"}},
   };
   const auto it = known.find(metric);
   if (it != known.end()) return it->second;
@@ -60,8 +63,8 @@ Text metric_label(const std::string& metric) {
 }
 
 bool metric_log_scale(const std::string& metric) {
-  static const char* const magnitudes[] = {"act_sq",      "grad_sq",   "act_mean_abs",
-                                           "act_max_abs", "branch_sq", "rel_update"};
+  static const char* const magnitudes[] = {"act_sq",    "grad_sq",    "act_mean_abs", "act_max_abs",
+                                           "branch_sq", "rel_update", "output_change"};
   for (const char* m : magnitudes)
     if (metric == m) return true;
   return metric.rfind("gradw_", 0) == 0;

@@ -10,4 +10,8 @@ for id in xiong_thm1_preln xiong_thm1_postln seed_blog_7x su_cos_next_preln post
   cp "out/check/figures/claim_${id}.png" "docs/figures/claim_${id}.png"
 done
 cp out/check/report.md docs/figures/check_report.md
+# The output change under a random update against depth, per placement (issue 12, docs/claims.md).
+build/normsim run experiments/output_change_depth.toml --out out/output_change --backend cpu --quiet
+build/normsim plot out/output_change --metric output_change --quiet
+cp out/output_change/figures/depth_output_change_last.png docs/figures/output_change_depth.png
 echo "docs/figures/: $(ls docs/figures | wc -l) files from out/check"

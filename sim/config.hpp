@@ -53,6 +53,10 @@ struct Config {
   vocab::Loss loss = vocab::Loss::readout;
   // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
   int jacobian_probes = 8;
+  // Parameter update W -> W + dW whose output change is measured (sim/weight_update.hpp).
+  vocab::Update update = vocab::Update::none;
+  double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
+  double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                    // independent initializations per configuration

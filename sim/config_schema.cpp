@@ -43,6 +43,7 @@ const auto kNorms = vocab_choices<vocab::Norm>();
 const auto kInits = vocab_choices<vocab::Init>();
 const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
 const auto kLosses = vocab_choices<vocab::Loss>();
+const auto kUpdates = vocab_choices<vocab::Update>();
 constexpr std::array kPrecisions{
     Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
     Choice{"float64", "everything in double"},
@@ -345,6 +346,13 @@ std::vector<KeyInfo> make_table() {
           "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev: CPU backend, computed "
           "only when `metrics` names them); about 2 x probes extra backward passes",
           ">= 2", int_at_least(2)),
+      key("update", &Config::update, "update",
+          "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
+          "none | random | sgd | adam", one_of(kUpdates), kUpdates),
+      key("update_lr", &Config::update_lr, "update", "sgd, adam: learning rate of the one step", "> 0",
+          float_range(0, INFINITY, true)),
+      key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
+          "> 0", float_range(0, INFINITY, true)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",

@@ -12,6 +12,8 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
+#include "sim/update_pass.hpp"
+#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 
@@ -28,47 +30,69 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
   return "";
 }
 
+namespace {
+
+// dLoss/dy of the configured loss: y - target for mse, a fixed random readout direction otherwise.
+template <class R>
+Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y) {
+  const int T = int(y.rows()), d = int(y.cols());
+  Mat<R> dy(T, d);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < d; ++i)
+      dy(t, i) = config.loss == vocab::Loss::mse
+                     ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
+                     : R(readout_entry(config.seed, key.sample, t, i, d));
+  return dy;
+}
+
+}  // namespace
+
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   const StackShape shape(config);
   const std::shared_ptr<const Placement> owned = placement_for(config);
   const Placement& placement = *owned;
   const SampleKey key{config.seed, std::uint32_t(sample)};
-  const int T = shape.tokens, d = shape.width;
 
-  Mat<R> x0(T, d);
-  for (int t = 0; t < T; ++t)
-    for (int i = 0; i < d; ++i)
-      x0(t, i) = R(input_entry(config.seed, key.sample, t, i, d, config.input_std, config.input_corr));
-
-  CpuGraph<R> graph(shape, placement, key);
-  const StackValues sv = build_stack(graph, shape, placement, graph.input(std::move(x0)));
-
+  // With update != none the backward also records the weight gradients the update needs (sgd, adam).
+  WeightUpdate<R> update(config, key.seed, key.sample);
+  PlacementState state;
   SampleTensors out;
-  for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
-  const Mat<R>& y = graph.value(sv.output);
-  out.output_finite = y.allFinite();
-  out.branch_sq = graph.branch_sq;
-  bool forward_ok = out.output_finite;
-  for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
-  if (forward_ok && config.metrics.any_of(MetricPass::backward)) {
-    Mat<R> dy(T, d);
-    for (int t = 0; t < T; ++t)
-      for (int i = 0; i < d; ++i)
-        dy(t, i) = config.loss == vocab::Loss::mse
-                       ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
-                       : R(readout_entry(config.seed, key.sample, t, i, d));
-    graph.backward(sv.output, dy);
-    for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
-    out.gradw = graph.gradw;
-    JacobianEstimates j =
-        estimate_jacobians(graph, sv.stream, key, config.jacobian_probes, JacobianWanted::of(config.metrics));
-    out.jac_sq = std::move(j.jac_sq);
-    out.jac_spread = std::move(j.jac_spread);
-    out.block_identity_dev = std::move(j.block_identity_dev);
-    return out;
-  }
-  out.gradw = graph.gradw;
+  bool backward_ok = false;
+  {
+    CpuGraph<R> graph(shape, placement, key, UpdateHooks<R>{&update, nullptr});
+    const StackValues sv =
+        build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
+    for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
+    const Mat<R>& y = graph.value(sv.output);
+    out.output_finite = y.allFinite();
+    out.branch_sq = graph.branch_sq;
+    bool forward_ok = out.output_finite;
+    for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
+    // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
+    if (forward_ok && (config.metrics.any_of(MetricPass::backward) || update.needs_gradients())) {
+      graph.backward(sv.output, loss_gradient<R>(config, key, y));
+      update.seal();
+      backward_ok = true;
+      for (const Value v : sv.stream) {
+        out.grad.push_back(graph.grad(v).template cast<double>());
+        backward_ok = backward_ok && out.grad.back().allFinite();
+      }
+      out.gradw = graph.gradw;  // before the Jacobian probes' reverse passes
+      JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,
+                                               JacobianWanted::of(config.metrics));
+      out.jac_sq = std::move(j.jac_sq);
+      out.jac_spread = std::move(j.jac_spread);
+      out.block_identity_dev = std::move(j.block_identity_dev);
+    } else {
+      out.gradw = graph.gradw;
+    }
+  }  // the first pass's tape is freed before the second pass
+  // A step from a non-finite gradient is not an update: output_change stays unmeasured.
+  if (config.update != vocab::Update::none && (backward_ok || !update.needs_gradients()) &&
+      !out.stream.empty() && out.output_finite)
+    out.output_change =
+        relative_change(updated_stream_cpu<R>(shape, placement, key, update, state), out.stream);
   return out;
 }
 

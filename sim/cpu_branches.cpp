@@ -12,12 +12,21 @@ namespace normsim::sim {
 
 namespace {
 
+// W of matrix w of sublayer k; W + dW when the hooks apply a parameter update.
 template <class R>
-Mat<R> draw_weight(const StackShape& s, const Placement& p, int k, SampleKey key, WeightKind w) {
+Mat<R> draw_weight(const StackShape& s, const Placement& p, int k, SampleKey key, WeightKind w,
+                   const UpdateHooks<R>& hooks) {
   Mat<R> m(s.fan_in(w), s.fan_out(w));
   const DrawKey dk{key.seed, key.sample, std::uint32_t(k), static_cast<Stream>(w)};
   fill_gaussian(m.data(), std::size_t(m.size()), dk, weight_std(s, p, w));
+  if (hooks.apply) hooks.apply->apply(k, w, m);
   return m;
+}
+
+// Records dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output) when asked.
+template <class R>
+void record_gradient(const UpdateHooks<R>& hooks, int k, WeightKind w, const Mat<R>& A, const Mat<R>& B) {
+  if (hooks.record && hooks.record->needs_gradients()) hooks.record->set_gradient(k, w, A.transpose() * B);
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -25,10 +34,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 template <class R>
 class CpuMlp final : public CpuBranch<R> {
  public:
-  CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key) : act_(s.act), swiglu_(s.swiglu) {
-    w1_ = draw_weight<R>(s, p, k, key, WeightKind::w1);
-    w2_ = draw_weight<R>(s, p, k, key, WeightKind::w2);
-    if (swiglu_) wg_ = draw_weight<R>(s, p, k, key, WeightKind::wgate);
+  CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks)
+      : act_(s.act), swiglu_(s.swiglu), sublayer_(k), hooks_(hooks) {
+    w1_ = draw_weight<R>(s, p, k, key, WeightKind::w1, hooks);
+    w2_ = draw_weight<R>(s, p, k, key, WeightKind::w2, hooks);
+    if (swiglu_) wg_ = draw_weight<R>(s, p, k, key, WeightKind::wgate, hooks);
   }
 
   Mat<R> forward(const Mat<R>& u) override {
@@ -47,6 +57,7 @@ class CpuMlp final : public CpuBranch<R> {
   Mat<R> backward(const Mat<R>& dout, WeightGradNorms& norms) override {
     norms.fill(kNaN);
     norms[int(WeightKind::w2)] = frobenius_of_AtB<R>(a_, dout);
+    record_gradient(hooks_, sublayer_, WeightKind::w2, a_, dout);
     Mat<R> da = dout * w2_.transpose();
     Mat<R> du;
     if (swiglu_) {
@@ -56,12 +67,15 @@ class CpuMlp final : public CpuBranch<R> {
       Mat<R> dh = da.cwiseProduct(g_.unaryExpr([](R z) { return activate(Activation::silu, z); }));
       norms[int(WeightKind::wgate)] = frobenius_of_AtB<R>(u_, dg);
       norms[int(WeightKind::w1)] = frobenius_of_AtB<R>(u_, dh);
+      record_gradient(hooks_, sublayer_, WeightKind::wgate, u_, dg);
+      record_gradient(hooks_, sublayer_, WeightKind::w1, u_, dh);
       du = dg * wg_.transpose();
       du.noalias() += dh * w1_.transpose();
     } else {
       const Activation act = act_;
       Mat<R> dh = da.cwiseProduct(h_.unaryExpr([act](R z) { return activate_derivative(act, z); }));
       norms[int(WeightKind::w1)] = frobenius_of_AtB<R>(u_, dh);
+      record_gradient(hooks_, sublayer_, WeightKind::w1, u_, dh);
       du = dh * w1_.transpose();
     }
     return du;
@@ -70,6 +84,8 @@ class CpuMlp final : public CpuBranch<R> {
  private:
   Activation act_;
   bool swiglu_;
+  int sublayer_;
+  UpdateHooks<R> hooks_;
   Mat<R> w1_, w2_, wg_, u_, h_, g_, a_;
 };
 
@@ -120,7 +136,8 @@ Mat<R> encoder_matrix(const StackShape& s, SampleKey key) {
 template <class R>
 class CpuAttention final : public CpuBranch<R> {
  public:
-  CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm)
+  CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm,
+               UpdateHooks<R> hooks)
       : heads_(s.heads),
         cross_(s.branch(k) == BranchKind::cross_attention),
         causal_(s.cfg.causal && !cross_),
@@ -128,11 +145,13 @@ class CpuAttention final : public CpuBranch<R> {
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
-                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
-    wq_ = draw_weight<R>(s, p, k, key, kinds_[0]);
-    wk_ = draw_weight<R>(s, p, k, key, kinds_[1]);
-    wv_ = draw_weight<R>(s, p, k, key, kinds_[2]);
-    wo_ = draw_weight<R>(s, p, k, key, kinds_[3]);
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}},
+        sublayer_(k),
+        hooks_(hooks) {
+    wq_ = draw_weight<R>(s, p, k, key, kinds_[0], hooks);
+    wk_ = draw_weight<R>(s, p, k, key, kinds_[1], hooks);
+    wv_ = draw_weight<R>(s, p, k, key, kinds_[2], hooks);
+    wo_ = draw_weight<R>(s, p, k, key, kinds_[3], hooks);
     if (cross_) enc_ = encoder_matrix<R>(s, key);
   }
 
@@ -175,6 +194,7 @@ class CpuAttention final : public CpuBranch<R> {
     norms.fill(kNaN);
     const int T = int(u_.rows()), d = int(u_.cols()), dh = d / heads_;
     norms[int(kinds_[3])] = frobenius_of_AtB<R>(o_, dout);
+    record_gradient(hooks_, sublayer_, kinds_[3], o_, dout);
     const Mat<R> d_o = dout * wo_.transpose();
     Mat<R> dq(T, d), dk(T, d), dv(T, d);
     const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
@@ -201,6 +221,9 @@ class CpuAttention final : public CpuBranch<R> {
     norms[int(kinds_[0])] = frobenius_of_AtB<R>(u_, dq);
     norms[int(kinds_[1])] = frobenius_of_AtB<R>(kv, dk);
     norms[int(kinds_[2])] = frobenius_of_AtB<R>(kv, dv);
+    record_gradient(hooks_, sublayer_, kinds_[0], u_, dq);
+    record_gradient(hooks_, sublayer_, kinds_[1], kv, dk);
+    record_gradient(hooks_, sublayer_, kinds_[2], kv, dv);
     Mat<R> du = dq * wq_.transpose();
     if (cross_) return du;  // E is a constant: K and V carry no gradient to u
     du.noalias() += dk * wk_.transpose();
@@ -213,6 +236,8 @@ class CpuAttention final : public CpuBranch<R> {
   bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
+  int sublayer_;
+  UpdateHooks<R> hooks_;
   Mat<R> wq_, wk_, wv_, wo_, enc_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;
@@ -222,14 +247,14 @@ class CpuAttention final : public CpuBranch<R> {
 
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
-                                              bool qkv_norm) {
-  if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm);
-  return std::make_unique<CpuMlp<R>>(s, p, k, key);
+                                              bool qkv_norm, UpdateHooks<R> hooks) {
+  if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm, hooks);
+  return std::make_unique<CpuMlp<R>>(s, p, k, key, hooks);
 }
 
 template std::unique_ptr<CpuBranch<float>> make_cpu_branch<float>(const StackShape&, const Placement&, int,
-                                                                  SampleKey, bool);
+                                                                  SampleKey, bool, UpdateHooks<float>);
 template std::unique_ptr<CpuBranch<double>> make_cpu_branch<double>(const StackShape&, const Placement&, int,
-                                                                    SampleKey, bool);
+                                                                    SampleKey, bool, UpdateHooks<double>);
 
 }  // namespace normsim::sim

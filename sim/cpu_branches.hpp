@@ -15,6 +15,7 @@
 #include "sim/cpu_matrix.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 
@@ -25,6 +26,14 @@ struct SampleKey {
 
 // Frobenius norms of the weight gradients of one sublayer, by WeightKind; NaN where the branch has none.
 using WeightGradNorms = std::array<double, kWeightKinds>;
+
+// How a branch takes part in a parameter update (sim/weight_update.hpp): the first pass records its weight
+// gradients into `record` during backward; the second pass draws W + dW through `apply`. Both null: neither.
+template <class R>
+struct UpdateHooks {
+  WeightUpdate<R>* record = nullptr;
+  const WeightUpdate<R>* apply = nullptr;
+};
 
 template <class R>
 class CpuBranch {
@@ -37,6 +46,6 @@ class CpuBranch {
 
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
-                                              bool qkv_norm);
+                                              bool qkv_norm, UpdateHooks<R> hooks = {});
 
 }  // namespace normsim::sim

@@ -8,8 +8,9 @@
 namespace normsim::sim {
 
 template <class R>
-CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key)
-    : shape_(shape), placement_(placement), key_(key) {
+CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key,
+                      UpdateHooks<R> hooks)
+    : shape_(shape), placement_(placement), key_(key), hooks_(hooks) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   branch_sq.assign(shape.depth, nan);
   WeightGradNorms none;
@@ -56,7 +57,7 @@ Value CpuGraph<R>::scale(Value a, const Scalars& s) {
 
 template <class R>
 Value CpuGraph<R>::branch(int k, Value u, bool qkv_norm) {
-  auto br = make_cpu_branch<R>(shape_, placement_, k, key_, qkv_norm);
+  auto br = make_cpu_branch<R>(shape_, placement_, k, key_, qkv_norm, hooks_);
   Mat<R> out = br->forward(values_[u.id]);
   branch_sq[k] = out.template cast<double>().squaredNorm() / double(out.size());
   const Value v = push(Op{Kind::branch, u.id, -1, 0, k}, std::move(out));

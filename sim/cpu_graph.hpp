@@ -14,7 +14,8 @@ namespace normsim::sim {
 template <class R>
 class CpuGraph final : public StackOps {
  public:
-  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key);
+  // hooks: the parameter update this pass takes part in (sim/weight_update.hpp), if any.
+  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, UpdateHooks<R> hooks = {});
 
   int batch() const override { return 1; }
   Value norm(Value x) override;
@@ -55,6 +56,7 @@ class CpuGraph final : public StackOps {
   StackShape shape_;
   const Placement& placement_;
   SampleKey key_;
+  UpdateHooks<R> hooks_;
   std::vector<Op> ops_;  // op i produced value i
   std::vector<Mat<R>> values_, grads_;
   std::vector<std::vector<double>> rstd_;                // per op: row rstd of a norm

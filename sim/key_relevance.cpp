@@ -68,6 +68,10 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "only activation = \"swiglu\" has a gate";
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
+  const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
+  if (key == "update_lr" && !stepped) return "update = " + quoted(c.update) + " takes no optimizer step";
+  if (key == "update_scale" && c.update != vocab::Update::random)
+    return "update = " + quoted(c.update) + " is not a random direction";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
   if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
     return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";

@@ -54,6 +54,7 @@ enum : int {
   jac_sq,
   jac_spread,
   block_identity_dev,
+  output_change,
   count
 };
 }  // namespace metric

@@ -52,6 +52,9 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
      "||J_k - I||_F/||I||_F, J_k = dx_{k+1}/dx_k of sublayer k alone (earlier values held fixed), from "
      "jacobian_probes random probes (Curse of Depth, arXiv 2502.05795)",
      true},
+    {"output_change", S, F,
+     "||x'_l - x_l||_F^2 / ||x_l||_F^2, x'_l the stream of a second forward pass with every weight matrix W "
+     "replaced by W + dW (key update); x_l without a final norm. Only with update != none"},
 }};
 }  // namespace
 

@@ -58,6 +58,8 @@ void store_forward(const Store& store, int forward_end, int tokens) {
     store(metric::rel_update, k);
   }
   for (int k = 0; k < K && k < forward_end; ++k) store(metric::branch_sq, k);
+  // The updated pass is measured only from a finite first pass.
+  for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
 }
 
 // The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into s.values.
@@ -79,6 +81,9 @@ void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, 
     put(metric::rel_update, k, [&] { return mean_relative_update(t.stream[k], t.stream[k + 1]); });
   }
   for (int k = 0; k < K && k < forward_end; ++k) put(metric::branch_sq, k, [&] { return t.branch_sq[k]; });
+  s.updated = !t.output_change.empty();
+  for (std::size_t l = 0; l < t.output_change.size(); ++l)
+    put(metric::output_change, int(l), [&] { return t.output_change[l]; });
 }
 
 // The Jacobian estimates into s.values (the CPU backend measures them, when asked, from a finite forward).

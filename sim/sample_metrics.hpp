@@ -22,6 +22,7 @@ struct SampleTensors {
   // Jacobian statistics (sim/jacobian_probes.hpp); empty when not asked for (`metrics`).
   std::vector<double> jac_sq, jac_spread;  // per stream
   std::vector<double> block_identity_dev;  // per sublayer
+  std::vector<double> output_change;       // per stream x_0..x_K; empty when update = "none" or not measured
 };
 
 // Every metric of one sample as some backend computed it, before the forward/backward cut-offs apply:
@@ -31,6 +32,7 @@ struct SampleScalars {
   std::vector<bool> stream_finite;  // x_0..x_K
   bool output_finite = true;        // y
   std::vector<bool> grad_finite;    // dLoss/dx_0..dLoss/dx_K
+  bool updated = false;             // output_change was measured (update != "none")
 };
 
 // The metric (index into metric_table()) of the gradient norm of weight w.

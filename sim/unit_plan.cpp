@@ -47,9 +47,11 @@ double sample_cost(const Config& c) {
   const double a = attention_share(c);
   const double sublayer = (1 - a) * mlp + a * attention;
   const double svd = s.t * s.t * s.d;
-  // Forward and backward cost about 3 forward passes; each reverse pass of the Jacobian probes about 2.
-  const double jacobian = 1.0 + 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
-  return (c.depth * sublayer * jacobian + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
+  // Forward and backward cost about 3 forward passes; each reverse pass of the Jacobian probes about 2;
+  // update != none runs a second forward pass: about a third of a forward-and-backward more.
+  const double jacobian = 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
+  const double passes = 1.0 + jacobian + (c.update == vocab::Update::none ? 0.0 : 1.0 / 3.0);
+  return (c.depth * sublayer * passes + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
 }
 
 SampleMemory cpu_sample_memory(const Config& c) {
@@ -65,9 +67,12 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // The tape: about four T x d values per sublayer (branch output, sum, norm, scale) and their gradients.
   const double tape = 8.0 * s.t * s.d;
   SampleMemory m;
-  m.weights = K * ((1 - a) * mlp_w + a * att_w) * s.bytes;
+  // sgd and adam keep every matrix's gradient from the backward to the updated pass: the weights twice.
+  const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
+  m.weights = K * ((1 - a) * mlp_w + a * att_w) * s.bytes * (stepped ? 2.0 : 1.0);
   m.activations = K * ((1 - a) * mlp_act + a * att_act + tape) * s.bytes;
-  m.metric_copies = 2.0 * (K + 1) * s.t * s.d * 8.0;
+  // Streams and their gradients in double; update != none adds the updated pass's streams.
+  m.metric_copies = (c.update == vocab::Update::none ? 2.0 : 3.0) * (K + 1) * s.t * s.d * 8.0;
   m.slack = 0.2 * (m.weights + m.activations + m.metric_copies);
   return m;
 }

@@ -11,6 +11,7 @@
 #include "theory/cross_attention.hpp"
 #include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
+#include "theory/update_response.hpp"
 
 namespace normsim::theory {
 namespace {
@@ -59,11 +60,17 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 }  // namespace
 
 const Series* MeanFieldProfile::metric(std::string_view name) const {
-  const std::pair<std::string_view, const Series*> table[] = {
-      {"act_sq", &act_sq},     {"grad_sq", &grad_sq},       {"token_cos", &token_cos},
-      {"cos_next", &cos_next}, {"rel_update", &rel_update}, {"branch_sq", &branch_sq},
-      {"gradw_w1", &gradw_w1}, {"gradw_w2", &gradw_w2},     {"gradw_wgate", &gradw_wgate},
-      {"jac_sq", &jac_sq}};
+  const std::pair<std::string_view, const Series*> table[] = {{"act_sq", &act_sq},
+                                                              {"grad_sq", &grad_sq},
+                                                              {"token_cos", &token_cos},
+                                                              {"cos_next", &cos_next},
+                                                              {"rel_update", &rel_update},
+                                                              {"branch_sq", &branch_sq},
+                                                              {"gradw_w1", &gradw_w1},
+                                                              {"gradw_w2", &gradw_w2},
+                                                              {"gradw_wgate", &gradw_wgate},
+                                                              {"jac_sq", &jac_sq},
+                                                              {"output_change", &output_change}};
   for (const auto& [n, s] : table) {
     if (n == name) return s;
   }
@@ -178,6 +185,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     p.gradw_w2.push_back(gw ? finite(gw->w2) : std::nullopt);
     p.gradw_wgate.push_back(gw && gw->wgate ? finite(*gw->wgate) : std::nullopt);
   }
+  if (spec.random_update_scale > 0)
+    p.output_change = random_update_output_change(spec, p, spec.random_update_scale);
   return p;
 }
 

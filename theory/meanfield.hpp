@@ -22,6 +22,8 @@ struct MeanFieldProfile {
   Series jac_sq;  // mean squared singular value of dx_K/dx_l (theory/jacobian.hpp); any loss
   // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu.
   Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate;
+  // Layer-indexed: output change under a random update (theory/update_response.hpp), where predicted.
+  Series output_change;
   bool final_norm = false;           // whether the final norm was applied
   std::vector<std::string> caveats;  // the approximations this profile rests on, one line each
 

@@ -56,6 +56,8 @@ struct StackSpec {
   // spannorm_lambda above).
   std::map<std::string, double, std::less<>> params;
   Loss loss = Loss::readout;
+  // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
+  double random_update_scale = 0.0;
 };
 
 // Transformer layers L (K/2 for transformer stacks, K/3 for decoders, K otherwise) and the block index b(k).

@@ -30,5 +30,7 @@ enum class Loss { readout, mse };
 enum class Init { fanin, xavier, fixed };
 // Whether the output y is N(x_K): auto applies it when the placement does not end in a norm.
 enum class FinalNorm { auto_, always, never };
+// The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
+enum class Update { none, random, sgd, adam };
 
 }  // namespace normsim::vocab

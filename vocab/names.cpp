@@ -70,6 +70,15 @@ constexpr std::array kFinalNorms{
     Named<FinalNorm>{FinalNorm::always, "true", "always a final norm"},
     Named<FinalNorm>{FinalNorm::never, "false", "never a final norm"},
 };
+constexpr std::array kUpdates{
+    Named<Update>{Update::none, "none", "no update: output_change is not measured"},
+    Named<Update>{
+        Update::random, "random",
+        "dW a Gaussian direction with ||dW||_F = update_scale ||W||_F per matrix (own Philox draws)"},
+    Named<Update>{Update::sgd, "sgd", "the first SGD step on the loss: dW = -update_lr dLoss/dW"},
+    Named<Update>{Update::adam, "adam",
+                  "the first Adam step (bias-corrected): dW = -update_lr g / (|g| + 1e-8), g = dLoss/dW"},
+};
 }  // namespace
 
 NORMSIM_VOCAB_TABLE(Placement, "placement", kPlacements)
@@ -79,6 +88,7 @@ NORMSIM_VOCAB_TABLE(Norm, "norm", kNorms)
 NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
 NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
 NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
+NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

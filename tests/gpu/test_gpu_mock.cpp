@@ -335,3 +335,16 @@ TEST_CASE("checkpointed activations give the records of the whole tape", "[mock]
       }
     }
 }
+
+// Issue 12: the updated second pass (output_change) is CPU-only; the CUDA backend says so before running.
+TEST_CASE("the CUDA backend refuses a parameter update", "[plan][mock]") {
+  sim::Config c = mlp_config();
+  gpu::CudaBackend b(1);
+  for (const vocab::Update u : {vocab::Update::random, vocab::Update::sgd, vocab::Update::adam}) {
+    c.update = u;
+    const std::string why = b.refusal(c, 0);
+    CHECK(why.find("key 'update'") != std::string::npos);
+    CHECK(why.find("--backend cpu") != std::string::npos);
+    CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
+  }
+}

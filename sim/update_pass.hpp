@@ -1,0 +1,26 @@
+// The second forward pass of the metric output_change on the CPU: the same stack, inputs and placement state
+// (Admin's omega held at its profiled value, as in training), every weight matrix W replaced by W + dW.
+#pragma once
+#include <vector>
+
+#include "sim/cpu_branches.hpp"
+#include "sim/placement.hpp"
+#include "sim/stream_metrics.hpp"
+#include "sim/weight_update.hpp"
+
+namespace normsim::sim {
+
+// x_0 of a sample (sim/inputs.hpp), in the backend's precision.
+template <class R>
+Mat<R> input_matrix(const Config& config, SampleKey key);
+
+// The streams x'_0..x'_K with every W replaced by W + dW. `state` is the first pass's placement state
+// (replayed here).
+template <class R>
+std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
+                                     const WeightUpdate<R>& update, PlacementState state);
+
+// The metric output_change: ||x'_l - x_l||^2 / ||x_l||^2 for every layer l both hold.
+std::vector<double> relative_change(const std::vector<MatD>& updated, const std::vector<MatD>& stream);
+
+}  // namespace normsim::sim

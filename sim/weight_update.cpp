@@ -1,0 +1,57 @@
+#include "sim/weight_update.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/draws.hpp"
+
+namespace normsim::sim {
+
+template <class R>
+WeightUpdate<R>::WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample)
+    : kind_(c.update), lr_(c.update_lr), scale_(c.update_scale), seed_(seed), sample_(sample) {
+  if (needs_gradients()) grads_.resize(std::size_t(c.depth));
+}
+
+template <class R>
+bool WeightUpdate<R>::needs_gradients() const {
+  return kind_ == vocab::Update::sgd || kind_ == vocab::Update::adam;
+}
+
+template <class R>
+void WeightUpdate<R>::set_gradient(int k, WeightKind w, Mat<R> g) {
+  if (needs_gradients() && !sealed_) grads_.at(std::size_t(k))[std::size_t(w)] = std::move(g);
+}
+
+template <class R>
+void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W) const {
+  switch (kind_) {
+    case vocab::Update::none:
+      return;
+    case vocab::Update::random: {
+      Mat<R> G(W.rows(), W.cols());
+      const auto stream = static_cast<Stream>(std::uint32_t(Stream::update_base) + std::uint32_t(w));
+      fill_gaussian(G.data(), std::size_t(G.size()), DrawKey{seed_, sample_, std::uint32_t(k), stream}, 1.0);
+      const double wn = W.template cast<double>().norm(), gn = G.template cast<double>().norm();
+      if (gn > 0) W += G * R(scale_ * wn / gn);
+      return;
+    }
+    case vocab::Update::sgd:
+    case vocab::Update::adam:
+      break;
+  }
+  const Mat<R>& g = grads_.at(std::size_t(k))[std::size_t(w)];
+  if (g.rows() != W.rows() || g.cols() != W.cols())
+    throw std::logic_error("weight update: no gradient of " + std::string(weight_name(w)) + " at sublayer " +
+                           std::to_string(k));
+  if (kind_ == vocab::Update::sgd)
+    W -= g * R(lr_);
+  else
+    W -= g.unaryExpr([lr = lr_](R x) { return R(lr * double(x) / (std::abs(double(x)) + kAdamEps)); });
+}
+
+template class WeightUpdate<float>;
+template class WeightUpdate<double>;
+
+}  // namespace normsim::sim
