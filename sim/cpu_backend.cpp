@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <vector>
 
 #include "sim/cpu_graph.hpp"
 #include "sim/inputs.hpp"
@@ -28,7 +29,7 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
 }
 
 template <class R>
-SampleTensors simulate_sample_cpu(const Config& config, int sample) {
+SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws) {
   const StackShape shape(config);
   const std::shared_ptr<const Placement> owned = placement_for(config);
   const Placement& placement = *owned;
@@ -40,7 +41,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
     for (int i = 0; i < d; ++i)
       x0(t, i) = R(input_entry(config.seed, key.sample, t, i, d, config.input_std, config.input_corr));
 
-  CpuGraph<R> graph(shape, placement, key);
+  CpuGraph<R> graph(shape, placement, key, &ws);
   const StackValues sv = build_stack(graph, shape, placement, graph.input(std::move(x0)));
 
   SampleTensors out;
@@ -64,6 +65,12 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   return out;
 }
 
+template <class R>
+SampleTensors simulate_sample_cpu(const Config& config, int sample) {
+  CpuWorkspace<R> ws;
+  return simulate_sample_cpu<R>(config, sample, ws);
+}
+
 template SampleTensors simulate_sample_cpu<float>(const Config&, int);
 template SampleTensors simulate_sample_cpu<double>(const Config&, int);
 
@@ -75,11 +82,19 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     throw BackendUnavailable(why);
   const bool f64 = config.precision == "float64";
   const StackShape shape(config);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+  // Samples run side by side, and the threads left over work inside each sample (samples 1 uses every
+  // thread); a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).
+  const int outer = std::max(1, std::min(threads_, int(samples.size()))),
+            inner = std::max(1, threads_ / outer);
+  omp_set_max_active_levels(2);
+  std::vector<CpuWorkspace<float>> ws32(outer, CpuWorkspace<float>{inner, {}});
+  std::vector<CpuWorkspace<double>> ws64(outer, CpuWorkspace<double>{inner, {}});
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer)
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
-      const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
-                                  : simulate_sample_cpu<float>(config, samples[i]);
+      const int me = omp_get_thread_num();
+      const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i], ws64[me])
+                                  : simulate_sample_cpu<float>(config, samples[i], ws32[me]);
       records[i] = measure_sample(samples[i], t, shape);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);

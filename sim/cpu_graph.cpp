@@ -7,8 +7,8 @@
 namespace normsim::sim {
 
 template <class R>
-CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key)
-    : shape_(shape), placement_(placement), key_(key) {
+CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, CpuWorkspace<R>* ws)
+    : shape_(shape), placement_(placement), key_(key), ws_(ws ? *ws : own_ws_) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   branch_sq.assign(shape.depth, nan);
   WeightGradNorms none;
@@ -56,7 +56,7 @@ Value CpuGraph<R>::scale(Value a, const Scalars& s) {
 template <class R>
 Value CpuGraph<R>::branch(int k, Value u, bool qkv_norm) {
   auto br = make_cpu_branch<R>(shape_, placement_, k, key_, qkv_norm);
-  Mat<R> out = br->forward(values_[u.id]);
+  Mat<R> out = br->forward(values_[u.id], ws_);
   branch_sq[k] = out.template cast<double>().squaredNorm() / double(out.size());
   const Value v = push(Op{Kind::branch, u.id, -1, 0, k}, std::move(out));
   branches_[v.id] = std::move(br);
@@ -105,7 +105,7 @@ void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
         break;
       }
       case Kind::branch:
-        accumulate(op.a, branches_[i]->backward(g, gradw[op.k]));
+        accumulate(op.a, branches_[i]->backward(values_[op.a], g, ws_, gradw[op.k]));
         break;
     }
   }

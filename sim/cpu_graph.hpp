@@ -14,7 +14,9 @@ namespace normsim::sim {
 template <class R>
 class CpuGraph final : public StackOps {
  public:
-  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key);
+  // `ws` (kept by the caller, reused from sample to sample) holds the weight buffer and the threads that
+  // work on this sample; without one the graph keeps its own, one thread.
+  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, CpuWorkspace<R>* ws = nullptr);
 
   int batch() const override { return 1; }
   Value norm(Value x) override;
@@ -48,6 +50,8 @@ class CpuGraph final : public StackOps {
   StackShape shape_;
   const Placement& placement_;
   SampleKey key_;
+  CpuWorkspace<R> own_ws_;
+  CpuWorkspace<R>& ws_;
   std::vector<Op> ops_;  // op i produced value i
   std::vector<Mat<R>> values_, grads_;
   std::vector<std::vector<double>> rstd_;                // per op: row rstd of a norm
