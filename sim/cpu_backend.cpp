@@ -1,5 +1,6 @@
 #include "sim/cpu_backend.hpp"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -15,7 +16,25 @@
 
 namespace normsim::sim {
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+namespace {
+
+// The tape's matrices (T x d, T x H) are above glibc's default mmap threshold: each would be a fresh
+// mapping, unmapped when freed, so every sublayer of every sample paid page faults for its first touches
+// (a fifth of W1's time). Served from the heap and kept there (no trimming), they reuse the pages the last
+// sample freed. Process-wide, set once; a program that embeds the backend keeps the heap it grew.
+void keep_freed_memory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum for the threshold on 64-bit
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {
+  keep_freed_memory();
+}
 
 std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
   if (config.precision != "float32" && config.precision != "float64")

@@ -5,6 +5,7 @@
 #include <memory>
 #include <tuple>
 
+#include "sim/activations_vec.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "sim/rownorm.hpp"
@@ -76,7 +77,7 @@ class CpuMlp final : public CpuBranch<R> {
                 g.unaryExpr([](R z) { return activate_derivative(Activation::silu, z); }));
             da = da.cwiseProduct(g.unaryExpr([](R z) { return activate(Activation::silu, z); }));
           } else {
-            da = da.cwiseProduct(h.unaryExpr([act](R z) { return activate_derivative(act, z); }));
+            multiply_by_derivative(act, h, da);
           }
         });
     double* nw = norms.data();
@@ -103,7 +104,7 @@ class CpuMlp final : public CpuBranch<R> {
                                .unaryExpr([](R z) { return activate(Activation::silu, z); })
                                .cwiseProduct(h_.middleCols(f, c));
     else
-      a.middleCols(f, c) = h_.middleCols(f, c).unaryExpr([act](R z) { return activate(act, z); });
+      activate_block(act, h_.middleCols(f, c), a.middleCols(f, c));
   }
 
   WeightSource w_;
