@@ -240,18 +240,22 @@ void list_keys(std::ostream& os, bool markdown) {
 
 void list_metrics(std::ostream& os, bool markdown) {
   const auto index = [](const MetricInfo& m) { return m.index == MetricIndex::stream ? "l" : "k"; };
+  // Whether the `metrics` key's default computes it (costly metrics only when named).
+  const auto by_default = [](const MetricInfo& m) { return m.costly ? "no (costly)" : "yes"; };
   if (markdown) {
-    os << "### metrics\n\n| metric | index | definition |\n|---|---|---|\n";
+    os << "### metrics\n\n| metric | index | default | definition |\n|---|---|---|---|\n";
     for (const auto& m : metric_table())
-      os << "| `" << m.name << "` | " << index(m) << " | " << md_escape(m.definition) << " |\n";
+      os << "| `" << m.name << "` | " << index(m) << " | " << by_default(m) << " | "
+         << md_escape(m.definition) << " |\n";
     return;
   }
   std::size_t w = 0;
   for (const auto& m : metric_table()) w = std::max(w, m.name.size());
-  os << "metrics (index l: stream x_l, l = 0..K; k: sublayer, k = 0..K-1):\n";
+  os << "metrics (index l: stream x_l, l = 0..K; k: sublayer, k = 0..K-1; computed by default unless marked "
+        "costly: name those in the config's `metrics` key):\n";
   for (const auto& m : metric_table())
-    os << "  " << m.name << std::string(w - m.name.size() + 2, ' ') << index(m) << "  " << m.definition
-       << "\n";
+    os << "  " << m.name << std::string(w - m.name.size() + 2, ' ') << index(m) << "  "
+       << (m.costly ? "(costly) " : "") << m.definition << "\n";
 }
 
 int cmd_list(const std::vector<std::string>& args) {

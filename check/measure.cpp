@@ -5,9 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include "check/torch_block.hpp"
 
 #include "check/spec_from_config.hpp"
 #include "check/stats.hpp"
+#include "check/torch_block.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "theory/meanfield.hpp"
@@ -215,7 +217,25 @@ void subtract_reference(const ClaimSpec& c, const std::vector<sim::SampleRecord>
   }
 }
 
+namespace {
+// A claim on a PyTorch block: every config (and the reference, last) measured by normsim.torch at once.
+Measurement measure_torch_block(const ClaimSpec& c) {
+  std::vector<sim::Config> configs = c.grid.configs;
+  if (c.reference) configs.push_back(*c.reference);
+  sim::GridRecords records = run_torch_block(c.torch_file, configs);
+  std::vector<sim::SampleRecord> reference;
+  if (c.reference) {
+    reference = std::move(records.back());
+    records.pop_back();
+  }
+  Measurement m = collect(c, records);
+  if (c.reference) subtract_reference(c, reference, m);
+  return m;
+}
+}  // namespace
+
 Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
+  if (!c.torch_file.empty()) return measure_torch_block(c);
   const auto run = [&](const sim::Config& config) {
     std::vector<int> samples(static_cast<std::size_t>(config.samples));
     std::iota(samples.begin(), samples.end(), 0);

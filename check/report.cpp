@@ -51,12 +51,13 @@ sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecord
       g.configs.push_back(c.spec.grid.configs[i]);
       records.push_back(c.measurement.records.at(i));
     }
-  for (const auto& key : sim::config_keys()) {
-    if (key.name == "placement" || g.configs.empty()) continue;
+  for (const auto& name : sim::key_columns()) {
+    const sim::KeyInfo& key = *sim::find_key(name);
+    if (name == "placement" || g.configs.empty()) continue;
     const auto first = sim::format_value(key.get(g.configs.front()));
     for (const auto& config : g.configs)
       if (sim::format_value(key.get(config)) != first) {
-        g.swept_keys.emplace_back(key.name);
+        g.swept_keys.emplace_back(name);
         break;
       }
   }

@@ -23,6 +23,7 @@ std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::s
     }
     const auto table = sim::metric_table();
     for (std::size_t m = 0; m < table.size(); ++m) {
+      if (!grid.configs[c].metrics.contains(int(m))) continue;  // the config's `metrics` only
       const theory::Series* series = profile.metric(table[m].name);
       if (!series) continue;
       for (std::size_t i = 0; i < series->size(); ++i)

@@ -18,8 +18,9 @@ enum class FigureSize {
 enum class HeatmapLayer { normalized, raw };
 
 struct PlotOptions {
-  // The metrics to draw: empty for default_figure_metrics (those summary.csv has), any list holding "all"
-  // for every metric in summary.csv, else exactly these.
+  // The metrics to draw: empty for the run's own (run.json's asked_metrics, from the config's `metrics` key)
+  // or else default_figure_metrics (those summary.csv has), any list holding "all" for every metric in
+  // summary.csv, else exactly these.
   std::vector<std::string> metrics;
   FigureSize size = FigureSize::one_column;
   bool latex = false;  // also write <name>-tex.tex + <name>-tex.pdf (cairolatex: text set by LaTeX)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "claim_figures.hpp"
@@ -37,6 +38,17 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// The metrics the run's configs asked for with their `metrics` key (run.json's asked_metrics, present when
+// that is not the key's default), or nullopt.
+std::optional<std::vector<std::string>> asked_metrics(const ResultsFolder& folder) {
+  const auto it = folder.run.find("asked_metrics");
+  if (it == folder.run.end() || !it->is_array()) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto& name : *it)
+    if (name.is_string()) names.push_back(name.get<std::string>());
+  return names;
+}
+
 bool asks_for_all(const PlotOptions& options) {
   return std::find(options.metrics.begin(), options.metrics.end(), all_metrics) != options.metrics.end();
 }
@@ -46,7 +58,7 @@ std::vector<std::string> chosen_metrics(const ResultsFolder& folder, const PlotO
   if (asks_for_all(options)) return folder.metrics;
   if (options.metrics.empty()) {
     std::vector<std::string> chosen;
-    for (const auto& metric : default_figure_metrics)
+    for (const auto& metric : asked_metrics(folder).value_or(default_figure_metrics))
       if (folder.has_metric(metric)) chosen.push_back(metric);
     return chosen;
   }
@@ -63,10 +75,11 @@ std::vector<std::string> chosen_metrics(const ResultsFolder& folder, const PlotO
 }
 
 // Heatmaps are many (one per placement and metric), so by default (and with "all") only the two the papers
-// draw.
+// draw, unless the run's `metrics` key or --metric named the metrics.
 std::vector<std::string> heatmap_metrics(const ResultsFolder& folder, const PlotOptions& options,
                                          const std::vector<std::string>& metrics) {
   if (!options.metrics.empty() && !asks_for_all(options)) return metrics;
+  if (options.metrics.empty() && asked_metrics(folder)) return metrics;
   std::vector<std::string> chosen;
   for (const char* metric : {"act_sq", "grad_sq"})
     if (folder.has_metric(metric)) chosen.push_back(metric);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/metric_set.hpp"
 #include "vocab/enums.hpp"
 
 namespace normsim::sim {
@@ -41,19 +42,24 @@ struct Config {
   double init_gain = 1.0;      // fanin/xavier: variance gain^2 / fan_in (xavier: 2 gain^2/(in+out))
   double init_std = 0.02;      // fixed: std of every weight
   bool scaled_output = false;  // divide w2 and wo std by sqrt(K) (CogView/Megatron scaled init)
-  bool placement_init = true;  // apply the placement's prescribed init (DeepNorm beta)
+  bool placement_init = true;  // apply the placement's prescribed init (DeepNorm, B2T)
   // Per weight kind overrides: "" (use the above) or "rule:value", e.g. "fanin:2" or "fixed:0.01".
   std::string init_w1, init_w2, init_wgate, init_wq, init_wk, init_wv, init_wo;
   // Inputs.
-  double input_std = 1.0;   // std of every input coordinate
-  double input_corr = 0.0;  // correlation between tokens, in [0, 1]
+  double input_std = 1.0;    // std of every input coordinate
+  double input_corr = 0.0;   // correlation between tokens, in [0, 1]
+  double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
+  // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
+  int jacobian_probes = 8;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                    // independent initializations per configuration
   std::string precision = "float32";  // float32 | float64 | tf32 (CUDA only)
   std::string recompute = "auto";     // CUDA: auto | true | false (weights drawn again in the backward)
+  // Output: the metrics computed and written (a list of names; a list here does not sweep).
+  MetricSet metrics = MetricSet::defaults();
 };
 
 }  // namespace normsim::sim

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -68,11 +69,39 @@ const KeyInfo& known_key(const std::string& name, const std::string& where) {
   throw ConfigError(msg + " (`normsim list keys` lists every key)");
 }
 
+// The items of a list given for a name_list key, as its one value (such a list never sweeps); each item
+// is checked at its own line. `item_where` gives an item's place in messages.
+KeyValue name_list(const KeyInfo& key, const std::vector<KeyValue>& items,
+                   const std::function<std::string(std::size_t)>& item_where) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto* s = std::get_if<std::string>(&items[i]);
+    if (!s)
+      throw ConfigError(item_where(i) + ": key '" + std::string(key.name) +
+                        "': expected a name (string), got " + std::string(type_name(items[i])) + " " +
+                        format_toml(items[i]));
+    checked(key, KeyValue(std::vector<std::string>{*s}), item_where(i));
+    names.push_back(*s);
+  }
+  return KeyValue(std::move(names));
+}
+
 Entry entry_from_node(const std::string& name, const toml::node& node, const std::string& source) {
   const std::string where = at(source, node.source());
   const KeyInfo& key = known_key(name, where);
-  Entry e{name, node.is_array(), {}, {}};
   std::string why;
+  if (const auto* array = node.as_array(); array && key.type == KeyType::name_list) {
+    std::vector<KeyValue> items;
+    for (const auto& item : *array) {
+      const auto raw = scalar(item, why);
+      if (item.is_array()) why = "takes one list of names, not a list of lists (it does not sweep)";
+      if (!raw) throw ConfigError(at(source, item.source()) + ": key '" + name + "': " + why);
+      items.push_back(*raw);
+    }
+    const auto item_where = [&](std::size_t i) { return at(source, (*array)[i].source()); };
+    return Entry{name, false, {checked(key, name_list(key, items, item_where), where)}, {where}};
+  }
+  Entry e{name, node.is_array(), {}, {}};
   if (const auto* array = node.as_array()) {
     if (array->empty()) throw ConfigError(where + ": key '" + name + "': an empty list sweeps over nothing");
     for (const auto& item : *array) {
@@ -293,6 +322,10 @@ Grid parse_grid(std::string_view toml_text, const std::string& source,
       continue;
     }
     const KeyInfo& key = known_key(name, where);
+    if (key.type == KeyType::name_list && list) {
+      raw = {name_list(key, raw, [&](std::size_t) { return where; })};
+      list = false;
+    }
     Entry e{name, list, {}, {}};
     for (const auto& v : raw) {
       e.values.push_back(checked(key, v, where));

@@ -1,6 +1,7 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
 #include "sim/config_schema.hpp"
 
+#include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/names.hpp"
@@ -53,12 +54,28 @@ constexpr std::array kRecompute{
     Choice{"false", "store every weight for the backward"},
 };
 
+// The metrics (sim/metrics_table.cpp), as the valid names of the `metrics` key.
+const std::vector<Choice>& metric_list() {
+  static const std::vector<Choice> list = [] {
+    std::vector<Choice> out;
+    for (const auto& m : metric_table()) out.push_back(Choice{m.name, m.definition});
+    return out;
+  }();
+  return list;
+}
+
 using Check = std::function<std::string(const KeyValue&)>;
 
 std::string shortest(double x) {
   std::array<char, 64> buf{};
   auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x);
   return std::string(buf.data(), end);
+}
+
+std::string joined(const std::vector<std::string>& items, std::string_view sep) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? std::string(sep) : "") + items[i];
+  return s;
 }
 
 Check int_at_least(std::int64_t lo) {
@@ -139,6 +156,17 @@ Check one_of(std::span<const Choice> choices) {
   };
 }
 
+// A list of names, each one of `choices`, at least one.
+Check each_one_of(std::span<const Choice> choices) {
+  return [choices](const KeyValue& v) -> std::string {
+    const auto& names = std::get<std::vector<std::string>>(v);
+    if (names.empty()) return "an empty list names nothing (give at least one name)";
+    for (const auto& name : names)
+      if (std::string why = one_of(choices)(KeyValue(name)); !why.empty()) return why;
+    return "";
+  };
+}
+
 // "" or "rule:value", rule an init rule and value a finite number >= 0 (the gain, or the std for fixed).
 std::string check_override(const KeyValue& v) {
   const auto& s = std::get<std::string>(v);
@@ -178,6 +206,12 @@ KeyInfo key(std::string_view name, T Config::*member, std::string_view group, st
     k.type = KeyType::string;
     k.get = [member](const Config& c) { return KeyValue(std::string(vocab::name(c.*member))); };
     k.set = [member](Config& c, const KeyValue& v) { c.*member = vocab::parse<T>(std::get<std::string>(v)); };
+  } else if constexpr (std::is_same_v<T, MetricSet>) {  // metric names, parsed here once into ids
+    k.type = KeyType::name_list;
+    k.get = [member](const Config& c) { return KeyValue((c.*member).names()); };
+    k.set = [member](Config& c, const KeyValue& v) {
+      c.*member = MetricSet::of(std::get<std::vector<std::string>>(v));
+    };
   } else if constexpr (std::is_same_v<T, double>) {
     k.type = KeyType::floating;
     k.get = [member](const Config& c) { return KeyValue(c.*member); };
@@ -232,7 +266,7 @@ std::vector<KeyInfo> make_table() {
   };
   return {
       key("sublayer", &Config::sublayer, "model", "branch kind of every sublayer",
-          "mlp | attention | transformer", one_of(kSublayers), kSublayers),
+          "mlp | attention | transformer | decoder", one_of(kSublayers), kSublayers),
       key("placement", &Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
           one_of(placement_list()), placement_list()),
       key("norm", &Config::norm, "model", "the norm used by the placement", "layernorm | rmsnorm",
@@ -245,13 +279,13 @@ std::vector<KeyInfo> make_table() {
       key("tokens", &Config::tokens, "model", "T, the number of tokens (rows of the stream)", ">= 1",
           int_at_least(1)),
       key("depth", &Config::depth, "model", "K, the number of residual sublayers",
-          ">= 1; even for transformer, b2t, spannorm", int_at_least(1)),
+          ">= 1; even for transformer, b2t, spannorm; a multiple of 3 for decoder", int_at_least(1)),
       key("mlp_ratio", &Config::mlp_ratio, "model", "MLP hidden width = round(mlp_ratio * width)",
           "> 0, hidden width >= 1", float_range(0, INFINITY, true)),
       key("activation", &Config::activation, "model", "MLP activation",
           "relu | gelu | silu | tanh | linear | swiglu", one_of(kActivations), kActivations),
       key("heads", &Config::heads, "model", "attention heads (head size width / heads)",
-          ">= 1, divides width (attention, transformer)", int_at_least(1)),
+          ">= 1, divides width (attention, transformer, decoder)", int_at_least(1)),
       key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
           any()),
       key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
@@ -284,20 +318,33 @@ std::vector<KeyInfo> make_table() {
       key("scaled_output", &Config::scaled_output, "init",
           "divide the std of w2 and wo by sqrt(K) (CogView/Megatron scaled init)", "true | false", any()),
       key("placement_init", &Config::placement_init, "init",
-          "apply the placement's prescribed init (DeepNorm's beta)", "true | false", any()),
+          "apply the placement's prescribed init: DeepNorm's beta, B2T's (K/2)^(-1/2) on every weight "
+          "(docs/placements.md)",
+          "true | false", any()),
       override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
       override_key("init_w2", &Config::init_w2, "init of w2 (MLP output), overriding init"),
       override_key("init_wgate", &Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
-      override_key("init_wq", &Config::init_wq, "init of wq (attention query), overriding init"),
-      override_key("init_wk", &Config::init_wk, "init of wk (attention key), overriding init"),
-      override_key("init_wv", &Config::init_wv, "init of wv (attention value), overriding init"),
-      override_key("init_wo", &Config::init_wo, "init of wo (attention output), overriding init"),
+      override_key("init_wq", &Config::init_wq,
+                   "init of wq (attention query; the decoder's cq too), overriding init"),
+      override_key("init_wk", &Config::init_wk,
+                   "init of wk (attention key; the decoder's ck too), overriding init"),
+      override_key("init_wv", &Config::init_wv,
+                   "init of wv (attention value; the decoder's cv too), overriding init"),
+      override_key("init_wo", &Config::init_wo,
+                   "init of wo (attention output; the decoder's co too), overriding init"),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
           float_range(0, 1)),
+      key("encoder_cos", &Config::encoder_cos, "input",
+          "decoder: correlation between the tokens of the fixed encoder output (before its norm)", "[0, 1]",
+          float_range(0, 1)),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
+      key("jacobian_probes", &Config::jacobian_probes, "backward",
+          "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev: CPU backend, computed "
+          "only when `metrics` names them); about 2 x probes extra backward passes",
+          ">= 2", int_at_least(2)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
@@ -307,6 +354,10 @@ std::vector<KeyInfo> make_table() {
       key("recompute", &Config::recompute, "run",
           "CUDA: draw weights again in the backward instead of storing them (memory for time)",
           "auto | true | false", one_of(kRecompute), kRecompute),
+      key("metrics", &Config::metrics, "run",
+          "the metrics computed and written, a list that does not sweep (default: every metric not marked "
+          "costly in `normsim list metrics`)",
+          "a list of metric names (`normsim list metrics`)", each_one_of(metric_list()), metric_list()),
   };
 }
 
@@ -365,6 +416,10 @@ std::optional<KeyValue> coerce(const KeyInfo& key, const KeyValue& value) {
           if (c.name == name) return KeyValue(std::string(name));
       }
       break;
+    case KeyType::name_list:
+      if (std::holds_alternative<std::vector<std::string>>(value)) return value;
+      if (const auto* s = std::get_if<std::string>(&value)) return KeyValue(std::vector<std::string>{*s});
+      break;
   }
   return std::nullopt;
 }
@@ -379,12 +434,14 @@ std::string_view type_name(KeyType type) {
       return "float";
     case KeyType::string:
       return "string";
+    case KeyType::name_list:
+      return "list of names";
   }
   return "?";
 }
 
 std::string_view type_name(const KeyValue& value) {
-  constexpr std::array<std::string_view, 4> names{"boolean", "integer", "float", "string"};
+  constexpr std::array<std::string_view, 5> names{"boolean", "integer", "float", "string", "list"};
   return names[value.index()];
 }
 
@@ -398,14 +455,18 @@ std::string format_value(const KeyValue& value) {
           return std::to_string(v);
         else if constexpr (std::is_same_v<T, double>)
           return shortest(v);
-        else
+        else if constexpr (std::is_same_v<T, std::string>)
           return v;
+        else
+          return "[" + joined(v, ", ") + "]";
       },
       value);
 }
 
 std::string format_toml(const KeyValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
+  if (const auto* names = std::get_if<std::vector<std::string>>(&value))
+    return names->empty() ? "[]" : "[\"" + joined(*names, "\", \"") + "\"]";
   if (const auto* d = std::get_if<double>(&value)) {
     std::string s = shortest(*d);
     if (std::isfinite(*d) && s.find_first_of(".e") == std::string::npos) s += ".0";
@@ -431,7 +492,14 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
     return issues;  // the checks below read the placement's block
   }
-  if (c.depth % 2 != 0) {
+  if (c.sublayer == Sublayer::decoder && c.depth % 3 != 0)
+    issues.push_back(
+        {"depth",
+         "depth " + std::to_string(c.depth) +
+             " is not a multiple of 3; sublayer = \"decoder\" has self-attention, cross-attention "
+             "and MLP in every layer",
+         {"sublayer"}});
+  else if (c.depth % 2 != 0 && c.sublayer != Sublayer::decoder) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
     if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",

@@ -15,10 +15,13 @@
 
 namespace normsim::sim {
 
-// A key's value as it appears in a config file (TOML integer, float, boolean or string).
-using KeyValue = std::variant<bool, std::int64_t, double, std::string>;
+// A key's value as it appears in a config file (TOML integer, float, boolean, string, or a list of names
+// for a name_list key).
+using KeyValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
 
-enum class KeyType { boolean, integer, floating, string };
+// name_list: a key whose one value is a list of names (`metrics`); a list given for it is that value and
+// never sweeps (a list given for any other key sweeps it, sim/config_file.hpp).
+enum class KeyType { boolean, integer, floating, string, name_list };
 
 // A valid name for a string-valued key, with its one-line meaning.
 struct Choice {
@@ -55,13 +58,14 @@ std::span<const Choice> norm_choices();
 std::span<const Choice> init_choices();
 
 // `value` converted to the key's type: an integer where a float is expected becomes a float, a boolean
-// where "true"/"false" are valid names becomes that name. nullopt when the type cannot be converted.
+// where "true"/"false" are valid names becomes that name, a string where a list of names is expected a list
+// of one. nullopt when the type cannot be converted.
 std::optional<KeyValue> coerce(const KeyInfo& key, const KeyValue& value);
 
-std::string_view type_name(KeyType type);  // "boolean", "integer", "float", "string"
+std::string_view type_name(KeyType type);  // "boolean", "integer", "float", "string", "list of names"
 std::string_view type_name(const KeyValue& value);
 // The value as written in result files: integers in decimal, floats in the shortest form that reads back
-// to the same double, booleans as true/false, strings as they are.
+// to the same double, booleans as true/false, strings as they are, lists of names as [a, b].
 std::string format_value(const KeyValue& value);
 // The value as written in a TOML file or in messages (strings quoted).
 std::string format_toml(const KeyValue& value);

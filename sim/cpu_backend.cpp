@@ -10,6 +10,7 @@
 
 #include "sim/cpu_graph.hpp"
 #include "sim/inputs.hpp"
+#include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
@@ -70,7 +71,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
   out.branch_sq = graph.branch_sq;
   bool forward_ok = out.output_finite;
   for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
-  if (forward_ok) {
+  if (forward_ok && config.metrics.any_of(MetricPass::backward)) {
     Mat<R> dy(T, d);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i)
@@ -79,6 +80,13 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
                        : R(readout_entry(config.seed, key.sample, t, i, d));
     graph.backward(sv.output, dy);
     for (const Value v : sv.stream) out.grad.push_back(graph.grad(v).template cast<double>());
+    out.gradw = graph.gradw;
+    JacobianEstimates j =
+        estimate_jacobians(graph, sv.stream, key, config.jacobian_probes, JacobianWanted::of(config.metrics));
+    out.jac_sq = std::move(j.jac_sq);
+    out.jac_spread = std::move(j.jac_spread);
+    out.block_identity_dev = std::move(j.block_identity_dev);
+    return out;
   }
   out.gradw = graph.gradw;
   return out;
@@ -114,7 +122,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
       const int me = omp_get_thread_num();
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i], ws64[me])
                                   : simulate_sample_cpu<float>(config, samples[i], ws32[me]);
-      records[i] = measure_sample(samples[i], t, shape);
+      records[i] = measure_sample(samples[i], t, shape, config.metrics);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();

@@ -7,6 +7,7 @@
 
 #include "sim/activations_vec.hpp"
 #include "sim/draws.hpp"
+#include "sim/encoder_output.hpp"
 #include "sim/init.hpp"
 #include "sim/rownorm.hpp"
 
@@ -140,22 +141,43 @@ Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<do
   return dx;
 }
 
+// The decoder's encoder output E (T x d) of one sample (sim/encoder_output.hpp).
+template <class R>
+Mat<R> encoder_matrix(const StackShape& s, SampleKey key) {
+  const int T = s.tokens, d = s.width;
+  Mat<R> e(T, d), E(T, d);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < d; ++i) e(t, i) = R(encoder_entry(key.seed, key.sample, t, i, d, s.cfg.encoder_cos));
+  for (int t = 0; t < T; ++t)
+    row_norm_forward(s.norm, e.data() + std::size_t(t) * d, E.data() + std::size_t(t) * d, d, s.cfg.norm_gain,
+                     s.cfg.norm_eps);
+  return E;
+}
+
+// Self-attention (K, V from the branch input u), or the decoder's cross-attention (K, V from the fixed
+// encoder output E, no mask; only Q depends on u, so dLoss/du flows through Q alone).
 template <class R>
 class CpuAttention final : public CpuBranch<R> {
  public:
   CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm)
       : w_{s, p, k, key},
         heads_(s.heads),
-        causal_(s.cfg.causal),
+        cross_(s.branch(k) == BranchKind::cross_attention),
+        causal_(s.cfg.causal && !cross_),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
-        gain_(s.cfg.norm_gain) {}
+        gain_(s.cfg.norm_gain),
+        kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
+    if (cross_) enc_ = encoder_matrix<R>(s, key);
+  }
 
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
     const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
-    product_by_columns(q_raw_, u, w_.draw(WeightKind::wq, ws), false, n);
-    product_by_columns(k_raw_, u, w_.draw(WeightKind::wk, ws), false, n);
-    product_by_columns(v_raw_, u, w_.draw(WeightKind::wv, ws), false, n);
+    const Mat<R>& kv = cross_ ? enc_ : u;
+    product_by_columns(q_raw_, u, w_.draw(kinds_[0], ws), false, n);
+    product_by_columns(k_raw_, kv, w_.draw(kinds_[1], ws), false, n);
+    product_by_columns(v_raw_, kv, w_.draw(kinds_[2], ws), false, n);
     if (qkv_norm_) {
       head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
       head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
@@ -182,16 +204,16 @@ class CpuAttention final : public CpuBranch<R> {
       probs_[h] = std::move(sc);
     }
     Mat<R> out;
-    product_by_columns(out, o_, w_.draw(WeightKind::wo, ws), false, n);
+    product_by_columns(out, o_, w_.draw(kinds_[3], ws), false, n);
     return out;
   }
 
   Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
     const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
-    norms[int(WeightKind::wo)] = frobenius_of_AtB<R>(o_, dout);
+    norms[int(kinds_[3])] = frobenius_of_AtB<R>(o_, dout);
     Mat<R> d_o;
-    product_by_columns(d_o, dout, w_.draw(WeightKind::wo, ws).transpose(), false, n);
+    product_by_columns(d_o, dout, w_.draw(kinds_[3], ws).transpose(), false, n);
     Mat<R> dq(T, d), dk(T, d), dv(T, d);
     const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
     for (int h = 0; h < heads_; ++h) {
@@ -213,24 +235,26 @@ class CpuAttention final : public CpuBranch<R> {
       dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
       dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
     }
+    const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
-    gradient_norms<R>({{nw + int(WeightKind::wq), &u, &dq},
-                       {nw + int(WeightKind::wk), &u, &dk},
-                       {nw + int(WeightKind::wv), &u, &dv}},
-                      n);
+    gradient_norms<R>(
+        {{nw + int(kinds_[0]), &u, &dq}, {nw + int(kinds_[1]), &kv, &dk}, {nw + int(kinds_[2]), &kv, &dv}},
+        n);
     Mat<R> du;
-    product_by_columns(du, dq, w_.draw(WeightKind::wq, ws).transpose(), false, n);
-    product_by_columns(du, dk, w_.draw(WeightKind::wk, ws).transpose(), true, n);
-    product_by_columns(du, dv, w_.draw(WeightKind::wv, ws).transpose(), true, n);
+    product_by_columns(du, dq, w_.draw(kinds_[0], ws).transpose(), false, n);
+    if (cross_) return du;  // E is a constant: K and V carry no gradient to u
+    product_by_columns(du, dk, w_.draw(kinds_[1], ws).transpose(), true, n);
+    product_by_columns(du, dv, w_.draw(kinds_[2], ws).transpose(), true, n);
     return du;
   }
 
  private:
   WeightSource w_;
   int heads_;
-  bool causal_, qkv_norm_;
+  bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
-  Mat<R> q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
+  std::array<WeightKind, 4> kinds_;  // q, k, v, o
+  Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;
 };
@@ -240,7 +264,7 @@ class CpuAttention final : public CpuBranch<R> {
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
                                               bool qkv_norm) {
-  if (s.branch(k) == BranchKind::attention) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm);
+  if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm);
   return std::make_unique<CpuMlp<R>>(s, p, k, key);
 }
 

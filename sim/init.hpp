@@ -4,7 +4,7 @@
 //   xavier: std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot & Bengio 2010)
 //   fixed:  std = init_std                            (GPT-2/Megatron's 0.02 style)
 // then x 1/sqrt(K) for w2 and wo when scaled_output (CogView/Megatron "1/sqrt(2 layers)", K = 2 layers),
-// then x the placement's multiplier (DeepNorm's beta) when placement_init.
+// then x the placement's multiplier (DeepNorm's beta, B2T's rescaling) when placement_init.
 #pragma once
 #include <string_view>
 

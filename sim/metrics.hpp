@@ -16,6 +16,9 @@ struct MetricInfo {
   MetricIndex index;
   MetricPass pass;
   std::string_view definition;
+  // Costly metrics (a Jacobian, say) are computed only when a config's `metrics` key names them; the others
+  // are the key's default (MetricSet::defaults).
+  bool costly = false;
 };
 
 std::string_view pass_name(MetricPass pass);  // "forward", "backward"
@@ -44,6 +47,13 @@ enum : int {
   gradw_wk,
   gradw_wv,
   gradw_wo,
+  gradw_cq,
+  gradw_ck,
+  gradw_cv,
+  gradw_co,
+  jac_sq,
+  jac_spread,
+  block_identity_dev,
   count
 };
 }  // namespace metric

@@ -30,7 +30,7 @@ Summary summarize(std::span<const double> values) {
 std::vector<std::string> key_columns() {
   std::vector<std::string> cols{"placement"};
   for (const auto& k : config_keys())
-    if (k.name != "placement") cols.emplace_back(k.name);
+    if (k.name != "placement" && k.type != KeyType::name_list) cols.emplace_back(k.name);
   return cols;
 }
 

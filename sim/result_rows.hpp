@@ -1,8 +1,9 @@
 // The rows of the result tables: one definition of their columns and contents for layers.csv, summary.csv,
 // theory.csv (check/) and the Python DataFrames (python/). Every table starts with the config id and every
 // config key, swept or not (placement first, then the schema's order), so the tables of different runs
-// concatenate; then the metric and its index in one of two columns: `l` for a stream-indexed metric (x_l,
-// l = 0..K), `k` for a sublayer-indexed one (sublayer k maps x_k to x_{k+1}, k = 0..K-1), the other empty.
+// concatenate; `metrics` (a list of names) is no column: it says which rows exist, never changes a value;
+// then the metric and its index in one of two columns: `l` for a stream-indexed metric (x_l, l = 0..K), `k`
+// for a sublayer-indexed one (sublayer k maps x_k to x_{k+1}, k = 0..K-1), the other empty.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -30,7 +31,7 @@ using GridRecords = std::vector<std::vector<SampleRecord>>;
 
 enum class ResultTable { layers, summary, theory };
 
-// placement, then every other config key in the schema's order.
+// placement, then every other config key in the schema's order (all but the name lists: `metrics`).
 std::vector<std::string> key_columns();
 // Every column of `table`, in file order: config, key_columns(), then the table's own columns.
 std::vector<std::string> table_columns(ResultTable table);

@@ -121,9 +121,20 @@ nlohmann::ordered_json run_json(const Grid& grid, const RunInfo& info) {
   const nlohmann::ordered_json g = grid_json(grid);
   j["swept_keys"] = g["swept_keys"];
   j["configs"] = g["configs"];
+  // The metrics any config computed, with their definitions; and, when a config's `metrics` key is not the
+  // default, those metrics again as `asked_metrics` (what `normsim plot` draws by default).
+  MetricSet computed;
+  bool asked = false;
+  for (const Config& c : grid.configs) {
+    for (int m = 0; m < metric::count; ++m)
+      if (c.metrics.contains(m)) computed.insert(m);
+    asked = asked || c.metrics != MetricSet::defaults();
+  }
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
-  for (const auto& m : metric_table()) metrics[std::string(m.name)] = m.definition;
+  for (const auto& name : computed.names())
+    metrics[name] = metric_table()[std::size_t(metric_id(name))].definition;
   j["metrics"] = metrics;
+  if (asked) j["asked_metrics"] = computed.names();
   return j;
 }
 

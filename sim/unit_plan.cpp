@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/config_schema.hpp"
+#include "sim/jacobian_wanted.hpp"
 
 namespace normsim::sim {
 
@@ -28,10 +29,12 @@ Sizes sizes(const Config& c) {
           c.activation == vocab::Activation::swiglu};
 }
 
-// The fraction of sublayers that are attention: 0 (mlp), 1 (attention) or 1/2 (transformer).
+// The fraction of sublayers that are attention: 0 (mlp), 1 (attention), 1/2 (transformer) or 2/3 (decoder:
+// the cross-attention costs what self-attention does, its K and V coming from an encoder output of T tokens).
 double attention_share(const Config& c) {
   return c.sublayer == vocab::Sublayer::attention     ? 1.0
          : c.sublayer == vocab::Sublayer::transformer ? 0.5
+         : c.sublayer == vocab::Sublayer::decoder     ? 2.0 / 3.0
                                                       : 0.0;
 }
 
@@ -44,7 +47,9 @@ double sample_cost(const Config& c) {
   const double a = attention_share(c);
   const double sublayer = (1 - a) * mlp + a * attention;
   const double svd = s.t * s.t * s.d;
-  return (c.depth * sublayer + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
+  // Forward and backward cost about 3 forward passes; each reverse pass of the Jacobian probes about 2.
+  const double jacobian = 1.0 + 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
+  return (c.depth * sublayer * jacobian + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
 }
 
 SampleMemory cpu_sample_memory(const Config& c) {

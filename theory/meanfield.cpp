@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "theory/cross_attention.hpp"
+#include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
 
 namespace normsim::theory {
@@ -37,6 +39,11 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
         "softmax attention at Xavier init has logits of variance ~1");
     if (s.causal) c.push_back("causal mask enters through position averages of the uniform causal matrix");
+    if (s.sublayer == SublayerKind::decoder)
+      c.push_back(
+          "decoder cross-attention: the uniform average of the encoder tokens' value projections, "
+          "independent "
+          "of the stream (theory/cross_attention.hpp); HybridNorm's QKV norm on it is not modelled");
   }
   if (has_mlp(s)) {
     c.push_back(
@@ -55,7 +62,8 @@ const Series* MeanFieldProfile::metric(std::string_view name) const {
   const std::pair<std::string_view, const Series*> table[] = {
       {"act_sq", &act_sq},     {"grad_sq", &grad_sq},       {"token_cos", &token_cos},
       {"cos_next", &cos_next}, {"rel_update", &rel_update}, {"branch_sq", &branch_sq},
-      {"gradw_w1", &gradw_w1}, {"gradw_w2", &gradw_w2},     {"gradw_wgate", &gradw_wgate}};
+      {"gradw_w1", &gradw_w1}, {"gradw_w2", &gradw_w2},     {"gradw_wgate", &gradw_wgate},
+      {"jac_sq", &jac_sq}};
   for (const auto& [n, s] : table) {
     if (n == name) return s;
   }
@@ -77,7 +85,9 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    1.0,
                    Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps),
                    spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
-                   vocab::parse_scalar(spec.branch_scale)};
+                   vocab::parse_scalar(spec.branch_scale),
+                   Branch::cross_attention(
+                       cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))};
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);
@@ -150,9 +160,12 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool gradw = grads_predicted && spec.width > 0;
   const MlpDims dims{spec.width > 0 ? spec.width : 0,
                      static_cast<int>(std::lround(spec.mlp_ratio * spec.width)), spec.tokens};
+  std::vector<double> g_diag(depth + 1);
   for (int l = 0; l <= depth; ++l) {
     p.grad_sq.push_back(grads_predicted ? finite(ctx.g(l).diag) : std::nullopt);
+    g_diag[l] = ctx.g(l).diag;
   }
+  p.jac_sq = jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;

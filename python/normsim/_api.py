@@ -85,7 +85,7 @@ def list(what=None):
     if what == "keys":
         return pd.DataFrame(_core.keys())
     if what == "metrics":
-        return pd.DataFrame(_core.metrics(), columns=["metric", "index", "definition"])
+        return pd.DataFrame(_core.metrics(), columns=["metric", "index", "definition", "default"])
     if what in _LISTS:
         return pd.DataFrame(_core.choices(what), columns=["name", "meaning"])
     raise ValueError(f"no list '{what}' ({', '.join(_LISTS)})")

@@ -57,6 +57,8 @@ def table(name, columns, configs, metric_names):
     rows = columns["config"]
     data = {"config": rows}
     for key, values in configs.items():
+        if key not in _core.columns(name):
+            continue  # `metrics`: which rows exist, not a column
         data[key] = np.asarray(values, dtype=object)[rows] if len(rows) else np.asarray([], dtype=object)
     data["metric"] = np.asarray(metric_names, dtype=object)[columns["metric"]] if len(rows) else []
     for col, values in columns.items():

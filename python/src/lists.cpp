@@ -58,7 +58,7 @@ py::list metrics() {
   py::list out;
   for (const auto& m : sim::metric_table())
     out.append(py::make_tuple(std::string(m.name), m.index == sim::MetricIndex::stream ? "l" : "k",
-                              std::string(m.definition)));
+                              std::string(m.definition), !m.costly));
   return out;
 }
 

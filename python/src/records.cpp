@@ -1,6 +1,9 @@
 #include "records.hpp"
 
+#include <algorithm>
 #include <limits>
+
+#include <pybind11/stl.h>
 
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
@@ -63,12 +66,15 @@ py::dict summary_columns(const sim::GridRecords& records) {
   return d;
 }
 
-py::dict per_sample_arrays(const sim::GridRecords& records) {
+py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& records) {
   py::dict out;
   const auto table = sim::metric_table();
   std::size_t samples = 0;
   for (const auto& c : records) samples = std::max(samples, c.size());
   for (std::size_t m = 0; m < table.size(); ++m) {
+    if (std::none_of(grid.configs.begin(), grid.configs.end(),
+                     [&](const sim::Config& c) { return c.metrics.contains(int(m)); }))
+      continue;
     std::size_t size = 0;
     for (const auto& c : records)
       for (const auto& r : c)
@@ -104,6 +110,13 @@ py::dict config_values(const sim::Grid& grid) {
     for (const auto& config : grid.configs)
       std::visit([&](const auto& v) { values.append(py::cast(v)); }, key->get(config));
     out[py::str(name)] = values;
+  }
+  for (const auto& key : sim::config_keys()) {  // the lists of names (`metrics`), no column of the tables
+    if (key.type != sim::KeyType::name_list) continue;
+    py::list values;
+    for (const auto& config : grid.configs)
+      values.append(py::cast(std::get<std::vector<std::string>>(key.get(config))));
+    out[py::str(std::string(key.name))] = values;
   }
   return out;
 }

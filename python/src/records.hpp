@@ -16,11 +16,13 @@ namespace py = pybind11;
 py::dict layer_columns(const sim::GridRecords& records);
 // config, metric, l, k, mean, se, n: the rows of summary.csv.
 py::dict summary_columns(const sim::GridRecords& records);
-// Metric name -> array [config, sample, index], NaN where a value is missing, not finite or undefined.
-py::dict per_sample_arrays(const sim::GridRecords& records);
+// Metric name -> array [config, sample, index], NaN where a value is missing, not finite or undefined; the
+// metrics some config's `metrics` key asks for.
+py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& records);
 // (config, sample, pass, layer, metric): the rows of nonfinite.csv.
 py::list nonfinite_rows(const sim::GridRecords& records);
-// Key name -> list of every config's value (bool, int, float or str), in key_columns() order.
+// Key name -> list of every config's value (bool, int, float or str), in key_columns() order, then the
+// lists of names (`metrics`: a list of str per config).
 py::dict config_values(const sim::Grid& grid);
 
 // Fills the l and k arrays at `row` from a metric's index (the other one NaN).

@@ -86,7 +86,7 @@ void bind_run(py::module_& m) {
   py::class_<Run>(m, "Run", "A finished run held in memory.")
       .def("layers", [](const Run& r) { return layer_columns(r.records); })
       .def("summary", [](const Run& r) { return summary_columns(r.records); })
-      .def("per_sample", [](const Run& r) { return per_sample_arrays(r.records); })
+      .def("per_sample", [](const Run& r) { return per_sample_arrays(r.grid, r.records); })
       .def("nonfinite", [](const Run& r) { return nonfinite_rows(r.records); })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
       .def_readonly("grid", &Run::grid)

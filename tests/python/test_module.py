@@ -55,6 +55,19 @@ class SameAsCli(unittest.TestCase):
                 with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
                     self.assertEqual(a.read(), b.read(), name)
 
+    def test_metrics_key_computes_only_those(self):
+        config = {"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}
+        r = normsim.run(config, metrics=["act_sq", "grad_sq"], progress=False)  # a list, not a sweep
+        self.assertEqual(len(r.config), 2)
+        self.assertEqual(set(r.summary.metric), {"act_sq", "grad_sq"})
+        self.assertEqual(set(r.per_sample), {"act_sq", "grad_sq"})
+        self.assertEqual(list(r.config.metrics), [["act_sq", "grad_sq"]] * 2)
+        full = normsim.run(config, progress=False)
+        same = full.summary[full.summary.metric.isin(["act_sq", "grad_sq"])].reset_index(drop=True)
+        pd.testing.assert_frame_equal(r.summary, same, check_exact=True)
+        with self.assertRaisesRegex(normsim.ConfigError, "key 'metrics': unknown value 'act_sqq'"):
+            normsim.run(config, metrics=["act_sqq"], progress=False)
+
     def test_nonfinite_rows_equal_the_file(self):
         # No norm and weights with gain 30: float32 overflows within a few sublayers (as test_end_to_end).
         config = {"placement": "none", "final_norm": "false", "depth": 24, "width": 16, "tokens": 4,
@@ -69,8 +82,10 @@ class SameAsCli(unittest.TestCase):
         self.assertEqual(list(r.summary.columns), normsim._core.columns("summary"))
         self.assertEqual(list(r.layers.columns), normsim._core.columns("layers"))
         self.assertEqual(list(r.theory.columns), normsim._core.columns("theory"))
-        keys = normsim.list("keys")["name"]
-        self.assertTrue(set(keys) <= set(r.summary.columns))  # every key, swept or not
+        keys = normsim.list("keys")
+        columns = keys[keys.type != "list of names"]["name"]  # all but `metrics`, which picks the rows
+        self.assertTrue(set(columns) <= set(r.summary.columns))  # every key, swept or not
+        self.assertEqual(set(keys.name), set(r.config.columns))
         stream = r.summary[r.summary.metric == "act_sq"]
         sublayer = r.summary[r.summary.metric == "cos_next"]
         self.assertEqual(list(stream.l), [0, 1, 2])

@@ -53,6 +53,32 @@ TEST_CASE("a one-element list is still a swept key") {
   CHECK(g.configs.size() == 1);
 }
 
+TEST_CASE("metrics: a list of names that does not sweep, parsed into metric ids") {
+  SECTION("default: every metric not marked costly") {
+    const Grid g = parse("depth = 4\n");
+    CHECK(g.configs[0].metrics == MetricSet::defaults());
+    for (int m = 0; m < metric::count; ++m)
+      CHECK(g.configs[0].metrics.contains(m) == !normsim::sim::metric_table()[std::size_t(m)].costly);
+  }
+  SECTION("a list in the file is one value, next to a swept key") {
+    const Grid g = parse("metrics = [\"grad_sq\", \"act_sq\"]\ndepth = [4, 8]\n");
+    CHECK(g.swept_keys == std::vector<std::string>{"depth"});
+    REQUIRE(g.configs.size() == 2);
+    for (const auto& c : g.configs) {
+      CHECK(c.metrics.names() == std::vector<std::string>{"act_sq", "grad_sq"});  // table order
+      CHECK(c.metrics.any_of(normsim::sim::MetricPass::backward));
+    }
+  }
+  SECTION("--set: a list, unquoted words, or one name") {
+    CHECK(parse("depth = 4\n", {"metrics=[act_sq,token_cos]"}).configs[0].metrics.names() ==
+          std::vector<std::string>{"act_sq", "token_cos"});
+    const Grid one = parse("depth = 4\n", {"metrics=cos_next"});
+    CHECK(one.swept_keys.empty());
+    CHECK(one.configs[0].metrics.names() == std::vector<std::string>{"cos_next"});
+    CHECK_FALSE(one.configs[0].metrics.any_of(normsim::sim::MetricPass::backward));
+  }
+}
+
 TEST_CASE("an override (--set) replaces a key in place, or adds it after the file's keys") {
   const std::string file = "depth = [4, 8]\nwidth = [16, 32]\n";
   SECTION("a list replacing a scalar keeps the file position") {

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "test_util.hpp"
@@ -101,4 +103,42 @@ TEST_CASE("a run into a relative folder draws its figures", "[end-to-end]") {
   CHECK(read_text(dir / "log").find("not drawn") == std::string::npos);
   CHECK(std::filesystem::exists(dir / "out" / "rel" / "figures" / "profile_act_sq.pdf"));
   CHECK(std::filesystem::exists(dir / "out" / "rel" / "report.html"));
+}
+
+// The `metrics` key: only the metrics named are computed and written (summary.csv, layers.csv, theory.csv),
+// the same values as a run computing every metric, and `normsim plot` draws those by default.
+TEST_CASE("a run with metrics = [act_sq, cos_next] writes and draws only those", "[end-to-end]") {
+  ScratchDir dir("e2e-metrics");
+  write_text(dir / "grid.toml", "placement = \"pre\"\ndepth = [2, 4]\nwidth = 8\ntokens = 3\nsamples = 2\n");
+  const std::string grid = (dir / "grid.toml").string();
+  REQUIRE(run_normsim("run " + grid + " --out " + (dir / "all").string() + " --quiet --no-plots", dir) == 0);
+  REQUIRE(run_normsim("run " + grid + " --out " + (dir / "two").string() +
+                          " --quiet --set 'metrics=[act_sq,cos_next]'",
+                      dir) == 0);
+  const auto metrics_in = [](const std::string& csv) {
+    std::set<std::string> names;
+    for (const std::string m :
+         {"act_sq", "grad_sq", "cos_next", "token_cos", "eff_rank", "gradw_w2", "branch_sq"})
+      if (csv.find(std::string(",").append(m).append(",")) != std::string::npos) names.insert(m);
+    return names;
+  };
+  const std::set<std::string> two{"act_sq", "cos_next"};
+  CHECK(metrics_in(read_text(dir / "two" / "summary.csv")) == two);
+  CHECK(metrics_in(read_text(dir / "two" / "layers.csv")) == two);
+  CHECK(metrics_in(read_text(dir / "two" / "theory.csv")) == two);
+  CHECK(metrics_in(read_text(dir / "all" / "summary.csv")).size() == 7);
+  // The same numbers as the full run: every row of the smaller file is a row of the larger.
+  const std::string all = read_text(dir / "all" / "layers.csv");
+  std::istringstream rows(read_text(dir / "two" / "layers.csv"));
+  int n = 0;
+  for (std::string row; std::getline(rows, row); ++n) CHECK(all.find(row + "\n") != std::string::npos);
+  CHECK(n > 10);
+  const std::string run_json = read_text(dir / "two" / "run.json");
+  CHECK(run_json.find("\"asked_metrics\"") != std::string::npos);
+  CHECK(read_text(dir / "all" / "run.json").find("\"asked_metrics\"") == std::string::npos);
+  // The figures of the named metrics, not the small default set.
+  const auto figures = dir / "two" / "figures";
+  CHECK(std::filesystem::exists(figures / "profile_cos_next.pdf"));
+  CHECK(std::filesystem::exists(figures / "profile_act_sq.pdf"));
+  CHECK_FALSE(std::filesystem::exists(figures / "profile_grad_sq.pdf"));
 }

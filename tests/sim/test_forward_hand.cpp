@@ -69,7 +69,12 @@ struct Ref {
       for (double v : row) s += v * v;
     return s / (x.size() * x[0].size());
   }
-  double std_of(int fin, double beta) const { return beta / std::sqrt(double(fin)); }
+  // fan-in std x beta (DeepNorm's, where the caller passes it) x B2T's rescaling of every weight,
+  // (K/2)^(-1/2) (takase/b2t_connection's rescaling_init).
+  double std_of(int fin, double beta) const {
+    const bool b2t = c.placement == normsim::vocab::Placement::b2t && c.placement_init;
+    return beta * (b2t ? 1 / std::sqrt(c.depth / 2.0) : 1.0) / std::sqrt(double(fin));
+  }
   M mlp(int k, const M& u, double beta) const {
     const int h = int(std::lround(c.mlp_ratio * d));
     M a = matmul(u, weight(k, Stream::w1, d, h, std_of(d, beta)));
