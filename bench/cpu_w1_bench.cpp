@@ -1,19 +1,26 @@
-// Benchmark W1 (issue "Core simulator"): Pre-LN, MLP with GELU, depth 64, width 512, mlp_ratio 4,
-// tokens 64, samples 4, float32, forward and backward with every metric, on the CPU backend.
-// Reports, measured in this one run: normsim's GFLOP/s (nominal count 48 S T d^2 L: forward 16, backward
-// 32 per layer), this machine's single-precision GEMM rate through Eigen with the same threads, and the
-// time PyTorch takes for the same work (bench/w1_torch.py: weights drawn, forward, backward, statistics).
-// Usage: normsim_cpu_w1_bench [--threads N] [--no-torch] [--python PATH] [--repeat R]
+// Benchmark W1 (bench/workloads.hpp) on the CPU backend, everything measured in this one run:
+//  - normsim W1 (samples 4) with --threads, best of --repeat; its rate on the nominal count (48 S T d^2 L,
+//    weight gradients counted as if formed) and on the arithmetic it actually does (actual_flops below);
+//  - W1 at samples 1 with 1 thread and with every thread: the speed-up of parallelism inside one sample;
+//  - the machine's SGEMM peak through Eigen (best of several shapes, one GEMM per thread), and normsim's
+//    actual rate as a fraction of it;
+//  - PyTorch (bench/w1_torch.py) doing the same work, with 1 and with 2 threads, and the lean batched
+//    PyTorch that skips what normsim skips, with 1 and 2 threads; each ratio uses PyTorch's fastest setting.
+// Usage: normsim_cpu_w1_bench [--threads N] [--repeat R] [--no-torch] [--python PATH]
 #include <omp.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "bench/workloads.hpp"
 #include "sim/cpu_backend.hpp"
 
 using normsim::sim::Config;
@@ -25,13 +32,25 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Single-precision GEMM rate of Eigen on this machine with `threads` independent GEMMs in flight (how the
-// CPU backend uses it: one sample per thread), at the W1 shape (64 x 512) x (512 x 2048) and at a square
-// 1024 shape; the best of the two is reported as the machine's rate.
-double eigen_sgemm_gflops(int threads) {
+// The floating-point operations normsim's CPU backend performs on W1-like MLP stacks, counted as GEMM
+// arithmetic (2 per multiply-add): per sublayer the two forward products (2 x 2 T d H), the two backward
+// products of the input gradient (2 x 2 T d H), and the four T x T Gram matrices of the weight-gradient
+// norms (2 T^2 (d + H) x 2); per stream the T x T Gram of eff_rank (2 T^2 d). Elementwise work (norms,
+// activations, statistics) and the weight draws are not counted.
+double actual_flops(const Config& c) {
+  const double T = c.tokens, d = c.width, H = std::round(c.mlp_ratio * c.width), L = c.depth;
+  return c.samples * (L * (8 * T * d * H + 4 * T * T * (d + H)) + (L + 1) * 2 * T * T * d);
+}
+
+// Eigen's single-precision GEMM rate with `threads` independent GEMMs in flight (one per thread, as the
+// CPU backend runs samples), best over the W1 shapes and square 1024 and 2048, each measured twice (the VM
+// runs in a fast or a slow mode from moment to moment: the peak is the fast one).
+double eigen_sgemm_peak(int threads) {
   double best = 0;
-  for (const auto& [m, k, n] : {std::tuple{64, 512, 2048}, std::tuple{1024, 1024, 1024}}) {
-    const int reps = int(2e10 / (2.0 * m * k * n)) + 1;
+  for (const auto& [m, k, n] :
+       {std::tuple{64, 512, 2048}, std::tuple{64, 2048, 512}, std::tuple{1024, 1024, 1024},
+        std::tuple{2048, 2048, 2048}, std::tuple{64, 512, 2048}, std::tuple{2048, 2048, 2048}}) {
+    const int reps = int(3e10 / (2.0 * m * k * n)) + 1;
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
     {
@@ -47,19 +66,49 @@ double eigen_sgemm_gflops(int threads) {
   return best;
 }
 
-double run_torch(const std::string& python, int threads) {
-  const std::string cmd = python + " " + NORMSIM_SOURCE_DIR + "/bench/w1_torch.py --threads " +
-                          std::to_string(threads) + " --repeat 2";
+double time_normsim(const Config& c, int threads, int repeat) {
+  std::vector<int> samples(c.samples);
+  std::iota(samples.begin(), samples.end(), 0);
+  CpuBackend backend(threads);
+  double best = 1e300;
+  for (int r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto records = backend.run(c, samples);
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+// bench/w1_torch.py in `mode` with `threads`; OpenBLAS (Debian's, if installed) behind PyTorch.
+double run_torch(const std::string& python, const std::string& mode, int threads) {
+  const std::string blas = "/usr/lib/x86_64-linux-gnu/openblas-pthread";
+  const std::string env = (std::filesystem::exists(blas) ? "LD_LIBRARY_PATH=" + blas + " " : std::string()) +
+                          "OMP_NUM_THREADS=" + std::to_string(threads) +
+                          " OPENBLAS_NUM_THREADS=" + std::to_string(threads) + " ";
+  const std::string cmd = env + python + " " + NORMSIM_SOURCE_DIR + "/bench/w1_torch.py --mode " + mode +
+                          " --threads " + std::to_string(threads) + " --repeat 2";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   char line[256];
   double secs = -1;
   while (fgets(line, sizeof line, p)) {
-    std::fputs(line, stdout);
+    std::printf("  %s", line);
     std::sscanf(line, "torch_seconds %lf", &secs);
   }
   pclose(p);
   return secs;
+}
+
+// PyTorch's fastest setting of `mode` over 1 and 2 threads; prints each.
+double best_torch(const std::string& python, const std::string& mode, double normsim_s) {
+  double best = 1e300;
+  for (const int t : {1, 2}) {
+    const double s = run_torch(python, mode, t);
+    if (s <= 0) continue;
+    std::printf("PyTorch %s, %d thread(s): %.3f s -> normsim %.2fx\n", mode.c_str(), t, s, s / normsim_s);
+    best = std::min(best, s);
+  }
+  return best < 1e300 ? best : -1;
 }
 
 }  // namespace
@@ -83,37 +132,25 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  Config c;
-  c.placement = normsim::vocab::Placement::pre;
-  c.sublayer = normsim::vocab::Sublayer::mlp;
-  c.activation = normsim::vocab::Activation::gelu;
-  c.depth = 64;
-  c.width = 512;
-  c.mlp_ratio = 4;
-  c.tokens = 64;
-  c.samples = 4;
-  std::vector<int> samples(c.samples);
-  std::iota(samples.begin(), samples.end(), 0);
-  CpuBackend backend(threads);
-  double best = 1e300;
-  for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto records = backend.run(c, samples);
-    best = std::min(best, seconds_since(t0));
-  }
-  const double flops = 48.0 * c.samples * c.tokens * double(c.width) * c.width * c.depth;
-  const double gflops = flops / best / 1e9;
-  const double peak = eigen_sgemm_gflops(threads);
-  std::printf("W1 normsim cpu: %.3f s, %.1f GFLOP/s (nominal 48 S T d^2 L = %.1f GFLOP), threads %d\n", best,
-              gflops, flops / 1e9, threads);
-  std::printf("Eigen SGEMM rate, %d threads: %.1f GFLOP/s -> normsim at %.0f%% of it\n", threads, peak,
-              100 * gflops / peak);
-  if (torch) {
-    const double t = run_torch(python, threads);
-    if (t > 0)
-      std::printf("PyTorch same work: %.3f s -> normsim is %.2fx PyTorch\n", t, t / best);
-    else
-      std::printf("PyTorch: not available (%s with torch)\n", python.c_str());
-  }
+  const normsim::bench::Workload w1 = normsim::bench::benchmark_workload("w1");
+  const double best = time_normsim(w1.config, threads, repeat), actual = actual_flops(w1.config);
+  std::printf(
+      "W1 normsim cpu, %d threads: %.3f s; nominal %.1f GFLOP -> %.1f GFLOP/s; actual arithmetic %.1f "
+      "GFLOP -> %.1f GFLOP/s\n",
+      threads, best, w1.flops / 1e9, w1.flops / best / 1e9, actual / 1e9, actual / best / 1e9);
+  Config one = w1.config;
+  one.samples = 1;
+  const double s1 = time_normsim(one, 1, repeat), sn = time_normsim(one, threads, repeat);
+  std::printf("W1 samples 1: %.3f s on 1 thread, %.3f s on %d -> speed-up %.2fx\n", s1, sn, threads, s1 / sn);
+  const double peak = eigen_sgemm_peak(threads);
+  std::printf("Eigen SGEMM peak, %d threads: %.1f GFLOP/s -> normsim actual at %.0f%%, nominal at %.0f%%\n",
+              threads, peak, 100 * actual / best / 1e9 / peak, 100 * w1.flops / best / 1e9 / peak);
+  if (!torch) return 0;
+  const double same = best_torch(python, "same", best), lean = best_torch(python, "lean", best);
+  if (same > 0 && lean > 0)
+    std::printf("normsim vs PyTorch's best, same work: %.2fx; vs lean batched PyTorch's best: %.2fx\n",
+                same / best, lean / best);
+  else
+    std::printf("PyTorch: not available (%s with torch)\n", python.c_str());
   return 0;
 }

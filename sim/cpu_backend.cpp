@@ -1,10 +1,12 @@
 #include "sim/cpu_backend.hpp"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <vector>
 
 #include "sim/cpu_graph.hpp"
 #include "sim/inputs.hpp"
@@ -17,7 +19,25 @@
 
 namespace normsim::sim {
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+namespace {
+
+// The tape's matrices (T x d, T x H) are above glibc's default mmap threshold: each would be a fresh
+// mapping, unmapped when freed, so every sublayer of every sample paid page faults for its first touches
+// (a fifth of W1's time). Served from the heap and kept there (no trimming), they reuse the pages the last
+// sample freed. Process-wide, set once; a program that embeds the backend keeps the heap it grew.
+void keep_freed_memory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum for the threshold on 64-bit
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {
+  keep_freed_memory();
+}
 
 std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
   if (config.precision != "float32" && config.precision != "float64")
@@ -48,7 +68,7 @@ Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y
 }  // namespace
 
 template <class R>
-SampleTensors simulate_sample_cpu(const Config& config, int sample) {
+SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws) {
   const StackShape shape(config);
   const std::shared_ptr<const Placement> owned = placement_for(config);
   const Placement& placement = *owned;
@@ -60,7 +80,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   SampleTensors out;
   bool backward_ok = false;
   {
-    CpuGraph<R> graph(shape, placement, key, UpdateHooks<R>{&update, nullptr});
+    CpuGraph<R> graph(shape, placement, key, &ws, UpdateHooks<R>{&update, nullptr});
     const StackValues sv =
         build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
     for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
@@ -92,8 +112,14 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
   if (config.update != vocab::Update::none && (backward_ok || !update.needs_gradients()) &&
       !out.stream.empty() && out.output_finite)
     out.output_change =
-        relative_change(updated_stream_cpu<R>(shape, placement, key, update, state), out.stream);
+        relative_change(updated_stream_cpu<R>(shape, placement, key, update, state, ws), out.stream);
   return out;
+}
+
+template <class R>
+SampleTensors simulate_sample_cpu(const Config& config, int sample) {
+  CpuWorkspace<R> ws;
+  return simulate_sample_cpu<R>(config, sample, ws);
 }
 
 template SampleTensors simulate_sample_cpu<float>(const Config&, int);
@@ -107,11 +133,19 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     throw BackendUnavailable(why);
   const bool f64 = config.precision == "float64";
   const StackShape shape(config);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+  // Samples run side by side, and the threads left over work inside each sample (samples 1 uses every
+  // thread); a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).
+  const int outer = std::max(1, std::min(threads_, int(samples.size()))),
+            inner = std::max(1, threads_ / outer);
+  omp_set_max_active_levels(2);
+  std::vector<CpuWorkspace<float>> ws32(outer, CpuWorkspace<float>{inner, {}});
+  std::vector<CpuWorkspace<double>> ws64(outer, CpuWorkspace<double>{inner, {}});
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer)
   for (std::size_t i = 0; i < samples.size(); ++i) {
     try {
-      const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i])
-                                  : simulate_sample_cpu<float>(config, samples[i]);
+      const int me = omp_get_thread_num();
+      const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i], ws64[me])
+                                  : simulate_sample_cpu<float>(config, samples[i], ws32[me]);
       records[i] = measure_sample(samples[i], t, shape, config.metrics);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);

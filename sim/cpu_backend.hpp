@@ -1,8 +1,11 @@
 // The CPU backend: the readable specification of every simulation (style.md), fast through Eigen's
-// GEMMs and OpenMP over samples. Samples run independently, one per thread, with single-threaded GEMMs,
-// so the numbers do not depend on the thread count.
+// GEMMs and OpenMP. Samples run side by side, one per thread; threads beyond the number of samples split
+// the GEMMs and weight draws inside a sample by a fixed partition (cpu_parallel.hpp), so the numbers do
+// not depend on the thread count. Weights are drawn when used and redrawn in the backward pass: memory
+// for weights is one matrix per running sample, whatever the depth.
 #pragma once
 #include "sim/backend.hpp"
+#include "sim/cpu_parallel.hpp"
 
 namespace normsim::sim {
 
@@ -22,5 +25,8 @@ class CpuBackend final : public Backend {
 struct SampleTensors;
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample);
+// The same with the caller's workspace (its buffers are reused; its threads work on the sample).
+template <class R>
+SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws);
 
 }  // namespace normsim::sim

@@ -1,8 +1,11 @@
 #include "sim/cpu_branches.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <memory>
+#include <tuple>
 
+#include "sim/activations_vec.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
 #include "sim/init.hpp"
@@ -12,81 +15,112 @@ namespace normsim::sim {
 
 namespace {
 
-// W of matrix w of sublayer k; W + dW when the hooks apply a parameter update.
-template <class R>
-Mat<R> draw_weight(const StackShape& s, const Placement& p, int k, SampleKey key, WeightKind w,
-                   const UpdateHooks<R>& hooks) {
-  Mat<R> m(s.fan_in(w), s.fan_out(w));
-  const DrawKey dk{key.seed, key.sample, std::uint32_t(k), static_cast<Stream>(w)};
-  fill_gaussian(m.data(), std::size_t(m.size()), dk, weight_std(s, p, w));
-  if (hooks.apply) hooks.apply->apply(k, w, m);
-  return m;
-}
-
-// Records dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output) when asked.
-template <class R>
-void record_gradient(const UpdateHooks<R>& hooks, int k, WeightKind w, const Mat<R>& A, const Mat<R>& B) {
-  if (hooks.record && hooks.record->needs_gradients()) hooks.record->set_gradient(k, w, A.transpose() * B);
-}
-
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Draws and redraws the weight matrices of sublayer k of one sample into a workspace (W + dW when the hooks
+// apply a parameter update), and hands the loss's weight gradients to an update that records them. Holds
+// the shape and placement by reference: the graph that owns the branch owns them too.
+template <class R>
+struct WeightSource {
+  const StackShape& s;
+  const Placement& p;
+  int k;
+  SampleKey key;
+  UpdateHooks<R> hooks;
+
+  const Mat<R>& draw(WeightKind w, CpuWorkspace<R>& ws) const {
+    const DrawKey dk{key.seed, key.sample, std::uint32_t(k), static_cast<Stream>(w)};
+    draw_matrix(ws.weight, s.fan_in(w), s.fan_out(w), dk, weight_std(s, p, w), ws.threads);
+    if (hooks.apply) hooks.apply->apply(k, w, ws.weight);
+    return ws.weight;
+  }
+  // dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output), when recorded.
+  void record(WeightKind w, const Mat<R>& A, const Mat<R>& B) const {
+    if (hooks.record && hooks.record->needs_gradients()) hooks.record->set_gradient(k, w, A.transpose() * B);
+  }
+};
+
+// Weight-gradient norms ||A^T B||_F of independent pairs, computed concurrently: each is one
+// frobenius_of_AtB whichever thread runs it.
+template <class R>
+void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, const Mat<R>*>> jobs,
+                    int threads) {
+  const std::vector<std::tuple<double*, const Mat<R>*, const Mat<R>*>> v(jobs);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static, 1)
+  for (std::size_t i = 0; i < v.size(); ++i)
+    *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
+}
 
 template <class R>
 class CpuMlp final : public CpuBranch<R> {
  public:
   CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks)
-      : act_(s.act), swiglu_(s.swiglu), sublayer_(k), hooks_(hooks) {
-    w1_ = draw_weight<R>(s, p, k, key, WeightKind::w1, hooks);
-    w2_ = draw_weight<R>(s, p, k, key, WeightKind::w2, hooks);
-    if (swiglu_) wg_ = draw_weight<R>(s, p, k, key, WeightKind::wgate, hooks);
+      : w_{s, p, k, key, hooks} {}
+
+  Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
+    const int n = ws.threads;
+    if (w_.s.swiglu) product_by_columns(g_, u, w_.draw(WeightKind::wgate, ws), false, n);
+    Mat<R> a(u.rows(), w_.s.hidden), out;
+    product_by_columns(h_, u, w_.draw(WeightKind::w1, ws), false, n,
+                       [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c); });
+    product_by_columns(out, a, w_.draw(WeightKind::w2, ws), false, n);
+    return out;
   }
 
-  Mat<R> forward(const Mat<R>& u) override {
-    u_ = u;
-    h_ = u * w1_;  // T x H
-    if (swiglu_) {
-      g_ = u * wg_;
-      a_ = g_.unaryExpr([](R z) { return activate(Activation::silu, z); }).cwiseProduct(h_);
-    } else {
-      const Activation act = act_;
-      a_ = h_.unaryExpr([act](R z) { return activate(act, z); });
-    }
-    return a_ * w2_;
-  }
-
-  Mat<R> backward(const Mat<R>& dout, WeightGradNorms& norms) override {
+  Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
-    norms[int(WeightKind::w2)] = frobenius_of_AtB<R>(a_, dout);
-    record_gradient(hooks_, sublayer_, WeightKind::w2, a_, dout);
-    Mat<R> da = dout * w2_.transpose();
-    Mat<R> du;
-    if (swiglu_) {
-      // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
-      Mat<R> dg = da.cwiseProduct(h_).cwiseProduct(
-          g_.unaryExpr([](R z) { return activate_derivative(Activation::silu, z); }));
-      Mat<R> dh = da.cwiseProduct(g_.unaryExpr([](R z) { return activate(Activation::silu, z); }));
-      norms[int(WeightKind::wgate)] = frobenius_of_AtB<R>(u_, dg);
-      norms[int(WeightKind::w1)] = frobenius_of_AtB<R>(u_, dh);
-      record_gradient(hooks_, sublayer_, WeightKind::wgate, u_, dg);
-      record_gradient(hooks_, sublayer_, WeightKind::w1, u_, dh);
-      du = dg * wg_.transpose();
-      du.noalias() += dh * w1_.transpose();
+    const int n = ws.threads;
+    const Activation act = w_.s.act;
+    Mat<R> a(h_.rows(), h_.cols()), dh, dg, du;  // a: the activations, recomputed from h (the same bits)
+    for_column_blocks(h_.cols(), n, [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c); });
+    if (w_.s.swiglu) dg.resize(h_.rows(), h_.cols());
+    // da = dout W2^T, then turned into dh (and dg) block by block.
+    product_by_columns(
+        dh, dout, w_.draw(WeightKind::w2, ws).transpose(), false, n, [&](Eigen::Index f, Eigen::Index c) {
+          auto da = dh.middleCols(f, c);
+          const auto h = h_.middleCols(f, c);
+          if (w_.s.swiglu) {
+            // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
+            const auto g = g_.middleCols(f, c);
+            dg.middleCols(f, c) = da.cwiseProduct(h).cwiseProduct(
+                g.unaryExpr([](R z) { return activate_derivative(Activation::silu, z); }));
+            da = da.cwiseProduct(g.unaryExpr([](R z) { return activate(Activation::silu, z); }));
+          } else {
+            multiply_by_derivative(act, h, da);
+          }
+        });
+    double* nw = norms.data();
+    w_.record(WeightKind::w2, a, dout);
+    w_.record(WeightKind::w1, u, dh);
+    if (w_.s.swiglu) {
+      gradient_norms<R>({{nw + int(WeightKind::w2), &a, &dout},
+                         {nw + int(WeightKind::wgate), &u, &dg},
+                         {nw + int(WeightKind::w1), &u, &dh}},
+                        n);
+      w_.record(WeightKind::wgate, u, dg);
+      product_by_columns(du, dg, w_.draw(WeightKind::wgate, ws).transpose(), false, n);
+      product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), true, n);
     } else {
-      const Activation act = act_;
-      Mat<R> dh = da.cwiseProduct(h_.unaryExpr([act](R z) { return activate_derivative(act, z); }));
-      norms[int(WeightKind::w1)] = frobenius_of_AtB<R>(u_, dh);
-      record_gradient(hooks_, sublayer_, WeightKind::w1, u_, dh);
-      du = dh * w1_.transpose();
+      gradient_norms<R>({{nw + int(WeightKind::w2), &a, &dout}, {nw + int(WeightKind::w1), &u, &dh}}, n);
+      product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), false, n);
     }
     return du;
   }
 
  private:
-  Activation act_;
-  bool swiglu_;
-  int sublayer_;
-  UpdateHooks<R> hooks_;
-  Mat<R> w1_, w2_, wg_, u_, h_, g_, a_;
+  // Columns [f, f + c) of the activations a from h (and g): act(h), or silu(g) * h for SwiGLU.
+  void activate_columns(Mat<R>& a, Eigen::Index f, Eigen::Index c) const {
+    const Activation act = w_.s.act;
+    if (w_.s.swiglu)
+      a.middleCols(f, c) = g_.middleCols(f, c)
+                               .unaryExpr([](R z) { return activate(Activation::silu, z); })
+                               .cwiseProduct(h_.middleCols(f, c));
+    else
+      activate_block(act, h_.middleCols(f, c), a.middleCols(f, c));
+  }
+
+  WeightSource<R> w_;
+  Mat<R> h_, g_;  // pre-activations u W1 (T x H) and, for SwiGLU, u Wgate
 };
 
 // Per-head RMSNorm of the rows of a T x d matrix with gain norm_gain (like every norm at init): HybridNorm's
@@ -138,30 +172,24 @@ class CpuAttention final : public CpuBranch<R> {
  public:
   CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm,
                UpdateHooks<R> hooks)
-      : heads_(s.heads),
+      : w_{s, p, k, key, hooks},
+        heads_(s.heads),
         cross_(s.branch(k) == BranchKind::cross_attention),
         causal_(s.cfg.causal && !cross_),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
-                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}},
-        sublayer_(k),
-        hooks_(hooks) {
-    wq_ = draw_weight<R>(s, p, k, key, kinds_[0], hooks);
-    wk_ = draw_weight<R>(s, p, k, key, kinds_[1], hooks);
-    wv_ = draw_weight<R>(s, p, k, key, kinds_[2], hooks);
-    wo_ = draw_weight<R>(s, p, k, key, kinds_[3], hooks);
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
     if (cross_) enc_ = encoder_matrix<R>(s, key);
   }
 
-  Mat<R> forward(const Mat<R>& u) override {
-    u_ = u;
-    const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_;
+  Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
+    const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
     const Mat<R>& kv = cross_ ? enc_ : u;
-    q_raw_ = u * wq_;
-    k_raw_ = kv * wk_;
-    v_raw_ = kv * wv_;
+    product_by_columns(q_raw_, u, w_.draw(kinds_[0], ws), false, n);
+    product_by_columns(k_raw_, kv, w_.draw(kinds_[1], ws), false, n);
+    product_by_columns(v_raw_, kv, w_.draw(kinds_[2], ws), false, n);
     if (qkv_norm_) {
       head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
       head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
@@ -187,15 +215,18 @@ class CpuAttention final : public CpuBranch<R> {
       o_.middleCols(h * dh, dh).noalias() = sc * v_.middleCols(h * dh, dh);
       probs_[h] = std::move(sc);
     }
-    return o_ * wo_;
+    Mat<R> out;
+    product_by_columns(out, o_, w_.draw(kinds_[3], ws), false, n);
+    return out;
   }
 
-  Mat<R> backward(const Mat<R>& dout, WeightGradNorms& norms) override {
+  Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
-    const int T = int(u_.rows()), d = int(u_.cols()), dh = d / heads_;
+    const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
     norms[int(kinds_[3])] = frobenius_of_AtB<R>(o_, dout);
-    record_gradient(hooks_, sublayer_, kinds_[3], o_, dout);
-    const Mat<R> d_o = dout * wo_.transpose();
+    w_.record(kinds_[3], o_, dout);
+    Mat<R> d_o;
+    product_by_columns(d_o, dout, w_.draw(kinds_[3], ws).transpose(), false, n);
     Mat<R> dq(T, d), dk(T, d), dv(T, d);
     const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
     for (int h = 0; h < heads_; ++h) {
@@ -217,28 +248,29 @@ class CpuAttention final : public CpuBranch<R> {
       dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
       dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
     }
-    const Mat<R>& kv = cross_ ? enc_ : u_;
-    norms[int(kinds_[0])] = frobenius_of_AtB<R>(u_, dq);
-    norms[int(kinds_[1])] = frobenius_of_AtB<R>(kv, dk);
-    norms[int(kinds_[2])] = frobenius_of_AtB<R>(kv, dv);
-    record_gradient(hooks_, sublayer_, kinds_[0], u_, dq);
-    record_gradient(hooks_, sublayer_, kinds_[1], kv, dk);
-    record_gradient(hooks_, sublayer_, kinds_[2], kv, dv);
-    Mat<R> du = dq * wq_.transpose();
+    const Mat<R>& kv = cross_ ? enc_ : u;
+    double* nw = norms.data();
+    gradient_norms<R>(
+        {{nw + int(kinds_[0]), &u, &dq}, {nw + int(kinds_[1]), &kv, &dk}, {nw + int(kinds_[2]), &kv, &dv}},
+        n);
+    w_.record(kinds_[0], u, dq);
+    w_.record(kinds_[1], kv, dk);
+    w_.record(kinds_[2], kv, dv);
+    Mat<R> du;
+    product_by_columns(du, dq, w_.draw(kinds_[0], ws).transpose(), false, n);
     if (cross_) return du;  // E is a constant: K and V carry no gradient to u
-    du.noalias() += dk * wk_.transpose();
-    du.noalias() += dv * wv_.transpose();
+    product_by_columns(du, dk, w_.draw(kinds_[1], ws).transpose(), true, n);
+    product_by_columns(du, dv, w_.draw(kinds_[2], ws).transpose(), true, n);
     return du;
   }
 
  private:
+  WeightSource<R> w_;
   int heads_;
   bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
-  int sublayer_;
-  UpdateHooks<R> hooks_;
-  Mat<R> wq_, wk_, wv_, wo_, enc_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
+  Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;
 };

@@ -1,5 +1,6 @@
-// The two branch kinds on the CPU, forward and backward, for one sample. Each draws its own weights
-// from (seed, sample, sublayer, matrix) and keeps what its backward needs.
+// The two branch kinds on the CPU, forward and backward, for one sample. Each draws its weights from
+// (seed, sample, sublayer, matrix) into the workspace when it uses them, forward and again backward
+// (Philox makes the redraw exact), and keeps only the activations its backward needs.
 //   MLP:       h = u W1 (T x H), a = act(h), F = a W2            (SwiGLU: a = silu(u Wgate) * (u W1))
 //   attention: Q = u Wq, K = u Wk, V = u Wv; per head A = softmax(Q_h K_h^T / sqrt(d_h)) (causal: s <= t);
 //              F = concat_h(A V_h) Wo; qkv_norm: per-head RMSNorm (gain 1) of Q, K, V rows first.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "sim/cpu_matrix.hpp"
+#include "sim/cpu_parallel.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 #include "sim/weight_update.hpp"
@@ -39,9 +41,10 @@ template <class R>
 class CpuBranch {
  public:
   virtual ~CpuBranch() = default;
-  virtual Mat<R> forward(const Mat<R>& u) = 0;
-  // Returns dLoss/du; fills the weight-gradient norms.
-  virtual Mat<R> backward(const Mat<R>& dout, WeightGradNorms& norms) = 0;
+  virtual Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) = 0;
+  // Returns dLoss/du for the u forward() was given; fills the weight-gradient norms.
+  virtual Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws,
+                          WeightGradNorms& norms) = 0;
 };
 
 template <class R>

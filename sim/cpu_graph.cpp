@@ -8,9 +8,9 @@
 namespace normsim::sim {
 
 template <class R>
-CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key,
+CpuGraph<R>::CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, CpuWorkspace<R>* ws,
                       UpdateHooks<R> hooks)
-    : shape_(shape), placement_(placement), key_(key), hooks_(hooks) {
+    : shape_(shape), placement_(placement), key_(key), ws_(ws ? *ws : own_ws_), hooks_(hooks) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   branch_sq.assign(shape.depth, nan);
   WeightGradNorms none;
@@ -58,7 +58,7 @@ Value CpuGraph<R>::scale(Value a, const Scalars& s) {
 template <class R>
 Value CpuGraph<R>::branch(int k, Value u, bool qkv_norm) {
   auto br = make_cpu_branch<R>(shape_, placement_, k, key_, qkv_norm, hooks_);
-  Mat<R> out = br->forward(values_[u.id]);
+  Mat<R> out = br->forward(values_[u.id], ws_);
   branch_sq[k] = out.template cast<double>().squaredNorm() / double(out.size());
   const Value v = push(Op{Kind::branch, u.id, -1, 0, k}, std::move(out));
   branches_[v.id] = std::move(br);
@@ -108,7 +108,7 @@ void CpuGraph<R>::reverse(Value out, const Mat<R>& dout, int floor, NormsOf norm
         break;
       }
       case Kind::branch:
-        accumulate(op.a, branches_[i]->backward(g, norms_of(op.k)));
+        accumulate(op.a, branches_[i]->backward(values_[op.a], g, ws_, norms_of(op.k)));
         break;
     }
   }

@@ -14,8 +14,11 @@ namespace normsim::sim {
 template <class R>
 class CpuGraph final : public StackOps {
  public:
-  // hooks: the parameter update this pass takes part in (sim/weight_update.hpp), if any.
-  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, UpdateHooks<R> hooks = {});
+  // `ws` (kept by the caller, reused from sample to sample) holds the weight buffer and the threads that
+  // work on this sample; without one the graph keeps its own, one thread. hooks: the parameter update this
+  // pass takes part in (sim/weight_update.hpp), if any.
+  CpuGraph(const StackShape& shape, const Placement& placement, SampleKey key, CpuWorkspace<R>* ws = nullptr,
+           UpdateHooks<R> hooks = {});
 
   int batch() const override { return 1; }
   Value norm(Value x) override;
@@ -56,6 +59,8 @@ class CpuGraph final : public StackOps {
   StackShape shape_;
   const Placement& placement_;
   SampleKey key_;
+  CpuWorkspace<R> own_ws_;
+  CpuWorkspace<R>& ws_;
   UpdateHooks<R> hooks_;
   std::vector<Op> ops_;  // op i produced value i
   std::vector<Mat<R>> values_, grads_;

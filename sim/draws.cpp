@@ -8,19 +8,22 @@
 
 namespace normsim::sim {
 
+namespace {
+
+// Chunks of 4 * kChunk entries: Philox into four lanes (integer code the compiler vectorizes), then
+// Box-Muller with Eigen's vectorized log/sin/cos. Those agree with the scalar gaussian_at() (used by
+// CUDA kernels) to a few float ulps, not bit for bit; tests/sim/test_philox.cpp states the bound.
+// Entry i depends on i alone: the chunk grid is fixed by n, whichever thread fills a chunk.
+constexpr std::size_t kChunk = 512;
+
 template <class R>
-void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale) {
+void fill_chunks(R* out, std::size_t n, const DrawKey& key, float s, std::size_t chunk0, std::size_t chunk1) {
   const std::uint32_t k0 = std::uint32_t(key.seed), k1 = std::uint32_t(key.seed >> 32);
-  const float s = float(scale);
-  // Chunks of 4 * kChunk entries: Philox into four lanes (integer code the compiler vectorizes), then
-  // Box-Muller with Eigen's vectorized log/sin/cos. Those agree with the scalar gaussian_at() (used by
-  // CUDA kernels) to a few float ulps, not bit for bit; tests/sim/test_philox.cpp states the bound.
-  constexpr std::size_t kChunk = 512;
   alignas(64) std::uint32_t lane[4][kChunk];
   Eigen::Array<float, Eigen::Dynamic, 1> u1(kChunk), t1(kChunk), u2(kChunk), t2(kChunk), r1(kChunk),
       r2(kChunk);
   const std::size_t blocks = (n + 3) / 4;
-  for (std::size_t b0 = 0; b0 < blocks; b0 += kChunk) {
+  for (std::size_t b0 = chunk0 * kChunk; b0 < std::min(blocks, chunk1 * kChunk); b0 += kChunk) {
     const std::size_t nb = std::min(kChunk, blocks - b0);
 #pragma omp simd
     for (std::size_t j = 0; j < nb; ++j) {
@@ -63,7 +66,19 @@ void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale) {
   }
 }
 
-template void fill_gaussian<float>(float*, std::size_t, const DrawKey&, double);
-template void fill_gaussian<double>(double*, std::size_t, const DrawKey&, double);
+}  // namespace
+
+template <class R>
+void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale, int threads) {
+  const std::size_t chunks = ((n + 3) / 4 + kChunk - 1) / kChunk;
+  const int parts = int(std::min<std::size_t>(std::size_t(std::max(threads, 1)), chunks));
+  if (parts <= 1) return fill_chunks(out, n, key, float(scale), 0, chunks);
+#pragma omp parallel for num_threads(parts) schedule(static)
+  for (int p = 0; p < parts; ++p)
+    fill_chunks(out, n, key, float(scale), chunks * p / parts, chunks * (p + 1) / parts);
+}
+
+template void fill_gaussian<float>(float*, std::size_t, const DrawKey&, double, int);
+template void fill_gaussian<double>(double*, std::size_t, const DrawKey&, double, int);
 
 }  // namespace normsim::sim

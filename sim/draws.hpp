@@ -1,7 +1,7 @@
-// Bulk Gaussian draws on the CPU: fills a buffer with entries 0..n-1 of one keyed draw (gaussian.hpp).
-// Entry i is the same whatever the thread or batch; it equals gaussian_at(key, i) * scale (what the CUDA
-// kernels compute) to a few float ulps, not bit for bit (vectorized log/sin/cos): tests/gpu/
-// test_draw_agreement.cpp measures the difference.
+// Bulk Gaussian draws on the CPU: fills a buffer with entries 0..n-1 of one keyed draw (gaussian.hpp),
+// split across `threads`. Entry i is the same whatever the thread count or batch; it equals
+// gaussian_at(key, i) * scale (what the CUDA kernels compute) to a few float ulps, not bit for bit
+// (vectorized log/sin/cos): tests/gpu/test_draw_agreement.cpp measures the difference.
 #pragma once
 #include <cstddef>
 
@@ -10,6 +10,6 @@
 namespace normsim::sim {
 
 template <class R>
-void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale);
+void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale, int threads = 1);
 
 }  // namespace normsim::sim

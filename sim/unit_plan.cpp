@@ -57,20 +57,22 @@ double sample_cost(const Config& c) {
 SampleMemory cpu_sample_memory(const Config& c) {
   const Sizes s = sizes(c);
   const double a = attention_share(c), K = c.depth;
-  // MLP: w1, w2 (+ wgate); kept for the backward: u (T x d) and h, a (+ g) (T x H each).
-  const double mlp_w = (s.swiglu ? 3.0 : 2.0) * s.d * s.h;
-  const double mlp_act = s.t * s.d + (s.swiglu ? 3.0 : 2.0) * s.t * s.h;
-  // Attention: wq, wk, wv, wo; kept: u, q, k, v before and after their norms, o (T x d) and the
-  // probabilities (heads x T x T).
-  const double att_w = 4.0 * s.d * s.d;
-  const double att_act = 9.0 * s.t * s.d + s.heads * s.t * s.t;
+  // Weights: one matrix at a time (drawn when used, redrawn in the backward), the largest of the stack.
+  const double mlp_w = s.d * s.h, att_w = s.d * s.d;
+  // MLP, kept for the backward: h (+ g) (T x H each); the backward's temporaries for one sublayer: a, dh
+  // (+ dg).
+  const double mlp_act = (s.swiglu ? 2.0 : 1.0) * s.t * s.h, mlp_tmp = (s.swiglu ? 3.0 : 2.0) * s.t * s.h;
+  // Attention, kept: q, k, v before and after their norms, o (T x d) and the probabilities (heads x T x T).
+  const double att_act = 7.0 * s.t * s.d + s.heads * s.t * s.t;
   // The tape: about four T x d values per sublayer (branch output, sum, norm, scale) and their gradients.
   const double tape = 8.0 * s.t * s.d;
   SampleMemory m;
-  // sgd and adam keep every matrix's gradient from the backward to the updated pass: the weights twice.
+  // sgd and adam keep every matrix's gradient from the backward to the updated pass: the stack's weights
+  // once.
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
-  m.weights = K * ((1 - a) * mlp_w + a * att_w) * s.bytes * (stepped ? 2.0 : 1.0);
-  m.activations = K * ((1 - a) * mlp_act + a * att_act + tape) * s.bytes;
+  m.weights = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes +
+              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0);
+  m.activations = (K * ((1 - a) * mlp_act + a * att_act + tape) + (a < 1 ? mlp_tmp : 0.0)) * s.bytes;
   // Streams and their gradients in double; update != none adds the updated pass's streams.
   m.metric_copies = (c.update == vocab::Update::none ? 2.0 : 3.0) * (K + 1) * s.t * s.d * 8.0;
   m.slack = 0.2 * (m.weights + m.activations + m.metric_copies);
@@ -84,7 +86,8 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
   const std::string precision = c.precision == "float64" ? "float64" : "float32";
   std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
   if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
-  why += " (" + precision + ") needs " + human_bytes(m.weights) + " of weights";
+  why += " (" + precision + ") needs " + human_bytes(m.weights) +
+         " of weights (its largest weight matrix; they are drawn one at a time)";
   why += ", tokens " + std::to_string(c.tokens) + " " +
          human_bytes(m.activations + m.metric_copies + m.slack) +
          " of activations and temporaries per sample";

@@ -17,9 +17,9 @@ namespace normsim::sim {
 // configs alike and is left out.
 double sample_cost(const Config& c);
 
-// Bytes the CPU backend holds at the peak of one sample (the backward pass), by part: every sublayer's
-// weight matrices, the activations the branches and the tape keep for the backward, and the float64
-// copies of the streams and gradients the metrics read.
+// Bytes the CPU backend holds at the peak of one sample (the backward pass), by part: the largest weight
+// matrix (weights are drawn one at a time, forward and again backward), the activations the branches and
+// the tape keep for the backward, and the float64 copies of the streams and gradients the metrics read.
 // `slack` covers the backward's temporaries and the allocator's unreturned pages: 20 % of the rest, as peak
 // RSS measured 1.16x and 1.18x the counted bytes (widths 512 and 1024, MLP and transformer, 2 threads).
 struct SampleMemory {

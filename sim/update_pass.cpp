@@ -20,8 +20,9 @@ Mat<R> input_matrix(const Config& config, SampleKey key) {
 
 template <class R>
 std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
-                                     const WeightUpdate<R>& update, PlacementState state) {
-  CpuGraph<R> graph(shape, placement, key, UpdateHooks<R>{nullptr, &update});
+                                     const WeightUpdate<R>& update, PlacementState state,
+                                     CpuWorkspace<R>& ws) {
+  CpuGraph<R> graph(shape, placement, key, &ws, UpdateHooks<R>{nullptr, &update});
   state.replay = true;
   const StackValues sv =
       build_stack(graph, shape, placement, graph.input(input_matrix<R>(shape.cfg, key)), &state);
@@ -40,8 +41,10 @@ std::vector<double> relative_change(const std::vector<MatD>& updated, const std:
 template Mat<float> input_matrix<float>(const Config&, SampleKey);
 template Mat<double> input_matrix<double>(const Config&, SampleKey);
 template std::vector<MatD> updated_stream_cpu<float>(const StackShape&, const Placement&, SampleKey,
-                                                     const WeightUpdate<float>&, PlacementState);
+                                                     const WeightUpdate<float>&, PlacementState,
+                                                     CpuWorkspace<float>&);
 template std::vector<MatD> updated_stream_cpu<double>(const StackShape&, const Placement&, SampleKey,
-                                                      const WeightUpdate<double>&, PlacementState);
+                                                      const WeightUpdate<double>&, PlacementState,
+                                                      CpuWorkspace<double>&);
 
 }  // namespace normsim::sim

@@ -18,7 +18,8 @@ Mat<R> input_matrix(const Config& config, SampleKey key);
 // (replayed here).
 template <class R>
 std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
-                                     const WeightUpdate<R>& update, PlacementState state);
+                                     const WeightUpdate<R>& update, PlacementState state,
+                                     CpuWorkspace<R>& ws);
 
 // The metric output_change: ||x'_l - x_l||^2 / ||x_l||^2 for every layer l both hold.
 std::vector<double> relative_change(const std::vector<MatD>& updated, const std::vector<MatD>& stream);

@@ -96,10 +96,11 @@ TEST_CASE("cross-attention weight gradients and input gradient match finite diff
   for (int i = 0; i < u.size(); ++i)
     u.data()[i] = std::sin(0.7 * i + 0.3), dout.data()[i] = std::cos(1.1 * i);
   auto branch = make_cpu_branch<double>(s, p, k, key, false);
-  const Mat<double> F = branch->forward(u);
+  CpuWorkspace<double> ws;
+  const Mat<double> F = branch->forward(u, ws);
   CHECK(F.cwiseProduct(dout).sum() == Approx(cross_loss(w, u, dout, c.heads)).epsilon(1e-12));
   WeightGradNorms norms;
-  const Mat<double> du = branch->backward(dout, norms);
+  const Mat<double> du = branch->backward(u, dout, ws, norms);
 
   CHECK(norms[int(WeightKind::cq)] == Approx(fd_norm(w, w.q, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));
   CHECK(norms[int(WeightKind::ck)] == Approx(fd_norm(w, w.k, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));

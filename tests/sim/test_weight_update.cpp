@@ -106,7 +106,7 @@ TEST_CASE("an SGD step changes the loss by -lr |grad|^2 to first order", "[updat
       // <g_r, dx_K> from output_change alone is not available, so recompute the updated stream here.
       PlacementState state;
       {
-        CpuGraph<double> g(shape, *placement, key, UpdateHooks<double>{&up, nullptr});
+        CpuGraph<double> g(shape, *placement, key, nullptr, UpdateHooks<double>{&up, nullptr});
         const StackValues sv =
             build_stack(g, shape, *placement, g.input(input_matrix<double>(c, key)), &state);
         Mat<double> dy(c.tokens, c.width);
@@ -114,7 +114,8 @@ TEST_CASE("an SGD step changes the loss by -lr |grad|^2 to first order", "[updat
           for (int i = 0; i < c.width; ++i) dy(t, i) = readout_entry(c.seed, 0, t, i, c.width);
         g.backward(sv.output, dy);
       }
-      const std::vector<MatD> updated = updated_stream_cpu<double>(shape, *placement, key, up, state);
+      CpuWorkspace<double> ws;
+      const std::vector<MatD> updated = updated_stream_cpu<double>(shape, *placement, key, up, state, ws);
       const std::vector<double> change = relative_change(updated, first.stream);
       for (int l = 0; l <= c.depth; ++l) CHECK(same_bits(change[l], recorded.output_change[l]));
       const MatD dx = updated.back() - first.stream.back();

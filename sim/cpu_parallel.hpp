@@ -1,0 +1,64 @@
+// Work inside one sample split across threads, with results that do not depend on the thread count.
+// A product C = A B is cut into fixed blocks of kColumnBlock columns of C, a partition that depends on
+// the shapes alone; each block is one single-threaded Eigen GEMM, computed by whichever thread takes it,
+// so every entry of C has the same summation order for any number of threads. Weight draws split the same
+// way over fill_gaussian's fixed chunk grid (draws.hpp).
+// CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
+// from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
+// weight is stored for the whole stack and the hot path allocates nothing new.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+
+#include "sim/cpu_matrix.hpp"
+#include "sim/draws.hpp"
+
+namespace normsim::sim {
+
+template <class R>
+struct CpuWorkspace {
+  int threads = 1;  // threads that work on this sample
+  Mat<R> weight;    // the weight matrix being used, redrawn when it is needed again
+};
+
+inline constexpr Eigen::Index kColumnBlock = 256;
+
+// Calls f(first, count) on every block of kColumnBlock columns of n, split across `threads`.
+template <class F>
+void for_column_blocks(Eigen::Index n, int threads, F f) {
+  const Eigen::Index blocks = (n + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
+  for (Eigen::Index j = 0; j < blocks; ++j) f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
+}
+
+// c = a * b (accumulate: c += a * b), block of columns by block; after(first, count) runs on each block
+// of c once it is final, on the thread that computed it (an elementwise epilogue).
+template <class R, class DA, class DB, class After>
+void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::MatrixBase<DB>& b,
+                        bool accumulate, int threads, After after) {
+  if (!accumulate) c.resize(a.rows(), b.cols());
+  for_column_blocks(b.cols(), threads, [&](Eigen::Index first, Eigen::Index count) {
+    if (accumulate)
+      c.middleCols(first, count).noalias() += a * b.middleCols(first, count);
+    else
+      c.middleCols(first, count).noalias() = a * b.middleCols(first, count);
+    after(first, count);
+  });
+}
+
+template <class R, class DA, class DB>
+void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::MatrixBase<DB>& b,
+                        bool accumulate, int threads) {
+  product_by_columns(c, a, b, accumulate, threads, [](Eigen::Index, Eigen::Index) {});
+}
+
+// m (rows x cols) drawn for weight matrix `key` with standard deviation `scale`, split across `threads`.
+template <class R>
+void draw_matrix(Mat<R>& m, Eigen::Index rows, Eigen::Index cols, const DrawKey& key, double scale,
+                 int threads) {
+  m.resize(rows, cols);
+  fill_gaussian(m.data(), std::size_t(m.size()), key, scale, threads);
+}
+
+}  // namespace normsim::sim
