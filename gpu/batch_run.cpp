@@ -86,7 +86,7 @@ void BatchRun<R>::whole() {
 
 template <class R>
 void BatchRun<R>::checkpointed(int every) {
-  const int K = shape_.depth, span = placement_.span();
+  const int K = shape_.depth, span = sim::unit_sublayers(placement_, shape_);
   every = (every + span - 1) / span * span;
   const int segments = (K + every - 1) / every;
   std::vector<DeviceBuffer<R>> checkpoint(segments);

@@ -1,8 +1,10 @@
 #include "gpu/gpu_branches.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
@@ -136,6 +138,27 @@ class GpuMlp final : public GpuBranch<R> {
   DeviceBuffer<R> h_, g_;
 };
 
+// The decoder's encoder output of every sample (sim/encoder_output.hpp), S x T x d: sqrt(1 - rho) z per token
+// plus sqrt(rho) c, c broadcast over the tokens by a product with a column of ones, then the norm per token.
+template <class R>
+DeviceBuffer<R> encoder_output(const sim::StackShape& s, const GpuContext<R>& ctx) {
+  const int S = ctx.S, T = s.tokens, d = s.width;
+  const double rho = s.cfg.encoder_cos;
+  DeviceBuffer<R> e(std::size_t(S) * T * d), c(std::size_t(S) * d);
+  gaussian_fill(e.get(), std::size_t(T) * d, S, ctx.d_samples, ctx.seed, 0, sim::Stream::encoder_tokens,
+                std::sqrt(1.0 - rho));
+  gaussian_fill(c.get(), std::size_t(d), S, ctx.d_samples, ctx.seed, 0, sim::Stream::encoder_common,
+                std::sqrt(rho));
+  const DeviceBuffer<R> ones = DeviceBuffer<R>::from_host(std::vector<R>(std::size_t(T), R(1)));
+  gemm<R>(ctx.blas, false, false, T, d, 1, 1.0, ones.get(), 1, 0, c.get(), d, d, 1.0, e.get(), d,
+          (long long)T * d, S);
+  DeviceBuffer<double> rstd(std::size_t(S) * T);
+  row_norm_forward(e.get(), e.get(), rstd.get(), S * T, d, s.norm, s.cfg.norm_gain, s.cfg.norm_eps);
+  return e;
+}
+
+// Self-attention, or the decoder's cross-attention (K and V from the encoder output, no mask, matrices
+// cq, ck, cv, co; the gradient reaches u through Q alone), as sim/cpu_branches.cpp.
 template <class R>
 class GpuAttention final : public GpuBranch<R> {
  public:
@@ -144,12 +167,17 @@ class GpuAttention final : public GpuBranch<R> {
       : ctx_(ctx),
         w_(s, p, k, ctx),
         heads_(s.heads),
-        causal_(s.cfg.causal),
+        cross_(s.branch(k) == sim::BranchKind::cross_attention),
+        causal_(s.cfg.causal && !cross_),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         T_(s.tokens),
-        d_(s.width) {}
+        d_(s.width),
+        kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
+    if (cross_) enc_ = encoder_output(s, ctx);
+  }
 
   // Heads are split from the tokens (S x T x d to S x heads x T x d_head) so each product is one
   // strided-batched GEMM over every (sample, head).
@@ -157,9 +185,10 @@ class GpuAttention final : public GpuBranch<R> {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     u_ = d_u;
-    q_ = split(project(d_u, WeightKind::wq, rq_));
-    k_ = split(project(d_u, WeightKind::wk, rk_));
-    v_ = split(project(d_u, WeightKind::wv, rv_));
+    const R* kv = cross_ ? enc_.get() : d_u;
+    q_ = split(project(d_u, kinds_[0], rq_));
+    k_ = split(project(kv, kinds_[1], rk_));
+    v_ = split(project(kv, kinds_[2], rv_));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get(), dh, sh, k_.get(), dh, sh,
@@ -170,7 +199,7 @@ class GpuAttention final : public GpuBranch<R> {
             SH);
     o_ = merge(oh.get());
     DeviceBuffer<R> out(n);
-    times_weight(ctx_.blas, o_.get(), w_.get(WeightKind::wo), out.get(), S, T, d, d, false, false);
+    times_weight(ctx_.blas, o_.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
     return out;
   }
 
@@ -178,10 +207,10 @@ class GpuAttention final : public GpuBranch<R> {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     const long long sh = (long long)T * dh, sp = (long long)T * T;
-    batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d, d_gradw + int(WeightKind::wo) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d, d_gradw + int(kinds_[3]) * S);
     o_.reset();
     DeviceBuffer<R> d_o(n);
-    times_weight(ctx_.blas, d_dout, w_.get(WeightKind::wo), d_o.get(), S, T, d, d, true, false);
+    times_weight(ctx_.blas, d_dout, w_.get(kinds_[3]), d_o.get(), S, T, d, d, true, false);
     const DeviceBuffer<R> doh = split(std::move(d_o));
     DeviceBuffer<R> dqh(n), dkh(n), dvh(n), dp(std::size_t(SH) * T * T);
     gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get(), T, sp, doh.get(), dh, sh, 0.0, dvh.get(), dh, sh,
@@ -204,14 +233,18 @@ class GpuAttention final : public GpuBranch<R> {
     q_.reset();
     k_.reset();
     v_.reset();
-    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d, d_gradw + int(WeightKind::wq) * S);
-    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dk.get(), S, T, d, d, d_gradw + int(WeightKind::wk) * S);
-    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dv.get(), S, T, d, d, d_gradw + int(WeightKind::wv) * S);
+    const R* kv = cross_ ? enc_.get() : u_;
+    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d, d_gradw + int(kinds_[0]) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, kv, dk.get(), S, T, d, d, d_gradw + int(kinds_[1]) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, kv, dv.get(), S, T, d, d, d_gradw + int(kinds_[2]) * S);
     DeviceBuffer<R> du(n);
-    times_weight(ctx_.blas, dq.get(), w_.get(WeightKind::wq), du.get(), S, T, d, d, true, false);
-    times_weight(ctx_.blas, dk.get(), w_.get(WeightKind::wk), du.get(), S, T, d, d, true, true);
-    times_weight(ctx_.blas, dv.get(), w_.get(WeightKind::wv), du.get(), S, T, d, d, true, true);
+    times_weight(ctx_.blas, dq.get(), w_.get(kinds_[0]), du.get(), S, T, d, d, true, false);
+    if (!cross_) {  // the encoder output is a constant: K and V carry no gradient to u
+      times_weight(ctx_.blas, dk.get(), w_.get(kinds_[1]), du.get(), S, T, d, d, true, true);
+      times_weight(ctx_.blas, dv.get(), w_.get(kinds_[2]), du.get(), S, T, d, d, true, true);
+    }
     w_.release();
+    enc_.reset();
     return du;
   }
 
@@ -248,11 +281,12 @@ class GpuAttention final : public GpuBranch<R> {
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   int heads_;
-  bool causal_, qkv_norm_;
+  bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
   int T_, d_;
+  std::array<WeightKind, 4> kinds_;  // q, k, v, o
   const R* u_ = nullptr;
-  DeviceBuffer<R> q_, k_, v_, o_, p_;
+  DeviceBuffer<R> enc_, q_, k_, v_, o_, p_;
   DeviceBuffer<double> rq_, rk_, rv_;
 };
 
@@ -305,8 +339,7 @@ void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, i
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm) {
-  if (s.branch(k) == sim::BranchKind::attention)
-    return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
+  if (s.branch(k) != sim::BranchKind::mlp) return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
   return std::make_unique<GpuMlp<R>>(s, p, k, ctx);
 }
 

@@ -42,6 +42,8 @@ namespace {
 std::size_t tape_elements(const sim::StackShape& s, int k) {
   const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
   if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + heads * T * T;
+  if (s.branch(k) == sim::BranchKind::cross_attention)  // also keeps the encoder output
+    return 6 * T * d + 5 * T * d + heads * T * T;
   return 6 * T * d + T * H * (s.swiglu ? 2 : 1);
 }
 
@@ -52,7 +54,7 @@ std::size_t transient_elements(const sim::StackShape& s) {
   std::size_t transient = 0;
   for (int k = 0; k < s.depth; ++k)
     transient =
-        std::max(transient, s.branch(k) == sim::BranchKind::attention
+        std::max(transient, s.branch(k) != sim::BranchKind::mlp
                                 ? 8 * T * d + 2 * heads * T * T  // dO, dQ, dK, dV split and merged, dP
                                 : 3 * T * H);
   return transient + std::max(frobenius_scratch_elements(s.tokens, s.width, s.hidden),
@@ -96,7 +98,7 @@ double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
   const double T = s.tokens, d = s.width, n = std::min(T, d);
   const double wide = element_bytes == sizeof(double) ? 0 : T * d;
   const double stats_buffer = double(s.depth + 2) * kLayerFields;  // DeviceStats, per sample
-  return 8 * (7 * T + 1 + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
+  return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
 }
 
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,

@@ -16,9 +16,9 @@ std::size_t activation_elements(const sim::StackShape& s);  // whole tape kept f
 std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every);
 std::size_t weight_elements(const sim::StackShape& s);  // every weight of the stack
 std::size_t largest_weight(const sim::StackShape& s);   // the recompute scratch
-// Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, the stream in
-// double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n doubles), and
-// the per-layer scalars themselves (gpu/device_stats.hpp).
+// Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, column squares,
+// the stream in double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n
+// doubles), and the per-layer scalars themselves (gpu/device_stats.hpp).
 double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes);
 // Whether ||A^T B||_F for A (T x n), B (T x m) goes through the two T x T Gram matrices (cheaper when
 // T (n + m) < n m), and the scratch elements either way.

@@ -39,33 +39,32 @@ __global__ void row_stats_kernel(const R* x, const R* next, int n, double* out) 
   }
 }
 
-// One block per sample; each thread owns columns c and sums down the tokens (coalesced across threads).
+// One thread per (sample, column), down the tokens: neighbouring threads read neighbouring columns.
 template <class R>
-__global__ void unit_column_square_kernel(const R* x, const double* row, int T, int d, double* out) {
-  const std::size_t s = blockIdx.x;
-  double total = 0, zero_rows = 0;
-  for (int t = threadIdx.x; t < T; t += blockDim.x) zero_rows += !(row[(s * T + t) * kRowStats + row_sq] > 0);
-  for (int c = threadIdx.x; c < d; c += blockDim.x) {
+__global__ void unit_column_square_kernel(const R* x, const double* row, int T, int d, std::size_t total,
+                                          double* out) {
+  NORMSIM_GRID_LOOP(i, total) {
+    const std::size_t s = i / d, c = i % d;
     double col = 0;
     for (int t = 0; t < T; ++t) {
       const std::size_t r = s * T + t;
       col += double(x[r * d + c]) / sqrt(row[r * kRowStats + row_sq]);
     }
-    total += col * col;
+    out[i] = col * col;
   }
-  total = block_sum(total), zero_rows = block_sum(zero_rows);
-  if (threadIdx.x == 0) out[s] = zero_rows > 0 ? CUDART_NAN : total;
 }
 
-// One block per sample, threads over its tokens.
+// One block per sample, threads over its tokens (and its columns' squares).
 __global__ void stream_stats_finish_kernel(const double* row, const double* colsq, int S, int T, int d,
                                            double* out) {
   const int s = blockIdx.x;
-  double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, nan_max = 0;
+  double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, nan_max = 0, zero_rows = 0;
+  double columns = 0;
+  for (int c = threadIdx.x; colsq && c < d; c += blockDim.x) columns += colsq[std::size_t(s) * d + c];
   for (int t = threadIdx.x; t < T; t += blockDim.x) {
     const double* r = row + (std::size_t(s) * T + t) * kRowStats;
     const double norm = sqrt(r[row_sq]);
-    sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite];
+    sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite], zero_rows += !(r[row_sq] > 0);
     if (isnan(r[row_max_abs]))
       nan_max += 1;
     else
@@ -76,12 +75,14 @@ __global__ void stream_stats_finish_kernel(const double* row, const double* cols
   }
   sq = block_sum(sq), ab = block_sum(ab), bad = block_sum(bad), nan_max = block_sum(nan_max);
   unit_sq = block_sum(unit_sq), cos_next = block_sum(cos_next), rel = block_sum(rel), mx = block_max(mx);
+  columns = block_sum(columns), zero_rows = block_sum(zero_rows);
   if (threadIdx.x != 0) return;
   const double size = double(T) * d;
   out[f_act_sq * S + s] = sq / size;
   out[f_mean_abs * S + s] = ab / size;
   out[f_max_abs * S + s] = nan_max > 0 ? CUDART_NAN : mx;
-  out[f_token_cos * S + s] = colsq && T > 1 ? (colsq[s] - unit_sq) / (double(T) * (T - 1)) : CUDART_NAN;
+  out[f_token_cos * S + s] =
+      colsq && T > 1 && zero_rows == 0 ? (columns - unit_sq) / (double(T) * (T - 1)) : CUDART_NAN;
   out[f_cos_next * S + s] = cos_next / T;
   out[f_rel_update * S + s] = rel / T;
   out[f_nonfinite * S + s] = bad;
@@ -138,14 +139,15 @@ void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out) {
 
 template <class R>
 void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out) {
-  if (S == 0) return;
-  unit_column_square_kernel<<<S, 1024>>>(d_x, d_row, T, d, d_out);
+  const std::size_t total = std::size_t(S) * d;
+  if (total == 0) return;
+  unit_column_square_kernel<<<grid_for(total), kThreads>>>(d_x, d_row, T, d, total, d_out);
   check_launch("unit_column_square_kernel");
 }
 
 void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int T, int d, double* d_out) {
   if (S == 0) return;
-  stream_stats_finish_kernel<<<S, threads_for(T)>>>(d_row, d_colsq, S, T, d, d_out);
+  stream_stats_finish_kernel<<<S, threads_for(std::max(T, d))>>>(d_row, d_colsq, S, T, d, d_out);
   check_launch("stream_stats_finish_kernel");
 }
 

@@ -17,14 +17,15 @@ constexpr int kRowStats = 7;
 template <class R>
 void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out);
 
-// Per sample s of x (S x T x d): sum over columns c of (sum_t x[s,t,c] / ||x[s,t]||)^2, the squared norm of
-// the sum of unit token vectors (token_cos's numerator); NaN when a token has norm 0 (no direction).
-// row: row_stats of x.
+// Per sample s and column c of x (S x T x d): (sum_t x[s,t,c] / ||x[s,t]||)^2 at out[s * d + c], the
+// squares whose sum over c is the squared norm of the sum of unit token vectors (token_cos's numerator).
+// row: row_stats of x. One thread per (sample, column): every entry of the batch in parallel.
 template <class R>
 void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out);
 
 // Per sample, field-major (field f of sample s at out[f * S + s]): a stream's statistics from its row
-// stats and (token_cos; may be null: NaN) unit_column_square. Definitions: sim/stream_metrics.cpp.
+// stats and (token_cos; may be null: NaN) unit_column_square's S x d squares; token_cos is NaN when a token
+// has norm 0 (no direction), as sim::token_cosine. Definitions: sim/stream_metrics.cpp.
 enum StreamField : int {
   f_act_sq,
   f_mean_abs,

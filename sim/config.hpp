@@ -51,6 +51,8 @@ struct Config {
   double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
+  // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
+  int jacobian_probes = 8;
   // Parameter update W -> W + dW whose output change is measured (sim/weight_update.hpp).
   vocab::Update update = vocab::Update::none;
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)

@@ -8,6 +8,7 @@
 
 #include "sim/cpu_graph.hpp"
 #include "sim/inputs.hpp"
+#include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
@@ -66,8 +67,16 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample) {
         out.grad.push_back(graph.grad(v).template cast<double>());
         backward_ok = backward_ok && out.grad.back().allFinite();
       }
+      out.gradw = graph.gradw;  // before the Jacobian probes' reverse passes, which are not the loss's
+      update.seal();
+      JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,
+                                               JacobianWanted::of(config.metrics));
+      out.jac_sq = std::move(j.jac_sq);
+      out.jac_spread = std::move(j.jac_spread);
+      out.block_identity_dev = std::move(j.block_identity_dev);
+    } else {
+      out.gradw = graph.gradw;
     }
-    out.gradw = graph.gradw;
   }  // the first pass's tape is freed before the second pass
   // A step from a non-finite gradient is not an update: output_change stays unmeasured.
   if (config.update != vocab::Update::none && (backward_ok || !update.needs_gradients()) &&

@@ -1,5 +1,6 @@
 #include "sim/cpu_graph.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "sim/rownorm.hpp"
@@ -79,10 +80,11 @@ void CpuGraph<R>::accumulate(int id, const Mat<R>& g) {
 }
 
 template <class R>
-void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
+template <class NormsOf>
+void CpuGraph<R>::reverse(Value out, const Mat<R>& dout, int floor, NormsOf norms_of) {
   grads_.assign(values_.size(), Mat<R>());
   grads_[out.id] = dout;
-  for (int i = int(ops_.size()) - 1; i >= 0; --i) {
+  for (int i = out.id; i > floor; --i) {
     if (grads_[i].size() == 0) continue;  // does not reach the loss
     const Op& op = ops_[i];
     const Mat<R>& g = grads_[i];
@@ -106,13 +108,31 @@ void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
         break;
       }
       case Kind::branch:
-        accumulate(op.a, branches_[i]->backward(g, gradw[op.k]));
+        accumulate(op.a, branches_[i]->backward(g, norms_of(op.k)));
         break;
     }
   }
+}
+
+template <class R>
+void CpuGraph<R>::backward(Value out, const Mat<R>& dout) {
+  reverse(out, dout, -1, [this](int k) -> WeightGradNorms& { return gradw[k]; });
   // A value the loss does not depend on has a zero gradient (ReZero at alpha = 0 reaches here).
   for (std::size_t i = 0; i < grads_.size(); ++i)
     if (grads_[i].size() == 0) grads_[i] = Mat<R>::Zero(values_[i].rows(), values_[i].cols());
+}
+
+template <class R>
+std::vector<Mat<R>> CpuGraph<R>::vjp(Value out, const Mat<R>& u, const std::vector<Value>& watch) {
+  int floor = out.id;
+  for (const Value w : watch) floor = std::min(floor, w.id);
+  WeightGradNorms discarded;
+  reverse(out, u, floor, [&discarded](int) -> WeightGradNorms& { return discarded; });
+  std::vector<Mat<R>> out_grads;
+  for (const Value w : watch)
+    out_grads.push_back(grads_[w.id].size() ? grads_[w.id]
+                                            : Mat<R>::Zero(values_[w.id].rows(), values_[w.id].cols()));
+  return out_grads;
 }
 
 template class CpuGraph<float>;

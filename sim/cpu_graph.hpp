@@ -30,6 +30,10 @@ class CpuGraph final : public StackOps {
   // Reverse pass from dLoss/d(out); afterwards grad(v) is dLoss/dv for every value v.
   void backward(Value out, const Mat<R>& dout);
   const Mat<R>& grad(Value v) const { return grads_[v.id]; }
+  // Vector-Jacobian products from u at `out`: returns u^T d(out)/d(w) for every w in `watch` (zeros where out
+  // does not depend on w). Only the ops between the lowest watched value and `out` are walked; values below
+  // it are held fixed (B2T's saved residual, Admin's omega). Leaves gradw alone; overwrites grad().
+  std::vector<Mat<R>> vjp(Value out, const Mat<R>& u, const std::vector<Value>& watch);
 
   // Per sublayer k: mean of the raw branch output squared, and weight-gradient norms (after backward).
   std::vector<double> branch_sq;
@@ -45,6 +49,9 @@ class CpuGraph final : public StackOps {
   };
   Value push(Op op, Mat<R> v);
   void accumulate(int id, const Mat<R>& g);
+  // The reverse pass over ops (floor, out]: weight-gradient norms go to norms_of(k).
+  template <class NormsOf>
+  void reverse(Value out, const Mat<R>& dout, int floor, NormsOf norms_of);
 
   StackShape shape_;
   const Placement& placement_;

@@ -51,6 +51,9 @@ enum : int {
   gradw_ck,
   gradw_cv,
   gradw_co,
+  jac_sq,
+  jac_spread,
+  block_identity_dev,
   output_change,
   count
 };

@@ -40,6 +40,18 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
      "output)"},
     {"gradw_co", K, B,
      "Frobenius norm of dLoss/dWo of the decoder's cross-attention sublayer k (output matrix)"},
+    {"jac_sq", S, B,
+     "mean squared singular value of J = dx_K/dx_l (T d x T d): E||J^T u||^2 over unit u, estimated from "
+     "jacobian_probes random u; 1 at l = K",
+     true},
+    {"jac_spread", S, B,
+     "(m2 - m1^2)/m1^2, m_j the mean of sigma^(2j) over the singular values of dx_K/dx_l: 0 iff all are "
+     "equal (isometry up to scale, Pennington et al. 2017); from the variance over jacobian_probes probes",
+     true},
+    {"block_identity_dev", K, B,
+     "||J_k - I||_F/||I||_F, J_k = dx_{k+1}/dx_k of sublayer k alone (earlier values held fixed), from "
+     "jacobian_probes random probes (Curse of Depth, arXiv 2502.05795)",
+     true},
     {"output_change", S, F,
      "||x'_l - x_l||_F^2 / ||x_l||_F^2, x'_l the stream of a second forward pass with every weight matrix W "
      "replaced by W + dW (key update); x_l without a final norm. Only with update != none"},

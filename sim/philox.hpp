@@ -49,6 +49,8 @@ enum class Stream : std::uint32_t {
   target = 19,
   encoder_tokens = 20,  // the decoder's fixed encoder output (sim/encoder_output.hpp)
   encoder_common = 21,
+  jacobian_probe = 24,  // sim/jacobian_probes.hpp: probes of d x_K / d x_l
+  block_probe = 25,     // and of each block's own Jacobian
   // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).
   update_base = 32,
 };

@@ -86,6 +86,16 @@ void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, 
     put(metric::output_change, int(l), [&] { return t.output_change[l]; });
 }
 
+// The Jacobian estimates into s.values (the CPU backend measures them, when asked, from a finite forward).
+void measure_jacobians(SampleScalars& s, const SampleTensors& t) {
+  const auto put = [&s](int metric, const std::vector<double>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) s.values[metric][i] = v[i];
+  };
+  put(metric::jac_sq, t.jac_sq);
+  put(metric::jac_spread, t.jac_spread);
+  put(metric::block_identity_dev, t.block_identity_dev);
+}
+
 }  // namespace
 
 int gradw_metric(WeightKind w) {
@@ -124,7 +134,12 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
   // Only the weights sublayer k has: the others hold NaN meaning "no such matrix".
   for (int k = K - 1; k >= 0 && k >= backward_bad; --k)
     for (WeightKind w : shape.weights(k)) store(kGradMetric[int(w)], k);
-  if (backward_bad >= 0) r.nonfinite = NonFinite{"backward", backward_bad};
+  if (backward_bad >= 0) {
+    r.nonfinite = NonFinite{"backward", backward_bad};
+    return r;  // the Jacobian probes run the same backward maps: not stored past a non-finite gradient
+  }
+  for (int m : {metric::jac_sq, metric::jac_spread, metric::block_identity_dev})
+    for (int i = 0; i < int(s.values[m].size()); ++i) store(m, i);
   return r;
 }
 
@@ -145,6 +160,7 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
   }
   for (int k = 0; k < K; ++k)
     for (WeightKind w : shape.weights(k)) s.values[kGradMetric[int(w)]][k] = t.gradw[k][int(w)];
+  measure_jacobians(s, t);
   return record_from_scalars(sample, s, shape, wanted);
 }
 

@@ -19,7 +19,10 @@ struct SampleTensors {
   std::vector<MatD> grad;              // dLoss/dx_0..dLoss/dx_K (empty when the forward pass failed)
   std::vector<double> branch_sq;       // per sublayer
   std::vector<WeightGradNorms> gradw;  // per sublayer
-  std::vector<double> output_change;   // per stream x_0..x_K; empty when update = "none" or not measured
+  // Jacobian statistics (sim/jacobian_probes.hpp); empty when not asked for (`metrics`).
+  std::vector<double> jac_sq, jac_spread;  // per stream
+  std::vector<double> block_identity_dev;  // per sublayer
+  std::vector<double> output_change;       // per stream x_0..x_K; empty when update = "none" or not measured
 };
 
 // Every metric of one sample as some backend computed it, before the forward/backward cut-offs apply:

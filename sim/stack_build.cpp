@@ -54,7 +54,8 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
 
 StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p, Value x, int first,
                           int last, PlacementState& state) {
-  if (first % p.span() != 0) throw std::invalid_argument("build_segment: a segment splits a placement unit");
+  if (first % unit_sublayers(p, s) != 0)
+    throw std::invalid_argument("build_segment: a segment splits a placement unit");
   StackValues out;
   out.stream.reserve(last - first + 1);
   if (first == 0 && s.cfg.input_norm) x = ops.norm(x);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/config_schema.hpp"
+#include "sim/jacobian_wanted.hpp"
 
 namespace normsim::sim {
 
@@ -46,8 +47,10 @@ double sample_cost(const Config& c) {
   const double a = attention_share(c);
   const double sublayer = (1 - a) * mlp + a * attention;
   const double svd = s.t * s.t * s.d;
-  // update != none runs a second forward pass: about a third of a forward-and-backward more.
-  const double passes = c.update == vocab::Update::none ? 1.0 : 4.0 / 3.0;
+  // Forward and backward cost about 3 forward passes; each reverse pass of the Jacobian probes about 2;
+  // update != none runs a second forward pass, about one more.
+  const double jacobian = 1.0 + 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
+  const double passes = jacobian + (c.update == vocab::Update::none ? 0.0 : 1.0 / 3.0);
   return (c.depth * sublayer * passes + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
 }
 

@@ -21,7 +21,7 @@ bool WeightUpdate<R>::needs_gradients() const {
 
 template <class R>
 void WeightUpdate<R>::set_gradient(int k, WeightKind w, Mat<R> g) {
-  if (needs_gradients()) grads_.at(std::size_t(k))[std::size_t(w)] = std::move(g);
+  if (needs_gradients() && !sealed_) grads_.at(std::size_t(k))[std::size_t(w)] = std::move(g);
 }
 
 template <class R>

@@ -27,7 +27,10 @@ class WeightUpdate {
   // Whether apply() needs the first pass's weight gradients (sgd, adam).
   bool needs_gradients() const;
   // Records g = dLoss/dW of matrix w of sublayer k (first pass); kept until the second pass applies it.
+  // Ignored after seal().
   void set_gradient(int k, WeightKind w, Mat<R> g);
+  // Ends recording: later reverse passes of the same graph (Jacobian probes) do not overwrite the gradients.
+  void seal() { sealed_ = true; }
   // W += dW for matrix w of sublayer k (second pass). Throws std::logic_error when a needed gradient is
   // missing.
   void apply(int k, WeightKind w, Mat<R>& W) const;
@@ -37,6 +40,7 @@ class WeightUpdate {
   double lr_, scale_;
   std::uint64_t seed_;
   std::uint32_t sample_;
+  bool sealed_ = false;
   std::vector<std::array<Mat<R>, kWeightKinds>> grads_;  // per sublayer, by WeightKind
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "theory/cross_attention.hpp"
+#include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
 #include "theory/update_response.hpp"
 
@@ -59,12 +60,17 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 }  // namespace
 
 const Series* MeanFieldProfile::metric(std::string_view name) const {
-  const std::pair<std::string_view, const Series*> table[] = {
-      {"act_sq", &act_sq},           {"grad_sq", &grad_sq},
-      {"token_cos", &token_cos},     {"cos_next", &cos_next},
-      {"rel_update", &rel_update},   {"branch_sq", &branch_sq},
-      {"gradw_w1", &gradw_w1},       {"gradw_w2", &gradw_w2},
-      {"gradw_wgate", &gradw_wgate}, {"output_change", &output_change}};
+  const std::pair<std::string_view, const Series*> table[] = {{"act_sq", &act_sq},
+                                                              {"grad_sq", &grad_sq},
+                                                              {"token_cos", &token_cos},
+                                                              {"cos_next", &cos_next},
+                                                              {"rel_update", &rel_update},
+                                                              {"branch_sq", &branch_sq},
+                                                              {"gradw_w1", &gradw_w1},
+                                                              {"gradw_w2", &gradw_w2},
+                                                              {"gradw_wgate", &gradw_wgate},
+                                                              {"jac_sq", &jac_sq},
+                                                              {"output_change", &output_change}};
   for (const auto& [n, s] : table) {
     if (n == name) return s;
   }
@@ -161,9 +167,12 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool gradw = grads_predicted && spec.width > 0;
   const MlpDims dims{spec.width > 0 ? spec.width : 0,
                      static_cast<int>(std::lround(spec.mlp_ratio * spec.width)), spec.tokens};
+  std::vector<double> g_diag(depth + 1);
   for (int l = 0; l <= depth; ++l) {
     p.grad_sq.push_back(grads_predicted ? finite(ctx.g(l).diag) : std::nullopt);
+    g_diag[l] = ctx.g(l).diag;
   }
+  p.jac_sq = jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;

@@ -19,6 +19,7 @@ using Series = std::vector<std::optional<double>>;
 struct MeanFieldProfile {
   // Layer-indexed, l = 0..K (metric definitions: docs/conventions.md "Metrics").
   Series act_sq, grad_sq, token_cos;
+  Series jac_sq;  // mean squared singular value of dx_K/dx_l (theory/jacobian.hpp); any loss
   // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu.
   Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate;
   // Layer-indexed: output change under a random update (theory/update_response.hpp), where predicted.

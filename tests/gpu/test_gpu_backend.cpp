@@ -27,7 +27,8 @@ struct Kind {
 };
 const Kind kKinds[] = {{"mlp", "relu", false},      {"mlp", "gelu", false},
                        {"mlp", "swiglu", false},    {"attention", "relu", false},
-                       {"attention", "relu", true}, {"transformer", "gelu", true}};
+                       {"attention", "relu", true}, {"transformer", "gelu", true},
+                       {"decoder", "gelu", true}};
 
 // Small but awkward sizes: width 36 (4 heads of 9), 11 tokens, hidden 2 x 36 = 72; depth 4 is even (b2t,
 // spannorm, transformer) and lets Mix have one Post block.
@@ -40,7 +41,8 @@ sim::Config small_config(vocab::Placement placement, const Kind& kind, const std
   c.width = 36;
   c.heads = 4;
   c.tokens = 11;
-  c.depth = 4;
+  c.depth = kind.sublayer == std::string("decoder") ? 6 : 4;  // a decoder layer has 3 sublayers
+  c.encoder_cos = 0.3;
   c.mlp_ratio = 2.0;
   c.input_corr = 0.2;
   c.seed = 12345;
@@ -176,6 +178,20 @@ TEST_CASE("CUDA backend: non-finite streams and statistics are flagged as on the
       CHECK(g[s].nonfinite_statistics == r[s].nonfinite_statistics);  // same entries, same order
     }
     require_records_close(g, r, 1e-4, 3e-3);
+  }
+}
+
+// More tokens than width: eff_rank's Gram matrix is X^T X (d x d) instead of X X^T, the other product.
+TEST_CASE("CUDA backend: eff_rank with more tokens than width matches the CPU", "[backend]") {
+  for (const char* precision : {"float32", "float64"}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[3], precision);
+    c.width = 12, c.tokens = 29;
+    const std::vector<int> samples = {0, 1};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    const bool f64 = std::string(precision) == "float64";
+    require_records_close(g, r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    CHECK(std::isfinite(g[0].values[sim::metric::eff_rank][0]));
   }
 }
 

@@ -179,12 +179,17 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
   CHECK(b.refusal(c, 0).find("key 'precision'") != std::string::npos);
 }
 
-// Issue 12: the decoder's cross-attention exists on the CPU only; the CUDA backend says so before running.
-TEST_CASE("the CUDA backend refuses the decoder sublayer", "[mock]") {
+// The Jacobian metrics need repeated reverse passes that the device tape (which frees as it goes) does not
+// support: refused before anything runs, naming the key and the way out.
+TEST_CASE("the CUDA backend refuses the Jacobian probes", "[mock]") {
   sim::Config c = mlp_config();
-  c.sublayer = vocab::Sublayer::decoder, c.depth = 3;
   gpu::CudaBackend b(1);
-  CHECK(b.refusal(c, 0).find("key 'sublayer'") != std::string::npos);
+  CHECK(b.refusal(c, 0).empty());  // the default metrics hold no Jacobian metric
+  c.metrics.insert(sim::metric::block_identity_dev);
+  const std::string why = b.refusal(c, 0);
+  CHECK(why.find("key 'metrics'") != std::string::npos);
+  CHECK(why.find("--backend cpu") != std::string::npos);
+  CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
 }
 
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
@@ -295,38 +300,40 @@ gpu::mock::MockDevice device_forcing_checkpoints(const sim::Config& c) {
 }  // namespace
 
 // Activation checkpointing runs, and changes nothing: every placement (Admin's omega replayed, B2T and
-// SpanNorm's two-sublayer units kept whole) on a device too small for the whole tape gives the records of
+// SpanNorm's units kept whole: two sublayers, or a decoder layer of three) on a device too small for the
+// whole tape gives the records of
 // an unlimited device, where the whole tape is kept. The mock's kernels and GEMM are deterministic, so the
 // only difference allowed is none; the actual allocations must also fit the small device (the plan errs
 // high), or the run fails with "CUDA out of memory".
 TEST_CASE("checkpointed activations give the records of the whole tape", "[mock][plan][checkpoint]") {
-  for (const sim::Placement* p : sim::all_placements()) {
-    sim::Config c = mlp_config();
-    c.placement = p->id();
-    c.sublayer = vocab::Sublayer::transformer;
-    c.heads = 4;
-    c.depth = 12;
-    c.recompute = "true";
-    INFO(normsim::vocab::name(p->id()));
-    const std::vector<int> samples = {0, 2};
-    const auto whole = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
-    const MockDeviceScope scope(device_forcing_checkpoints(c));
-    gpu::CudaBackend small(1, gpu::CudaOptions{});
-    const auto cut = small.run(c, samples);
-    CHECK(small.last_run().checkpoint_every > 0);
-    CHECK(small.last_run().checkpoint_every < c.depth);
-    REQUIRE(cut.size() == whole.size());
-    for (std::size_t s = 0; s < cut.size(); ++s) {
-      CHECK(cut[s].nonfinite.has_value() == whole[s].nonfinite.has_value());
-      CHECK(cut[s].nonfinite_statistics == whole[s].nonfinite_statistics);
-      for (std::size_t m = 0; m < cut[s].values.size(); ++m)
-        for (std::size_t l = 0; l < cut[s].values[m].size(); ++l) {
-          const double a = cut[s].values[m][l], b = whole[s].values[m][l];
-          INFO("metric " << sim::metric_table()[m].name << " layer " << l << ": " << a << " vs " << b);
-          CHECK(((std::isnan(a) && std::isnan(b)) || a == b));
-        }
+  for (const vocab::Sublayer kind : {vocab::Sublayer::transformer, vocab::Sublayer::decoder})
+    for (const sim::Placement* p : sim::all_placements()) {
+      sim::Config c = mlp_config();
+      c.placement = p->id();
+      c.sublayer = kind;
+      c.heads = 4;
+      c.depth = 12;
+      c.recompute = "true";
+      INFO(normsim::vocab::name(p->id()) << " " << normsim::vocab::name(kind));
+      const std::vector<int> samples = {0, 2};
+      const auto whole = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+      const MockDeviceScope scope(device_forcing_checkpoints(c));
+      gpu::CudaBackend small(1, gpu::CudaOptions{});
+      const auto cut = small.run(c, samples);
+      CHECK(small.last_run().checkpoint_every > 0);
+      CHECK(small.last_run().checkpoint_every < c.depth);
+      REQUIRE(cut.size() == whole.size());
+      for (std::size_t s = 0; s < cut.size(); ++s) {
+        CHECK(cut[s].nonfinite.has_value() == whole[s].nonfinite.has_value());
+        CHECK(cut[s].nonfinite_statistics == whole[s].nonfinite_statistics);
+        for (std::size_t m = 0; m < cut[s].values.size(); ++m)
+          for (std::size_t l = 0; l < cut[s].values[m].size(); ++l) {
+            const double a = cut[s].values[m][l], b = whole[s].values[m][l];
+            INFO("metric " << sim::metric_table()[m].name << " layer " << l << ": " << a << " vs " << b);
+            CHECK(((std::isnan(a) && std::isnan(b)) || a == b));
+          }
+      }
     }
-  }
 }
 
 // Issue 12: the updated second pass (output_change) is CPU-only; the CUDA backend says so before running.

@@ -40,8 +40,8 @@ TEMPLATE_TEST_CASE("row_stats, unit_column_square, stream_stats_finish match the
   x[std::size_t(2 * kT) * kD + 7] = std::numeric_limits<R>::quiet_NaN();  // sample 2: a NaN
   const auto d_x = DeviceBuffer<R>::from_host(x), d_next = DeviceBuffer<R>::from_host(next);
   const std::size_t nrows = std::size_t(kS) * kT * gpu::kRowStats;
-  DeviceBuffer<double> d_rows(nrows), d_colsq(kS), d_out(gpu::kStreamFields * kS);
-  std::vector<double> rows(nrows), colsq(kS), out(gpu::kStreamFields * kS);
+  DeviceBuffer<double> d_rows(nrows), d_colsq(std::size_t(kS) * kD), d_out(gpu::kStreamFields * kS);
+  std::vector<double> rows(nrows), colsq(std::size_t(kS) * kD), out(gpu::kStreamFields * kS);
   for (const bool pair : {true, false}) {
     gpu::row_stats(d_x.get(), pair ? d_next.get() : nullptr, kS * kT, kD, d_rows.get());
     gpu::cpu::row_stats(x.data(), pair ? next.data() : nullptr, kS * kT, kD, rows.data());

@@ -51,7 +51,8 @@ void check_close(double got, double want) {
 
 TEST_CASE("the statistics twins compute sim's stream metrics", "[stats]") {
   const std::vector<float> x = random_stream(1, 0.3), next = random_stream(2, 0.5);
-  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(kS), out(gpu::kStreamFields * kS);
+  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
+      out(gpu::kStreamFields * kS);
   gpu::cpu::row_stats(x.data(), next.data(), kS * kT, kD, rows.data());
   gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
   gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());
@@ -89,7 +90,8 @@ TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is co
   std::vector<float> x = random_stream(4, 0.0);
   for (int c = 0; c < kD; ++c) x[std::size_t(kT + 2) * kD + c] = 0;          // sample 1, token 2
   x[std::size_t(2 * kT) * kD + 5] = std::numeric_limits<float>::infinity();  // sample 2
-  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(kS), out(gpu::kStreamFields * kS);
+  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
+      out(gpu::kStreamFields * kS);
   gpu::cpu::row_stats(x.data(), static_cast<const float*>(nullptr), kS * kT, kD, rows.data());
   gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
   gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());

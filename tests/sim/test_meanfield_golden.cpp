@@ -71,7 +71,10 @@ std::map<Key, double> theory_of_golden_grid(const std::string& data, const Scrat
 TEST_CASE("the mean field of every built-in's expression is the hand-written one to 1e-12", "[golden]") {
   ScratchDir dir("mf-golden");
   const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
-  const auto got = theory_of_golden_grid(data, dir);
+  auto got = theory_of_golden_grid(data, dir);
+  // Series added after the hand-written mean field, derived from the ones compared here: jac_sq is
+  // g_l/g_K of grad_sq's backward recursion (theory/jacobian.hpp, tested in tests/theory/jacobian_test.cpp).
+  std::erase_if(got, [](const auto& entry) { return std::get<1>(entry.first) == "jac_sq"; });
   const auto want = values_of(read_text(data + "meanfield_golden_theory.csv"));
   REQUIRE(want.size() == 4968);
   CHECK(got.size() == want.size());
