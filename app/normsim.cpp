@@ -111,7 +111,7 @@ void report_unused_keys(const Grid& grid, bool strict) {
     for (const auto& w : grid.unused_keys) all += (all.empty() ? "" : "\n") + w;
     throw ConfigError(all);
   }
-  for (const auto& w : grid.unused_keys) std::cerr << "normsim: warning: " << w << "\n";
+  for (const auto& w : grid.unused_keys) std::cerr << kRunPrefix << "warning: " << w << "\n";
 }
 
 // Figures from a results folder, with run's -q/-v; -1 when this build has no plots.
@@ -166,14 +166,14 @@ int cmd_run(const std::vector<std::string>& args) {
     std::string fallback;
     auto engine = make_backend(backend, options.threads, &fallback);
     if (!fallback.empty() && !quiet)
-      std::cerr << "normsim: --backend auto runs on the CPU: " << fallback << "\n";
+      std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
     check_backend_can_run(grid, *engine, unit_samples);
     locked = lock_and_prepare_out(grid, options);
     report = run_prepared(grid, *engine, options, locked, std::cerr);
   }
   if (!quiet) {
-    std::cerr << "normsim: " << out << ": " << grid.configs.size() << " configurations, " << report.units_run
+    std::cerr << kRunPrefix << out << ": " << grid.configs.size() << " configurations, " << report.units_run
               << " units run";
     if (report.units_resumed) std::cerr << ", " << report.units_resumed << " resumed";
     if (report.nonfinite_samples) std::cerr << ", " << report.nonfinite_samples << " samples with NaN or Inf";
@@ -183,14 +183,15 @@ int cmd_run(const std::vector<std::string>& args) {
   try {
     normsim::check::write_theory_csv(out, grid);
   } catch (const std::exception& e) {
-    std::cerr << "normsim: warning: no theory overlay (" << e.what() << ")\n";
+    std::cerr << kRunPrefix << "warning: no theory overlay (" << e.what() << ")\n";
   }
   // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
   // warning, and the run still succeeds.
   if (!no_plots)
     if (const int rc = run_plots(out, verbosity); rc > 0)
-      std::cerr << "normsim: warning: the results are written, but the figures were not drawn (normsim plot "
-                << out << " to retry)\n";
+      std::cerr << kRunPrefix
+                << "warning: the results are written, but the figures were not drawn (normsim plot " << out
+                << " to retry)\n";
   return 0;
 }
 

@@ -44,12 +44,13 @@ int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& back
     const double flops = 6.0 * sim::sample_cost(cfg) * cfg.samples;
     total_flops += flops;
     const std::string why = backend.refusal(cfg, unit_samples);
+    const std::string layout = backend.plan_summary(cfg);
     refused += !why.empty();
     os << "  config " << c << ": " << sim::describe_config(grid, int(c)) << "\n    " << cfg.samples
        << " samples; CPU memory per sample " << sim::human_bytes(m.total()) << " (weights "
        << sim::human_bytes(m.weights) << ", activations and temporaries "
        << sim::human_bytes(m.activations + m.metric_copies + m.slack) << "); " << flops / 1e9 << " GFLOP"
-       << (why.empty() ? "" : "\n    REFUSED: " + why) << "\n";
+       << (layout.empty() ? "" : "\n    " + layout) << (why.empty() ? "" : "\n    REFUSED: " + why) << "\n";
   }
   os << "estimated CPU time: " << seconds_text(total_flops / (kFlopsPerThread * std::max(threads, 1)))
      << " at " << kFlopsPerThread / 1e9 << " GFLOP/s per thread\n";

@@ -199,6 +199,18 @@ void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec&
     r.fail(r.where(*measure.get("denominator")), "measure.denominator", "only a ratio fit reads it");
 }
 
+// [torch] file = "blocks/x.py": the Python block file, relative to the claim file, which must exist.
+void read_torch(const Reader& r, const toml::table& root, const fs::path& claim_file, ClaimSpec& c) {
+  if (!root.contains("torch")) return;
+  const toml::table& torch = r.table(root, "torch", false);
+  r.only(torch, "torch.", {"file"});
+  const std::string given = r.required_string(torch, "torch.", "file", *root.get("torch"));
+  const fs::path file = claim_file.parent_path() / given;
+  if (!fs::is_regular_file(file))
+    r.fail(r.where(*torch.get("file")), "torch.file", "no such Python file: " + file.string());
+  c.torch_file = file.string();
+}
+
 // The claim's metric (each factor) is computed whatever [sweep]'s `metrics` key says.
 void compute_claim_metric(ClaimSpec& c) {
   for (const auto& name : factors(c.metric)) {
@@ -258,7 +270,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   const Reader r(file);
   r.only(root, "",
          {"id", "kind", "statement", "source", "band_source", "testable_at_init", "note", "sweep", "full",
-          "reference", "measure", "fit", "prediction", "figure"});
+          "reference", "measure", "fit", "prediction", "figure", "torch"});
   ClaimSpec c;
   c.file = file;
   const toml::node& top = root;
@@ -320,6 +332,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   check_measure(r, measure, c);
   read_reference(r, root, sweep, full_table, c);
   compute_claim_metric(c);
+  read_torch(r, root, path, c);
 
   const toml::table& pred = r.table(root, "prediction", true);
   r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});

@@ -43,6 +43,9 @@ struct ClaimSpec {
 
   // The simulation: at most one swept key (the x axis); none means x is the layer index of one config.
   sim::Grid grid;
+  // [torch] file: a Python file whose blocks(config) normsim.torch measures instead of the simulator
+  // (check/torch_block.hpp), resolved against the claim file's folder; "" for the simulator.
+  std::string torch_file;
   std::string x_key;  // "layer" or the swept key
   // [reference]: a config each point is compared with, sample by sample (the statistic is y - y_ref; the
   // mean field's likewise). Same samples, so the differences pair independent draws of both.

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include "check/torch_block.hpp"
 
 #include "check/spec_from_config.hpp"
 #include "check/stats.hpp"
+#include "check/torch_block.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "theory/meanfield.hpp"
@@ -234,7 +236,31 @@ void subtract_reference(const ClaimSpec& c, const std::vector<sim::SampleRecord>
   for (std::size_t i = 0; i < points; ++i) subtract_reference_at(c, i, *c.reference, reference, m);
 }
 
+namespace {
+// A claim on a PyTorch block: every config (and the references, last) measured by normsim.torch at once.
+Measurement measure_torch_block(const ClaimSpec& c) {
+  std::vector<sim::Config> configs = c.grid.configs;
+  const std::size_t n = configs.size();
+  if (!c.reference_per_x.empty())
+    configs.insert(configs.end(), c.reference_per_x.begin(), c.reference_per_x.end());
+  else if (c.reference)
+    configs.push_back(*c.reference);
+  sim::GridRecords records = run_torch_block(c.torch_file, configs);
+  const sim::GridRecords references(records.begin() + std::ptrdiff_t(n), records.end());
+  records.resize(n);
+  Measurement m = collect(c, records);
+  if (!c.reference_per_x.empty()) {
+    for (std::size_t i = 0; i < references.size(); ++i)
+      subtract_reference_at(c, i, c.reference_per_x[i], references[i], m);
+  } else if (c.reference) {
+    subtract_reference(c, references.front(), m);
+  }
+  return m;
+}
+}  // namespace
+
 Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
+  if (!c.torch_file.empty()) return measure_torch_block(c);
   const auto run = [&](const sim::Config& config) {
     std::vector<int> samples(static_cast<std::size_t>(config.samples));
     std::iota(samples.begin(), samples.end(), 0);

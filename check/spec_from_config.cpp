@@ -42,6 +42,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.sigma_sq.wo = gain_sq(shape, placement, W::wo);
   s.v0 = c.input_std * c.input_std;
   s.rho0 = c.input_corr;
+  s.encoder_cos = c.encoder_cos;
   s.input_norm = c.input_norm;
   // "true" after a placement that already ends in a norm normalizes a normalized vector: the identity, which
   // is what the theory's "applied only where needed" gives.

@@ -1,22 +1,21 @@
 #include "gpu/cuda_backend.hpp"
 
-#include "sim/unit_plan.hpp"
-
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 
+#include "gpu/batch_run.hpp"
 #include "gpu/blas.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_stats.hpp"
 #include "gpu/gpu_graph.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "gpu/stream_statistics.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
@@ -73,20 +72,36 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
+// The budget is a share of the memory this process could use now (free plus what the pool holds unused),
+// the same figure on every call however much the pool kept from the last one. The backend's options, when
+// they say (constructor or NORMSIM_CUDA_RECOMPUTE), win over the config's recompute key.
+MemoryPlan CudaBackend::plan(const sim::Config& config, int samples, double* budget) const {
+  *budget = options_.memory_fraction * double(plannable_device_bytes());
+  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
+  const std::size_t element_bytes = config.precision == "float64" ? 8 : 4;
+  return plan_memory(sim::StackShape(config), element_bytes, mode, *budget, samples);
+}
+
+std::string CudaBackend::plan_summary(const sim::Config& config) const {
+  double budget = 0;
+  const MemoryPlan m = plan(config, config.samples, &budget);
+  return describe_plan(m, budget);
+}
+
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
   const std::string& p = config.precision;
   if (p != "float32" && p != "float64" && p != "tf32")
     return "key 'precision': '" + p + "' is not float32, float64 or tf32";
   if (asks_jacobian(config)) return jacobian_refusal();
-  const double budget = options_.memory_fraction * double(plannable_device_bytes());
-  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
-  const MemoryPlan plan = plan_memory(sim::StackShape(config), p == "float64" ? 8 : 4, mode, budget, 1);
-  if (plan.per_sample_bytes() <= budget) return "";
-  return "keys 'width', 'depth', 'tokens', 'mlp_ratio': one sample needs " +
-         sim::human_bytes(plan.per_sample_bytes()) + " on the GPU (activations " +
-         sim::human_bytes(plan.activation_bytes) + ", weights " + sim::human_bytes(plan.weight_bytes) +
-         (plan.recompute ? " redrawn in the backward" : " kept") + "); this GPU allows " +
-         sim::human_bytes(budget) + " (docs/gpu.md: a smaller width, depth or tokens)";
+  double budget = 0;
+  const MemoryPlan m = plan(config, 1, &budget);
+  if (m.per_sample_bytes() > budget)
+    return "keys 'width', 'depth', 'tokens', 'mlp_ratio': one sample needs " +
+           sim::human_bytes(m.per_sample_bytes()) + " on the GPU (activations " +
+           sim::human_bytes(m.activation_bytes) + ", weights " + sim::human_bytes(m.weight_bytes) +
+           (m.recompute ? " redrawn in the backward" : " kept") + "); this GPU allows " +
+           sim::human_bytes(budget) + " (docs/gpu.md: a smaller width, depth or tokens)";
+  return "";
 }
 
 template <class R>
@@ -95,93 +110,39 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   const sim::StackShape shape(config);
   const std::shared_ptr<const sim::Placement> owned = sim::placement_for(config);
   const sim::Placement& placement = *owned;
-  const int n = int(samples.size()), T = shape.tokens, d = shape.width, K = shape.depth;
+  const int n = int(samples.size()), K = shape.depth;
   std::vector<sim::SampleRecord> records(n);
   if (n == 0) return records;
   info_ = CudaRunInfo{};
   reset_device_peak();
 
-  // Plan: recompute or keep weights, and how many samples per batch fit the budget. The budget is a share
-  // of the memory this process could use now (free plus what the pool holds unused), the same figure on
-  // every call however much the pool kept from the last one.
-  const double budget = options_.memory_fraction * double(plannable_device_bytes());
-  // The backend's options, when they say (constructor or NORMSIM_CUDA_RECOMPUTE), win over the config.
-  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
-  const MemoryPlan plan = plan_memory(shape, sizeof(R), mode, budget, n);
-  const bool recompute = plan.recompute;
-  const int batch = plan.batch_samples;
+  // Plan: recompute or keep weights, and how many samples per batch fit the budget.
+  double budget = 0;
+  const MemoryPlan layout = plan(config, n, &budget);
+  const bool recompute = layout.recompute;
+  const int batch = layout.batch_samples;
   info_.recompute = recompute;
+  info_.checkpoint_every = layout.checkpoint_every;
   info_.batch_samples = batch;
   info_.budget_bytes = budget;
 
   Blas blas(tf32);
-  const std::size_t per = std::size_t(T) * d;
   for (int first = 0; first < n; first += batch) {
     const int S = std::min(batch, n - first);
     ++info_.batches;
     const auto t0 = Clock::now();
-    std::vector<std::uint32_t> ids(S);
-    for (int s = 0; s < S; ++s) ids[s] = std::uint32_t(samples[first + s]);
-    const DeviceBuffer<std::uint32_t> d_ids = DeviceBuffer<std::uint32_t>::from_host(ids);
-    DeviceBuffer<R> scratch;
-    if (recompute) scratch = DeviceBuffer<R>(std::size_t(S) * largest_weight(shape));
-    const GpuContext<R> ctx{blas.handle(), config.seed, S, d_ids.get(), recompute, &scratch};
-
-    DeviceBuffer<R> x0(S * per);
-    input_fill(x0.get(), S, d_ids.get(), T, d, config.seed, config.input_std, config.input_corr);
-    GpuGraph<R> graph(shape, placement, ctx);
-    const sim::StackValues sv = sim::build_stack(graph, shape, placement, graph.input(std::move(x0)));
-
-    std::vector<std::vector<R>> hs(K + 1), hg(K + 1);
-    for (int l = 0; l <= K; ++l) {
-      hs[l].resize(S * per);
-      copy_to_host(hs[l].data(), graph.value(sv.stream[l]), S * per * sizeof(R));
-    }
-    std::vector<R> hy(S * per);
-    copy_to_host(hy.data(), graph.value(sv.output), S * per * sizeof(R));
-    DeviceBuffer<R> dy(S * per);
-    loss_gradient(graph.value(sv.output), dy.get(), S, d_ids.get(), T, d, config.seed,
-                  config.loss == vocab::Loss::mse);
-    graph.release_forward({});
-    graph.backward(sv.output, std::move(dy), sv.stream, [&](int l, const R* d_g) {
-      hg[l].resize(S * per);
-      copy_to_host(hg[l].data(), d_g, S * per * sizeof(R));
-    });
-    NORMSIM_CUDA_CHECK(cudaDeviceSynchronize());
+    DeviceStats stats(K, S);
+    BatchRun<R> run(config, shape, placement, blas, samples.subspan(first, S), recompute, stats);
+    if (layout.checkpoint_every > 0)
+      run.checkpointed(layout.checkpoint_every);
+    else
+      run.whole();
+    stats.copy_to_host();  // the batch's one synchronization: every per-layer scalar at once
     info_.device_seconds += seconds_since(t0);
-
     const auto t1 = Clock::now();
-    std::exception_ptr error;
-    std::mutex error_mutex;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads_, S))
-    for (int s = 0; s < S; ++s) {
-      try {
-        using MapR = Eigen::Map<const sim::Mat<R>>;
-        sim::SampleTensors t;
-        bool forward_ok = true;
-        for (int l = 0; l <= K; ++l) {
-          t.stream.push_back(MapR(hs[l].data() + s * per, T, d).template cast<double>());
-          forward_ok = forward_ok && t.stream.back().allFinite();
-        }
-        t.output_finite = MapR(hy.data() + s * per, T, d).allFinite();
-        forward_ok = forward_ok && t.output_finite;
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        sim::WeightGradNorms none;
-        none.fill(nan);
-        for (int k = 0; k < K; ++k) {
-          t.branch_sq.push_back(graph.branch_sq[k][s]);
-          t.gradw.push_back(forward_ok ? graph.gradw[k][s] : none);
-        }
-        if (forward_ok)
-          for (int l = 0; l <= K; ++l)
-            t.grad.push_back(MapR(hg[l].data() + s * per, T, d).template cast<double>());
-        records[first + s] = sim::measure_sample(samples[first + s], t, shape, config.metrics);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    for (int s = 0; s < S; ++s)
+      records[first + s] =
+          sim::record_from_scalars(samples[first + s], stats.scalars(s, shape), shape, config.metrics);
     info_.metrics_seconds += seconds_since(t1);
   }
   peak_ = std::max(peak_, device_bytes_peak());

@@ -1,7 +1,7 @@
 // The CUDA backend: every sample of a call runs as one batch on the device (split into several batches
 // only when memory requires), through the same placements and build_stack as the CPU backend; metrics
-// are computed on the host from the streams and gradients copied back (sim::measure_sample), so both
-// backends share every metric definition. Plain C++ header.
+// are computed on the device (gpu/device_stats.hpp) and turned into records by sim::record_from_scalars,
+// the CPU backend's own definitions. Plain C++ header.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -22,13 +22,16 @@ struct CudaOptions {
 
 // Where the time of the last run() went (seconds), and how it was planned.
 struct CudaRunInfo {
-  double device_seconds = 0;   // weights, forward, backward, copies of streams and gradients to the host
-  double metrics_seconds = 0;  // host: measure_sample for every sample
+  double device_seconds = 0;   // weights, forward, backward, every statistic, the copy of the scalars back
+  double metrics_seconds = 0;  // host: the records made from the scalars (sim::record_from_scalars)
   int batches = 0;             // device batches the samples were split into
   int batch_samples = 0;       // samples per batch
   bool recompute = false;
-  double budget_bytes = 0;  // device bytes the plan allowed (memory_fraction of the plannable memory)
+  int checkpoint_every = 0;  // activations checkpointed every n sublayers (0: the whole tape kept)
+  double budget_bytes = 0;   // device bytes the plan allowed (memory_fraction of the plannable memory)
 };
+
+struct MemoryPlan;
 
 class CudaBackend final : public sim::Backend {
  public:
@@ -37,11 +40,14 @@ class CudaBackend final : public sim::Backend {
   std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
   // A precision it lacks, or one sample that does not fit the device even with weights redrawn.
   std::string refusal(const sim::Config& config, int unit_samples) const override;
+  std::string plan_summary(const sim::Config& config) const override;
   std::size_t peak_memory_bytes() const override { return peak_; }
   const CudaRunInfo& last_run() const { return info_; }
   static CudaOptions options_from_environment();
 
  private:
+  // The plan for `samples` samples of `config` in this process's device memory now, and that budget.
+  MemoryPlan plan(const sim::Config& config, int samples, double* budget) const;
   template <class R>
   std::vector<sim::SampleRecord> run_typed(const sim::Config& config, std::span<const int> samples,
                                            bool tf32);

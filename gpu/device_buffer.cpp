@@ -76,6 +76,9 @@ void copy_to_host(void* dst, const void* d_src, std::size_t bytes) {
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes) {
   NORMSIM_CUDA_CHECK(cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice));
 }
+void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes) {
+  NORMSIM_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy));
+}
 void device_zero(void* d_dst, std::size_t bytes) {
   NORMSIM_CUDA_CHECK(cudaMemset(d_dst, 0, bytes));
 }

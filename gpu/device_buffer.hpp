@@ -20,6 +20,8 @@ std::size_t plannable_device_bytes();
 void copy_to_host(void* dst, const void* d_src, std::size_t bytes);
 void copy_to_device(void* d_dst, const void* src, std::size_t bytes);
 void device_zero(void* d_dst, std::size_t bytes);
+// Device to device, asynchronous on the default stream (no host synchronization).
+void copy_on_device(void* d_dst, const void* d_src, std::size_t bytes);
 
 // n elements of T on the device (uninitialized), or empty.
 template <class T>

@@ -1,19 +1,21 @@
 #include "gpu/gpu_branches.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "gpu/stat_kernels.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using sim::WeightKind;
 
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
@@ -92,17 +94,17 @@ class GpuMlp final : public GpuBranch<R> {
     return out;
   }
 
-  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
     const int S = ctx_.S;
     const std::size_t nh = std::size_t(S) * T_ * H_;
-    for (auto& n : norms) n.fill(kNaN);
     {  // a is recomputed from h (and g) rather than kept
       DeviceBuffer<R> a(nh);
       if (swiglu_)
         swiglu_forward(g_.get(), h_.get(), a.get(), nh);
       else
         activation_forward(h_.get(), a.get(), nh, act_);
-      set(norms, WeightKind::w2, batched_frobenius_of_AtB<R>(ctx_.blas, a.get(), d_dout, S, T_, H_, d_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, a.get(), d_dout, S, T_, H_, d_,
+                                  d_gradw + int(WeightKind::w2) * S);
     }
     DeviceBuffer<R> da(nh);
     times_weight(ctx_.blas, d_dout, w_.get(WeightKind::w2), da.get(), S, T_, d_, H_, true, false);
@@ -110,13 +112,14 @@ class GpuMlp final : public GpuBranch<R> {
     if (swiglu_) {
       DeviceBuffer<R> dh(nh);
       swiglu_backward(g_.get(), h_.get(), da.get(), da.get(), dh.get(), nh);  // da becomes dg
-      set(norms, WeightKind::wgate, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
-      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dh.get(), S, T_, d_, H_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_,
+                                  d_gradw + int(WeightKind::wgate) * S);
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, dh.get(), S, T_, d_, H_, d_gradw + int(WeightKind::w1) * S);
       times_weight(ctx_.blas, da.get(), w_.get(WeightKind::wgate), du.get(), S, T_, H_, d_, true, false);
       times_weight(ctx_.blas, dh.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, true);
     } else {
       activation_backward(h_.get(), da.get(), da.get(), nh, act_);  // da becomes dh
-      set(norms, WeightKind::w1, batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_));
+      batched_frobenius_of_AtB<R>(ctx_.blas, u_, da.get(), S, T_, d_, H_, d_gradw + int(WeightKind::w1) * S);
       times_weight(ctx_.blas, da.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, false);
     }
     h_.reset();
@@ -126,9 +129,6 @@ class GpuMlp final : public GpuBranch<R> {
   }
 
  private:
-  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
-    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
-  }
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   sim::Activation act_;
@@ -138,6 +138,27 @@ class GpuMlp final : public GpuBranch<R> {
   DeviceBuffer<R> h_, g_;
 };
 
+// The decoder's encoder output of every sample (sim/encoder_output.hpp), S x T x d: sqrt(1 - rho) z per token
+// plus sqrt(rho) c, c broadcast over the tokens by a product with a column of ones, then the norm per token.
+template <class R>
+DeviceBuffer<R> encoder_output(const sim::StackShape& s, const GpuContext<R>& ctx) {
+  const int S = ctx.S, T = s.tokens, d = s.width;
+  const double rho = s.cfg.encoder_cos;
+  DeviceBuffer<R> e(std::size_t(S) * T * d), c(std::size_t(S) * d);
+  gaussian_fill(e.get(), std::size_t(T) * d, S, ctx.d_samples, ctx.seed, 0, sim::Stream::encoder_tokens,
+                std::sqrt(1.0 - rho));
+  gaussian_fill(c.get(), std::size_t(d), S, ctx.d_samples, ctx.seed, 0, sim::Stream::encoder_common,
+                std::sqrt(rho));
+  const DeviceBuffer<R> ones = DeviceBuffer<R>::from_host(std::vector<R>(std::size_t(T), R(1)));
+  gemm<R>(ctx.blas, false, false, T, d, 1, 1.0, ones.get(), 1, 0, c.get(), d, d, 1.0, e.get(), d,
+          (long long)T * d, S);
+  DeviceBuffer<double> rstd(std::size_t(S) * T);
+  row_norm_forward(e.get(), e.get(), rstd.get(), S * T, d, s.norm, s.cfg.norm_gain, s.cfg.norm_eps);
+  return e;
+}
+
+// Self-attention, or the decoder's cross-attention (K and V from the encoder output, no mask, matrices
+// cq, ck, cv, co; the gradient reaches u through Q alone), as sim/cpu_branches.cpp.
 template <class R>
 class GpuAttention final : public GpuBranch<R> {
  public:
@@ -146,12 +167,17 @@ class GpuAttention final : public GpuBranch<R> {
       : ctx_(ctx),
         w_(s, p, k, ctx),
         heads_(s.heads),
-        causal_(s.cfg.causal),
+        cross_(s.branch(k) == sim::BranchKind::cross_attention),
+        causal_(s.cfg.causal && !cross_),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         T_(s.tokens),
-        d_(s.width) {}
+        d_(s.width),
+        kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
+    if (cross_) enc_ = encoder_output(s, ctx);
+  }
 
   // Heads are split from the tokens (S x T x d to S x heads x T x d_head) so each product is one
   // strided-batched GEMM over every (sample, head).
@@ -159,9 +185,10 @@ class GpuAttention final : public GpuBranch<R> {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     u_ = d_u;
-    q_ = split(project(d_u, WeightKind::wq, rq_));
-    k_ = split(project(d_u, WeightKind::wk, rk_));
-    v_ = split(project(d_u, WeightKind::wv, rv_));
+    const R* kv = cross_ ? enc_.get() : d_u;
+    q_ = split(project(d_u, kinds_[0], rq_));
+    k_ = split(project(kv, kinds_[1], rk_));
+    v_ = split(project(kv, kinds_[2], rv_));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get(), dh, sh, k_.get(), dh, sh,
@@ -172,19 +199,18 @@ class GpuAttention final : public GpuBranch<R> {
             SH);
     o_ = merge(oh.get());
     DeviceBuffer<R> out(n);
-    times_weight(ctx_.blas, o_.get(), w_.get(WeightKind::wo), out.get(), S, T, d, d, false, false);
+    times_weight(ctx_.blas, o_.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
     return out;
   }
 
-  DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) override {
+  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     const long long sh = (long long)T * dh, sp = (long long)T * T;
-    for (auto& x : norms) x.fill(kNaN);
-    set(norms, WeightKind::wo, batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d));
+    batched_frobenius_of_AtB<R>(ctx_.blas, o_.get(), d_dout, S, T, d, d, d_gradw + int(kinds_[3]) * S);
     o_.reset();
     DeviceBuffer<R> d_o(n);
-    times_weight(ctx_.blas, d_dout, w_.get(WeightKind::wo), d_o.get(), S, T, d, d, true, false);
+    times_weight(ctx_.blas, d_dout, w_.get(kinds_[3]), d_o.get(), S, T, d, d, true, false);
     const DeviceBuffer<R> doh = split(std::move(d_o));
     DeviceBuffer<R> dqh(n), dkh(n), dvh(n), dp(std::size_t(SH) * T * T);
     gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get(), T, sp, doh.get(), dh, sh, 0.0, dvh.get(), dh, sh,
@@ -207,14 +233,18 @@ class GpuAttention final : public GpuBranch<R> {
     q_.reset();
     k_.reset();
     v_.reset();
-    set(norms, WeightKind::wq, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d));
-    set(norms, WeightKind::wk, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dk.get(), S, T, d, d));
-    set(norms, WeightKind::wv, batched_frobenius_of_AtB<R>(ctx_.blas, u_, dv.get(), S, T, d, d));
+    const R* kv = cross_ ? enc_.get() : u_;
+    batched_frobenius_of_AtB<R>(ctx_.blas, u_, dq.get(), S, T, d, d, d_gradw + int(kinds_[0]) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, kv, dk.get(), S, T, d, d, d_gradw + int(kinds_[1]) * S);
+    batched_frobenius_of_AtB<R>(ctx_.blas, kv, dv.get(), S, T, d, d, d_gradw + int(kinds_[2]) * S);
     DeviceBuffer<R> du(n);
-    times_weight(ctx_.blas, dq.get(), w_.get(WeightKind::wq), du.get(), S, T, d, d, true, false);
-    times_weight(ctx_.blas, dk.get(), w_.get(WeightKind::wk), du.get(), S, T, d, d, true, true);
-    times_weight(ctx_.blas, dv.get(), w_.get(WeightKind::wv), du.get(), S, T, d, d, true, true);
+    times_weight(ctx_.blas, dq.get(), w_.get(kinds_[0]), du.get(), S, T, d, d, true, false);
+    if (!cross_) {  // the encoder output is a constant: K and V carry no gradient to u
+      times_weight(ctx_.blas, dk.get(), w_.get(kinds_[1]), du.get(), S, T, d, d, true, true);
+      times_weight(ctx_.blas, dv.get(), w_.get(kinds_[2]), du.get(), S, T, d, d, true, true);
+    }
     w_.release();
+    enc_.reset();
     return du;
   }
 
@@ -248,17 +278,15 @@ class GpuAttention final : public GpuBranch<R> {
     row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_,
                       sim::NormKind::rmsnorm, gain_, false);
   }
-  static void set(std::vector<sim::WeightGradNorms>& norms, WeightKind w, const std::vector<double>& v) {
-    for (std::size_t s = 0; s < norms.size(); ++s) norms[s][int(w)] = v[s];
-  }
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   int heads_;
-  bool causal_, qkv_norm_;
+  bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
   int T_, d_;
+  std::array<WeightKind, 4> kinds_;  // q, k, v, o
   const R* u_ = nullptr;
-  DeviceBuffer<R> q_, k_, v_, o_, p_;
+  DeviceBuffer<R> enc_, q_, k_, v_, o_, p_;
   DeviceBuffer<double> rq_, rk_, rv_;
 };
 
@@ -277,14 +305,15 @@ DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const double* d_
 }  // namespace
 
 // As sim::frobenius_of_AtB: the products run on A and B scaled per sample by powers of two (a float Gram of
-// entries near 1e19 would overflow although the norm fits), the result is scaled back in double; a
-// non-finite entry gives NaN, a zero operand 0. One copy to the host: max|A|, max|B| and the sum per sample.
+// entries near 1e19 would overflow although the norm fits), the result is scaled back in double by
+// frobenius_finish; a non-finite entry gives NaN, a zero operand 0. Nothing comes back to the host.
 template <class R>
-std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
-                                             int n, int m) {
+void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T, int n, int m,
+                              double* d_out) {
   DeviceBuffer<double> d_stats(3 * std::size_t(S)), d_factor(2 * std::size_t(S));  // max|A|, max|B|, sum
   double* const max_a = d_stats.get();
   double* const max_b = max_a + S;
+  double* const sum = max_b + S;
   sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
   sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
   power_of_two_scales(max_a, d_factor.get(), 2 * S);
@@ -297,35 +326,20 @@ std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, 
             ga.get(), T, (long long)T * T, S);
     gemm<R>(blas, false, true, T, T, m, 1.0, b.get(), m, (long long)T * m, b.get(), m, (long long)T * m, 0.0,
             gb.get(), T, (long long)T * T, S);
-    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, max_b + S);
+    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, sum);
   } else {
     DeviceBuffer<R> g(std::size_t(S) * n * m);
     gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,
             g.get(), m, (long long)n * m, S);
-    sample_dot(g.get(), g.get(), std::size_t(n) * m, S, max_b + S);
+    sample_dot(g.get(), g.get(), std::size_t(n) * m, S, sum);
   }
-  const std::vector<double> h = d_stats.to_host();
-  std::vector<double> out(S);
-  for (int s = 0; s < S; ++s) {
-    const double ma = h[s], mb = h[S + s], sum = h[2 * S + s];
-    int ea = 0, eb = 0;
-    if (!std::isfinite(ma) || !std::isfinite(mb)) {
-      out[s] = std::numeric_limits<double>::quiet_NaN();
-    } else if (ma == 0 || mb == 0) {
-      out[s] = 0;
-    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
-      std::frexp(ma, &ea), std::frexp(mb, &eb);
-      out[s] = std::ldexp(std::sqrt(sum < 0 ? 0.0 : sum), ea + eb);
-    }
-  }
-  return out;
+  frobenius_finish(max_a, max_b, sum, S, d_out);
 }
 
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm) {
-  if (s.branch(k) == sim::BranchKind::attention)
-    return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
+  if (s.branch(k) != sim::BranchKind::mlp) return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
   return std::make_unique<GpuMlp<R>>(s, p, k, ctx);
 }
 
@@ -335,9 +349,9 @@ template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::Sta
 template std::unique_ptr<GpuBranch<double>> make_gpu_branch<double>(const sim::StackShape&,
                                                                     const sim::Placement&, int,
                                                                     const GpuContext<double>&, bool);
-template std::vector<double> batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int,
-                                                             int, int, int);
-template std::vector<double> batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*,
-                                                              int, int, int, int);
+template void batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int, int, int, int,
+                                              double*);
+template void batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*, int, int, int,
+                                               int, double*);
 
 }  // namespace normsim::gpu

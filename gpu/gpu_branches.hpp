@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_stats.hpp"
 #include "sim/cpu_branches.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
@@ -25,6 +26,7 @@ struct GpuContext {
   const std::uint32_t* d_samples = nullptr;   // their indices (S)
   bool recompute = false;                     // draw weights again in the backward instead of keeping them
   DeviceBuffer<R>* weight_scratch = nullptr;  // recompute: S x (largest fan_in x fan_out)
+  DeviceStats* stats = nullptr;               // where branches write branch_sq sums and weight-gradient norms
 };
 
 template <class R>
@@ -33,18 +35,19 @@ class GpuBranch {
   virtual ~GpuBranch() = default;
   // u: S x T x d, must stay valid until backward. Returns F(u), S x T x d.
   virtual DeviceBuffer<R> forward(const R* d_u) = 0;
-  // Returns dLoss/du; fills norms[s] (one per sample) with the weight-gradient norms. Frees the saved state.
-  virtual DeviceBuffer<R> backward(const R* d_dout, std::vector<sim::WeightGradNorms>& norms) = 0;
+  // Returns dLoss/du; writes the norm of dLoss/dW for each weight W it has to d_gradw[int(W) * S + s] on the
+  // device (DeviceStats' lf_gradw block; the others are left as they are). Frees the saved state.
+  virtual DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) = 0;
 };
 
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm);
 
-// Per sample ||A_s^T B_s||_F for A (S x T x n), B (S x T x m), by the Gram identity when cheaper (as
-// sim::frobenius_of_AtB).
+// d_out[s] = ||A_s^T B_s||_F for A (S x T x n), B (S x T x m), on the device, by the Gram identity when
+// cheaper (as sim::frobenius_of_AtB).
 template <class R>
-std::vector<double> batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T,
-                                             int n, int m);
+void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T, int n, int m,
+                              double* d_out);
 
 }  // namespace normsim::gpu

@@ -12,11 +12,7 @@ using sim::Value;
 template <class R>
 GpuGraph<R>::GpuGraph(const sim::StackShape& shape, const sim::Placement& placement, const GpuContext<R>& ctx)
     : shape_(shape), placement_(placement), ctx_(ctx) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  branch_sq.assign(shape.depth, std::vector<double>(ctx.S, nan));
-  sim::WeightGradNorms none;
-  none.fill(nan);
-  gradw.assign(shape.depth, std::vector<sim::WeightGradNorms>(ctx.S, none));
+  if (!ctx.stats) throw std::invalid_argument("GpuGraph: the context has no DeviceStats");
 }
 
 template <class R>
@@ -70,26 +66,21 @@ template <class R>
 Value GpuGraph<R>::branch(int k, Value u, bool qkv_norm) {
   auto br = make_gpu_branch<R>(shape_, placement_, k, ctx_, qkv_norm);
   DeviceBuffer<R> out = br->forward(values_[u.id].get());
-  const std::vector<double> sq = mean_sq_of(out.get());
-  branch_sq[k] = sq;
+  sample_dot(out.get(), out.get(), value_size() / ctx_.S, ctx_.S, ctx_.stats->field(k, lf_branch_sum));
   const Value v = push(Op{Kind::branch, u.id, -1, k}, std::move(out));
   branches_[v.id] = std::move(br);
   return v;
 }
 
+// Admin's omega needs the value on the host: the one synchronization inside a forward pass.
 template <class R>
-std::vector<double> GpuGraph<R>::mean_sq_of(const R* d_x) const {
+sim::Scalars GpuGraph<R>::mean_sq(Value a) {
   const std::size_t per = value_size() / ctx_.S;
   DeviceBuffer<double> d_out(ctx_.S);
-  sample_dot(d_x, d_x, per, ctx_.S, d_out.get());
+  sample_dot(values_[a.id].get(), values_[a.id].get(), per, ctx_.S, d_out.get());
   std::vector<double> out = d_out.to_host();
   for (double& v : out) v /= double(per);
   return out;
-}
-
-template <class R>
-sim::Scalars GpuGraph<R>::mean_sq(Value a) {
-  return mean_sq_of(values_[a.id].get());
 }
 
 template <class R>
@@ -143,7 +134,7 @@ void GpuGraph<R>::backward(Value out, DeviceBuffer<R> dout, const std::vector<Va
           break;
         }
         case Kind::branch: {
-          DeviceBuffer<R> du = branches_[i]->backward(g, gradw[op.k]);
+          DeviceBuffer<R> du = branches_[i]->backward(g, ctx_.stats->field(op.k, lf_gradw));
           if (grads_[op.a].empty())
             grads_[op.a] = std::move(du);
           else

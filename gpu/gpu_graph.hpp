@@ -1,7 +1,8 @@
 // The CUDA backend's tape: sim::StackOps on the device for a batch of S samples (a Value is S x T x d,
 // sample-major), and its reverse pass; the twin of sim/cpu_graph.cpp. Memory: after the forward pass,
 // release_forward() frees every value the backward does not read (only norm outputs and branch inputs
-// are read); during the backward, a gradient is freed once it has been passed on.
+// are read); during the backward, a gradient is freed once it has been passed on. Branch statistics
+// (branch_sq sums, weight-gradient norms) go to the context's DeviceStats, never to the host.
 #pragma once
 #include <functional>
 #include <memory>
@@ -37,10 +38,6 @@ class GpuGraph final : public sim::StackOps {
   void backward(sim::Value out, DeviceBuffer<R> dout, const std::vector<sim::Value>& watch,
                 const std::function<void(int watch_index, const R* d_grad)>& on_grad);
 
-  // Per sublayer k and sample s: mean of the raw branch output squared, and weight-gradient norms.
-  std::vector<std::vector<double>> branch_sq;            // [k][s]
-  std::vector<std::vector<sim::WeightGradNorms>> gradw;  // [k][s]
-
  private:
   enum class Kind { input, norm, add, scale, branch };
   struct Op {
@@ -50,7 +47,6 @@ class GpuGraph final : public sim::StackOps {
   };
   sim::Value push(Op op, DeviceBuffer<R> v);
   void accumulate(int id, const R* d_g, const double* d_scale);
-  std::vector<double> mean_sq_of(const R* d_x) const;  // per sample
 
   sim::StackShape shape_;
   const sim::Placement& placement_;

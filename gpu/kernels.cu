@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_common.cuh"
 #include "gpu/kernels.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
@@ -13,58 +14,6 @@
 namespace normsim::gpu {
 
 namespace {
-
-constexpr int kThreads = 256;  // elementwise and row kernels
-
-unsigned grid_for(std::size_t n) {
-  const std::size_t g = (n + kThreads - 1) / kThreads;
-  return unsigned(g < 65535u * 32u ? (g > 0 ? g : 1) : 65535u * 32u);
-}
-
-void check_launch(const char* name) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw_cuda_error(name, cudaGetErrorString(e), __FILE__, __LINE__);
-}
-
-// Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
-__device__ double block_sum(double v) {
-  __shared__ double part[32];
-  __shared__ double total;
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // part/total may still be read from a previous call
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < int(blockDim.x >> 5) ? part[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0) total = v;
-  }
-  __syncthreads();
-  return total;
-}
-
-template <class R>
-__device__ R block_max(R v) {
-  __shared__ R part[32];
-  __shared__ R total;
-  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < int(blockDim.x >> 5) ? part[lane] : part[0];
-    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
-    if (lane == 0) total = v;
-  }
-  __syncthreads();
-  return total;
-}
-
-#define NORMSIM_GRID_LOOP(i, n)                                                     \
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += std::size_t(blockDim.x) * gridDim.x)
 
 // One thread per Philox block: its four normals are computed once and written to the (up to) four entries
 // they are (gaussian_at would compute the block once per entry).

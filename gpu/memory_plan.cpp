@@ -1,6 +1,11 @@
 #include "gpu/memory_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gpu/device_stats.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::gpu {
 
@@ -29,51 +34,105 @@ std::size_t weight_elements(const sim::StackShape& s) {
   return n;
 }
 
-// Activations the tape keeps for the backward plus the transient buffers of the largest branch backward
-// (gpu/gpu_graph.hpp, gpu/gpu_branches.cpp): per sublayer up to 6 T d for streams, norm outputs, branch
-// outputs and gradients in flight; attention adds Q, K, V, O and the probabilities, an MLP its h (and g).
-std::size_t activation_elements(const sim::StackShape& s) {
+namespace {
+
+// What sublayer k's tape keeps for the backward (gpu/gpu_graph.hpp, gpu/gpu_branches.cpp): up to 6 T d for
+// streams, norm outputs, branch outputs and gradients in flight; attention adds Q, K, V, O and the
+// probabilities, an MLP its h (and g).
+std::size_t tape_elements(const sim::StackShape& s, int k) {
   const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
-  std::size_t keep = 0, transient = 0;
-  for (int k = 0; k < s.depth; ++k) {
-    keep += 6 * T * d;
-    if (s.branch(k) == sim::BranchKind::attention) {
-      keep += 4 * T * d + heads * T * T;
-      // backward: dO split by heads, dQ, dK, dV by heads and merged, a merged norm output, dP
-      transient = std::max(transient, 8 * T * d + 2 * heads * T * T);
-    } else {
-      keep += T * H * (s.swiglu ? 2 : 1);
-      transient = std::max(transient, 3 * T * H);
-    }
-  }
-  // The weight-gradient norms' scratch, at the larger of the two product shapes (d x H, d x d).
-  return keep + transient +
-         std::max(frobenius_scratch_elements(s.tokens, s.width, s.hidden),
-                  frobenius_scratch_elements(s.tokens, s.width, s.width));
+  if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + heads * T * T;
+  if (s.branch(k) == sim::BranchKind::cross_attention)  // also keeps the encoder output
+    return 6 * T * d + 5 * T * d + heads * T * T;
+  return 6 * T * d + T * H * (s.swiglu ? 2 : 1);
 }
 
-namespace {
+// The transient buffers of the largest branch backward plus the weight-gradient norms' scratch at the
+// larger of the two product shapes (d x H, d x d).
+std::size_t transient_elements(const sim::StackShape& s) {
+  const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
+  std::size_t transient = 0;
+  for (int k = 0; k < s.depth; ++k)
+    transient =
+        std::max(transient, s.branch(k) != sim::BranchKind::mlp
+                                ? 8 * T * d + 2 * heads * T * T  // dO, dQ, dK, dV split and merged, dP
+                                : 3 * T * H);
+  return transient + std::max(frobenius_scratch_elements(s.tokens, s.width, s.hidden),
+                              frobenius_scratch_elements(s.tokens, s.width, s.width));
+}
+
 int samples_that_fit(double budget, double per_sample, int samples) {
   const double fit = budget / per_sample;
   return std::clamp(fit < double(samples) ? int(fit) : samples, 1, std::max(samples, 1));
 }
+
+// The segment length that needs the least memory (ties: the longer segment, fewer recomputed boundaries).
+int best_checkpoint_interval(const sim::StackShape& s) {
+  int best = 1;
+  std::size_t least = std::numeric_limits<std::size_t>::max();
+  for (int every = 1; every <= s.depth; ++every)
+    if (const std::size_t e = checkpointed_activation_elements(s, every); e <= least) least = e, best = every;
+  return best;
+}
+
 }  // namespace
+
+std::size_t activation_elements(const sim::StackShape& s) {
+  std::size_t keep = 0;
+  for (int k = 0; k < s.depth; ++k) keep += tape_elements(s, k);
+  return keep + transient_elements(s);
+}
+
+std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every) {
+  const std::size_t checkpoints = std::size_t((s.depth + every - 1) / every) + 1;
+  std::size_t segment = 0;  // the largest segment's tape
+  for (int a = 0; a < s.depth; a += every) {
+    std::size_t tape = 0;
+    for (int k = a; k < std::min(a + every, s.depth); ++k) tape += tape_elements(s, k);
+    segment = std::max(segment, tape);
+  }
+  return checkpoints * std::size_t(s.tokens) * s.width + segment + transient_elements(s);
+}
+
+double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
+  const double T = s.tokens, d = s.width, n = std::min(T, d);
+  const double wide = element_bytes == sizeof(double) ? 0 : T * d;
+  const double stats_buffer = double(s.depth + 2) * kLayerFields;  // DeviceStats, per sample
+  return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
+}
 
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
                        double budget, int samples) {
   MemoryPlan p;
-  p.activation_bytes = double(activation_elements(s)) * double(element_bytes);
-  const double kept = double(weight_elements(s)) * double(element_bytes);
-  const double scratch = double(largest_weight(s)) * double(element_bytes);
+  const double bytes = double(element_bytes);
+  p.activation_bytes = double(activation_elements(s)) * bytes;
+  p.statistics_bytes = statistics_bytes(s, element_bytes);
+  const double kept = double(weight_elements(s)) * bytes, scratch = double(largest_weight(s)) * bytes;
+  const double tape = p.activation_bytes + p.statistics_bytes;
   // auto: redraw the weights when that runs more samples at once (drawing is cheap next to the products),
   // or when keeping them does not fit even one sample.
-  const int keep_batch = samples_that_fit(budget, p.activation_bytes + kept, samples);
-  const int redraw_batch = samples_that_fit(budget, p.activation_bytes + scratch, samples);
-  p.recompute =
-      mode == "true" || (mode == "auto" && (redraw_batch > keep_batch || p.activation_bytes + kept > budget));
+  const int keep_batch = samples_that_fit(budget, tape + kept, samples);
+  const int redraw_batch = samples_that_fit(budget, tape + scratch, samples);
+  p.recompute = mode == "true" || (mode == "auto" && (redraw_batch > keep_batch || tape + kept > budget));
   p.weight_bytes = p.recompute ? scratch : kept;
-  p.batch_samples = p.recompute ? redraw_batch : keep_batch;
+  if (p.per_sample_bytes() > budget) {  // the whole tape does not fit one sample: checkpoint it
+    p.checkpoint_every = best_checkpoint_interval(s);
+    p.activation_bytes = double(checkpointed_activation_elements(s, p.checkpoint_every)) * bytes;
+    if (mode == "auto") p.recompute = true, p.weight_bytes = scratch;
+  }
+  p.batch_samples = samples_that_fit(budget, p.per_sample_bytes(), samples);
   return p;
+}
+
+std::string describe_plan(const MemoryPlan& p, double budget) {
+  const std::string tape = p.checkpoint_every > 0 ? "activations checkpointed every " +
+                                                        std::to_string(p.checkpoint_every) + " sublayers "
+                                                  : "whole tape ";
+  return "GPU plan per sample: weights " + std::string(p.recompute ? "redrawn (scratch " : "kept (") +
+         sim::human_bytes(p.weight_bytes) + "), " + tape + sim::human_bytes(p.activation_bytes) +
+         ", statistics " + sim::human_bytes(p.statistics_bytes) + "; " + std::to_string(p.batch_samples) +
+         " samples per batch in " + sim::human_bytes(budget) +
+         (p.per_sample_bytes() > budget ? " (DOES NOT FIT)" : "");
 }
 
 }  // namespace normsim::gpu

@@ -1,6 +1,6 @@
 // The CUDA backend's memory plan, a pure function of the stack's shape and a byte budget: keep or redraw
-// the weights, and how many samples run at once. Plain C++ (tested without a device; docs/gpu.md's memory
-// table is checked against it by tests/gpu/test_memory_plan.cpp).
+// the weights, keep the whole tape or checkpoint it, and how many samples run at once. Plain C++ (tested
+// without a device; docs/gpu.md's memory table is checked against it by tests/gpu/test_memory_doc.cpp).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -10,26 +10,42 @@
 namespace normsim::gpu {
 
 // Elements per sample, all estimates erring high.
-std::size_t activation_elements(const sim::StackShape& s);  // tape kept for the backward + largest transient
-std::size_t weight_elements(const sim::StackShape& s);      // every weight of the stack
-std::size_t largest_weight(const sim::StackShape& s);       // the recompute scratch
+std::size_t activation_elements(const sim::StackShape& s);  // whole tape kept for the backward + transients
+// Checkpointed every `every` sublayers: the streams x_0, x_every, x_2every, ... kept, each segment's tape
+// rebuilt from its first stream in the backward, so only one segment's tape lives at a time.
+std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every);
+std::size_t weight_elements(const sim::StackShape& s);  // every weight of the stack
+std::size_t largest_weight(const sim::StackShape& s);   // the recompute scratch
+// Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, column squares,
+// the stream in double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n
+// doubles), and the per-layer scalars themselves (gpu/device_stats.hpp).
+double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes);
 // Whether ||A^T B||_F for A (T x n), B (T x m) goes through the two T x T Gram matrices (cheaper when
 // T (n + m) < n m), and the scratch elements either way.
 bool frobenius_by_gram(int T, int n, int m);
 std::size_t frobenius_scratch_elements(int T, int n, int m);
 
 struct MemoryPlan {
-  double activation_bytes = 0;  // per sample
+  double activation_bytes = 0;  // per sample: the whole tape, or the checkpoints and one segment's tape
   double weight_bytes = 0;      // per sample: every weight kept, or the recompute scratch
+  double statistics_bytes = 0;  // per sample
   bool recompute = false;
+  // 0: the whole tape is kept; n > 0: activations checkpointed every n sublayers (only when the whole tape
+  // does not fit one sample; the segment length minimizes memory; gpu/batch_run.hpp rounds it up to a
+  // multiple of the placement's span).
+  int checkpoint_every = 0;
   int batch_samples = 0;  // at least 1, at most the samples asked for
-  double per_sample_bytes() const { return activation_bytes + weight_bytes; }
+  double per_sample_bytes() const { return activation_bytes + weight_bytes + statistics_bytes; }
 };
 
 // mode: "auto", "true" or "false" (recompute; auto redraws when that fits more samples per batch, or when
 // keeping does not fit one); element_bytes: sizeof(R); budget: device bytes the run may use; samples: how
-// many the call runs.
+// many the call runs. When one sample does not fit with the whole tape, the plan checkpoints activations
+// (and, unless mode is "false", redraws the weights).
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
                        double budget, int samples);
+
+// One line: weights, tape, statistics, samples per batch and the budget (the --dry-run plan prints it).
+std::string describe_plan(const MemoryPlan& p, double budget);
 
 }  // namespace normsim::gpu

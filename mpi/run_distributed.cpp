@@ -298,7 +298,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
   report.units_resumed = units.size() - pending.size();
   if (rank == 0) {
     if (options.resume)
-      err << "normsim: resuming " << options.out.string() << ": " << report.units_resumed << " of "
+      err << sim::kRunPrefix << "resuming " << options.out.string() << ": " << report.units_resumed << " of "
           << units.size() << " units done" << (pending.empty() ? "" : ", missing: ")
           << unit_list(pending_units, options.verbose) << "\n";
     if (options.verbose) {
@@ -307,8 +307,8 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
       for (int r = 0; r < size; ++r) {
         double cost = 0;
         for (int j : schedule[static_cast<std::size_t>(r)]) cost += costs[static_cast<std::size_t>(j)];
-        err << "normsim: rank " << r << ": " << schedule[static_cast<std::size_t>(r)].size() << " units, "
-            << static_cast<int>(std::lround(total > 0 ? 100 * cost / total : 0))
+        err << sim::kRunPrefix << "rank " << r << ": " << schedule[static_cast<std::size_t>(r)].size()
+            << " units, " << static_cast<int>(std::lround(total > 0 ? 100 * cost / total : 0))
             << "% of the estimated cost\n";
       }
     }
@@ -331,7 +331,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
       sim::save_part(options.out, r, id);
       seconds += r.seconds;
       if (options.verbose)
-        err << "normsim: rank " << rank << ": " << r.unit.part_name() << " done in "
+        err << sim::kRunPrefix << "rank " << rank << ": " << r.unit.part_name() << " done in "
             << seconds_text(r.seconds) << " (" << computed.size() + 1 << "/" << share.size() << ")\n"
             << std::flush;
       computed.push_back(std::move(r));
@@ -378,7 +378,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
       }
     } catch (const std::exception& e) {
       // Another rank's bytes make no sense (a different binary?): nothing can be trusted, stop the job.
-      err << "normsim: error: " << e.what() << "\n" << std::flush;
+      err << sim::kRunPrefix << "error: " << e.what() << "\n" << std::flush;
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const auto failed = std::find_if(reports.begin(), reports.end(),
@@ -390,8 +390,8 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
       for (const auto& u : units)
         if (!finished.contains({u.config, u.begin})) missing.push_back(u);
       final.kind = failed->failure;
-      final.message = failed->message + "\nnormsim: " + std::to_string(missing.size()) + " of " +
-                      std::to_string(units.size()) + " units are missing (" +
+      final.message = failed->message + "\n" + std::string(sim::kRunPrefix) + std::to_string(missing.size()) +
+                      " of " + std::to_string(units.size()) + " units are missing (" +
                       unit_list(missing, options.verbose) + "); the finished ones are saved in " +
                       (options.out / "parts").string() + ": run again with --resume to complete the run";
     } else {

@@ -23,6 +23,9 @@ class Backend {
   // Why this backend cannot run `config` in units of `unit_samples` samples (a precision it lacks, memory
   // it cannot have), naming the keys involved; "" when it can. Asked before anything is written.
   virtual std::string refusal(const Config&, int /*unit_samples*/) const { return ""; }
+  // How the backend would lay out `config` (a device memory plan), one line for --dry-run; "" when it has
+  // nothing to say.
+  virtual std::string plan_summary(const Config&) const { return ""; }
   // Peak memory the backend used so far (bytes), or 0 when it does not track it.
   virtual std::size_t peak_memory_bytes() const { return 0; }
 };

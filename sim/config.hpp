@@ -46,8 +46,9 @@ struct Config {
   // Per weight kind overrides: "" (use the above) or "rule:value", e.g. "fanin:2" or "fixed:0.01".
   std::string init_w1, init_w2, init_wgate, init_wq, init_wk, init_wv, init_wo;
   // Inputs.
-  double input_std = 1.0;   // std of every input coordinate
-  double input_corr = 0.0;  // correlation between tokens, in [0, 1]
+  double input_std = 1.0;    // std of every input coordinate
+  double input_corr = 0.0;   // correlation between tokens, in [0, 1]
+  double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
   // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.

@@ -266,6 +266,52 @@ std::span<const RunKey> run_table_keys() {
   return kRunKeys;
 }
 
+namespace {
+
+// The [run] table's name and description into the grid.
+void read_run_table(const std::string& where, const std::string& name, const toml::table& table,
+                    const std::string& source, Grid& grid) {
+  if (name != "run")
+    throw ConfigError(where + ": unknown table [" + name +
+                      "] (keys sit at the top level; only [run] is a table)");
+  for (const auto& [rk, rnode] : table) {
+    const std::string rwhere = source + ":" + std::to_string(rk.source().begin.line);
+    const std::string rname(rk.str());
+    const auto* s = rnode.as_string();
+    if (rname != "name" && rname != "description")
+      throw ConfigError(rwhere + ": unknown key 'run." + rname +
+                        "' (the [run] table holds name, description)");
+    if (!s) throw ConfigError(rwhere + ": key 'run." + rname + "': expected string");
+    (rname == "name" ? grid.name : grid.description) = s->get();
+  }
+}
+
+// One --set override as an entry (nullopt for run.name and run.description, which go to the grid).
+std::optional<Entry> override_entry(const std::string& arg, Grid& grid) {
+  bool list = false;
+  auto [name, raw] = parse_override(arg, list);
+  const std::string where = "--set " + arg;
+  if (name == "run.name" || name == "run.description") {
+    const auto* s = raw.size() == 1 && !list ? std::get_if<std::string>(&raw[0]) : nullptr;
+    if (!s) throw ConfigError(where + ": key '" + name + "': expected string");
+    (name == "run.name" ? grid.name : grid.description) = *s;
+    return std::nullopt;
+  }
+  const KeyInfo& key = known_key(name, where);
+  if (key.type == KeyType::name_list && list) {
+    raw = {name_list(key, raw, [&](std::size_t) { return where; })};
+    list = false;
+  }
+  Entry e{name, list, {}, {}};
+  for (const auto& v : raw) {
+    e.values.push_back(checked(key, v, where));
+    e.where.push_back(where);
+  }
+  return e;
+}
+
+}  // namespace
+
 Grid parse_grid(std::string_view toml_text, const std::string& source,
                 std::span<const std::string> overrides) {
   toml::table root;
@@ -288,56 +334,36 @@ Grid parse_grid(std::string_view toml_text, const std::string& source,
   std::sort(items.begin(), items.end(),
             [&](const auto& a, const auto& b) { return pos(a.first) < pos(b.first); });
 
+  // Every key is checked on its own, and all their problems are reported at once.
+  std::string problems;
+  const auto collecting = [&](const auto& step) {
+    try {
+      step();
+    } catch (const ConfigError& e) {
+      problems += (problems.empty() ? "" : "\n") + std::string(e.what());
+    }
+  };
   std::vector<Entry> entries;
-  for (const auto& [k, node] : items) {
-    const std::string name(k->str());
-    const std::string where = source + ":" + std::to_string(k->source().begin.line);
-    if (const auto* table = node->as_table()) {
-      if (name != "run")
-        throw ConfigError(where + ": unknown table [" + name +
-                          "] (keys sit at the top level; only [run] is a table)");
-      for (const auto& [rk, rnode] : *table) {
-        const std::string rwhere = source + ":" + std::to_string(rk.source().begin.line);
-        const std::string rname(rk.str());
-        const auto* s = rnode.as_string();
-        if (rname != "name" && rname != "description")
-          throw ConfigError(rwhere + ": unknown key 'run." + rname +
-                            "' (the [run] table holds name, description)");
-        if (!s) throw ConfigError(rwhere + ": key 'run." + rname + "': expected string");
-        (rname == "name" ? grid.name : grid.description) = s->get();
-      }
-      continue;
-    }
-    entries.push_back(entry_from_node(name, *node, source));
-  }
-
-  for (const auto& arg : overrides) {
-    bool list = false;
-    auto [name, raw] = parse_override(arg, list);
-    const std::string where = "--set " + arg;
-    if (name == "run.name" || name == "run.description") {
-      const auto* s = raw.size() == 1 && !list ? std::get_if<std::string>(&raw[0]) : nullptr;
-      if (!s) throw ConfigError(where + ": key '" + name + "': expected string");
-      (name == "run.name" ? grid.name : grid.description) = *s;
-      continue;
-    }
-    const KeyInfo& key = known_key(name, where);
-    if (key.type == KeyType::name_list && list) {
-      raw = {name_list(key, raw, [&](std::size_t) { return where; })};
-      list = false;
-    }
-    Entry e{name, list, {}, {}};
-    for (const auto& v : raw) {
-      e.values.push_back(checked(key, v, where));
-      e.where.push_back(where);
-    }
-    const auto same =
-        std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
-    if (same != entries.end())
-      *same = std::move(e);
-    else
-      entries.push_back(std::move(e));
-  }
+  for (const auto& [k, node] : items)
+    collecting([&, k = k, node = node] {
+      const std::string name(k->str());
+      if (const auto* table = node->as_table())
+        read_run_table(source + ":" + std::to_string(k->source().begin.line), name, *table, source, grid);
+      else
+        entries.push_back(entry_from_node(name, *node, source));
+    });
+  for (const auto& arg : overrides)
+    collecting([&] {
+      auto e = override_entry(arg, grid);
+      if (!e) return;
+      const auto same =
+          std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == e->key; });
+      if (same != entries.end())
+        *same = std::move(*e);
+      else
+        entries.push_back(std::move(*e));
+    });
+  if (!problems.empty()) throw ConfigError(problems);
 
   std::size_t total = 1;
   for (const auto& e : entries) {

@@ -266,7 +266,7 @@ std::vector<KeyInfo> make_table() {
   };
   return {
       key("sublayer", &Config::sublayer, "model", "branch kind of every sublayer",
-          "mlp | attention | transformer", one_of(kSublayers), kSublayers),
+          "mlp | attention | transformer | decoder", one_of(kSublayers), kSublayers),
       key("placement", &Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
           one_of(placement_list()), placement_list()),
       key("norm", &Config::norm, "model", "the norm used by the placement", "layernorm | rmsnorm",
@@ -279,13 +279,13 @@ std::vector<KeyInfo> make_table() {
       key("tokens", &Config::tokens, "model", "T, the number of tokens (rows of the stream)", ">= 1",
           int_at_least(1)),
       key("depth", &Config::depth, "model", "K, the number of residual sublayers",
-          ">= 1; even for transformer, b2t, spannorm", int_at_least(1)),
+          ">= 1; even for transformer, b2t, spannorm; a multiple of 3 for decoder", int_at_least(1)),
       key("mlp_ratio", &Config::mlp_ratio, "model", "MLP hidden width = round(mlp_ratio * width)",
           "> 0, hidden width >= 1", float_range(0, INFINITY, true)),
       key("activation", &Config::activation, "model", "MLP activation",
           "relu | gelu | silu | tanh | linear | swiglu", one_of(kActivations), kActivations),
       key("heads", &Config::heads, "model", "attention heads (head size width / heads)",
-          ">= 1, divides width (attention, transformer)", int_at_least(1)),
+          ">= 1, divides width (attention, transformer, decoder)", int_at_least(1)),
       key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
           any()),
       key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
@@ -324,13 +324,20 @@ std::vector<KeyInfo> make_table() {
       override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
       override_key("init_w2", &Config::init_w2, "init of w2 (MLP output), overriding init"),
       override_key("init_wgate", &Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
-      override_key("init_wq", &Config::init_wq, "init of wq (attention query), overriding init"),
-      override_key("init_wk", &Config::init_wk, "init of wk (attention key), overriding init"),
-      override_key("init_wv", &Config::init_wv, "init of wv (attention value), overriding init"),
-      override_key("init_wo", &Config::init_wo, "init of wo (attention output), overriding init"),
+      override_key("init_wq", &Config::init_wq,
+                   "init of wq (attention query; the decoder's cq too), overriding init"),
+      override_key("init_wk", &Config::init_wk,
+                   "init of wk (attention key; the decoder's ck too), overriding init"),
+      override_key("init_wv", &Config::init_wv,
+                   "init of wv (attention value; the decoder's cv too), overriding init"),
+      override_key("init_wo", &Config::init_wo,
+                   "init of wo (attention output; the decoder's co too), overriding init"),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
+          float_range(0, 1)),
+      key("encoder_cos", &Config::encoder_cos, "input",
+          "decoder: correlation between the tokens of the fixed encoder output (before its norm)", "[0, 1]",
           float_range(0, 1)),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
@@ -485,7 +492,14 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
     return issues;  // the checks below read the placement's block
   }
-  if (c.depth % 2 != 0) {
+  if (c.sublayer == Sublayer::decoder && c.depth % 3 != 0)
+    issues.push_back(
+        {"depth",
+         "depth " + std::to_string(c.depth) +
+             " is not a multiple of 3; sublayer = \"decoder\" has self-attention, cross-attention "
+             "and MLP in every layer",
+         {"sublayer"}});
+  else if (c.depth % 2 != 0 && c.sublayer != Sublayer::decoder) {
     const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
     if (c.sublayer == Sublayer::transformer)
       issues.push_back({"depth",

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "sim/draws.hpp"
+#include "sim/encoder_output.hpp"
 #include "sim/init.hpp"
 #include "sim/rownorm.hpp"
 
@@ -101,27 +102,47 @@ Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<do
   return dx;
 }
 
+// The decoder's encoder output E (T x d) of one sample (sim/encoder_output.hpp).
+template <class R>
+Mat<R> encoder_matrix(const StackShape& s, SampleKey key) {
+  const int T = s.tokens, d = s.width;
+  Mat<R> e(T, d), E(T, d);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < d; ++i) e(t, i) = R(encoder_entry(key.seed, key.sample, t, i, d, s.cfg.encoder_cos));
+  for (int t = 0; t < T; ++t)
+    row_norm_forward(s.norm, e.data() + std::size_t(t) * d, E.data() + std::size_t(t) * d, d, s.cfg.norm_gain,
+                     s.cfg.norm_eps);
+  return E;
+}
+
+// Self-attention (K, V from the branch input u), or the decoder's cross-attention (K, V from the fixed
+// encoder output E, no mask; only Q depends on u, so dLoss/du flows through Q alone).
 template <class R>
 class CpuAttention final : public CpuBranch<R> {
  public:
   CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm)
       : heads_(s.heads),
-        causal_(s.cfg.causal),
+        cross_(s.branch(k) == BranchKind::cross_attention),
+        causal_(s.cfg.causal && !cross_),
         qkv_norm_(qkv_norm),
         eps_(s.cfg.norm_eps),
-        gain_(s.cfg.norm_gain) {
-    wq_ = draw_weight<R>(s, p, k, key, WeightKind::wq);
-    wk_ = draw_weight<R>(s, p, k, key, WeightKind::wk);
-    wv_ = draw_weight<R>(s, p, k, key, WeightKind::wv);
-    wo_ = draw_weight<R>(s, p, k, key, WeightKind::wo);
+        gain_(s.cfg.norm_gain),
+        kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
+                      : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
+    wq_ = draw_weight<R>(s, p, k, key, kinds_[0]);
+    wk_ = draw_weight<R>(s, p, k, key, kinds_[1]);
+    wv_ = draw_weight<R>(s, p, k, key, kinds_[2]);
+    wo_ = draw_weight<R>(s, p, k, key, kinds_[3]);
+    if (cross_) enc_ = encoder_matrix<R>(s, key);
   }
 
   Mat<R> forward(const Mat<R>& u) override {
     u_ = u;
     const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_;
+    const Mat<R>& kv = cross_ ? enc_ : u;
     q_raw_ = u * wq_;
-    k_raw_ = u * wk_;
-    v_raw_ = u * wv_;
+    k_raw_ = kv * wk_;
+    v_raw_ = kv * wv_;
     if (qkv_norm_) {
       head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
       head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
@@ -153,7 +174,7 @@ class CpuAttention final : public CpuBranch<R> {
   Mat<R> backward(const Mat<R>& dout, WeightGradNorms& norms) override {
     norms.fill(kNaN);
     const int T = int(u_.rows()), d = int(u_.cols()), dh = d / heads_;
-    norms[int(WeightKind::wo)] = frobenius_of_AtB<R>(o_, dout);
+    norms[int(kinds_[3])] = frobenius_of_AtB<R>(o_, dout);
     const Mat<R> d_o = dout * wo_.transpose();
     Mat<R> dq(T, d), dk(T, d), dv(T, d);
     const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
@@ -176,10 +197,12 @@ class CpuAttention final : public CpuBranch<R> {
       dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
       dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
     }
-    norms[int(WeightKind::wq)] = frobenius_of_AtB<R>(u_, dq);
-    norms[int(WeightKind::wk)] = frobenius_of_AtB<R>(u_, dk);
-    norms[int(WeightKind::wv)] = frobenius_of_AtB<R>(u_, dv);
+    const Mat<R>& kv = cross_ ? enc_ : u_;
+    norms[int(kinds_[0])] = frobenius_of_AtB<R>(u_, dq);
+    norms[int(kinds_[1])] = frobenius_of_AtB<R>(kv, dk);
+    norms[int(kinds_[2])] = frobenius_of_AtB<R>(kv, dv);
     Mat<R> du = dq * wq_.transpose();
+    if (cross_) return du;  // E is a constant: K and V carry no gradient to u
     du.noalias() += dk * wk_.transpose();
     du.noalias() += dv * wv_.transpose();
     return du;
@@ -187,9 +210,10 @@ class CpuAttention final : public CpuBranch<R> {
 
  private:
   int heads_;
-  bool causal_, qkv_norm_;
+  bool cross_, causal_, qkv_norm_;
   double eps_, gain_;
-  Mat<R> wq_, wk_, wv_, wo_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
+  std::array<WeightKind, 4> kinds_;  // q, k, v, o
+  Mat<R> wq_, wk_, wv_, wo_, enc_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;
 };
@@ -199,7 +223,7 @@ class CpuAttention final : public CpuBranch<R> {
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
                                               bool qkv_norm) {
-  if (s.branch(k) == BranchKind::attention) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm);
+  if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm);
   return std::make_unique<CpuMlp<R>>(s, p, k, key);
 }
 

@@ -41,12 +41,16 @@ const std::string& override_for(const Config& c, WeightKind w) {
     case WeightKind::wgate:
       return c.init_wgate;
     case WeightKind::wq:
+    case WeightKind::cq:  // the cross-attention shares the attention overrides
       return c.init_wq;
     case WeightKind::wk:
+    case WeightKind::ck:
       return c.init_wk;
     case WeightKind::wv:
+    case WeightKind::cv:
       return c.init_wv;
     case WeightKind::wo:
+    case WeightKind::co:
       return c.init_wo;
   }
   return c.init_w1;
@@ -71,7 +75,8 @@ double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
       std = rule.value;
       break;
   }
-  if (c.scaled_output && (w == WeightKind::w2 || w == WeightKind::wo)) std /= std::sqrt(double(s.depth));
+  if (c.scaled_output && (w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co))
+    std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;
 }

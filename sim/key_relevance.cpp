@@ -69,6 +69,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
+  if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
+    return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";
   if (key == "jacobian_probes" && !JacobianWanted::of(c.metrics).any())
     return "metrics names no Jacobian metric (jac_sq, jac_spread, block_identity_dev)";
   return "";

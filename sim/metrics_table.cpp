@@ -31,6 +31,15 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
     {"gradw_wk", K, B, "Frobenius norm of dLoss/dWk of sublayer k (attention key matrix)"},
     {"gradw_wv", K, B, "Frobenius norm of dLoss/dWv of sublayer k (attention value matrix)"},
     {"gradw_wo", K, B, "Frobenius norm of dLoss/dWo of sublayer k (attention output matrix)"},
+    {"gradw_cq", K, B,
+     "Frobenius norm of dLoss/dWq of the decoder's cross-attention sublayer k (query from the stream)"},
+    {"gradw_ck", K, B,
+     "Frobenius norm of dLoss/dWk of the decoder's cross-attention sublayer k (key from the encoder output)"},
+    {"gradw_cv", K, B,
+     "Frobenius norm of dLoss/dWv of the decoder's cross-attention sublayer k (value from the encoder "
+     "output)"},
+    {"gradw_co", K, B,
+     "Frobenius norm of dLoss/dWo of the decoder's cross-attention sublayer k (output matrix)"},
     {"jac_sq", S, B,
      "mean squared singular value of J = dx_K/dx_l (T d x T d): E||J^T u||^2 over unit u, estimated from "
      "jacobian_probes random u; 1 at l = K",

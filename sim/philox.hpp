@@ -39,10 +39,16 @@ enum class Stream : std::uint32_t {
   wk = 4,
   wv = 5,
   wo = 6,
+  cq = 7,  // cross-attention (decoder): query, key, value, output
+  ck = 8,
+  cv = 9,
+  co = 10,
   input_tokens = 16,
   input_common = 17,
   readout = 18,
   target = 19,
+  encoder_tokens = 20,  // the decoder's fixed encoder output (sim/encoder_output.hpp)
+  encoder_common = 21,
   jacobian_probe = 24,  // sim/jacobian_probes.hpp: probes of d x_K / d x_l
   block_probe = 25,     // and of each block's own Jacobian
 };

@@ -39,6 +39,12 @@ class Placement {
   virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
 };
 
+// Sublayers one unit of the placement covers on this stack: span(), except that a paired placement's unit
+// on a decoder is the decoder layer of 3 (vocab::unit_size, docs/conventions.md).
+inline int unit_sublayers(const Placement& p, const StackShape& s) {
+  return p.span() == 1 ? 1 : s.cfg.sublayer == vocab::Sublayer::decoder ? 3 : p.span();
+}
+
 // The built-in placement `id` (not custom); throws std::invalid_argument.
 const Placement& find_placement(vocab::Placement id);
 // The placement a config asks for: a built-in, or its custom block. Throws std::invalid_argument (ExprError)

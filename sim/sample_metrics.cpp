@@ -9,42 +9,82 @@ namespace normsim::sim {
 
 namespace {
 
-// Computes and stores a metric the config asks for; one that is NaN or Inf is also reported (it never
-// reaches a CSV file, so without this row it would vanish silently).
-struct Store {
-  SampleRecord& r;
-  const MetricSet& wanted;
-  template <class F>
-  void operator()(int metric, int layer, F&& compute) const {
-    if (!wanted.contains(metric)) return;
-    const double value = compute();
-    r.values[metric][layer] = value;
-    if (!std::isfinite(value)) r.nonfinite_statistics.push_back({metric, layer});
-  }
-};
+constexpr int kGradMetric[kWeightKinds] = {metric::gradw_w1, metric::gradw_w2, metric::gradw_wgate,
+                                           metric::gradw_wq, metric::gradw_wk, metric::gradw_wv,
+                                           metric::gradw_wo, metric::gradw_cq, metric::gradw_ck,
+                                           metric::gradw_cv, metric::gradw_co};
 
-// The forward metrics of streams x_0..x_{end-1}; token_cos is undefined with one token and not computed.
-void measure_forward(const Store& store, const SampleTensors& t, int forward_end) {
-  const int K = int(t.stream.size()) - 1;
-  for (int l = 0; l < forward_end && l <= K; ++l) {
-    const MatD& x = t.stream[l];
-    store(metric::act_sq, l, [&] { return mean_square(x); });
-    store(metric::act_mean_abs, l, [&] { return mean_abs(x); });
-    store(metric::act_max_abs, l, [&] { return max_abs(x); });
-    if (x.rows() > 1) store(metric::token_cos, l, [&] { return token_cosine(x); });
-    store(metric::eff_rank, l, [&] { return effective_rank(x); });
-  }
-  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
-    store(metric::cos_next, k, [&] { return mean_token_cosine(t.stream[k], t.stream[k + 1]); });
-    store(metric::rel_update, k, [&] { return mean_relative_update(t.stream[k], t.stream[k + 1]); });
-  }
-  for (int k = 0; k < K && k < forward_end; ++k) store(metric::branch_sq, k, [&] { return t.branch_sq[k]; });
+// The first non-finite stream (K + 1: the output), or -1.
+int first_bad_stream(const SampleScalars& s) {
+  const int K = int(s.stream_finite.size()) - 1;
+  for (int l = 0; l <= K; ++l)
+    if (!s.stream_finite[l]) return l;
+  return s.output_finite ? -1 : K + 1;
 }
 
-// The Jacobian estimates, where they were measured (asked for, forward pass finite).
-void measure_jacobians(const Store& store, const SampleTensors& t) {
-  const auto put = [&store](int metric, const std::vector<double>& v) {
-    for (std::size_t i = 0; i < v.size(); ++i) store(metric, int(i), [&] { return v[i]; });
+// Backward order, x_K down to x_0: the first non-finite gradient, or -1.
+int first_bad_gradient(const SampleScalars& s) {
+  for (int l = int(s.grad_finite.size()) - 1; l >= 0; --l)
+    if (!s.grad_finite[l]) return l;
+  return -1;
+}
+
+// Stores a computed value the config asks for; one that is NaN or Inf is also reported (it never reaches a
+// CSV file, so without this row it would vanish silently).
+struct Store {
+  SampleRecord& r;
+  const SampleScalars& s;
+  const MetricSet& wanted;
+  void operator()(int metric, int layer) const;
+};
+
+void Store::operator()(int metric, int layer) const {
+  if (!wanted.contains(metric)) return;
+  const double value = s.values[metric][layer];
+  r.values[metric][layer] = value;
+  if (!std::isfinite(value)) r.nonfinite_statistics.push_back({metric, layer});
+}
+
+// The forward metrics of streams x_0..x_{end-1}; token_cos is undefined with one token and not stored.
+void store_forward(const Store& store, int forward_end, int tokens) {
+  const int K = int(store.s.stream_finite.size()) - 1;
+  for (int l = 0; l < forward_end && l <= K; ++l) {
+    for (int m : {metric::act_sq, metric::act_mean_abs, metric::act_max_abs}) store(m, l);
+    if (tokens > 1) store(metric::token_cos, l);
+    store(metric::eff_rank, l);
+  }
+  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
+    store(metric::cos_next, k);
+    store(metric::rel_update, k);
+  }
+  for (int k = 0; k < K && k < forward_end; ++k) store(metric::branch_sq, k);
+}
+
+// The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into s.values.
+void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted) {
+  const int K = int(t.stream.size()) - 1;
+  const auto put = [&](int m, int i, auto&& compute) {
+    if (wanted.contains(m)) s.values[m][i] = compute();
+  };
+  for (int l = 0; l < forward_end && l <= K; ++l) {
+    const MatD& x = t.stream[l];
+    put(metric::act_sq, l, [&] { return mean_square(x); });
+    put(metric::act_mean_abs, l, [&] { return mean_abs(x); });
+    put(metric::act_max_abs, l, [&] { return max_abs(x); });
+    put(metric::token_cos, l, [&] { return token_cosine(x); });
+    put(metric::eff_rank, l, [&] { return effective_rank(x); });
+  }
+  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
+    put(metric::cos_next, k, [&] { return mean_token_cosine(t.stream[k], t.stream[k + 1]); });
+    put(metric::rel_update, k, [&] { return mean_relative_update(t.stream[k], t.stream[k + 1]); });
+  }
+  for (int k = 0; k < K && k < forward_end; ++k) put(metric::branch_sq, k, [&] { return t.branch_sq[k]; });
+}
+
+// The Jacobian estimates into s.values (the CPU backend measures them, when asked, from a finite forward).
+void measure_jacobians(SampleScalars& s, const SampleTensors& t) {
+  const auto put = [&s](int metric, const std::vector<double>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) s.values[metric][i] = v[i];
   };
   put(metric::jac_sq, t.jac_sq);
   put(metric::jac_spread, t.jac_spread);
@@ -53,43 +93,70 @@ void measure_jacobians(const Store& store, const SampleTensors& t) {
 
 }  // namespace
 
-SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
-                            const MetricSet& wanted) {
-  const int K = int(t.stream.size()) - 1;
+int gradw_metric(WeightKind w) {
+  return kGradMetric[int(w)];
+}
+
+SampleScalars empty_scalars(int K) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  SampleScalars s;
+  s.values.assign(metric::count, {});
+  for (int m = 0; m < metric::count; ++m)
+    s.values[m].assign(metric_table()[m].index == MetricIndex::stream ? K + 1 : K, nan);
+  s.stream_finite.assign(K + 1, true);
+  s.grad_finite.assign(K + 1, true);
+  return s;
+}
+
+SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape,
+                                 const MetricSet& wanted) {
+  const int K = int(s.stream_finite.size()) - 1;
   SampleRecord r;
   r.sample = sample;
-  r.values.assign(metric::count, {});
-  for (int m = 0; m < metric::count; ++m)
-    r.values[m].assign(metric_table()[m].index == MetricIndex::stream ? K + 1 : K, nan);
-
+  r.values = empty_scalars(K).values;
   // Forward: the first non-finite stream ends the forward metrics (everything after it derives from it).
-  int forward_bad = -1;
-  for (int l = 0; l <= K && forward_bad < 0; ++l)
-    if (!all_finite(t.stream[l])) forward_bad = l;
-  if (forward_bad < 0 && !t.output_finite) forward_bad = K + 1;
-  const Store store{r, wanted};
-  measure_forward(store, t, forward_bad < 0 ? K + 1 : std::min(forward_bad, K + 1));
+  const Store store{r, s, wanted};
+  const int forward_bad = first_bad_stream(s);
+  store_forward(store, forward_bad < 0 ? K + 1 : forward_bad, shape.tokens);
   if (forward_bad >= 0) {
     r.nonfinite = NonFinite{"forward", forward_bad};
     return r;
   }
   if (!wanted.any_of(MetricPass::backward)) return r;  // no backward metric asked: none was run
-
   // Backward runs from x_K down to x_0: the first non-finite gradient in that order ends it.
-  int backward_bad = -1;
-  for (int l = K; l >= 0 && backward_bad < 0; --l)
-    if (!all_finite(t.grad[l])) backward_bad = l;
-  for (int l = K; l > backward_bad; --l) store(metric::grad_sq, l, [&] { return mean_square(t.grad[l]); });
-  static constexpr int kGradMetric[kWeightKinds] = {metric::gradw_w1, metric::gradw_w2, metric::gradw_wgate,
-                                                    metric::gradw_wq, metric::gradw_wk, metric::gradw_wv,
-                                                    metric::gradw_wo};
+  const int backward_bad = first_bad_gradient(s);
+  for (int l = K; l > backward_bad; --l) store(metric::grad_sq, l);
   // Only the weights sublayer k has: the others hold NaN meaning "no such matrix".
   for (int k = K - 1; k >= 0 && k >= backward_bad; --k)
-    for (WeightKind w : shape.weights(k)) store(kGradMetric[int(w)], k, [&] { return t.gradw[k][int(w)]; });
-  if (backward_bad >= 0) r.nonfinite = NonFinite{"backward", backward_bad};
-  measure_jacobians(store, t);
+    for (WeightKind w : shape.weights(k)) store(kGradMetric[int(w)], k);
+  if (backward_bad >= 0) {
+    r.nonfinite = NonFinite{"backward", backward_bad};
+    return r;  // the Jacobian probes run the same backward maps: not stored past a non-finite gradient
+  }
+  for (int m : {metric::jac_sq, metric::jac_spread, metric::block_identity_dev})
+    for (int i = 0; i < int(s.values[m].size()); ++i) store(m, i);
   return r;
+}
+
+SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
+                            const MetricSet& wanted) {
+  const int K = int(t.stream.size()) - 1;
+  SampleScalars s = empty_scalars(K);
+  for (int l = 0; l <= K; ++l) s.stream_finite[l] = all_finite(t.stream[l]);
+  s.output_finite = t.output_finite;
+  const int forward_bad = first_bad_stream(s);
+  measure_forward(s, t, forward_bad < 0 ? K + 1 : forward_bad, wanted);
+  if (forward_bad >= 0 || !wanted.any_of(MetricPass::backward))
+    return record_from_scalars(sample, s, shape, wanted);
+  for (int l = K; l >= 0; --l) {
+    s.grad_finite[l] = all_finite(t.grad[l]);
+    if (!s.grad_finite[l]) break;  // nothing below it is stored
+    if (wanted.contains(metric::grad_sq)) s.values[metric::grad_sq][l] = mean_square(t.grad[l]);
+  }
+  for (int k = 0; k < K; ++k)
+    for (WeightKind w : shape.weights(k)) s.values[kGradMetric[int(w)]][k] = t.gradw[k][int(w)];
+  measure_jacobians(s, t);
+  return record_from_scalars(sample, s, shape, wanted);
 }
 
 }  // namespace normsim::sim

@@ -1,6 +1,7 @@
 // Turns one sample's streams, stream gradients and sublayer records into a SampleRecord: every metric at
-// every layer, and where a NaN or Inf first appeared. Backend-independent (the CUDA backend can use it on
-// streams it copies back, or compute the same definitions on the device).
+// every layer, and where a NaN or Inf first appeared. Backend-independent: the CPU backend measures the
+// tensors (measure_sample); the CUDA backend computes the same definitions on the device and hands the
+// per-layer scalars to record_from_scalars, the one place that decides what is stored and flagged.
 #pragma once
 #include <vector>
 
@@ -23,10 +24,31 @@ struct SampleTensors {
   std::vector<double> block_identity_dev;  // per sublayer
 };
 
-// `shape` says which weight matrices each sublayer has (only theirs get gradw values). Only the metrics in
-// `wanted` are computed (the others stay NaN); `t.grad` may be empty when `wanted` has no backward metric.
-// A statistic that is NaN or Inf although its stream is finite is listed in
-// SampleRecord::nonfinite_statistics.
+// Every metric of one sample as some backend computed it, before the forward/backward cut-offs apply:
+// values[m][i] as SampleRecord::values (NaN where not computed), and which tensors hold only finite entries.
+struct SampleScalars {
+  std::vector<std::vector<double>> values;
+  std::vector<bool> stream_finite;  // x_0..x_K
+  bool output_finite = true;        // y
+  std::vector<bool> grad_finite;    // dLoss/dx_0..dLoss/dx_K
+};
+
+// The metric (index into metric_table()) of the gradient norm of weight w.
+int gradw_metric(WeightKind w);
+
+// values sized as a record's for depth K (stream metrics K + 1 entries, sublayer metrics K), all NaN;
+// every tensor finite.
+SampleScalars empty_scalars(int K);
+
+// The record: of the metrics in `wanted` (the others stay NaN), the forward metrics up to the first
+// non-finite stream (or output), the backward metrics from x_K down to the first non-finite gradient (none
+// when `wanted` has no backward metric), only the weights sublayer k has (shape.weights(k)); a stored
+// statistic that is NaN or Inf although its tensors are finite is listed in nonfinite_statistics.
+SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape,
+                                 const MetricSet& wanted);
+
+// Measures the tensors (only what record_from_scalars will store), then record_from_scalars. `t.grad` may be
+// empty when `wanted` has no backward metric.
 SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
                             const MetricSet& wanted);
 

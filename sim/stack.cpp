@@ -22,6 +22,14 @@ std::string_view weight_name(WeightKind w) {
       return "wv";
     case WeightKind::wo:
       return "wo";
+    case WeightKind::cq:
+      return "cq";
+    case WeightKind::ck:
+      return "ck";
+    case WeightKind::cv:
+      return "cv";
+    case WeightKind::co:
+      return "co";
   }
   return "?";
 }
@@ -57,19 +65,29 @@ StackShape::StackShape(const Config& config)
 BranchKind StackShape::branch(int k) const {
   if (cfg.sublayer == vocab::Sublayer::mlp) return BranchKind::mlp;
   if (cfg.sublayer == vocab::Sublayer::attention) return BranchKind::attention;
+  if (cfg.sublayer == vocab::Sublayer::decoder) {
+    static constexpr BranchKind kDecoder[3] = {BranchKind::attention, BranchKind::cross_attention,
+                                               BranchKind::mlp};
+    return kDecoder[k % 3];
+  }
   return k % 2 == 0 ? BranchKind::attention : BranchKind::mlp;
 }
 
+int StackShape::block_size() const {
+  return cfg.sublayer == vocab::Sublayer::transformer ? 2 : cfg.sublayer == vocab::Sublayer::decoder ? 3 : 1;
+}
 int StackShape::block(int k) const {
-  return cfg.sublayer == vocab::Sublayer::transformer ? k / 2 : k;
+  return k / block_size();
 }
 int StackShape::blocks() const {
-  return cfg.sublayer == vocab::Sublayer::transformer ? depth / 2 : depth;
+  return depth / block_size();
 }
 
 std::vector<WeightKind> StackShape::weights(int k) const {
   if (branch(k) == BranchKind::attention)
     return {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo};
+  if (branch(k) == BranchKind::cross_attention)
+    return {WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co};
   if (swiglu) return {WeightKind::wgate, WeightKind::w1, WeightKind::w2};
   return {WeightKind::w1, WeightKind::w2};
 }

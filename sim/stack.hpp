@@ -12,11 +12,26 @@
 
 namespace normsim::sim {
 
-enum class BranchKind { mlp, attention };
+// cross_attention: the decoder's attention from the stream (queries) to a fixed encoder output (keys,
+// values).
+enum class BranchKind { mlp, attention, cross_attention };
 
-// Weight matrices, named as in the metric names gradw_<name>; the value is the Philox stream id.
-enum class WeightKind { w1 = 0, w2 = 1, wgate = 2, wq = 3, wk = 4, wv = 5, wo = 6 };
-inline constexpr int kWeightKinds = 7;
+// Weight matrices, named as in the metric names gradw_<name>; the value is the Philox stream id. cq, ck,
+// cv, co are the decoder's cross-attention matrices (own names, so that gradw_wq is always self-attention).
+enum class WeightKind {
+  w1 = 0,
+  w2 = 1,
+  wgate = 2,
+  wq = 3,
+  wk = 4,
+  wv = 5,
+  wo = 6,
+  cq = 7,
+  ck = 8,
+  cv = 9,
+  co = 10
+};
+inline constexpr int kWeightKinds = 11;
 std::string_view weight_name(WeightKind w);
 
 struct StackShape {
@@ -35,6 +50,7 @@ struct StackShape {
   BranchKind branch(int k) const;
   int block(int k) const;  // 0-based block index b(k)
   int blocks() const;      // L
+  int block_size() const;  // sublayers per block: 2 (transformer), 3 (decoder), else 1
   std::vector<WeightKind> weights(int k) const;
   int fan_in(WeightKind w) const;
   int fan_out(WeightKind w) const;

@@ -1,5 +1,7 @@
 #include "sim/stack_build.hpp"
 
+#include <stdexcept>
+
 #include "sim/placements/expression.hpp"
 #include "vocab/block_eval.hpp"
 
@@ -40,11 +42,6 @@ bool applies_final_norm(const StackShape& s, const Placement& p) {
 
 StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input,
                         PlacementState* state_io) {
-  StackValues out;
-  out.stream.reserve(s.depth + 1);
-  Value x = s.cfg.input_norm ? ops.norm(input) : input;
-  out.stream.push_back(x);
-  BranchScaledOps scaled(ops, s);
   PlacementState local;
   PlacementState& state = state_io ? *state_io : local;
   state.saved = Value{};
@@ -52,11 +49,23 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   // A fresh (non-replay) build records Admin's omega anew; without this a reused state would keep the
   // previous build's values in front and a later replay would read stale ones.
   if (!state.replay) state.omega_sq_used.clear();
-  for (int k = 0; k < s.depth; ++k) {
+  return build_segment(ops, s, p, input, 0, s.depth, state);
+}
+
+StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p, Value x, int first,
+                          int last, PlacementState& state) {
+  if (first % unit_sublayers(p, s) != 0)
+    throw std::invalid_argument("build_segment: a segment splits a placement unit");
+  StackValues out;
+  out.stream.reserve(last - first + 1);
+  if (first == 0 && s.cfg.input_norm) x = ops.norm(x);
+  out.stream.push_back(x);
+  BranchScaledOps scaled(ops, s);
+  for (int k = first; k < last; ++k) {
     x = p.sublayer(scaled, s, k, x, state);
     out.stream.push_back(x);
   }
-  out.output = applies_final_norm(s, p) ? ops.norm(x) : x;
+  out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x) : x;
   return out;
 }
 

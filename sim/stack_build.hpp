@@ -20,4 +20,12 @@ bool applies_final_norm(const StackShape& s, const Placement& p);
 StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, Value input,
                         PlacementState* state = nullptr);
 
+// Sublayers [first, last) only (activation checkpointing rebuilds a stack segment by segment): from the raw
+// input through the input norm when first == 0, else from x_first; the output (final norm) only when
+// last == depth, else output = x_last. `state` carries from one segment to the next as build_stack carries
+// it between sublayers (build_stack resets it first; here the caller does); first must be a multiple of
+// p.span(), so that no unit of the placement is split.
+StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p, Value x, int first,
+                          int last, PlacementState& state);
+
 }  // namespace normsim::sim

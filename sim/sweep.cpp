@@ -121,8 +121,8 @@ UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit) {
 std::vector<std::string> nonfinite_warnings(const UnitResult& result) {
   std::vector<std::string> lines;
   for (const auto& r : result.records) {
-    const std::string who = "normsim: warning: config " + std::to_string(result.unit.config) + " sample " +
-                            std::to_string(r.sample);
+    const std::string who = std::string(kRunPrefix) + "warning: config " +
+                            std::to_string(result.unit.config) + " sample " + std::to_string(r.sample);
     if (r.nonfinite)
       lines.push_back(who + ": NaN or Inf in the " + r.nonfinite->pass + " pass at layer " +
                       std::to_string(r.nonfinite->layer) +
@@ -319,7 +319,7 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
   Progress progress(std::move(unit_costs), results.size(), options.progress_bar, err);
   for (const auto& w : resumed_warnings) progress.message(w);
   if (options.resume && options.verbose)
-    progress.message("normsim: resuming: " + std::to_string(report.units_resumed) + " of " +
+    progress.message(std::string(kRunPrefix) + "resuming: " + std::to_string(report.units_resumed) + " of " +
                      std::to_string(units.size()) + " units already done");
   std::vector<double> seconds(grid.configs.size(), 0.0);
   for (const auto& u : pending) {
@@ -333,7 +333,7 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
     if (options.verbose && --remaining[u.config] == 0) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.3g s", seconds[u.config]);
-      progress.message("normsim: config " + std::to_string(u.config) + " (" +
+      progress.message(std::string(kRunPrefix) + "config " + std::to_string(u.config) + " (" +
                        describe_config(grid, u.config) + ") done in " + buf);
     }
   }

@@ -24,6 +24,10 @@
 
 namespace normsim::sim {
 
+// Every line `normsim run` writes to stderr starts with this, as every command's lines start with
+// "normsim COMMAND: " (cli/command_line.hpp): progress, warnings and the closing summary.
+inline constexpr const char* kRunPrefix = "normsim run: ";
+
 // "placement=post, depth=8": the identifying columns of config c.
 std::string describe_config(const Grid& grid, int c);
 

@@ -34,6 +34,13 @@ Branch Branch::attention_value_norm(double sigma_o_sq, double gamma_sq, Attentio
   return b;
 }
 
+Branch Branch::cross_attention(double q_c) {
+  Branch b;
+  b.kind_ = Kind::cross;
+  b.sa_ = q_c;
+  return b;
+}
+
 const GaussianKernel& Branch::kernel(double s) const {
   for (const auto& k : cache_) {
     if (k.variance() == s) return k;
@@ -59,6 +66,10 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
     return e;
   }
   switch (kind_) {
+    case Kind::cross:
+      e.out = {sa_, sa_};
+      e.back = GramMap::scale(0.0);
+      return e;
     case Kind::mlp: {
       // q = s2 M2(s1 m), chi = s1 s2 D2(s1 m) (theory.md §1.1); token pairs through kappa, dkappa.
       // ReLU and linear: M2, D2 are closed forms of s and the kernels do not depend on s, so no kernel

@@ -28,7 +28,7 @@ struct MlpDims {
 
 class Branch {
  public:
-  enum class Kind { mlp, swiglu, attention, attention_vnorm };
+  enum class Kind { mlp, swiglu, attention, attention_vnorm, cross };
 
   // F(u) = phi(u W1) W2, or SwiGLU (silu(u Wg) * (u W1)) W2 when act == swiglu.
   static Branch mlp(Activation act, double sigma1_sq, double sigma2_sq, double sigma_gate_sq);
@@ -41,6 +41,9 @@ class Branch {
   static Branch attention_value_norm(double sigma_o_sq, double gamma_sq, AttentionMixing mix,
                                      double sigma_v_sq = 1.0, double eps = 0.0);
 
+  // The decoder's cross-attention (theory/cross_attention.hpp): a constant output of Gram diag = off = q_c,
+  // whatever the input; no gradient reaches the input.
+  static Branch cross_attention(double q_c);
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "theory/cross_attention.hpp"
 #include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
 
@@ -38,6 +39,11 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
         "softmax attention at Xavier init has logits of variance ~1");
     if (s.causal) c.push_back("causal mask enters through position averages of the uniform causal matrix");
+    if (s.sublayer == SublayerKind::decoder)
+      c.push_back(
+          "decoder cross-attention: the uniform average of the encoder tokens' value projections, "
+          "independent "
+          "of the stream (theory/cross_attention.hpp); HybridNorm's QKV norm on it is not modelled");
   }
   if (has_mlp(s)) {
     c.push_back(
@@ -79,7 +85,9 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    1.0,
                    Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps),
                    spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
-                   vocab::parse_scalar(spec.branch_scale)};
+                   vocab::parse_scalar(spec.branch_scale),
+                   Branch::cross_attention(
+                       cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))};
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);

@@ -17,11 +17,14 @@ void fail(const std::string& key, const std::string& why) {
 
 }  // namespace
 
+int block_size(const StackSpec& s) {
+  return s.sublayer == SublayerKind::transformer ? 2 : s.sublayer == SublayerKind::decoder ? 3 : 1;
+}
 int block_count(const StackSpec& s) {
-  return s.sublayer == SublayerKind::transformer ? s.depth / 2 : s.depth;
+  return s.depth / block_size(s);
 }
 int block_of(const StackSpec& s, int k) {
-  return s.sublayer == SublayerKind::transformer ? k / 2 : k;
+  return k / block_size(s);
 }
 
 vocab::Block block_of_spec(const StackSpec& s) {
@@ -44,10 +47,12 @@ bool ends_in_norm(const StackSpec& s) {
   const int k = s.depth - 1;
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
-  env.attention =
-      s.sublayer == SublayerKind::attention || (s.sublayer == SublayerKind::transformer && k % 2 == 0);
+  env.attention = s.sublayer == SublayerKind::attention ||
+                  (s.sublayer == SublayerKind::transformer && k % 2 == 0) ||
+                  (s.sublayer == SublayerKind::decoder && k % 3 != 2);
   env.param = [&s](const std::string& name) { return parameter(s, name); };
-  return vocab::ends_in_norm(b.sublayers[k % b.span()], env);
+  const int unit = vocab::unit_size(b, s.sublayer);
+  return vocab::ends_in_norm(b.sublayers[vocab::expression_at(b, unit, k % unit)], env);
 }
 
 bool has_final_norm(const StackSpec& s) {
@@ -65,9 +70,12 @@ void validate(const StackSpec& s) {
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
-  if ((paired || s.sublayer == SublayerKind::transformer) && s.depth % 2 != 0) {
+  if (s.sublayer == SublayerKind::decoder) {
+    if (s.depth % 3 != 0) fail("depth", "must be a multiple of 3 for decoder stacks");
+  } else if ((paired || s.sublayer == SublayerKind::transformer) && s.depth % 2 != 0) {
     fail("depth", "must be even for transformer stacks and for b2t/spannorm");
   }
+  if (s.encoder_cos < 0.0 || s.encoder_cos > 1.0) fail("encoder_cos", "must lie in [0, 1]");
   const auto& w = s.sigma_sq;
   for (double g : {w.w1, w.wgate, w.w2, w.wq, w.wk, w.wv, w.wo}) {
     if (!(g >= 0.0) || !std::isfinite(g)) fail("sigma_sq", "every gain^2 must be finite and >= 0");

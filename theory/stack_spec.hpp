@@ -33,8 +33,9 @@ struct StackSpec {
   int heads = 4;           // unused by the uniform-attention value path; kept for the record
   bool causal = false;
   WeightGains sigma_sq;
-  double v0 = 1.0;    // input second moment per coordinate (before input_norm)
-  double rho0 = 0.0;  // input token cosine
+  double v0 = 1.0;           // input second moment per coordinate (before input_norm)
+  double rho0 = 0.0;         // input token cosine
+  double encoder_cos = 0.0;  // decoder: token cosine of the fixed encoder output (theory/cross_attention.hpp)
   bool input_norm = false;
   bool final_norm = true;  // applied only where the placement does not end in a norm
   double gamma = 1.0;      // gain of every norm at init
@@ -57,9 +58,11 @@ struct StackSpec {
   Loss loss = Loss::readout;
 };
 
-// Transformer layers L (K/2 for transformer stacks, K otherwise) and the block index b(k).
+// Transformer layers L (K/2 for transformer stacks, K/3 for decoders, K otherwise) and the block index b(k).
 int block_count(const StackSpec& s);
 int block_of(const StackSpec& s, int k);
+// Sublayers per block: 2 (transformer), 3 (decoder: self-attention, cross-attention, MLP), else 1.
+int block_size(const StackSpec& s);
 // The block expression of the spec's placement (its own, or `block`), parsed; throws std::invalid_argument.
 vocab::Block block_of_spec(const StackSpec& s);
 // The value of a name an expression reads (deepnorm_alpha: K^(1/4) unless given); throws when unknown.

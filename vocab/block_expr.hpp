@@ -8,13 +8,16 @@
 //   sublayer, else 0), sqrt(.), floor(.), a < b (1 or 0), c ? s : t (c a number), and the names of
 //   numeric config keys (rezero_alpha, ...).
 // A block is one expression, or two separated by ';' for a placement that spans a pair of sublayers
-// (sublayer 2j runs the first, 2j+1 the second). Every expression is a stream and calls F exactly once
-// on every path. Parsing is the only place the text is read; the evaluators walk the parsed nodes.
+// (sublayer 2j runs the first, 2j+1 the second; a decoder layer: unit_size below). Every expression is a
+// stream and calls F exactly once on every path. Parsing is the only place the text is read; the evaluators
+// walk the parsed nodes.
 #pragma once
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "vocab/enums.hpp"
 
 namespace normsim::vocab {
 
@@ -75,6 +78,17 @@ class ExprError : public std::invalid_argument {
 Block parse_block(std::string_view text);  // throws ExprError
 Expr parse_scalar(std::string_view text);  // a number-valued expression (branch_scale); throws ExprError
 std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
+
+// The sublayers one unit of a block covers on a stack of sublayer kind `kind`: 1 for a one-expression
+// block; for a pair, 2, or on a decoder its layer of 3 (the first expression runs at the self- and the
+// cross-attention, the second at the MLP, and x0 is the layer's input: B2T's decoder, arXiv 2206.00330,
+// takase/b2t_connection transformer_layer.py). Which expression runs at position `pos` of the unit.
+inline int unit_size(const Block& b, Sublayer kind) {
+  return b.span() == 1 ? 1 : kind == Sublayer::decoder ? 3 : 2;
+}
+inline int expression_at(const Block& b, int unit, int pos) {
+  return b.span() == 1 || pos < unit - 1 ? 0 : 1;
+}
 
 // The expression written back in the language (`normsim list placements`, messages).
 std::string to_text(const Expr& e);

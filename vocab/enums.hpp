@@ -22,7 +22,7 @@ enum class Placement {
   olmo2,
   custom
 };
-enum class Sublayer { mlp, attention, transformer };
+enum class Sublayer { mlp, attention, transformer, decoder };
 // swiglu is a branch shape (a gated MLP with silu), not a pointwise map.
 enum class Activation { relu, gelu, silu, tanh, linear, swiglu };
 enum class Norm { layernorm, rmsnorm };

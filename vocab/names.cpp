@@ -38,6 +38,9 @@ constexpr std::array kSublayers{
     Named<S>{S::mlp, "mlp", "every sublayer is an MLP branch"},
     Named<S>{S::attention, "attention", "every sublayer is a multi-head self-attention branch"},
     Named<S>{S::transformer, "transformer", "attention (even k) and MLP (odd k) alternate; even depth"},
+    Named<S>{S::decoder, "decoder",
+             "self-attention (k = 3j), cross-attention to a fixed encoder output (3j+1), MLP (3j+2); depth a "
+             "multiple of 3"},
 };
 using A = Activation;
 constexpr std::array kActivations{

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gpu/mock/mock_device.hpp"
+
 struct cublasContext {
   cublasMath_t math = CUBLAS_DEFAULT_MATH;
 };
@@ -94,6 +96,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          int n, int k, const float* alpha, const float* a, int lda,
                                          long long sa, const float* b, int ldb, long long sb,
                                          const float* beta, float* c, int ldc, long long sc, int batch) {
+  normsim::gpu::mock::count_library_call();
   return gemm_batched<float>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
 }
 
@@ -101,5 +104,6 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          int n, int k, const double* alpha, const double* a, int lda,
                                          long long sa, const double* b, int ldb, long long sb,
                                          const double* beta, double* c, int ldc, long long sc, int batch) {
+  normsim::gpu::mock::count_library_call();
   return gemm_batched<double>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
 }

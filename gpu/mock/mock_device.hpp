@@ -23,4 +23,19 @@ const MockDevice& device();
 std::size_t pool_reserved_bytes();
 std::size_t pool_used_bytes();
 
+// What the backend asked of the device since the last reset_counters(): kernel launches (every launcher of
+// gpu/kernels.hpp and gpu/stat_kernels.hpp), cuBLAS and cuSOLVER calls, host synchronizations
+// (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize) and blocking copies (cudaMemcpy:
+// the host waits for the device before and after it), so tests can bound them per layer.
+struct Counters {
+  long launches = 0;
+  long library_calls = 0;
+  long syncs = 0;
+  long blocking_copies = 0;
+};
+Counters counters();
+void reset_counters();
+void count_launch();
+void count_library_call();
+
 }  // namespace normsim::gpu::mock

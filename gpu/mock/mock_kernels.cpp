@@ -1,94 +1,112 @@
 // The mock's kernel launchers: every launcher of gpu/kernels.hpp runs its CPU twin (gpu/cpu_twins.hpp)
 // on the mock's device memory, which is host memory. What this build tests is therefore the backend's
 // orchestration (tape, planner, recompute, batching, layouts); the kernels themselves are checked against
-// the same twins on a real device by tests/gpu/test_gpu_kernels.cpp.
+// the same twins on a real device by tests/gpu/test_gpu_kernels.cpp. Each call counts as one launch
+// (gpu/mock/mock_device.hpp).
 #include "gpu/cpu_twins.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/mock/mock_device.hpp"
 
 namespace normsim::gpu {
 
 template <class R>
 void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
                    std::uint32_t layer, sim::Stream stream, double scale) {
+  mock::count_launch();
   cpu::gaussian_fill(d_out, n, S, d_samples, seed, layer, stream, scale);
 }
 
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
                 double input_std, double rho) {
+  mock::count_launch();
   cpu::input_fill(d_out, S, d_samples, T, d, seed, input_std, rho);
 }
 
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse) {
+  mock::count_launch();
   cpu::loss_gradient(d_y, d_dy, S, d_samples, T, d, seed, mse);
 }
 
 template <class R>
 void row_norm_forward(const R* d_x, R* d_y, double* d_rstd, int rows, int n, sim::NormKind kind, double gain,
                       double eps) {
+  mock::count_launch();
   cpu::row_norm_forward(d_x, d_y, d_rstd, rows, n, kind, gain, eps);
 }
 
 template <class R>
 void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rstd, int rows, int n,
                        sim::NormKind kind, double gain, bool accumulate) {
+  mock::count_launch();
   cpu::row_norm_backward(d_y, d_dy, d_dx, d_rstd, rows, n, kind, gain, accumulate);
 }
 
 template <class R>
 void activation_forward(const R* d_h, R* d_a, std::size_t n, sim::Activation act) {
+  mock::count_launch();
   cpu::activation_forward(d_h, d_a, n, act);
 }
 
 template <class R>
 void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, sim::Activation act) {
+  mock::count_launch();
   cpu::activation_backward(d_h, d_da, d_dh, n, act);
 }
 
 template <class R>
 void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n) {
+  mock::count_launch();
   cpu::swiglu_forward(d_g, d_h, d_a, n);
 }
 
 template <class R>
 void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n) {
+  mock::count_launch();
   cpu::swiglu_backward(d_g, d_h, d_da, d_dg, d_dh, n);
 }
 
 template <class R>
 void scaled_sum(R* d_out, const R* d_a, const double* d_s, const R* d_b, std::size_t n, int S,
                 bool accumulate) {
+  mock::count_launch();
   cpu::scaled_sum(d_out, d_a, d_s, d_b, n, S, accumulate);
 }
 
 template <class R>
 void softmax_forward(R* d_scores, int rows, int T, bool causal) {
+  mock::count_launch();
   cpu::softmax_forward(d_scores, rows, T, causal);
 }
 
 template <class R>
 void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale) {
+  mock::count_launch();
   cpu::softmax_backward(d_p, d_dp, rows, T, scale);
 }
 
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
+  mock::count_launch();
   cpu::sample_dot(d_a, d_b, n, S, d_out);
 }
 
 template <class R>
 void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
+  mock::count_launch();
   cpu::sample_max_abs(d_a, n, S, d_out);
 }
 
 void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
+  mock::count_launch();
   cpu::power_of_two_scales(d_max_abs, d_factor, S);
 }
 
 template <class R>
 void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
+  mock::count_launch();
   cpu::swap_middle_axes(d_src, d_dst, S, A, B, n);
 }
 

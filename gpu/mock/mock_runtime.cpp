@@ -23,6 +23,7 @@ struct State {
   std::map<const char*, std::size_t> allocations;  // start -> bytes
   std::size_t used = 0, reserved = 0;
   std::uint64_t release_threshold = 0;
+  normsim::gpu::mock::Counters counters;
 };
 
 State& state() {
@@ -80,6 +81,23 @@ std::size_t pool_reserved_bytes() {
 std::size_t pool_used_bytes() {
   const Lock lock(state().mutex);
   return state().used;
+}
+
+Counters counters() {
+  const Lock lock(state().mutex);
+  return state().counters;
+}
+void reset_counters() {
+  const Lock lock(state().mutex);
+  state().counters = Counters{};
+}
+void count_launch() {
+  const Lock lock(state().mutex);
+  ++state().counters.launches;
+}
+void count_library_call() {
+  const Lock lock(state().mutex);
+  ++state().counters.library_calls;
 }
 
 }  // namespace normsim::gpu::mock
@@ -229,14 +247,39 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, std::size_t min_bytes_to_keep)
 }
 
 // Copies and sets must stay inside one allocation on the device side, as the runtime checks.
-cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
-  const Lock lock(state().mutex);
+namespace {
+cudaError_t checked_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   if ((dst_dev && !is_device_range(state(), dst, bytes)) ||
       (src_dev && !is_device_range(state(), src, bytes)))
     return record(state(), cudaErrorInvalidValue);
   if (bytes) std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  const Lock lock(state().mutex);
+  ++state().counters.blocking_copies;
+  return checked_copy(dst, src, bytes, kind);
+}
+
+// Streams complete at once, so the copy is done when this returns; the host must still synchronize
+// before reading dst on a device, and the backend does.
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
+  const Lock lock(state().mutex);
+  return checked_copy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
+  *p = std::malloc(std::max<std::size_t>(bytes, 1));
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFreeHost(void* p) {
+  std::free(p);
   return cudaSuccess;
 }
 
@@ -249,6 +292,7 @@ cudaError_t cudaMemset(void* dst, int value, std::size_t bytes) {
 
 cudaError_t cudaDeviceSynchronize() {
   const Lock lock(state().mutex);
+  ++state().counters.syncs;
   release_above_threshold(state());
   return cudaSuccess;
 }

@@ -99,6 +99,17 @@ def _definitions(metrics):
             for m in metrics}
 
 
+def _nonfinite_rows(records):
+    """nonfinite.csv's rows in the simulator's order: config, sample, its statistics, then its stream."""
+    rows = []
+    for c, config in enumerate(records):
+        for s, r in enumerate(config):
+            rows += [(c, s, pass_, layer, metric) for pass_, layer, metric in r["statistics"]]
+            if r["nonfinite"]:
+                rows.append((c, s, *r["nonfinite"], ""))
+    return rows
+
+
 def build(names, records, loss, samples, seed, dtype, info):
     require("pandas", "normsim.torch")
     metrics = _metric_order(records)
@@ -108,8 +119,7 @@ def build(names, records, loss, samples, seed, dtype, info):
     layers = _frames.table("layers", _layer_columns(per_sample, metrics), configs, metrics)
     theory = _frames.table("theory", {"config": [], "metric": [], "l": [], "k": [], "value": []}, configs,
                            metrics)
-    nonfinite = _frames.nonfinite_table([(c, s, *r["nonfinite"], "") for c, cfg in enumerate(records)
-                                         for s, r in enumerate(cfg) if r["nonfinite"]])
+    nonfinite = _frames.nonfinite_table(_nonfinite_rows(records))
     version, commit = _core.version()
     wall = info.pop("wall_seconds")
     run_info = {"normsim_version": version, "git_commit": commit, "name": "torch", "description":

@@ -43,43 +43,59 @@ def _finite(t):
     return bool(torch.isfinite(t).all())
 
 
-def forward_metrics(stream, y, branch_out):
+class Store:
+    """Where one sample's values go, as the simulator's measure_sample stores them (sim/sample_metrics.cpp):
+    values[metric][index], and (pass, index, metric) for every statistic that came out NaN or Inf although
+    its stream was finite (`nonfinite`, in the order computed), so that none vanishes silently."""
+
+    def __init__(self, K):
+        self.values = {m: [NAN] * (K + 1) for m in STREAM}
+        self.values.update({m: [NAN] * K for m in SUBLAYER})
+        self.nonfinite = []
+
+    def __call__(self, metric, index, compute, size=None, pass_="forward"):
+        value = float(compute())
+        self.values.setdefault(metric, [NAN] * (size or 0))[index] = value
+        if not math.isfinite(value):
+            self.nonfinite.append((pass_, index, metric))
+
+
+def forward_metrics(store, stream, y, branch_out):
     """Stream and sublayer metrics of one sample from x_0..x_K (T x d each), the output y and the branch
-    outputs; returns (values, first non-finite stream index or K+1 for y, or None)."""
+    outputs, into `store`; returns the first non-finite stream index (K+1 for y), or None."""
     K = len(stream) - 1
-    values = {m: [NAN] * (K + 1) for m in STREAM}
-    values.update({m: [NAN] * K for m in SUBLAYER})
     bad = next((l for l, x in enumerate(stream) if not _finite(x)), None)
     if bad is None and not _finite(y):
         bad = K + 1
     end = K + 1 if bad is None else bad
     xs = [x.double() for x in stream[:end]]
     for l, x in enumerate(xs):
-        values["act_sq"][l] = float(x.pow(2).mean())
-        values["act_mean_abs"][l] = float(x.abs().mean())
-        values["act_max_abs"][l] = float(x.abs().max())
-        values["token_cos"][l] = token_cosine(x)
-        values["eff_rank"][l] = effective_rank(x)
+        store("act_sq", l, lambda: x.pow(2).mean())
+        store("act_mean_abs", l, lambda: x.abs().mean())
+        store("act_max_abs", l, lambda: x.abs().max())
+        if x.shape[0] > 1:
+            store("token_cos", l, lambda: token_cosine(x))
+        store("eff_rank", l, lambda: effective_rank(x))
     for k in range(min(K, end - 1)):
-        values["cos_next"][k] = mean_token_cosine(xs[k], xs[k + 1])
-        values["rel_update"][k] = mean_relative_update(xs[k], xs[k + 1])
+        store("cos_next", k, lambda: mean_token_cosine(xs[k], xs[k + 1]))
+        store("rel_update", k, lambda: mean_relative_update(xs[k], xs[k + 1]))
     for k in range(min(K, end)):
         if branch_out[k] is not None:
-            values["branch_sq"][k] = float(branch_out[k].double().pow(2).mean())
-    return values, bad
+            store("branch_sq", k, lambda: branch_out[k].double().pow(2).mean())
+    return bad
 
 
-def backward_metrics(values, grads, params):
+def backward_metrics(store, grads, params):
     """grad_sq from the stream gradients (x_0..x_K) and gradw_<name> of every block's parameters
-    ({k: [(metric, grad)]}); the backward runs from x_K down, so a non-finite gradient at l ends it. Returns
-    that l, or None."""
+    ({k: [(metric, grad)]}), into `store`; the backward runs from x_K down, so a non-finite gradient at l
+    ends it. Returns that l, or None."""
     K = len(grads) - 1
     bad = next((l for l in range(K, -1, -1) if grads[l] is None or not _finite(grads[l])), None)
     stop = -1 if bad is None else bad
     for l in range(K, stop, -1):
-        values["grad_sq"][l] = float(grads[l].double().pow(2).mean())
+        store("grad_sq", l, lambda: grads[l].double().pow(2).mean(), pass_="backward")
     for k in range(K - 1, max(stop, 0) - 1, -1):
         for metric, grad in params.get(k, []):
             if grad is not None:
-                values.setdefault(metric, [NAN] * K)[k] = float(grad.double().norm())
+                store(metric, k, lambda: grad.double().norm(), size=K, pass_="backward")
     return bad

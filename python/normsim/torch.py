@@ -23,22 +23,64 @@ def _torch():
     return require("torch", "normsim.torch")
 
 
+def _reset(module):
+    """Fresh parameters under the current torch seed: reset_parameters() of every submodule that has one."""
+    for sub in module.modules():
+        if hasattr(sub, "reset_parameters"):
+            sub.reset_parameters()
+    return module
+
+
+def composed(parts, compose):
+    """A residual block from parts and a function composing them: compose(parts, x) -> the next stream.
+    `parts` is a list or a dict of modules; the block's submodules carry their names ("0", "1", ... or the
+    dict's keys), so a part named `branch` gives branch_sq and a part `w1` gradw_w1."""
+    torch = _torch()
+
+    class Composed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            named = parts.items() if isinstance(parts, dict) else enumerate(parts)
+            for name, module in named:
+                self.add_module(str(name), module)
+            self.view = dict(self.named_children()) if isinstance(parts, dict) else list(self.children())
+
+        def forward(self, x):
+            return compose(self.view, x)
+
+    return Composed()
+
+
+def _is_composed(blocks):
+    """(parts, compose): parts a list or dict of modules or a factory of them, compose a plain function."""
+    torch = _torch()
+    return (isinstance(blocks, tuple) and len(blocks) == 2 and callable(blocks[1])
+            and not isinstance(blocks[1], torch.nn.Module))
+
+
+def _composed_builder(parts, compose, depth):
+    """Blocks from (parts, compose): a factory k -> parts is called per block; list or dict parts are a
+    template, copied for every block and re-initialised (reset_parameters()) per sample."""
+    import copy
+    if depth is None:
+        raise TypeError("blocks given as (parts, compose) need depth=K")
+    if callable(parts):
+        return lambda: [composed(parts(k), compose) for k in range(depth)]
+    return lambda: [_reset(composed(copy.deepcopy(parts), compose)) for _ in range(depth)]
+
+
 def _stack_builder(blocks, depth):
     """A function () -> list of modules building fresh blocks under the current torch seed."""
     torch = _torch()
+    if _is_composed(blocks):
+        return _composed_builder(*blocks, depth)
     if isinstance(blocks, (list, tuple, torch.nn.ModuleList)):
         modules = list(blocks)
 
-        def rebuilt():
-            for m in modules:
-                for sub in m.modules():
-                    if hasattr(sub, "reset_parameters"):
-                        sub.reset_parameters()
-            return modules
-        return rebuilt
+        return lambda: [_reset(m) for m in modules]
     if not callable(blocks):
-        raise TypeError("blocks must be a factory (k -> module, with depth=K, or () -> list of modules) or a "
-                        "list of modules")
+        raise TypeError("blocks must be a factory (k -> module, with depth=K, or () -> list of modules), a "
+                        "list of modules, or (parts, compose) with depth=K")
     if depth is not None:
         return lambda: [blocks(k) for k in range(depth)]
     return lambda: list(blocks())
@@ -64,7 +106,8 @@ def _parameter_metric(name):
 
 def run_sample(build, x0, loss, final_norm, dtype, seed, sample):
     """One sample: fresh blocks and inputs, forward and backward. Returns {"values": metric -> list over its
-    index (NaN where undefined), "nonfinite": (pass, layer) or None, "shape": (T, d)}."""
+    index (NaN where undefined), "nonfinite": (pass, layer) where a stream first held a NaN or Inf, or None,
+    "statistics": [(pass, layer, metric)] that came out NaN or Inf from a finite stream, "shape": (T, d)}."""
     from . import _metrics
     torch = _torch()
     torch.manual_seed(seed * 1_000_003 + sample)
@@ -88,16 +131,35 @@ def run_sample(build, x0, loss, final_norm, dtype, seed, sample):
             h.remove()
     y = final_norm(x) if final_norm is not None else x
     shape = tuple(stream[0].shape[1:])
-    values, bad = _metrics.forward_metrics([s.detach()[0] for s in stream], y.detach(), branch_out)
+    store = _metrics.Store(len(modules))
+    bad = _metrics.forward_metrics(store, [s.detach()[0] for s in stream], y.detach(), branch_out)
+    record = {"values": store.values, "statistics": store.nonfinite, "shape": shape,
+              "nonfinite": ("forward", bad) if bad is not None else None}
     if bad is not None:
-        return {"values": values, "nonfinite": ("forward", bad), "shape": shape}
+        return record
     draw = torch.randn(y.shape, generator=generator, dtype=torch.float64).to(dtype)
     objective = (draw * y).sum() if loss == "readout" else 0.5 * ((y - draw) ** 2).sum()
     objective.backward()
     grads = {k: [(_parameter_metric(n), p.grad) for n, p in m.named_parameters() if p.requires_grad]
              for k, m in enumerate(modules)}
-    bad = _metrics.backward_metrics(values, [None if s.grad is None else s.grad[0] for s in stream], grads)
-    return {"values": values, "nonfinite": ("backward", bad) if bad is not None else None, "shape": shape}
+    bad = _metrics.backward_metrics(store, [None if s.grad is None else s.grad[0] for s in stream], grads)
+    record["nonfinite"] = ("backward", bad) if bad is not None else None
+    return record
+
+
+def _warn_nonfinite(config, sample, record):
+    """The simulator's warnings (sim/sweep.cpp, nonfinite_warnings) as Python warnings."""
+    import warnings
+    who = f"normsim.torch: config {config} sample {sample}"
+    if record["statistics"]:
+        pass_, layer, metric = record["statistics"][0]
+        warnings.warn(f"{who}: {len(record['statistics'])} statistic(s) came out NaN or Inf from a finite "
+                      f"stream, first {metric} at layer {layer}; left out of the tables (see nonfinite)",
+                      RuntimeWarning, stacklevel=3)
+    if record["nonfinite"]:
+        pass_, layer = record["nonfinite"]
+        warnings.warn(f"{who}: NaN or Inf in the {pass_} pass at layer {layer}; non-finite values are left "
+                      f"out of the tables (see nonfinite)", RuntimeWarning, stacklevel=3)
 
 
 def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=None,
@@ -105,8 +167,11 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     """Measures PyTorch residual blocks over `samples` fresh initialisations; returns a normsim Result.
 
     blocks      a factory k -> nn.Module (with depth=K), a factory () -> list of modules, or a list of modules
-                (re-initialised with reset_parameters() per sample); or a dict name -> any of these, one
-                configuration per name (the name is the `placement` column)
+                (re-initialised with reset_parameters() per sample); or (parts, compose) with depth=K: parts
+                a list or dict of modules (copied for every block, re-initialised per sample) or a factory
+                k -> such a list or dict, compose(parts, x) -> x_next the block's function of them (see
+                composed()); or a dict name -> any of these, one configuration per name (the name is the
+                `placement` column)
     x0          the input x_0 (T x d): a shape tuple (N(0,1) entries drawn per sample), a tensor (the same for
                 every sample) or a callable taking a torch.Generator
     loss        "readout" (sum g*y, g ~ N(0,1) per sample) or "mse" (1/2 |y - target|^2, target ~ N(0,1))
@@ -130,6 +195,8 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
             build = _stack_builder(config_blocks, depth)
             records.append([run_sample(build, x0, loss, final_norm, torch_dtype, seed, s)
                             for s in _counted(range(samples), bar, c, len(named), samples)])
+            for s, record in enumerate(records[-1]):
+                _warn_nonfinite(c, s, record)
     finally:
         bar.close()
     from . import _bridge_result

@@ -22,18 +22,36 @@ double deepnorm_beta(const StackShape& s) {
 
 namespace {
 
-// DeepNet §4.3: w1, wgate, w2, wv, wo initialized x beta (not wq, wk).
+// DeepNet §4.3: the FFN, value and output projections x beta, not the query and key (nor the
+// cross-attention's). As the official code writes it (microsoft/torchscale at 4d1e0e8,
+// torchscale/architecture/encoder.py:235-252 and decoder.py: 286-298): parameters whose name contains "fc1",
+// "fc2", "out_proj" or "v_proj" are divided by (8N)^(1/4). Its gated FFN
+// (torchscale/component/gate_linear_unit.py:25-41: fc2(act(fc1 x) * gate x)), which RetNet builds
+// (retnet.py:134-135) and initializes with the same DeepNorm rule (retnet.py:257-266), thus has its activated
+// projection fc1 scaled and its linear `gate` not. normsim's SwiGLU is (silu(u Wgate) * (u W1)) W2: Wgate is
+// torchscale's fc1 (x beta), W1 its `gate` (x 1).
 double deepnorm_init(const StackShape& s, WeightKind w) {
-  return (w == WeightKind::wq || w == WeightKind::wk) ? 1.0 : deepnorm_beta(s);
+  switch (w) {
+    case WeightKind::wq:
+    case WeightKind::wk:
+    case WeightKind::cq:
+    case WeightKind::ck:
+      return 1.0;
+    case WeightKind::w1:
+      return s.swiglu ? 1.0 : deepnorm_beta(s);
+    default:
+      return deepnorm_beta(s);
+  }
 }
 
 // B2T's official init (takase/b2t_connection at c8e2ad4, fairseq/modules/transformer_layer.py:401-405,
 // `rescaling_init(model, layer_num)`, called by TransformerEncoderLayer.__init__ at lines 55-57 and
 // TransformerDecoderLayer.__init__ at 215-217 when residual_bottom_to_top): every parameter whose name
 // contains "weight" and not "layer_norm" (the q, k, v, out projections, fc1, fc2) x layer_num^(-1/2),
-// layer_num the number of layers. B2T's unit is a layer of two sublayers, so layer_num = K/2.
+// layer_num the number of layers. B2T's unit is a layer of two sublayers, so layer_num = K/2; on a decoder
+// its unit is the decoder layer of three (vocab::unit_size), so layer_num = K/3.
 double b2t_init(const StackShape& s, WeightKind) {
-  return 1.0 / std::sqrt(s.depth / 2.0);
+  return 1.0 / std::sqrt(s.depth / (s.cfg.sublayer == vocab::Sublayer::decoder ? 3.0 : 2.0));
 }
 
 using P = vocab::Placement;
@@ -49,7 +67,8 @@ const std::array<ExpressionPlacement, 12>& builtins() {
       builtin(P::mix, "Mix-LN, Li et al. 2024, arXiv 2412.13795"),
       builtin(P::b2t, "B2T connection, Takase et al. 2022, arXiv 2206.00330; every weight x (K/2)^(-1/2)",
               b2t_init),
-      builtin(P::deepnorm, "DeepNorm, Wang et al. 2022; FFN/value/output weights x deepnorm_beta",
+      builtin(P::deepnorm,
+              "DeepNorm, Wang et al. 2022; FFN/value/output weights x deepnorm_beta (torchscale)",
               deepnorm_init),
       builtin(P::spannorm, "SpanNorm, Wang et al. 2026; equations unconfirmed"),
       builtin(P::hybridnorm, "HybridNorm, Zhuo et al. 2025, arXiv 2503.04598; final N"),

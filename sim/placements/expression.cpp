@@ -47,7 +47,7 @@ std::string unknown_parameter(const std::string& name) {
 vocab::ScalarEnv scalar_env(const StackShape& s, int k) {
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = s.block(k), env.L = s.blocks();
-  env.attention = s.branch(k) == BranchKind::attention;
+  env.attention = s.branch(k) != BranchKind::mlp;  // self- or cross-attention
   env.param = [&s](const std::string& name) {
     if (name == "deepnorm_alpha") return deepnorm_alpha(s);
     if (name == "deepnorm_beta") return deepnorm_beta(s);
@@ -64,16 +64,18 @@ ExpressionPlacement::ExpressionPlacement(vocab::Placement id, std::string_view b
 }
 
 bool ExpressionPlacement::ends_in_norm(const StackShape& s) const {
-  const int k = s.depth - 1;
-  return vocab::ends_in_norm(block_.sublayers[k % span()], scalar_env(s, k));
+  const int k = s.depth - 1, unit = vocab::unit_size(block_, s.cfg.sublayer);
+  return vocab::ends_in_norm(block_.sublayers[vocab::expression_at(block_, unit, k % unit)],
+                             scalar_env(s, k));
 }
 
 Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, Value x,
                                     PlacementState& state) const {
-  if (span() == 2 && k % 2 == 0) state.saved = x;  // the pair's input, x0 of both expressions
-  const vocab::Expr& e = block_.sublayers[k % span()];
+  const int unit = vocab::unit_size(block_, s.cfg.sublayer), pos = k % unit;
+  if (unit > 1 && pos == 0) state.saved = x;  // the unit's input, x0 of its expressions
+  const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, pos)];
   OpsStreams streams{ops, k};
-  return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, span() == 2 ? state.saved : x);
+  return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x);
 }
 
 }  // namespace normsim::sim

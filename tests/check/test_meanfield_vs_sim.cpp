@@ -160,6 +160,13 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scale
   CHECK(s.sigma_sq.w1 == Approx(beta_sq));
   CHECK(s.sigma_sq.w2 == Approx(beta_sq));
   CHECK(s.sigma_sq.wq == Approx(1.0));
+  // SwiGLU (silu(u Wgate) * (u W1)) W2: torchscale scales the activated projection (Wgate), not the linear
+  // one.
+  c.activation = vocab::Activation::swiglu;
+  const auto g = check::to_stack_spec(c);
+  CHECK(g.sigma_sq.wgate == Approx(beta_sq));
+  CHECK(g.sigma_sq.w2 == Approx(beta_sq));
+  CHECK(g.sigma_sq.w1 == Approx(1.0));
   // B2T's official init: every weight x (K/2)^(-1/2), so every gain^2 x 2/K; placement_init = false: none.
   for (const char* act : {"relu", "swiglu"}) {
     c = stack("b2t", act);
@@ -181,4 +188,21 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scale
   CHECK(t.sigma_sq.w1 == Approx(1.0));
   CHECK(t.v0 == Approx(0.25));
   CHECK(t.rho0 == Approx(0.25));
+}
+
+// The decoder (issue 12) with W_Q = 0 (init_wq = "fanin:0"): every softmax is exactly uniform, the premise of
+// the uniform-attention mean field, so self- and cross-attention are predicted without the bias of order-1
+// logits. Same tolerance as above (4 se + r |meanfield|, r for the O(1/d) terms). The cross-attention's
+// branch_sq is its closed form (theory/cross_attention.hpp), checked at every cross sublayer k = 3j + 1.
+TEST_CASE("mean field matches the simulator on the decoder", "[check][meanfield][decoder]") {
+  const auto [placement, rho_e] =
+      GENERATE(table<std::string, double>({{"post", 0.0}, {"post", 0.6}, {"pre", 0.3}, {"b2t", 0.6}}));
+  sim::Config c = stack(placement, "relu");
+  c.sublayer = vocab::Sublayer::decoder;
+  c.depth = 9;
+  c.encoder_cos = rho_e;
+  c.init_wq = "fanin:0";
+  compare(c, "act_sq", 0.03);
+  compare(c, "grad_sq", 0.06);
+  compare(c, "branch_sq", 0.03);
 }

@@ -9,6 +9,7 @@
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
 #include "sim/cpu_backend.hpp"
+#include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "vocab/names.hpp"
@@ -26,7 +27,8 @@ struct Kind {
 };
 const Kind kKinds[] = {{"mlp", "relu", false},      {"mlp", "gelu", false},
                        {"mlp", "swiglu", false},    {"attention", "relu", false},
-                       {"attention", "relu", true}, {"transformer", "gelu", true}};
+                       {"attention", "relu", true}, {"transformer", "gelu", true},
+                       {"decoder", "gelu", true}};
 
 // Small but awkward sizes: width 36 (4 heads of 9), 11 tokens, hidden 2 x 36 = 72; depth 4 is even (b2t,
 // spannorm, transformer) and lets Mix have one Post block.
@@ -39,7 +41,8 @@ sim::Config small_config(vocab::Placement placement, const Kind& kind, const std
   c.width = 36;
   c.heads = 4;
   c.tokens = 11;
-  c.depth = 4;
+  c.depth = kind.sublayer == std::string("decoder") ? 6 : 4;  // a decoder layer has 3 sublayers
+  c.encoder_cos = 0.3;
   c.mlp_ratio = 2.0;
   c.input_corr = 0.2;
   c.seed = 12345;
@@ -148,6 +151,64 @@ TEST_CASE("CUDA backend: weight-gradient norms of float32 entries near 1e19 matc
         // float32 arithmetic on both sides, in different orders: the backend tolerance above.
         CHECK(g[s].values[m][k] == Approx(r[s].values[m][k]).epsilon(3e-3));
       }
+  }
+}
+
+// Issue 16 with the statistics on the device: the same records flag the same things as the CPU backend's. A
+// zero input makes x_0's cosines and effective rank 0/0 (flagged statistics, finite streams); with no norm
+// and every branch scaled by 1e30, x_2 ~ 1e60 overflows float32 (a non-finite forward pass at layer 2).
+TEST_CASE("CUDA backend: non-finite streams and statistics are flagged as on the CPU", "[backend]") {
+  for (const bool overflow : {false, true}) {
+    sim::Config c =
+        small_config(overflow ? vocab::Placement::none : vocab::Placement::pre, kKinds[0], "float32");
+    c.input_std = overflow ? 1.0 : 0.0;
+    c.branch_scale = overflow ? "1e30" : "1";
+    const std::vector<int> samples = {0, 2};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    for (std::size_t s = 0; s < samples.size(); ++s) {
+      INFO((overflow ? "overflow" : "zero input") << ", sample " << samples[s]);
+      REQUIRE(r[s].nonfinite.has_value() == overflow);
+      CHECK(overflow == r[s].nonfinite_statistics.empty());
+      REQUIRE(g[s].nonfinite.has_value() == r[s].nonfinite.has_value());
+      if (r[s].nonfinite) {
+        CHECK(g[s].nonfinite->pass == r[s].nonfinite->pass);
+        CHECK(g[s].nonfinite->layer == r[s].nonfinite->layer);
+      }
+      CHECK(g[s].nonfinite_statistics == r[s].nonfinite_statistics);  // same entries, same order
+    }
+    require_records_close(g, r, 1e-4, 3e-3);
+  }
+}
+
+// More tokens than width: eff_rank's Gram matrix is X^T X (d x d) instead of X X^T, the other product.
+TEST_CASE("CUDA backend: eff_rank with more tokens than width matches the CPU", "[backend]") {
+  for (const char* precision : {"float32", "float64"}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[3], precision);
+    c.width = 12, c.tokens = 29;
+    const std::vector<int> samples = {0, 1};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    const bool f64 = std::string(precision) == "float64";
+    require_records_close(g, r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    CHECK(std::isfinite(g[0].values[sim::metric::eff_rank][0]));
+  }
+}
+
+// The `metrics` key on the device: only the metrics asked for are computed and stored (no eff_rank scratch,
+// no backward pass when no backward metric is asked), the records as the CPU backend's.
+TEST_CASE("CUDA backend: the metrics key leaves the others out, as on the CPU", "[backend]") {
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"act_sq", "cos_next"}, std::vector<std::string>{"grad_sq", "eff_rank"}}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[3], "float32");
+    c.metrics = sim::MetricSet::of(names);
+    const std::vector<int> samples = {1};
+    const auto g = gpu::CudaBackend(1, gpu::CudaOptions{}).run(c, samples);
+    const auto r = sim::CpuBackend(1).run(c, samples);
+    require_records_close(g, r, 1e-4, 3e-3);
+    for (int m = 0; m < sim::metric::count; ++m)
+      if (!c.metrics.contains(m))
+        for (const double v : g[0].values[m]) CHECK(std::isnan(v));
   }
 }
 

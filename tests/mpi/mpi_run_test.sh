@@ -110,7 +110,7 @@ case $mode in
     [[ $(grep -c "normsim run: error: rank 1 on .*: NORMSIM_TEST_THROW_AFTER_UNITS" cut.err) == 1 ]] ||
       fail "the failure of rank 1 was not reported exactly once"
     saved=$(ls cut/parts | grep -c '\.part$' || true)
-    grep -q "^normsim: $((48 - saved)) of 48 units are missing (cfg-.*--resume" cut.err ||
+    grep -q "^normsim run: $((48 - saved)) of 48 units are missing (cfg-.*--resume" cut.err ||
       fail "rank 0 did not report the $((48 - saved)) missing units"
     : >cut.err
     "${mpi[@]}" "$normsim" "${run[@]}" --out cut --resume 2>resume.err || fail "--resume under mpirun failed"

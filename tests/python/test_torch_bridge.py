@@ -10,6 +10,7 @@ from common import PROGRAM, Scratch, require_or_skip
 
 require_or_skip("numpy", "pandas", "torch")
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 import normsim  # noqa: E402
@@ -73,6 +74,32 @@ class Forms(unittest.TestCase):
         self.assertEqual(len(set(d.per_sample["act_sq"][0, :, 0])), 1)
 
 
+class ComposedForm(unittest.TestCase):
+    """blocks = (parts, compose): the modules of one block and the function composing them."""
+
+    def test_factory_of_parts_equals_the_same_block_as_a_module(self):
+        # Mlp is built before the (parameter-free at init) LayerNorm in both: the same draws, the same numbers.
+        parts = lambda k: {"norm": torch.nn.LayerNorm(D, eps=tb.EPS), "branch": tb.Mlp(D)}  # noqa: E731
+        pre_ln = lambda m, x: x + m["branch"](m["norm"](x))  # noqa: E731
+        kw = dict(x0=(T, D), depth=4, samples=3, seed=2, progress=False)
+        a = normsim.torch.measure((parts, pre_ln), **kw)
+        b = normsim.torch.measure(tb.pre_mlp(D), **kw)
+        pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
+        self.assertIn("branch_sq", set(a.summary.metric))  # the part named branch is F_k
+        self.assertIn("gradw_w1", set(a.summary.metric))
+
+    def test_list_of_parts_is_a_template_copied_per_block_and_reinitialised_per_sample(self):
+        parts = [torch.nn.LayerNorm(D, eps=tb.EPS), tb.Mlp(D)]
+        r = normsim.torch.measure((parts, lambda m, x: x + m[1](m[0](x))), x0=(T, D), depth=3, samples=2,
+                                  seed=0, progress=False)
+        w1 = r.per_sample["gradw_1_w1"]  # part 1's parameter w1
+        self.assertEqual(w1.shape, (1, 2, 3))
+        self.assertEqual(len(set(w1[0, 0])), 3)  # three blocks, three weight draws: not tied
+        self.assertNotEqual(w1[0, 0, 0], w1[0, 1, 0])  # each sample its own weights
+        with self.assertRaisesRegex(TypeError, "depth=K"):
+            normsim.torch.measure((parts, lambda m, x: x), x0=(T, D), progress=False)
+
+
 class OnlyInPyTorch(unittest.TestCase):
     def test_qk_norm_block_plots_and_reports(self):
         r = normsim.torch.measure({"qknorm-out": tb.qknorm_output_norm(D, 4), "pre": tb.pre_transformer(D, 4)},
@@ -95,15 +122,39 @@ class OnlyInPyTorch(unittest.TestCase):
             with open(os.path.join(out, "run.json")) as f:
                 self.assertIn("gradw_q_norm", json.load(f)["metrics"])
 
-    def test_nonfinite_layer(self):
+    def test_nonfinite_layer_and_statistics(self):
+        """As the simulator (issue 16): a stream that overflows and a statistic that overflows from a finite
+        stream are both rows of nonfinite (config, sample, pass, layer, metric), each sample warns, and no
+        NaN or Inf reaches a table, a file or a figure; the report lists them."""
         class Blowup(torch.nn.Module):
             def forward(self, x):
                 return x * 1e200
 
-        r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False)
-        self.assertEqual(list(r.nonfinite["pass"]), ["forward", "forward"])
-        self.assertEqual(list(r.nonfinite["layer"]), [2, 2])  # x_2 = 1e400 x_0 overflows
-        self.assertEqual(sorted(r.summary[r.summary.metric == "act_sq"].l), [0])  # x_1's square overflows
+        with self.assertWarnsRegex(RuntimeWarning, "NaN or Inf"):
+            r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False)
+        rows = list(r.nonfinite.itertuples(index=False, name=None))
+        streams = [row for row in rows if row[4] == ""]
+        self.assertEqual(streams, [(0, 0, "forward", 2, ""), (0, 1, "forward", 2, "")])  # x_2 = 1e400 x_0
+        for sample in (0, 1):  # x_1 = 1e200 x_0 is finite, its mean square 1e400 is not
+            self.assertIn((0, sample, "forward", 1, "act_sq"), rows)
+            self.assertEqual(rows.index((0, sample, "forward", 2, "")),
+                             max(i for i, row in enumerate(rows) if row[1] == sample))  # stream row last
+        self.assertEqual(sorted(r.summary[r.summary.metric == "act_sq"].l), [0])
+        self.assertTrue(np.isfinite(r.summary["mean"]).all() and np.isfinite(r.layers["value"]).all())
+        with Scratch() as d:
+            out = os.path.join(d, "out")
+            r.save(out)
+            with open(os.path.join(out, "nonfinite.csv")) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("config,sample,pass,layer,metric\n"))
+            self.assertIn("0,1,forward,1,act_sq\n", text)
+            self.assertIn("0,1,forward,2,\n", text)
+            done = subprocess.run([PROGRAM, "plot", out, "--format", "png"], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(os.path.join(out, "report.md")) as f:
+                report = f.read()
+            self.assertIn("## Non-finite values", report)
+            self.assertIn("act_sq", report[report.index("## Non-finite values"):])
 
 
 if __name__ == "__main__":

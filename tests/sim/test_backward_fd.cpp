@@ -1,7 +1,7 @@
 // The whole stack's backward pass against central finite differences in float64, for every placement,
-// every sublayer kind and every activation: dLoss/dx_0 through all K sublayers and the final norm, so a
-// wrong term in any op's backward shows up here. h = 1e-6: truncation O(h^2) and rounding O(1e-16/h) are
-// both below 1e-8 on O(1) gradients; we allow 1e-6 absolute + 1e-5 relative.
+// every sublayer kind (the decoder's too) and every activation: dLoss/dx_0 through all K sublayers and the
+// final norm, so a wrong term in any op's backward shows up here. h = 1e-6: truncation O(h^2) and rounding
+// O(1e-16/h) are both below 1e-8 on O(1) gradients; we allow 1e-6 absolute + 1e-5 relative.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -103,6 +103,22 @@ TEST_CASE("stack backward matches finite differences for every placement and sub
       c.norm_gain = (p == "hybridnorm" || p == "peri") ? 1.3 : 1.0;
       CHECK(check_fd(c) == c.tokens * c.width);
     }
+}
+
+// The decoder (issue 12): self-attention, cross-attention to the fixed encoder output, MLP. The gradient
+// reaches x_0 through the cross-attention's queries only; B2T's and SpanNorm's unit is the decoder layer.
+TEST_CASE("decoder stack backward matches finite differences for every placement", "[backward]") {
+  for (const std::string p : {"post", "pre", "peri", "mix", "b2t", "deepnorm", "lnscale", "admin", "rezero",
+                              "spannorm", "hybridnorm", "none", "olmo2"}) {
+    Config c = small("decoder", p);
+    c.depth = 6;
+    c.activation = normsim::vocab::Activation::gelu;
+    c.causal = true;
+    c.encoder_cos = 0.3;
+    c.init_wq = c.init_wk = "fanin:2";  // sharp attention: the softmax and query paths carry weight
+    c.norm_gain = p == "hybridnorm" ? 1.3 : 1.0;
+    CHECK(check_fd(c) == c.tokens * c.width);
+  }
 }
 
 TEST_CASE("stack backward matches finite differences for every activation, norm and loss", "[backward]") {

@@ -2,6 +2,7 @@
 // error messages naming file, line and key, nothing written for a bad config, help and version, and
 // experiments/README.md holding exactly the output of `normsim list keys --markdown`.
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "config_cases.hpp"
 #include "test_util.hpp"
@@ -122,6 +123,29 @@ TEST_CASE("run --quiet also silences the figures it draws at the end") {
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   CHECK(std::filesystem::exists(dir / "out" / "report.html"));
+}
+
+// Every line a command writes to stderr names it ("normsim run: ", "normsim plot: " for the figures run
+// draws), as its usage errors do; only the -v list of figures is indented under its line.
+TEST_CASE("run's progress, warnings and summary lines start with 'normsim run: '") {
+  ScratchDir dir("cli-run-lines");
+  const auto config = dir / "ok.toml";
+  write_text(config, "depth = [2, 3]\nwidth = 8\nsamples = 2\nheads = 2\n");  // heads: unused, a warning
+  const Result r =
+      run_cli("run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " -v", dir);
+  REQUIRE(r.status == 0);
+  INFO(r.err);
+  std::istringstream lines(r.err);
+  int run_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    INFO(line);
+    CHECK(
+        (line.starts_with("normsim run: ") || line.starts_with("normsim plot: ") || line.starts_with("  ")));
+    run_lines += line.starts_with("normsim run: ");
+  }
+  CHECK(r.err.find("normsim run: warning: ") != std::string::npos);   // the unused key
+  CHECK(r.err.find("normsim run: config 1 (") != std::string::npos);  // -v: each config done
+  CHECK(run_lines >= 4);
 }
 
 TEST_CASE("list prints every category") {

@@ -2,6 +2,7 @@
 // impossible config.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "config_cases.hpp"
 #include "sim/config_file.hpp"
@@ -142,6 +143,24 @@ TEST_CASE("every impossible config names the file, the line and the key") {
       CHECK(msg.find(c.key) != std::string::npos);
       CHECK(msg.find(c.why) != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("every problem of a config is reported at once, one line each, in file order") {
+  try {
+    parse("depth = 0\nwidth = -3\nfoo = 1\nactivation = \"relux\"\n", {"metrics=[x]", "seed=-1"});
+    FAIL("no ConfigError");
+  } catch (const ConfigError& e) {
+    std::istringstream lines(e.what());
+    std::vector<std::string> got;
+    for (std::string line; std::getline(lines, line);) got.push_back(line);
+    REQUIRE(got.size() == 6);
+    CHECK(got[0].starts_with("experiments/x.toml:1: key 'depth'"));
+    CHECK(got[1].starts_with("experiments/x.toml:2: key 'width'"));
+    CHECK(got[2].starts_with("experiments/x.toml:3: unknown key 'foo'"));
+    CHECK(got[3].starts_with("experiments/x.toml:4: key 'activation'"));
+    CHECK(got[4].starts_with("--set metrics=[x]: key 'metrics'"));
+    CHECK(got[5].starts_with("--set seed=-1: key 'seed'"));
   }
 }
 

@@ -77,10 +77,11 @@ TEST_CASE("a zero input: undefined statistics are flagged with metric and layer,
   CHECK(flagged(metric::rel_update, 0));
   for (const auto& f : r.nonfinite_statistics) CHECK_FALSE(std::isfinite(r.values[f.metric][f.layer]));
   // Every NaN among the values is either flagged or a matrix the MLP does not have (wgate, wq, wk, wv,
-  // wo: 5 per sublayer) or a Jacobian metric, not asked for (costly: not in the default `metrics`).
+  // wo and the cross-attention's cq, ck, cv, co: 9 per sublayer) or a Jacobian metric, not asked for (costly:
+  // not in the default `metrics`).
   std::size_t nonfinite = 0;
   for (int m = 0; m < metric::count; ++m)
     if (m != metric::jac_sq && m != metric::jac_spread && m != metric::block_identity_dev)
       for (double v : r.values[m]) nonfinite += !std::isfinite(v);
-  CHECK(r.nonfinite_statistics.size() + 5 * std::size_t(c.depth) == nonfinite);
+  CHECK(r.nonfinite_statistics.size() + 9 * std::size_t(c.depth) == nonfinite);
 }

@@ -67,6 +67,7 @@ struct StackContext {
   Branch attention_qkv;      // attention with per-head norms of Q, K, V (Fqkv): the V-norm is in the branch
   vocab::Block block;        // the placement's expression (every placement but Admin)
   vocab::Expr branch_scale;  // multiplies every branch output
+  Branch cross;              // the decoder's cross-attention (theory/cross_attention.hpp)
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
@@ -80,6 +81,8 @@ struct StackContext {
         return attention;
       case SublayerKind::transformer:
         return k % 2 == 0 ? attention : mlp;
+      case SublayerKind::decoder:
+        return k % 3 == 0 ? attention : k % 3 == 1 ? cross : mlp;
     }
     return mlp;
   }

@@ -16,7 +16,10 @@
 namespace normsim::theory::detail {
 namespace {
 
-constexpr int kParts = 3;  // the input and up to two branch outputs (or, backward, their gradients)
+// The sublayers of one unit: 1, a pair, or a decoder layer's 3 (vocab::unit_size).
+constexpr int kUnit = 3;
+constexpr int kParts =
+    kUnit + 1;  // the input and a branch output per sublayer (or, backward, their gradients)
 using Coeffs = std::array<double, kParts>;
 
 struct Node {
@@ -28,7 +31,7 @@ struct Node {
   TokenGram gram{};  // its Gram (a norm's is computed as normalized() of its input's, as in theory.md §0)
 };
 
-// The forward pass of one unit (a sublayer, or a pair), recorded for the backward pass.
+// The forward pass of one unit (a sublayer, a pair, or a decoder layer), recorded for the backward pass.
 struct Tape {
   using Value = int;
   StackContext& ctx;
@@ -36,8 +39,8 @@ struct Tape {
   int sub = 0;  // which of its sublayers is being evaluated
   std::vector<Node> nodes{};
   std::array<TokenGram, kParts> part{};
-  std::array<Branch::Eval, 2> evals{};
-  std::array<TokenGram, 2> inputs{};
+  std::array<Branch::Eval, kUnit> evals{};
+  std::array<TokenGram, kUnit> inputs{};
   int branches = 0;
 
   int push(Node n) {
@@ -71,7 +74,8 @@ struct Tape {
     return push(n);
   }
   int branch(int u, bool qkv_norm) {
-    const Branch& f = qkv_norm && !ctx.branch(k + sub).is_mlp() ? ctx.attention_qkv : ctx.branch(k + sub);
+    const Branch& own = ctx.branch(k + sub);
+    const Branch& f = qkv_norm && own.kind() == Branch::Kind::attention ? ctx.attention_qkv : own;
     Node n{Node::Kind::branch, u};
     n.slot = branches++;
     evals[n.slot] = f.evaluate(nodes[u].gram);
@@ -95,16 +99,18 @@ GramMap gram_map(const Coeffs& c, const std::array<GramMap, kParts>& maps) {
 
 // Reverse pass over the tape from the unit's output: each sublayer's map from grad(x_{k+span}) to its own
 // input gradient, and each branch's map to the gradient at its raw output.
-void backward(StackContext& ctx, const Tape& t, const std::array<int, 2>& outs, int span) {
+void backward(StackContext& ctx, const Tape& t, const std::array<int, kUnit>& outs, int span) {
   std::vector<Coeffs> grad(t.nodes.size(), Coeffs{});
-  std::array<GramMap, kParts> maps{GramMap::identity(), GramMap::identity(), GramMap::identity()};
+  std::array<GramMap, kParts> maps;
+  maps.fill(GramMap::identity());
   int parts = 1;
   grad[outs[span - 1]][0] = 1.0;
   const int anchor = t.k + span;
   for (int i = static_cast<int>(t.nodes.size()) - 1; i >= 0; --i) {
     const Node& n = t.nodes[i];
     const Coeffs g = grad[i];
-    if (span == 2 && i == outs[0]) ctx.rec(t.k + 1).back = gram_map(g, maps);
+    for (int j = 0; j + 1 < span; ++j)
+      if (i == outs[j]) ctx.rec(t.k + j + 1).back = gram_map(g, maps);
     switch (n.kind) {
       case Node::Kind::input:
         break;
@@ -140,17 +146,17 @@ vocab::ScalarEnv scalar_env(const StackContext& ctx, int k) {
 }
 
 int step_expression(StackContext& ctx, int k) {
-  const int span = ctx.block.span();
+  const int span = vocab::unit_size(ctx.block, ctx.spec.sublayer);
   Tape t{ctx, k};
   t.part[0] = ctx.x(k);
   Node in{Node::Kind::input};
   in.lin[0] = 1.0, in.gram = ctx.x(k);
   const int input = t.push(in);
-  std::array<int, 2> outs{-1, -1};
+  std::array<int, kUnit> outs{-1, -1, -1};
   int x = input;
   for (int j = 0; j < span; ++j) {
     t.sub = j;
-    const vocab::Expr& e = ctx.block.sublayers[j];
+    const vocab::Expr& e = ctx.block.sublayers[vocab::expression_at(ctx.block, span, j)];
     outs[j] = vocab::eval_stream(e, e.root, t, scalar_env(ctx, k + j), x, input);
     ctx.x(k + j + 1) = t.nodes[outs[j]].gram;
     SublayerRecord& r = ctx.rec(k + j);

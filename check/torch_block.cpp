@@ -1,0 +1,154 @@
+#include "check/torch_block.hpp"
+
+#include <sys/wait.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/metrics.hpp"
+#include "sim/results.hpp"
+
+namespace normsim::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The Python that has numpy, pandas and torch (Debian's, as python/CMakeLists.txt picks it), and the folder
+// holding the built `normsim` package; NORMSIM_PYTHON overrides the first.
+std::string python() {
+  const char* given = std::getenv("NORMSIM_PYTHON");
+  return given && *given ? given : NORMSIM_PYTHON_EXECUTABLE;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_lines(const std::string& text, int n) {
+  std::size_t at = text.size();
+  for (int i = 0; i <= n && at != std::string::npos && at > 0; ++i) at = text.rfind('\n', at - 1);
+  return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+// One CSV line as written by normsim and pandas (RFC 4180: a field in quotes may hold commas and "").
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted_field = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted_field && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+      out.back() += '"', ++i;
+    else if (c == '"')
+      quoted_field = !quoted_field;
+    else if (c == ',' && !quoted_field)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+// Each row of a CSV file as column name -> field.
+template <class F>
+void for_each_row(const fs::path& path, F&& f) {
+  std::ifstream in(path);
+  if (!in) throw TorchBlockError(path.string() + ": missing (normsim.torch wrote no result)");
+  std::string line;
+  std::getline(in, line);
+  const auto header = fields(line);
+  while (std::getline(in, line)) {
+    const auto row = fields(line);
+    const auto at = [&](const std::string& name) -> const std::string& {
+      for (std::size_t i = 0; i < header.size() && i < row.size(); ++i)
+        if (header[i] == name) return row[i];
+      throw TorchBlockError(path.string() + ": no column '" + name + "'");
+    };
+    f(at);
+  }
+}
+
+int integer(const std::string& text) {
+  int v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
+
+}  // namespace
+
+std::vector<sim::SampleRecord> read_bridge_records(const fs::path& folder, const sim::Config& config) {
+  std::vector<sim::SampleRecord> records(static_cast<std::size_t>(config.samples));
+  const auto table = sim::metric_table();
+  for (std::size_t s = 0; s < records.size(); ++s) {
+    records[s].sample = int(s);
+    for (const auto& m : table)
+      records[s].values.emplace_back(m.index == sim::MetricIndex::stream ? config.depth + 1 : config.depth,
+                                     std::numeric_limits<double>::quiet_NaN());
+  }
+  for_each_row(folder / "layers.csv", [&](const auto& at) {
+    const int m = sim::metric_id(at("metric")), s = integer(at("sample"));
+    if (m < 0 || s < 0 || s >= config.samples) return;
+    const auto& index = table[std::size_t(m)].index == sim::MetricIndex::stream ? at("l") : at("k");
+    auto& series = records[std::size_t(s)].values[std::size_t(m)];
+    if (const int i = integer(index); i >= 0 && i < int(series.size()))
+      series[std::size_t(i)] = std::stod(at("value"));
+  });
+  for_each_row(folder / "nonfinite.csv", [&](const auto& at) {
+    const int s = integer(at("sample")), layer = integer(at("layer"));
+    if (s < 0 || s >= config.samples) return;
+    auto& r = records[std::size_t(s)];
+    if (at("metric").empty())
+      r.nonfinite = sim::NonFinite{at("pass"), layer};
+    else if (const int m = sim::metric_id(at("metric")); m >= 0)
+      r.nonfinite_statistics.push_back({m, layer});
+  });
+  return records;
+}
+
+sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs) {
+  std::string temp = (fs::temp_directory_path() / "normsim-torch-XXXXXX").string();
+  if (!::mkdtemp(temp.data())) throw TorchBlockError(file.string() + ": cannot make a temporary folder");
+  const fs::path dir = temp;
+  sim::Grid grid;
+  grid.configs = configs;
+  std::ofstream(dir / "request.json") << nlohmann::json{
+      {"file", fs::absolute(file).string()},
+      {"configs",
+       sim::grid_json(grid)["configs"]}}.dump();
+  const std::string cmd = "PYTHONPATH=" + quoted(NORMSIM_PYTHON_DIR) + "${PYTHONPATH:+:$PYTHONPATH} " +
+                          quoted(python()) + " -m normsim._claim_block " +
+                          quoted((dir / "request.json").string()) + " " + quoted((dir / "out").string()) +
+                          " >" + quoted((dir / "log").string()) + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  const int status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  sim::GridRecords records;
+  try {
+    if (status != 0)
+      throw TorchBlockError(file.string() + ": normsim.torch could not measure its blocks (" + python() +
+                            " exited with status " + std::to_string(status) + "):\n" +
+                            last_lines(read_all(dir / "log"), 12));
+    for (std::size_t c = 0; c < configs.size(); ++c)
+      records.push_back(read_bridge_records(dir / "out" / std::to_string(c), configs[c]));
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  fs::remove_all(dir);
+  return records;
+}
+
+}  // namespace normsim::check

@@ -1,0 +1,34 @@
+"""A Pre-LN MLP residual block written in PyTorch, x + W2 relu(W1 LN(x)), with normsim's init (fanin: every
+matrix N(0, 1/fan_in), no biases; LayerNorm gain 1, bias 0, eps 1e-5), for the claim
+torch_preln_act_linear.toml: `normsim check` measures it with normsim.torch (docs/claims.md)."""
+import math
+
+import torch
+from torch import nn
+
+
+def linear(fan_in, fan_out):
+    layer = nn.Linear(fan_in, fan_out, bias=False)
+    nn.init.normal_(layer.weight, std=1 / math.sqrt(fan_in))
+    return layer
+
+
+class PreLN(nn.Module):
+    def __init__(self, d, hidden, eps):
+        super().__init__()
+        self.norm = nn.LayerNorm(d, eps=eps)
+        self.w1, self.w2 = linear(d, hidden), linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.w2(torch.relu(self.w1(self.norm(x))))
+
+
+def blocks(config):
+    """Block k of the claim's config (its width, mlp_ratio and norm_eps)."""
+    d = config["width"]
+    return lambda k: PreLN(d, round(config["mlp_ratio"] * d), config["norm_eps"])
+
+
+def final_norm(config):
+    """Pre-LN ends without a norm: y = N(x_K), as the simulator's final_norm = "auto"."""
+    return nn.LayerNorm(config["width"], eps=config["norm_eps"])

@@ -1,0 +1,128 @@
+#include "gpu/batch_run.hpp"
+
+#include <vector>
+
+#include "gpu/kernels.hpp"
+#include "gpu/memory_plan.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+DeviceBuffer<std::uint32_t> sample_ids(std::span<const int> samples) {
+  std::vector<std::uint32_t> ids(samples.size());
+  for (std::size_t s = 0; s < samples.size(); ++s) ids[s] = std::uint32_t(samples[s]);
+  return DeviceBuffer<std::uint32_t>::from_host(ids);
+}
+}  // namespace
+
+template <class R>
+BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
+                      const sim::Placement& placement, const Blas& blas, std::span<const int> samples,
+                      bool recompute, DeviceStats& stats)
+    : config_(config),
+      shape_(shape),
+      placement_(placement),
+      S_(int(samples.size())),
+      per_(std::size_t(shape.tokens) * shape.width),
+      ids_(sample_ids(samples)),
+      scratch_(recompute ? std::size_t(S_) * largest_weight(shape) : 0),
+      ctx_{blas.handle(), config.seed, S_, ids_.get(), recompute, &scratch_, &stats},
+      stats_(stats),
+      measure_(blas.handle(), S_, shape.tokens, shape.width, config.metrics.contains(sim::metric::eff_rank)),
+      backward_(config.metrics.any_of(sim::MetricPass::backward)) {}
+
+template <class R>
+DeviceBuffer<R> BatchRun<R>::input() const {
+  DeviceBuffer<R> x0(S_ * per_);
+  input_fill(x0.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed, config_.input_std,
+             config_.input_corr);
+  return x0;
+}
+
+template <class R>
+DeviceBuffer<R> BatchRun<R>::copy(const R* d_x) const {
+  DeviceBuffer<R> y(S_ * per_);
+  copy_on_device(y.get(), d_x, S_ * per_ * sizeof(R));
+  return y;
+}
+
+template <class R>
+void BatchRun<R>::measure_streams(GpuGraph<R>& g, const sim::StackValues& sv, int first) {
+  const int n = int(sv.stream.size());
+  for (int i = 0; i + 1 < n; ++i)
+    measure_.stream(g.value(sv.stream[i]), g.value(sv.stream[i + 1]), stats_.field(first + i, lf_stream),
+                    stats_.field(first + i, lf_eff_rank));
+  if (first + n - 1 < shape_.depth) return;  // x_last is measured with its pair, in the next segment
+  const int K = shape_.depth;
+  measure_.stream(g.value(sv.stream[n - 1]), nullptr, stats_.field(K, lf_stream),
+                  stats_.field(K, lf_eff_rank));
+  measure_.tensor(g.value(sv.output), stats_.field(stats_.output_block(), lf_stream));
+}
+
+template <class R>
+DeviceBuffer<R> BatchRun<R>::backward(GpuGraph<R>& g, const sim::StackValues& sv, sim::Value from,
+                                      DeviceBuffer<R> dout, int first, int watched) {
+  DeviceBuffer<R> d_first;
+  const std::vector<sim::Value> watch(sv.stream.begin(), sv.stream.begin() + watched);
+  g.release_forward({});
+  g.backward(from, std::move(dout), watch, [&](int i, const R* d_g) {
+    measure_.tensor(d_g, stats_.field(first + i, lf_grad));
+    if (i == 0) d_first = copy(d_g);
+  });
+  return d_first;
+}
+
+template <class R>
+void BatchRun<R>::whole() {
+  GpuGraph<R> g(shape_, placement_, ctx_);
+  const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()));
+  measure_streams(g, sv, 0);
+  if (!backward_) return;
+  DeviceBuffer<R> dy(S_ * per_);
+  loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
+                config_.loss == vocab::Loss::mse);
+  backward(g, sv, sv.output, std::move(dy), 0, int(sv.stream.size()));
+}
+
+template <class R>
+void BatchRun<R>::checkpointed(int every) {
+  const int K = shape_.depth, span = sim::unit_sublayers(placement_, shape_);
+  every = (every + span - 1) / span * span;
+  const int segments = (K + every - 1) / every;
+  std::vector<DeviceBuffer<R>> checkpoint(segments);
+  checkpoint[0] = input();
+  sim::PlacementState state;  // carried from segment to segment, as build_stack carries it
+  DeviceBuffer<R> dout;
+  for (int j = 0; j < segments; ++j) {  // forward: keep x_0, x_every, ...; the last segment's tape stays
+    const int first = j * every, last = std::min(K, first + every);
+    GpuGraph<R> g(shape_, placement_, ctx_);
+    const sim::StackValues sv =
+        sim::build_segment(g, shape_, placement_, g.input(copy(checkpoint[j].get())), first, last, state);
+    measure_streams(g, sv, first);
+    if (last < K) {
+      checkpoint[j + 1] = copy(g.value(sv.stream.back()));
+      continue;
+    }
+    if (!backward_) return;
+    DeviceBuffer<R> dy(S_ * per_);
+    loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
+                  config_.loss == vocab::Loss::mse);
+    dout = backward(g, sv, sv.output, std::move(dy), first, int(sv.stream.size()));
+  }
+  sim::PlacementState replay;
+  replay.replay = true;
+  replay.omega_sq_used = state.omega_sq_used;
+  for (int j = segments - 2; j >= 0; --j) {  // backward: rebuild segment j, reverse from x_last
+    const int first = j * every, last = first + every;
+    GpuGraph<R> g(shape_, placement_, ctx_);
+    const sim::StackValues sv =
+        sim::build_segment(g, shape_, placement_, g.input(std::move(checkpoint[j])), first, last, replay);
+    // x_last's gradient was measured by segment j + 1; here it only seeds the reverse pass.
+    dout = backward(g, sv, sv.stream.back(), std::move(dout), first, int(sv.stream.size()) - 1);
+  }
+}
+
+template class BatchRun<float>;
+template class BatchRun<double>;
+
+}  // namespace normsim::gpu

@@ -1,0 +1,64 @@
+// Device helpers the kernel files share (nvcc only): launch geometry, launch checks, block reductions in
+// double. Inline: each kernel file includes it.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "gpu/cuda_check.hpp"
+
+namespace normsim::gpu {
+
+inline constexpr int kThreads = 256;  // elementwise and row kernels
+
+inline unsigned grid_for(std::size_t n) {
+  const std::size_t g = (n + kThreads - 1) / kThreads;
+  return unsigned(g < 65535u * 32u ? (g > 0 ? g : 1) : 65535u * 32u);
+}
+
+inline void check_launch(const char* name) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw_cuda_error(name, cudaGetErrorString(e), __FILE__, __LINE__);
+}
+
+// Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+__device__ inline double block_sum(double v) {
+  __shared__ double part[32];
+  __shared__ double total;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // part/total may still be read from a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < int(blockDim.x >> 5) ? part[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  return total;
+}
+
+template <class R>
+__device__ inline R block_max(R v) {
+  __shared__ R part[32];
+  __shared__ R total;
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < int(blockDim.x >> 5) ? part[lane] : part[0];
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  return total;
+}
+
+#define NORMSIM_GRID_LOOP(i, n)                                                     \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += std::size_t(blockDim.x) * gridDim.x)
+
+}  // namespace normsim::gpu

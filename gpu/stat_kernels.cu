@@ -1,0 +1,177 @@
+// The statistics kernels and their launchers (gpu/stat_kernels.hpp); the CPU twins in gpu/stat_twins.hpp
+// are their specification. Every sum is in double; block reductions change only the summation order.
+#include <math_constants.h>
+
+#include "gpu/device_common.cuh"
+#include "gpu/stat_kernels.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+// One block per row: its sums and largest finite |x|, and with `next` the pair sums.
+template <class R>
+__global__ void row_stats_kernel(const R* x, const R* next, int n, double* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double v = double(x[o + i]), a = fabs(v);
+    sq += v * v;
+    ab += a;
+    if (isfinite(a))
+      mx = fmax(mx, a);
+    else
+      bad += 1;
+    if (next) {
+      const double w = double(next[o + i]);
+      dot += v * w;
+      nsq += w * w;
+      dsq += (w - v) * (w - v);
+    }
+  }
+  sq = block_sum(sq), ab = block_sum(ab), bad = block_sum(bad), mx = block_max(mx);
+  if (next) dot = block_sum(dot), nsq = block_sum(nsq), dsq = block_sum(dsq);
+  if (threadIdx.x == 0) {
+    double* s = out + std::size_t(blockIdx.x) * kRowStats;
+    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? CUDART_NAN : mx, s[row_nonfinite] = bad;
+    s[row_dot_next] = next ? dot : CUDART_NAN, s[row_next_sq] = next ? nsq : CUDART_NAN;
+    s[row_diff_sq] = next ? dsq : CUDART_NAN;
+  }
+}
+
+// One thread per (sample, column), down the tokens: neighbouring threads read neighbouring columns.
+template <class R>
+__global__ void unit_column_square_kernel(const R* x, const double* row, int T, int d, std::size_t total,
+                                          double* out) {
+  NORMSIM_GRID_LOOP(i, total) {
+    const std::size_t s = i / d, c = i % d;
+    double col = 0;
+    for (int t = 0; t < T; ++t) {
+      const std::size_t r = s * T + t;
+      col += double(x[r * d + c]) / sqrt(row[r * kRowStats + row_sq]);
+    }
+    out[i] = col * col;
+  }
+}
+
+// One block per sample, threads over its tokens (and its columns' squares).
+__global__ void stream_stats_finish_kernel(const double* row, const double* colsq, int S, int T, int d,
+                                           double* out) {
+  const int s = blockIdx.x;
+  double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, nan_max = 0, zero_rows = 0;
+  double columns = 0;
+  for (int c = threadIdx.x; colsq && c < d; c += blockDim.x) columns += colsq[std::size_t(s) * d + c];
+  for (int t = threadIdx.x; t < T; t += blockDim.x) {
+    const double* r = row + (std::size_t(s) * T + t) * kRowStats;
+    const double norm = sqrt(r[row_sq]);
+    sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite], zero_rows += !(r[row_sq] > 0);
+    if (isnan(r[row_max_abs]))
+      nan_max += 1;
+    else
+      mx = fmax(mx, r[row_max_abs]);
+    unit_sq += r[row_sq] / (norm * norm);
+    cos_next += r[row_dot_next] / (norm * sqrt(r[row_next_sq]));
+    rel += sqrt(r[row_diff_sq]) / norm;
+  }
+  sq = block_sum(sq), ab = block_sum(ab), bad = block_sum(bad), nan_max = block_sum(nan_max);
+  unit_sq = block_sum(unit_sq), cos_next = block_sum(cos_next), rel = block_sum(rel), mx = block_max(mx);
+  columns = block_sum(columns), zero_rows = block_sum(zero_rows);
+  if (threadIdx.x != 0) return;
+  const double size = double(T) * d;
+  out[f_act_sq * S + s] = sq / size;
+  out[f_mean_abs * S + s] = ab / size;
+  out[f_max_abs * S + s] = nan_max > 0 ? CUDART_NAN : mx;
+  out[f_token_cos * S + s] =
+      colsq && T > 1 && zero_rows == 0 ? (columns - unit_sq) / (double(T) * (T - 1)) : CUDART_NAN;
+  out[f_cos_next * S + s] = cos_next / T;
+  out[f_rel_update * S + s] = rel / T;
+  out[f_nonfinite * S + s] = bad;
+}
+
+template <class R>
+__global__ void widen_kernel(const R* x, std::size_t n, double* out) {
+  NORMSIM_GRID_LOOP(i, n) out[i] = double(x[i]);
+}
+
+// One block per sample: two passes over its n eigenvalues (the total, then the entropy).
+__global__ void spectral_effective_rank_kernel(const double* w, const int* info, int n, double* out) {
+  const double* e = w + std::size_t(blockIdx.x) * n;
+  double total = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) total += sqrt(fmax(e[i], 0.0));
+  total = block_sum(total);
+  double entropy = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double p = sqrt(fmax(e[i], 0.0)) / total;
+    if (p > 0) entropy -= p * log(p);
+  }
+  entropy = block_sum(entropy);
+  if (threadIdx.x == 0) out[blockIdx.x] = info[blockIdx.x] != 0 || !(total > 0) ? CUDART_NAN : exp(entropy);
+}
+
+__global__ void frobenius_finish_kernel(const double* max_a, const double* max_b, const double* sum, int S,
+                                        double* out) {
+  NORMSIM_GRID_LOOP(s, std::size_t(S)) {
+    const double ma = max_a[s], mb = max_b[s];
+    int ea = 0, eb = 0;
+    if (!isfinite(ma) || !isfinite(mb)) {
+      out[s] = CUDART_NAN;
+    } else if (ma == 0 || mb == 0) {
+      out[s] = 0;
+    } else {
+      frexp(ma, &ea), frexp(mb, &eb);
+      out[s] = ldexp(sqrt(sum[s] < 0 ? 0.0 : sum[s]), ea + eb);
+    }
+  }
+}
+
+int threads_for(int n) {
+  return n >= 512 ? 256 : (n >= 128 ? 128 : 32);
+}
+
+}  // namespace
+
+template <class R>
+void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out) {
+  if (rows == 0) return;
+  row_stats_kernel<<<rows, threads_for(n)>>>(d_x, d_next, n, d_out);
+  check_launch("row_stats_kernel");
+}
+
+template <class R>
+void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out) {
+  const std::size_t total = std::size_t(S) * d;
+  if (total == 0) return;
+  unit_column_square_kernel<<<grid_for(total), kThreads>>>(d_x, d_row, T, d, total, d_out);
+  check_launch("unit_column_square_kernel");
+}
+
+void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int T, int d, double* d_out) {
+  if (S == 0) return;
+  stream_stats_finish_kernel<<<S, threads_for(std::max(T, d))>>>(d_row, d_colsq, S, T, d, d_out);
+  check_launch("stream_stats_finish_kernel");
+}
+
+template <class R>
+void widen(const R* d_x, std::size_t n, double* d_out) {
+  if (n == 0) return;
+  widen_kernel<<<grid_for(n), kThreads>>>(d_x, n, d_out);
+  check_launch("widen_kernel");
+}
+
+void spectral_effective_rank(const double* d_w, const int* d_info, int n, int S, double* d_out) {
+  if (S == 0) return;
+  spectral_effective_rank_kernel<<<S, threads_for(n)>>>(d_w, d_info, n, d_out);
+  check_launch("spectral_effective_rank_kernel");
+}
+
+void frobenius_finish(const double* d_max_a, const double* d_max_b, const double* d_sum, int S,
+                      double* d_out) {
+  if (S == 0) return;
+  frobenius_finish_kernel<<<grid_for(std::size_t(S)), kThreads>>>(d_max_a, d_max_b, d_sum, S, d_out);
+  check_launch("frobenius_finish_kernel");
+}
+
+NORMSIM_STAT_KERNEL_INSTANTIATIONS(float)
+NORMSIM_STAT_KERNEL_INSTANTIATIONS(double)
+
+}  // namespace normsim::gpu

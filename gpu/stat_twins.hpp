@@ -1,0 +1,114 @@
+// CPU twins of the statistics kernels (gpu/stat_kernels.hpp): same names and signatures, host pointers,
+// serial loops; the specification the kernels are tested on, itself tested against sim/stream_metrics.cpp.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "gpu/stat_kernels.hpp"
+
+namespace normsim::gpu::cpu {
+
+template <class R>
+void row_stats(const R* x, const R* next, int rows, int n, double* out) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int r = 0; r < rows; ++r) {
+    const std::size_t o = std::size_t(r) * n;
+    double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
+    for (int i = 0; i < n; ++i) {
+      const double v = double(x[o + i]), a = std::abs(v);
+      sq += v * v;
+      ab += a;
+      if (std::isfinite(a))
+        mx = std::max(mx, a);
+      else
+        bad += 1;
+      if (next) {
+        const double w = double(next[o + i]);
+        dot += v * w;
+        nsq += w * w;
+        dsq += (w - v) * (w - v);
+      }
+    }
+    double* s = out + std::size_t(r) * kRowStats;
+    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? nan : mx, s[row_nonfinite] = bad;
+    s[row_dot_next] = next ? dot : nan, s[row_next_sq] = next ? nsq : nan, s[row_diff_sq] = next ? dsq : nan;
+  }
+}
+
+template <class R>
+void unit_column_square(const R* x, const double* row, int S, int T, int d, double* out) {
+  for (int s = 0; s < S; ++s)
+    for (int c = 0; c < d; ++c) {
+      double col = 0;
+      for (int t = 0; t < T; ++t) {
+        const std::size_t r = std::size_t(s) * T + t;
+        col += double(x[r * d + c]) / std::sqrt(row[r * kRowStats + row_sq]);
+      }
+      out[std::size_t(s) * d + c] = col * col;
+    }
+}
+
+inline void stream_stats_finish(const double* row, const double* colsq, int S, int T, int d, double* out) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int s = 0; s < S; ++s) {
+    double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, zero_rows = 0, columns = 0;
+    for (int t = 0; t < T; ++t) {
+      const double* r = row + (std::size_t(s) * T + t) * kRowStats;
+      const double norm = std::sqrt(r[row_sq]);
+      sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite], zero_rows += !(r[row_sq] > 0);
+      mx = std::isnan(r[row_max_abs]) || std::isnan(mx) ? nan : std::max(mx, r[row_max_abs]);
+      unit_sq += r[row_sq] / (norm * norm);
+      cos_next += r[row_dot_next] / (norm * std::sqrt(r[row_next_sq]));
+      rel += std::sqrt(r[row_diff_sq]) / norm;
+    }
+    for (int c = 0; colsq && c < d; ++c) columns += colsq[std::size_t(s) * d + c];
+    const double size = double(T) * d;
+    out[f_act_sq * S + s] = sq / size;
+    out[f_mean_abs * S + s] = ab / size;
+    out[f_max_abs * S + s] = mx;
+    out[f_token_cos * S + s] =
+        colsq && T > 1 && zero_rows == 0 ? (columns - unit_sq) / (double(T) * (T - 1)) : nan;
+    out[f_cos_next * S + s] = cos_next / T;
+    out[f_rel_update * S + s] = rel / T;
+    out[f_nonfinite * S + s] = bad;
+  }
+}
+
+template <class R>
+void widen(const R* x, std::size_t n, double* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = double(x[i]);
+}
+
+inline void spectral_effective_rank(const double* w, const int* info, int n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    const double* e = w + std::size_t(s) * n;
+    double total = 0;
+    for (int i = 0; i < n; ++i) total += std::sqrt(std::max(e[i], 0.0));
+    double entropy = 0;
+    for (int i = 0; i < n; ++i) {
+      const double p = std::sqrt(std::max(e[i], 0.0)) / total;
+      if (p > 0) entropy -= p * std::log(p);
+    }
+    out[s] = info[s] != 0 || !(total > 0) ? std::numeric_limits<double>::quiet_NaN() : std::exp(entropy);
+  }
+}
+
+inline void frobenius_finish(const double* max_a, const double* max_b, const double* sum, int S,
+                             double* out) {
+  for (int s = 0; s < S; ++s) {
+    const double ma = max_a[s], mb = max_b[s];
+    int ea = 0, eb = 0;
+    if (!std::isfinite(ma) || !std::isfinite(mb)) {
+      out[s] = std::numeric_limits<double>::quiet_NaN();
+    } else if (ma == 0 || mb == 0) {
+      out[s] = 0;
+    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
+      std::frexp(ma, &ea), std::frexp(mb, &eb);
+      out[s] = std::ldexp(std::sqrt(sum[s] < 0 ? 0.0 : sum[s]), ea + eb);
+    }
+  }
+}
+
+}  // namespace normsim::gpu::cpu

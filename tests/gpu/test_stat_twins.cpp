@@ -1,0 +1,116 @@
+// The statistics kernels' CPU twins (gpu/stat_twins.hpp) against the CPU backend's metric definitions
+// (sim/stream_metrics.cpp, the specification), on host memory: the twins are what the kernels are tested
+// on (tests/gpu/test_gpu_stat_kernels.cpp), so this closes the chain kernel = twin = sim.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gpu/stat_twins.hpp"
+#include "sim/stream_metrics.hpp"
+
+namespace gpu = normsim::gpu;
+namespace sim = normsim::sim;
+
+namespace {
+
+constexpr int kS = 3, kT = 9, kD = 23;
+
+std::vector<float> random_stream(unsigned seed, double corr) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<float> x(std::size_t(kS) * kT * kD);
+  std::vector<double> shared(kD);
+  for (int s = 0; s < kS; ++s) {
+    for (double& v : shared) v = z(gen);
+    for (int t = 0; t < kT; ++t)
+      for (int c = 0; c < kD; ++c)
+        x[(std::size_t(s) * kT + t) * kD + c] =
+            float(std::sqrt(corr) * shared[c] + std::sqrt(1 - corr) * z(gen));
+  }
+  return x;
+}
+
+sim::MatD sample_matrix(const std::vector<float>& x, int s) {
+  sim::MatD m(kT, kD);
+  for (int t = 0; t < kT; ++t)
+    for (int c = 0; c < kD; ++c) m(t, c) = double(x[(std::size_t(s) * kT + t) * kD + c]);
+  return m;
+}
+
+// Both sides sum the same doubles (float entries widened) in different orders: relative differences of
+// a few times n * 1.1e-16 with n <= 207 entries per sum; token_cos subtracts T = 9 from a sum near T, so its
+// absolute error is ~T * 1e-14 / (T (T - 1)). 1e-12 relative plus 1e-13 absolute covers both.
+void check_close(double got, double want) {
+  INFO("twin " << got << " sim " << want);
+  CHECK(std::abs(got - want) <= 1e-13 + 1e-12 * std::abs(want));
+}
+
+}  // namespace
+
+TEST_CASE("the statistics twins compute sim's stream metrics", "[stats]") {
+  const std::vector<float> x = random_stream(1, 0.3), next = random_stream(2, 0.5);
+  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
+      out(gpu::kStreamFields * kS);
+  gpu::cpu::row_stats(x.data(), next.data(), kS * kT, kD, rows.data());
+  gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
+  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());
+  for (int s = 0; s < kS; ++s) {
+    const sim::MatD a = sample_matrix(x, s), b = sample_matrix(next, s);
+    const auto field = [&](int f) { return out[std::size_t(f) * kS + s]; };
+    check_close(field(gpu::f_act_sq), sim::mean_square(a));
+    check_close(field(gpu::f_mean_abs), sim::mean_abs(a));
+    CHECK(field(gpu::f_max_abs) == sim::max_abs(a));  // a max is exact
+    check_close(field(gpu::f_token_cos), sim::token_cosine(a));
+    check_close(field(gpu::f_cos_next), sim::mean_token_cosine(a, b));
+    check_close(field(gpu::f_rel_update), sim::mean_relative_update(a, b));
+    CHECK(field(gpu::f_nonfinite) == 0);
+  }
+}
+
+TEST_CASE("the effective-rank twin is sim's effective_rank given the Gram eigenvalues", "[stats]") {
+  const std::vector<float> x = random_stream(3, 0.6);
+  for (int s = 0; s < kS; ++s) {
+    const sim::MatD a = sample_matrix(x, s);
+    const sim::MatD gram = a * a.transpose();  // T <= d
+    Eigen::SelfAdjointEigenSolver<sim::MatD> eig(gram, Eigen::EigenvaluesOnly);
+    const Eigen::VectorXd w = eig.eigenvalues();
+    const int ok = 0;
+    double got = 0;
+    gpu::cpu::spectral_effective_rank(w.data(), &ok, kT, 1, &got);
+    check_close(got, sim::effective_rank(a));
+    const int failed = 1;
+    gpu::cpu::spectral_effective_rank(w.data(), &failed, kT, 1, &got);
+    CHECK(std::isnan(got));  // a solver that did not converge gives NaN, never a number
+  }
+}
+
+TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is counted", "[stats]") {
+  std::vector<float> x = random_stream(4, 0.0);
+  for (int c = 0; c < kD; ++c) x[std::size_t(kT + 2) * kD + c] = 0;          // sample 1, token 2
+  x[std::size_t(2 * kT) * kD + 5] = std::numeric_limits<float>::infinity();  // sample 2
+  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
+      out(gpu::kStreamFields * kS);
+  gpu::cpu::row_stats(x.data(), static_cast<const float*>(nullptr), kS * kT, kD, rows.data());
+  gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
+  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());
+  CHECK(std::isfinite(out[gpu::f_token_cos * kS + 0]));
+  CHECK(std::isnan(out[gpu::f_token_cos * kS + 1]));
+  CHECK(std::isnan(sim::token_cosine(sample_matrix(x, 1))));
+  CHECK(out[gpu::f_nonfinite * kS + 0] == 0);
+  CHECK(out[gpu::f_nonfinite * kS + 2] == 1);
+  CHECK(std::isnan(out[gpu::f_max_abs * kS + 2]));
+  CHECK(std::isnan(out[gpu::f_cos_next * kS + 0]));  // no next stream given
+}
+
+TEST_CASE("frobenius_finish scales back by the powers of two and keeps NaN", "[stats]") {
+  const double max_a[] = {0.75 * 1024, 0.0, NAN, 3.0}, max_b[] = {0.5 * 8, 2.0, 1.0, 5.0};
+  const double sum[] = {9.0, 4.0, 1.0, -1e-30};
+  double out[4];
+  gpu::cpu::frobenius_finish(max_a, max_b, sum, 4, out);
+  CHECK(out[0] == std::ldexp(3.0, 10 + 3));  // frexp(768) = 0.75 * 2^10, frexp(4) = 0.5 * 2^3
+  CHECK(out[1] == 0.0);
+  CHECK(std::isnan(out[2]));
+  CHECK(out[3] == 0.0);  // a rounding-negative sum is 0, not NaN
+}
