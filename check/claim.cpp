@@ -3,6 +3,7 @@
 #include "check/claim.hpp"
 
 #include "check/measure.hpp"
+#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
 
 #include <toml++/toml.h>
@@ -136,6 +137,15 @@ void read_reference(const Reader& r, const toml::table& root, const toml::table&
     throw ClaimError(e.what());
   }
   c.reference = g.configs.front();
+  // A reference that reads the swept key is compared at each point's own x (LNS minus Pre-LN at the same
+  // depth); one that does not (Pre-LN against SpanNorm's lambda) is one config, as above.
+  if (sim::why_key_unused(c.x_key, *c.reference).empty()) {
+    try {
+      c.reference_per_x = sim::parse_grid(sweep_as_config(sweep, {full, &ref}), r.file()).configs;
+    } catch (const sim::ConfigError& e) {
+      throw ClaimError(e.what());
+    }
+  }
   if (c.reference->samples != c.grid.configs.front().samples)
     r.fail(r.where(*node), "reference.samples",
            "pairs samples with the sweep, so it must not change samples");
@@ -161,7 +171,8 @@ int metric_entries(const Reader& r, const toml::node& at, const ClaimSpec& c) {
     if (id < 0) r.fail(r.where(at), "measure.metric", "unknown metric '" + name + "' (normsim list metrics)");
     const auto kind = sim::metric_table()[std::size_t(id)].index;
     if (index && *index != kind)
-      r.fail(r.where(at), "measure.metric", "a product of stream and sublayer metrics has no common index");
+      r.fail(r.where(at), "measure.metric",
+             "a product or quotient of stream and sublayer metrics has no common index");
     index = kind;
   }
   int depth = std::numeric_limits<int>::max();
@@ -205,6 +216,7 @@ void compute_claim_metric(ClaimSpec& c) {
   for (const auto& name : factors(c.metric)) {
     for (auto& config : c.grid.configs) config.metrics.insert(sim::metric_id(name));
     if (c.reference) c.reference->metrics.insert(sim::metric_id(name));
+    for (auto& config : c.reference_per_x) config.metrics.insert(sim::metric_id(name));
   }
 }
 

@@ -50,6 +50,9 @@ struct ClaimSpec {
   // [reference]: a config each point is compared with, sample by sample (the statistic is y - y_ref; the
   // mean field's likewise). Same samples, so the differences pair independent draws of both.
   std::optional<sim::Config> reference;
+  // When the reference reads the swept key (depth, say), one reference per point instead, at that point's x
+  // (same order as grid.configs); empty otherwise.
+  std::vector<sim::Config> reference_per_x;
 
   // What is read from each sample's record.
   std::string metric;            // a metric name, or a product "a*b" of metrics with the same index

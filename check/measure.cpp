@@ -20,7 +20,19 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// numerator / denominator entry by entry (a quotient metric "a/b"); NaN where either is.
+std::vector<double> divided(std::vector<double> num, const std::vector<double>& den) {
+  if (num.size() != den.size())
+    throw ClaimError("a quotient of layer and sublayer metrics has no common index");
+  for (std::size_t i = 0; i < num.size(); ++i) num[i] /= den[i];
+  return num;
+}
+
 std::vector<double> mf_series(const theory::MeanFieldProfile& p, const std::string& metric) {
+  if (const auto slash = metric.find('/'); slash != std::string::npos) {
+    const auto num = mf_series(p, metric.substr(0, slash)), den = mf_series(p, metric.substr(slash + 1));
+    return num.empty() || den.empty() ? std::vector<double>{} : divided(num, den);
+  }
   std::vector<double> out;
   for (const auto& name : factors(metric)) {
     const theory::Series* s = p.metric(name);
@@ -51,8 +63,8 @@ std::optional<double> finite(double v) {
 std::vector<std::string> factors(const std::string& metric) {
   std::vector<std::string> out;
   std::size_t start = 0;
-  for (std::size_t star; (star = metric.find('*', start)) != std::string::npos; start = star + 1)
-    out.push_back(metric.substr(start, star - start));
+  for (std::size_t op; (op = metric.find_first_of("*/", start)) != std::string::npos; start = op + 1)
+    out.push_back(metric.substr(start, op - start));
   out.push_back(metric.substr(start));
   return out;
 }
@@ -80,6 +92,8 @@ bool per_layer(const ClaimSpec& c) {
 }
 
 std::vector<double> series(const sim::SampleRecord& record, const std::string& metric) {
+  if (const auto slash = metric.find('/'); slash != std::string::npos)
+    return divided(series(record, metric.substr(0, slash)), series(record, metric.substr(slash + 1)));
   std::vector<double> out;
   for (const auto& name : factors(metric)) {
     const int id = sim::metric_id(name);
@@ -201,35 +215,46 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
   return m;
 }
 
-void subtract_reference(const ClaimSpec& c, const std::vector<sim::SampleRecord>& reference, Measurement& m) {
-  if (!c.reference) return;
-  for (std::size_t s = 0; s < m.y.size() && s < reference.size(); ++s) {
-    const double r = reduce(c, series(reference[s], c.metric), c.layer);
-    for (double& v : m.y[s]) v -= r;
-  }
+// Subtracts the reference's statistic from point i of every sample (and of the mean field).
+void subtract_reference_at(const ClaimSpec& c, std::size_t i, const sim::Config& config,
+                           const std::vector<sim::SampleRecord>& reference, Measurement& m) {
+  for (std::size_t s = 0; s < m.y.size() && s < reference.size(); ++s)
+    if (i < m.y[s].size()) m.y[s][i] -= reduce(c, series(reference[s], c.metric), c.layer);
+  if (i >= m.meanfield.size() || !m.meanfield[i]) return;
   try {
-    const double r = reduce(c, mf_series(theory::meanfield(to_stack_spec(*c.reference)), c.metric), c.layer);
-    for (auto& v : m.meanfield)
-      if (v) v = std::isfinite(r) ? std::optional(*v - r) : std::nullopt;
+    const double r = reduce(c, mf_series(theory::meanfield(to_stack_spec(config)), c.metric), c.layer);
+    m.meanfield[i] = std::isfinite(r) ? std::optional(*m.meanfield[i] - r) : std::nullopt;
   } catch (const std::exception& e) {
-    for (auto& v : m.meanfield) v.reset();
+    m.meanfield[i].reset();
     m.theory_notes.push_back(std::string("reference: no mean field (") + e.what() + ")");
   }
 }
 
+void subtract_reference(const ClaimSpec& c, const std::vector<sim::SampleRecord>& reference, Measurement& m) {
+  if (!c.reference) return;
+  const std::size_t points = m.y.empty() ? m.meanfield.size() : m.y.front().size();
+  for (std::size_t i = 0; i < points; ++i) subtract_reference_at(c, i, *c.reference, reference, m);
+}
+
 namespace {
-// A claim on a PyTorch block: every config (and the reference, last) measured by normsim.torch at once.
+// A claim on a PyTorch block: every config (and the references, last) measured by normsim.torch at once.
 Measurement measure_torch_block(const ClaimSpec& c) {
   std::vector<sim::Config> configs = c.grid.configs;
-  if (c.reference) configs.push_back(*c.reference);
+  const std::size_t n = configs.size();
+  if (!c.reference_per_x.empty())
+    configs.insert(configs.end(), c.reference_per_x.begin(), c.reference_per_x.end());
+  else if (c.reference)
+    configs.push_back(*c.reference);
   sim::GridRecords records = run_torch_block(c.torch_file, configs);
-  std::vector<sim::SampleRecord> reference;
-  if (c.reference) {
-    reference = std::move(records.back());
-    records.pop_back();
-  }
+  const sim::GridRecords references(records.begin() + std::ptrdiff_t(n), records.end());
+  records.resize(n);
   Measurement m = collect(c, records);
-  if (c.reference) subtract_reference(c, reference, m);
+  if (!c.reference_per_x.empty()) {
+    for (std::size_t i = 0; i < references.size(); ++i)
+      subtract_reference_at(c, i, c.reference_per_x[i], references[i], m);
+  } else if (c.reference) {
+    subtract_reference(c, references.front(), m);
+  }
   return m;
 }
 }  // namespace
@@ -244,7 +269,12 @@ Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
   sim::GridRecords records;
   for (const auto& config : c.grid.configs) records.push_back(run(config));
   Measurement m = collect(c, records);
-  if (c.reference) subtract_reference(c, run(*c.reference), m);
+  if (!c.reference_per_x.empty()) {
+    for (std::size_t i = 0; i < c.reference_per_x.size(); ++i)
+      subtract_reference_at(c, i, c.reference_per_x[i], run(c.reference_per_x[i]), m);
+  } else if (c.reference) {
+    subtract_reference(c, run(*c.reference), m);
+  }
   return m;
 }
 

@@ -27,7 +27,7 @@ struct Measurement {
 // no swept key) rather than one point per config.
 bool per_layer(const ClaimSpec& claim);
 
-// The metric names of "a" or a product "a*b".
+// The metric names of "a", a product "a*b" or a quotient of products "a*b/c" (one '/').
 std::vector<std::string> factors(const std::string& metric);
 // Why a layer expression (pick's forms) cannot address a series of `size` entries, or "".
 std::string layer_expr_problem(const std::string& expr, int size);
@@ -49,6 +49,8 @@ Measurement measure(const ClaimSpec& claim, sim::Backend& backend);
 // for each config unless `with_theory` is false.
 Measurement collect(const ClaimSpec& claim, const sim::GridRecords& records, bool with_theory = true);
 // y[s][i] -= the statistic of reference[s]; the mean field of the reference subtracted from each point's.
+// (measure() uses this for a single reference; a reference per x, ClaimSpec::reference_per_x, is
+// subtracted point by point.)
 void subtract_reference(const ClaimSpec& claim, const std::vector<sim::SampleRecord>& reference,
                         Measurement& m);
 

@@ -178,6 +178,17 @@ TEST_CASE("a [reference] config is compared sample by sample", "[check][claims]"
   REQUIRE(c.reference);
   CHECK(c.reference->placement == normsim::vocab::Placement::post);
   CHECK(c.reference->width == 32);
+  // Post-LN reads the swept depth: one reference per point, at its depth ("post minus pre at each depth").
+  REQUIRE(c.reference_per_x.size() == c.grid.configs.size());
+  for (std::size_t i = 0; i < c.grid.configs.size(); ++i) {
+    CHECK(c.reference_per_x[i].depth == c.grid.configs[i].depth);
+    CHECK(c.reference_per_x[i].placement == normsim::vocab::Placement::post);
+  }
+  // A reference that does not read the swept key stays one config.
+  const ClaimSpec lambda = load_claim(write_file(
+      "ref_lambda.toml", replaced(replaced(text, "depth = [4, 8]", "depth = 4\nspannorm_lambda = [0.5, 1.0]"),
+                                  "placement = \"post\"\n\n[full]", "placement = \"pre\"\n\n[full]")));
+  CHECK(lambda.reference_per_x.empty());
   CHECK(load_claim(write_file("ref_full.toml", text), true).reference->samples == 8);
   // The swept key may not be overridden, nor samples changed, nor a per-layer claim given one.
   CHECK(error_of(replaced(text, "placement = \"post\"", "depth = 4")).find("key 'reference.depth'") !=

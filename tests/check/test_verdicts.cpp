@@ -5,8 +5,10 @@
 #include <random>
 
 #include "check/evaluate.hpp"
+#include "check/measure.hpp"
 #include "check/stats.hpp"
 #include "check/verdict.hpp"
+#include "sim/metrics.hpp"
 
 using namespace normsim::check;
 
@@ -138,4 +140,19 @@ TEST_CASE("a claim about trained models is not testable at init, whatever init g
   CHECK(!r.decision.samples_needed);
   CHECK(std::abs(r.estimate.value - 0.5) < 0.01);  // what init gives is still measured and reported
   CHECK(to_string(r.decision.verdict) == "not testable at init");
+}
+
+// A claim's metric may be a quotient of products: entry by entry, NaN where a factor has none.
+TEST_CASE("series: products and quotients of metrics", "[check][measure]") {
+  normsim::sim::SampleRecord r;
+  r.values.assign(normsim::sim::metric::count, {});
+  r.values[normsim::sim::metric::gradw_wq] = {2.0, 4.0, 1.0};
+  r.values[normsim::sim::metric::gradw_wk] = {3.0, 1.0, 1.0};
+  r.values[normsim::sim::metric::gradw_wv] = {1.0, 8.0, std::nan("")};
+  const auto q = normsim::check::series(r, "gradw_wq*gradw_wk/gradw_wv");
+  CHECK(q[0] == 6.0);
+  CHECK(q[1] == 0.5);
+  CHECK(std::isnan(q[2]));
+  CHECK(normsim::check::factors("gradw_wq*gradw_wk/gradw_wv") ==
+        std::vector<std::string>{"gradw_wq", "gradw_wk", "gradw_wv"});
 }
