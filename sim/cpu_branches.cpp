@@ -3,9 +3,10 @@
 #include <cmath>
 #include <memory>
 
+#include "sim/cpu_heads.hpp"
 #include "sim/draws.hpp"
+#include "sim/head_norms.hpp"
 #include "sim/init.hpp"
-#include "sim/rownorm.hpp"
 
 namespace normsim::sim {
 
@@ -72,42 +73,13 @@ class CpuMlp final : public CpuBranch<R> {
   Mat<R> w1_, w2_, wg_, u_, h_, g_, a_;
 };
 
-// Per-head RMSNorm of the rows of a T x d matrix with gain norm_gain (like every norm at init): HybridNorm's
-// QKV normalization.
-template <class R>
-void head_rms_forward(const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads, double gain,
-                      double eps) {
-  const int T = int(x.rows()), d = int(x.cols()), dh = d / heads;
-  y.resize(T, d);
-  rstd.resize(std::size_t(T) * heads);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h)
-      rstd[std::size_t(t) * heads + h] =
-          row_norm_forward(NormKind::rmsnorm, x.data() + std::size_t(t) * d + h * dh,
-                           y.data() + std::size_t(t) * d + h * dh, dh, gain, eps);
-}
-
-template <class R>
-Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd, int heads,
-                         double gain) {
-  const int T = int(y.rows()), d = int(y.cols()), dh = d / heads;
-  Mat<R> dx(T, d);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h) {
-      const std::size_t off = std::size_t(t) * d + h * dh;
-      row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain,
-                        rstd[std::size_t(t) * heads + h], false);
-    }
-  return dx;
-}
-
 template <class R>
 class CpuAttention final : public CpuBranch<R> {
  public:
   CpuAttention(const StackShape& s, const Placement& p, int k, SampleKey key, bool qkv_norm)
       : heads_(s.heads),
         causal_(s.cfg.causal),
-        qkv_norm_(qkv_norm),
+        norms_(head_norms(s.cfg, qkv_norm)),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain) {
     wq_ = draw_weight<R>(s, p, k, key, WeightKind::wq);
@@ -122,20 +94,13 @@ class CpuAttention final : public CpuBranch<R> {
     q_raw_ = u * wq_;
     k_raw_ = u * wk_;
     v_raw_ = u * wv_;
-    if (qkv_norm_) {
-      head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
-      head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
-      head_rms_forward(v_raw_, v_, rv_, heads_, gain_, eps_);
-    } else {
-      q_ = q_raw_;
-      k_ = k_raw_;
-      v_ = v_raw_;
-    }
-    const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
+    normalize(norms_.qk, q_raw_, q_, rq_);
+    normalize(norms_.qk, k_raw_, k_, rk_);
+    normalize(norms_.v, v_raw_, v_, rv_);
     probs_.assign(heads_, Mat<R>());
     o_.resize(T, d);
     for (int h = 0; h < heads_; ++h) {
-      Mat<R> sc = (q_.middleCols(h * dh, dh) * k_.middleCols(h * dh, dh).transpose()) * inv_sqrt;
+      Mat<R> sc = head_logits(q_, k_, h, dh);
       for (int t = 0; t < T; ++t) {
         const int last = causal_ ? t : T - 1;
         R mx = sc(t, 0);
@@ -171,11 +136,11 @@ class CpuAttention final : public CpuBranch<R> {
       dq.middleCols(h * dh, dh).noalias() = dP * k_.middleCols(h * dh, dh);
       dk.middleCols(h * dh, dh).noalias() = dP.transpose() * q_.middleCols(h * dh, dh);
     }
-    if (qkv_norm_) {
-      dq = head_rms_backward(q_, dq, rq_, heads_, gain_);
-      dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
-      dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
+    if (norms_.qk) {
+      dq = head_norm_backward(norms_.kind, q_, dq, rq_, heads_, gain_);
+      dk = head_norm_backward(norms_.kind, k_, dk, rk_, heads_, gain_);
     }
+    if (norms_.v) dv = head_norm_backward(norms_.kind, v_, dv, rv_, heads_, gain_);
     norms[int(WeightKind::wq)] = frobenius_of_AtB<R>(u_, dq);
     norms[int(WeightKind::wk)] = frobenius_of_AtB<R>(u_, dk);
     norms[int(WeightKind::wv)] = frobenius_of_AtB<R>(u_, dv);
@@ -186,8 +151,16 @@ class CpuAttention final : public CpuBranch<R> {
   }
 
  private:
+  // y = the per-head norm of x when `on`, else x.
+  void normalize(bool on, const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd) const {
+    if (on)
+      head_norm_forward(norms_.kind, x, y, rstd, heads_, gain_, eps_);
+    else
+      y = x;
+  }
   int heads_;
-  bool causal_, qkv_norm_;
+  bool causal_;
+  HeadNorms norms_;
   double eps_, gain_;
   Mat<R> wq_, wk_, wv_, wo_, u_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;

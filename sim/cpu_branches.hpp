@@ -2,7 +2,7 @@
 // from (seed, sample, sublayer, matrix) and keeps what its backward needs.
 //   MLP:       h = u W1 (T x H), a = act(h), F = a W2            (SwiGLU: a = silu(u Wgate) * (u W1))
 //   attention: Q = u Wq, K = u Wk, V = u Wv; per head A = softmax(Q_h K_h^T / sqrt(d_h)) (causal: s <= t);
-//              F = concat_h(A V_h) Wo; qkv_norm: per-head RMSNorm (gain 1) of Q, K, V rows first.
+//              F = concat_h(A V_h) Wo; Q, K (and V) normalized per head first where sim/head_norms.hpp says.
 #pragma once
 #include <array>
 #include <cstdint>
