@@ -10,6 +10,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stat_kernels.hpp"
+#include "sim/head_norms.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {
@@ -169,7 +170,7 @@ class GpuAttention final : public GpuBranch<R> {
         heads_(s.heads),
         cross_(s.branch(k) == sim::BranchKind::cross_attention),
         causal_(s.cfg.causal && !cross_),
-        qkv_norm_(qkv_norm),
+        norms_(sim::head_norms(s.cfg, qkv_norm)),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         T_(s.tokens),
@@ -186,9 +187,9 @@ class GpuAttention final : public GpuBranch<R> {
     const std::size_t n = std::size_t(S) * T * d;
     u_ = d_u;
     const R* kv = cross_ ? enc_.get() : d_u;
-    q_ = split(project(d_u, kinds_[0], rq_));
-    k_ = split(project(kv, kinds_[1], rk_));
-    v_ = split(project(kv, kinds_[2], rv_));
+    q_ = split(project(d_u, kinds_[0], norms_.qk, rq_));
+    k_ = split(project(kv, kinds_[1], norms_.qk, rk_));
+    v_ = split(project(kv, kinds_[2], norms_.v, rv_));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get(), dh, sh, k_.get(), dh, sh,
@@ -225,11 +226,11 @@ class GpuAttention final : public GpuBranch<R> {
             SH);
     dp.reset();
     DeviceBuffer<R> dq = merge(dqh.get()), dk = merge(dkh.get()), dv = merge(dvh.get());
-    if (qkv_norm_) {  // the norm's backward reads its output, in the tokens' layout
+    if (norms_.qk) {  // the norm's backward reads its output, in the tokens' layout
       norm_backward(q_, dq, rq_);
       norm_backward(k_, dk, rk_);
-      norm_backward(v_, dv, rv_);
     }
+    if (norms_.v) norm_backward(v_, dv, rv_);
     q_.reset();
     k_.reset();
     v_.reset();
@@ -249,15 +250,15 @@ class GpuAttention final : public GpuBranch<R> {
   }
 
  private:
-  // u W, then (qkv_norm) per-head RMSNorm (gain norm_gain) of every row; rstd kept for the backward.
-  DeviceBuffer<R> project(const R* d_u, WeightKind w, DeviceBuffer<double>& rstd) {
+  // u W, then (normalized) the per-head norm (sim/head_norms.hpp) of every row; rstd kept for the backward.
+  DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, DeviceBuffer<double>& rstd) {
     const int S = ctx_.S, dh = d_ / heads_;
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
     times_weight(ctx_.blas, d_u, w_.get(w), out.get(), S, T_, d_, d_, false, false);
-    if (qkv_norm_) {
+    if (normalized) {
       const int rows = S * T_ * heads_;
       rstd = DeviceBuffer<double>(rows);
-      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, sim::NormKind::rmsnorm, gain_, eps_);
+      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, norms_.kind, gain_, eps_);
     }
     return out;
   }
@@ -272,16 +273,17 @@ class GpuAttention final : public GpuBranch<R> {
     swap_middle_axes(d_xh, y.get(), ctx_.S, heads_, T_, d_ / heads_);
     return y;
   }
-  // dx := RMSNorm backward of dx in place, from the norm's output kept split by heads (xh).
+  // dx := the per-head norm's backward of dx in place, from the norm's output kept split by heads (xh).
   void norm_backward(const DeviceBuffer<R>& xh, DeviceBuffer<R>& dx, const DeviceBuffer<double>& rstd) const {
     const DeviceBuffer<R> y = merge(xh.get());
-    row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_,
-                      sim::NormKind::rmsnorm, gain_, false);
+    row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_, norms_.kind,
+                      gain_, false);
   }
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   int heads_;
-  bool cross_, causal_, qkv_norm_;
+  bool cross_, causal_;
+  sim::HeadNorms norms_;
   double eps_, gain_;
   int T_, d_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o

@@ -23,8 +23,9 @@ struct Config {
   int depth = 16;          // K residual sublayers
   double mlp_ratio = 4.0;  // hidden width = round(mlp_ratio * d)
   vocab::Activation activation = vocab::Activation::relu;
-  int heads = 4;        // attention heads; must divide width
-  bool causal = false;  // causal attention mask
+  int heads = 4;         // attention heads; must divide width
+  bool causal = false;   // causal attention mask
+  bool qk_norm = false;  // per-head norm (the configured one) of Q and K before the logits, any attention
   vocab::FinalNorm final_norm = vocab::FinalNorm::auto_;
   bool input_norm = false;  // x_0 = N(input) (Peri-LN's embedding norm)
   // placement = "custom": the block expression (docs/placements.md), e.g. "x + N(F(x))".

@@ -289,6 +289,11 @@ std::vector<KeyInfo> make_table() {
           ">= 1, divides width (attention, transformer, decoder)", int_at_least(1)),
       key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
           any()),
+      key("qk_norm", &Config::qk_norm, "model",
+          "per-head norm (the configured norm, gain norm_gain, over d/heads) of Q and K before the logits, "
+          "in "
+          "every attention (Fqkv's are normalized already)",
+          "true | false", any()),
       key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
           "auto | true | false (auto: when the placement does not end in a norm)", one_of(kFinalNorm),
           kFinalNorm),

@@ -6,10 +6,11 @@
 #include <tuple>
 
 #include "sim/activations_vec.hpp"
+#include "sim/cpu_heads.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
+#include "sim/head_norms.hpp"
 #include "sim/init.hpp"
-#include "sim/rownorm.hpp"
 
 namespace normsim::sim {
 
@@ -123,35 +124,6 @@ class CpuMlp final : public CpuBranch<R> {
   Mat<R> h_, g_;  // pre-activations u W1 (T x H) and, for SwiGLU, u Wgate
 };
 
-// Per-head RMSNorm of the rows of a T x d matrix with gain norm_gain (like every norm at init): HybridNorm's
-// QKV normalization.
-template <class R>
-void head_rms_forward(const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads, double gain,
-                      double eps) {
-  const int T = int(x.rows()), d = int(x.cols()), dh = d / heads;
-  y.resize(T, d);
-  rstd.resize(std::size_t(T) * heads);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h)
-      rstd[std::size_t(t) * heads + h] =
-          row_norm_forward(NormKind::rmsnorm, x.data() + std::size_t(t) * d + h * dh,
-                           y.data() + std::size_t(t) * d + h * dh, dh, gain, eps);
-}
-
-template <class R>
-Mat<R> head_rms_backward(const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd, int heads,
-                         double gain) {
-  const int T = int(y.rows()), d = int(y.cols()), dh = d / heads;
-  Mat<R> dx(T, d);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h) {
-      const std::size_t off = std::size_t(t) * d + h * dh;
-      row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain,
-                        rstd[std::size_t(t) * heads + h], false);
-    }
-  return dx;
-}
-
 // The decoder's encoder output E (T x d) of one sample (sim/encoder_output.hpp).
 template <class R>
 Mat<R> encoder_matrix(const StackShape& s, SampleKey key) {
@@ -176,7 +148,7 @@ class CpuAttention final : public CpuBranch<R> {
         heads_(s.heads),
         cross_(s.branch(k) == BranchKind::cross_attention),
         causal_(s.cfg.causal && !cross_),
-        qkv_norm_(qkv_norm),
+        norms_(head_norms(s.cfg, qkv_norm)),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
@@ -190,20 +162,13 @@ class CpuAttention final : public CpuBranch<R> {
     product_by_columns(q_raw_, u, w_.draw(kinds_[0], ws), false, n);
     product_by_columns(k_raw_, kv, w_.draw(kinds_[1], ws), false, n);
     product_by_columns(v_raw_, kv, w_.draw(kinds_[2], ws), false, n);
-    if (qkv_norm_) {
-      head_rms_forward(q_raw_, q_, rq_, heads_, gain_, eps_);
-      head_rms_forward(k_raw_, k_, rk_, heads_, gain_, eps_);
-      head_rms_forward(v_raw_, v_, rv_, heads_, gain_, eps_);
-    } else {
-      q_ = q_raw_;
-      k_ = k_raw_;
-      v_ = v_raw_;
-    }
-    const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
+    normalize(norms_.qk, q_raw_, q_, rq_);
+    normalize(norms_.qk, k_raw_, k_, rk_);
+    normalize(norms_.v, v_raw_, v_, rv_);
     probs_.assign(heads_, Mat<R>());
     o_.resize(T, d);
     for (int h = 0; h < heads_; ++h) {
-      Mat<R> sc = (q_.middleCols(h * dh, dh) * k_.middleCols(h * dh, dh).transpose()) * inv_sqrt;
+      Mat<R> sc = head_logits(q_, k_, h, dh);
       for (int t = 0; t < T; ++t) {
         const int last = causal_ ? t : T - 1;
         R mx = sc(t, 0);
@@ -243,11 +208,11 @@ class CpuAttention final : public CpuBranch<R> {
       dq.middleCols(h * dh, dh).noalias() = dP * k_.middleCols(h * dh, dh);
       dk.middleCols(h * dh, dh).noalias() = dP.transpose() * q_.middleCols(h * dh, dh);
     }
-    if (qkv_norm_) {
-      dq = head_rms_backward(q_, dq, rq_, heads_, gain_);
-      dk = head_rms_backward(k_, dk, rk_, heads_, gain_);
-      dv = head_rms_backward(v_, dv, rv_, heads_, gain_);
+    if (norms_.qk) {
+      dq = head_norm_backward(norms_.kind, q_, dq, rq_, heads_, gain_);
+      dk = head_norm_backward(norms_.kind, k_, dk, rk_, heads_, gain_);
     }
+    if (norms_.v) dv = head_norm_backward(norms_.kind, v_, dv, rv_, heads_, gain_);
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
     gradient_norms<R>(
@@ -267,7 +232,15 @@ class CpuAttention final : public CpuBranch<R> {
  private:
   WeightSource<R> w_;
   int heads_;
-  bool cross_, causal_, qkv_norm_;
+  // y = the per-head norm of x when `on`, else x.
+  void normalize(bool on, const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd) const {
+    if (on)
+      head_norm_forward(norms_.kind, x, y, rstd, heads_, gain_, eps_);
+    else
+      y = x;
+  }
+  bool cross_, causal_;
+  HeadNorms norms_;
   double eps_, gain_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;

@@ -54,7 +54,7 @@ std::string placement_parameter(std::string_view key, const Config& c) {
 std::string why_key_unused(std::string_view key, const Config& c) {
   if (std::string why = placement_parameter(key, c); !why.empty()) return why;
   const bool attention = c.sublayer != vocab::Sublayer::mlp, mlp = c.sublayer != vocab::Sublayer::attention;
-  if ((key == "heads" || key == "causal") && !attention)
+  if ((key == "heads" || key == "causal" || key == "qk_norm") && !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";
   if (key == "init_std" && !uses_rule(c, vocab::Init::fixed))
@@ -72,6 +72,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "update_lr" && !stepped) return "update = " + quoted(c.update) + " takes no optimizer step";
   if (key == "update_scale" && c.update != vocab::Update::random)
     return "update = " + quoted(c.update) + " is not a random direction";
+  if (key == "qk_norm" && c.placement == vocab::Placement::hybridnorm)
+    return "placement = \"hybridnorm\" normalizes Q and K already (its QKV-norm, Fqkv)";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
   if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
     return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";

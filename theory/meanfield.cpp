@@ -39,6 +39,10 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
     c.push_back(
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
         "softmax attention at Xavier init has logits of variance ~1");
+    if (s.qk_norm)
+      c.push_back(
+          "qk_norm acts on the logits only, which the uniform-attention value path ignores: every prediction "
+          "is the one without it (its logits have second moment ~gamma^4, tests/sim/test_qk_norm.cpp)");
     if (s.causal) c.push_back("causal mask enters through position averages of the uniform causal matrix");
     if (s.sublayer == SublayerKind::decoder)
       c.push_back(

@@ -32,6 +32,9 @@ struct StackSpec {
   double mlp_ratio = 4.0;  // d_ff = round(mlp_ratio * d)
   int heads = 4;           // unused by the uniform-attention value path; kept for the record
   bool causal = false;
+  // Per-head norm of Q and K (the qk_norm key): it acts on the logits only, which the uniform-attention value
+  // path ignores, so no prediction reads it; it is kept for the record and the caveats.
+  bool qk_norm = false;
   WeightGains sigma_sq;
   double v0 = 1.0;           // input second moment per coordinate (before input_norm)
   double rho0 = 0.0;         // input token cosine

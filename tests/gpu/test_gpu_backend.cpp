@@ -100,6 +100,27 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
   CHECK(cuda.peak_memory_bytes() > 0);
 }
 
+// qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K,
+// with the configured norm, forward and backward: every placement, both norms, both precisions.
+TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_norm]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[4], kKinds[5]})
+      for (const vocab::Norm norm : {vocab::Norm::layernorm, vocab::Norm::rmsnorm})
+        for (const sim::Placement* p : sim::all_placements()) {
+          sim::Config c = small_config(p->id(), kind, precision);
+          c.qk_norm = true;
+          c.norm = norm;
+          c.input_std = 2.0;  // logits of O(4) without the norm, so the norm matters
+          INFO(precision << " " << kind.sublayer << " " << vocab::name(norm) << " " << p->id());
+          const bool f64 = std::string(precision) == "float64";
+          require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
+                                f64 ? 1e-4 : 3e-3);
+        }
+}
+
 TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change results", "[backend]") {
   sim::Config c = small_config(vocab::Placement::pre, kKinds[5], "float32");
   c.loss = normsim::vocab::Loss::mse;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/config_file.hpp"
+#include "sim/key_relevance.hpp"
 #include "sim/unit_plan.hpp"
 #include "test_util.hpp"
 
@@ -59,6 +60,17 @@ TEST_CASE("keys that do not apply: a warning each, refused with --strict") {
   const auto grid =
       normsim::sim::parse_grid("placement = [\"pre\", \"deepnorm\"]\ndeepnorm_alpha = 2.0\n", "g");
   CHECK(grid.unused_keys.empty());
+}
+
+TEST_CASE("qk_norm is read by every attention except HybridNorm's, whose Q and K are normalized already") {
+  using normsim::sim::why_key_unused;
+  normsim::sim::Config c;
+  c.sublayer = normsim::vocab::Sublayer::mlp;
+  CHECK(why_key_unused("qk_norm", c).find("has no attention") != std::string::npos);
+  c.sublayer = normsim::vocab::Sublayer::transformer;
+  CHECK(why_key_unused("qk_norm", c).empty());
+  c.placement = normsim::vocab::Placement::hybridnorm;
+  CHECK(why_key_unused("qk_norm", c).find("normalizes Q and K already") != std::string::npos);
 }
 
 TEST_CASE("tf32 on the CPU backend is refused before OUT is touched") {

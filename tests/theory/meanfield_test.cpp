@@ -317,3 +317,19 @@ TEST_CASE("overflow and invalid specs are explicit") {
   bad.v0 = -1.0;
   CHECK_THROWS_AS(meanfield(bad), std::invalid_argument);
 }
+
+TEST_CASE("qk_norm changes no prediction of the uniform-attention mean field, and says so") {
+  StackSpec s;
+  s.sublayer = SublayerKind::transformer;
+  s.depth = 8;
+  const MeanFieldProfile plain = meanfield(s);
+  s.qk_norm = true;
+  const MeanFieldProfile normed = meanfield(s);
+  for (const char* m : {"act_sq", "grad_sq", "token_cos", "branch_sq"}) {
+    INFO(m);
+    CHECK(*plain.metric(m) == *normed.metric(m));
+  }
+  int mentions = 0;
+  for (const std::string& c : normed.caveats) mentions += c.find("qk_norm") != std::string::npos;
+  CHECK(mentions == 1);
+}

@@ -1,0 +1,21 @@
+// Which per-head norms an attention branch applies before its logits: HybridNorm's QKV-norm (the block's
+// Fqkv: RMSNorm of Q, K and V) or the qk_norm key (the configured norm of Q and K, any placement). One
+// rule, read by the CPU and the CUDA backends.
+#pragma once
+#include "sim/config.hpp"
+
+namespace normsim::sim {
+
+struct HeadNorms {
+  bool qk = false;  // normalize each head's slice of every Q and K row (width d/heads)
+  bool v = false;   // the same for V
+  vocab::Norm kind = vocab::Norm::rmsnorm;
+};
+
+// qkv_norm: the branch is Fqkv, whose Q and K are RMS-normalized already, so qk_norm adds nothing there.
+inline HeadNorms head_norms(const Config& c, bool qkv_norm) {
+  if (qkv_norm) return {true, true, vocab::Norm::rmsnorm};
+  return {c.qk_norm, false, c.norm};
+}
+
+}  // namespace normsim::sim
