@@ -168,6 +168,10 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!fallback.empty() && !quiet)
       std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
+    std::string refused;
+    engine = backend_for_grid(std::move(engine), backend, grid, unit_samples, options.threads, &refused);
+    if (!refused.empty() && !quiet)
+      std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << refused << "\n";
     check_backend_can_run(grid, *engine, unit_samples);
     locked = lock_and_prepare_out(grid, options);
     report = run_prepared(grid, *engine, options, locked, std::cerr);

@@ -71,7 +71,7 @@ std::string describe_config(const Grid& grid, int c) {
   return s;
 }
 
-void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
+std::string grid_refusal(const Grid& grid, const Backend& backend, int unit_samples) {
   std::string all;
   std::size_t count = 0;
   for (std::size_t c = 0; c < grid.configs.size(); ++c)
@@ -79,10 +79,25 @@ void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_sa
       all += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
       ++count;
     }
-  if (count == 0) return;
-  throw ConfigError(grid.config_file + ": the " + backend.name() + " backend cannot run " +
-                    std::to_string(count) + " of " + std::to_string(grid.configs.size()) +
-                    " configurations; nothing was written:" + all);
+  if (count == 0) return "";
+  return "the " + backend.name() + " backend cannot run " + std::to_string(count) + " of " +
+         std::to_string(grid.configs.size()) + " configurations" + all;
+}
+
+void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
+  if (const std::string why = grid_refusal(grid, backend, unit_samples); !why.empty())
+    throw ConfigError(grid.config_file + ": " + why.substr(0, why.find('\n')) +
+                      "; nothing was written:" + why.substr(why.find('\n')));
+}
+
+std::unique_ptr<Backend> backend_for_grid(std::unique_ptr<Backend> engine, const std::string& requested,
+                                          const Grid& grid, int unit_samples, int threads,
+                                          std::string* note) {
+  if (requested != "auto" || engine->name() == "cpu") return engine;
+  const std::string why = grid_refusal(grid, *engine, unit_samples);
+  if (why.empty()) return engine;
+  if (note) *note = why;
+  return make_backend("cpu", threads);
 }
 
 std::vector<Unit> make_units(const Grid& grid, int unit_samples) {

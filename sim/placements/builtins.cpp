@@ -75,7 +75,8 @@ const std::array<ExpressionPlacement, 12>& builtins() {
       builtin(P::lnscale, "LayerNorm Scaling, Sun et al. 2025, arXiv 2502.05795 Eq. 12; final N"),
       builtin(P::rezero, "ReZero, Bachlechner et al. 2020; no norm"),
       builtin(P::none, "no norm in the stack"),
-      builtin(P::olmo2, "OLMo 2, OLMo et al. 2024, arXiv 2501.00656; its QK-norm not modelled; final N"),
+      builtin(P::olmo2,
+              "OLMo 2, OLMo et al. 2024, arXiv 2501.00656; its QK-norm with qk_norm = true; final N"),
   };
   return list;
 }

@@ -4,6 +4,7 @@
 
 #include "sim/config_file.hpp"
 #include "sim/key_relevance.hpp"
+#include "sim/sweep.hpp"
 #include "sim/unit_plan.hpp"
 #include "test_util.hpp"
 
@@ -120,4 +121,41 @@ TEST_CASE("the memory estimate counts weights as their sizes say") {
   c.depth = 500;
   CHECK(normsim::sim::cpu_sample_memory(c).weights == 100 * 300 * 8);
   CHECK(normsim::sim::human_bytes(16e12) == "16 TB");
+}
+
+namespace {
+// A device-like backend that lacks one feature: it refuses every config asking for an update.
+class NoUpdateBackend final : public normsim::sim::Backend {
+ public:
+  std::string name() const override { return "fake"; }
+  std::vector<normsim::sim::SampleRecord> run(const normsim::sim::Config&, std::span<const int>) override {
+    return {};
+  }
+  std::string refusal(const normsim::sim::Config& c, int) const override {
+    return c.update == normsim::vocab::Update::none ? "" : "key 'update': not on this backend";
+  }
+};
+}  // namespace
+
+// --backend auto picks the device backend only where it can run the whole grid; otherwise the CPU, saying
+// why. An explicit choice is never overridden (the refusal then stops the run, exit 2).
+TEST_CASE("backend auto falls back to the CPU for a grid the device backend refuses") {
+  using namespace normsim::sim;
+  const Grid plain = parse_grid("depth = 2\n", "plain.toml");
+  const Grid stepped = parse_grid("depth = 2\nupdate = [\"none\", \"sgd\"]\n", "stepped.toml");
+  std::string note;
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "auto", plain, 0, 1, &note)->name() == "fake");
+  CHECK(note.empty());
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "auto", stepped, 0, 1, &note)->name() == "cpu");
+  CHECK(note.find("cannot run 1 of 2 configurations") != std::string::npos);
+  CHECK(note.find("key 'update'") != std::string::npos);
+  note.clear();
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "cuda", stepped, 0, 1, &note)->name() ==
+        "fake");
+  CHECK(note.empty());
+  const NoUpdateBackend fake;
+  CHECK_THROWS_WITH(
+      check_backend_can_run(stepped, fake, 0),
+      Catch::Contains("stepped.toml: the fake backend cannot run 1 of 2 configurations; nothing "
+                      "was written:\n  config 1"));
 }
