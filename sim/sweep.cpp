@@ -71,32 +71,32 @@ std::string describe_config(const Grid& grid, int c) {
   return s;
 }
 
-std::string grid_refusal(const Grid& grid, const Backend& backend, int unit_samples) {
-  std::string all;
+GridRefusal grid_refusal(const Grid& grid, const Backend& backend, int unit_samples) {
+  GridRefusal r;
   std::size_t count = 0;
   for (std::size_t c = 0; c < grid.configs.size(); ++c)
     if (const std::string why = backend.refusal(grid.configs[c], unit_samples); !why.empty()) {
-      all += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
+      r.configs += "\n  config " + std::to_string(c) + " (" + describe_config(grid, int(c)) + "): " + why;
       ++count;
     }
-  if (count == 0) return "";
-  return "the " + backend.name() + " backend cannot run " + std::to_string(count) + " of " +
-         std::to_string(grid.configs.size()) + " configurations" + all;
+  if (count > 0)
+    r.summary = "the " + backend.name() + " backend cannot run " + std::to_string(count) + " of " +
+                std::to_string(grid.configs.size()) + " configurations";
+  return r;
 }
 
 void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples) {
-  if (const std::string why = grid_refusal(grid, backend, unit_samples); !why.empty())
-    throw ConfigError(grid.config_file + ": " + why.substr(0, why.find('\n')) +
-                      "; nothing was written:" + why.substr(why.find('\n')));
+  if (const GridRefusal r = grid_refusal(grid, backend, unit_samples); !r.empty())
+    throw ConfigError(grid.config_file + ": " + r.summary + "; nothing was written:" + r.configs);
 }
 
 std::unique_ptr<Backend> backend_for_grid(std::unique_ptr<Backend> engine, const std::string& requested,
                                           const Grid& grid, int unit_samples, int threads,
                                           std::string* note) {
   if (requested != "auto" || engine->name() == "cpu") return engine;
-  const std::string why = grid_refusal(grid, *engine, unit_samples);
-  if (why.empty()) return engine;
-  if (note) *note = why;
+  const GridRefusal r = grid_refusal(grid, *engine, unit_samples);
+  if (r.empty()) return engine;
+  if (note) *note = r.summary + r.configs;
   return make_backend("cpu", threads);
 }
 

@@ -34,8 +34,13 @@ std::string describe_config(const Grid& grid, int c);
 // Throws ConfigError listing every configuration `backend` refuses (Backend::refusal), each with the file
 // and its keys: called before OUT is touched.
 void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_samples);
-// Why `backend` cannot run some configurations of `grid` (one line, then one per configuration), or "".
-std::string grid_refusal(const Grid& grid, const Backend& backend, int unit_samples);
+// Why `backend` cannot run some configurations of `grid`: a summary line and one line per configuration;
+// both empty when it can run them all.
+struct GridRefusal {
+  std::string summary, configs;
+  bool empty() const { return summary.empty(); }
+};
+GridRefusal grid_refusal(const Grid& grid, const Backend& backend, int unit_samples);
 // --backend auto: the chosen engine when it can run every configuration of the grid, else the CPU backend,
 // with *note set to why (a CUDA backend that lacks a feature a config asks for: update, Jacobian metrics).
 // Any other request ("cpu", "cuda") returns the engine unchanged: an explicit choice is not overridden.
