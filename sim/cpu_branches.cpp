@@ -65,10 +65,11 @@ void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, con
   double work = 0;  // the Grams of A and B: 2 T^2 (a + b) for T rows
   for (const auto& [out, a, b] : v)
     work += 2.0 * double(a->rows()) * double(a->rows()) * double(a->cols() + b->cols());
-  threads = threads_worth(work, threads);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static, 1)
-  for (std::size_t i = 0; i < v.size(); ++i)
-    *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
+  const int parts = std::min(threads_worth(work, threads), int(v.size()));
+  run_pieces(parts, [&](int p) {
+    for (std::size_t i = std::size_t(p); i < v.size(); i += std::size_t(parts))
+      *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
+  });
 }
 
 template <class R>

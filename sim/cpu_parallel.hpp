@@ -39,8 +39,11 @@ inline constexpr Eigen::Index kColumnBlock = 256;
 template <class F>
 void for_column_blocks(Eigen::Index n, int threads, F f) {
   const Eigen::Index blocks = (n + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
-  for (Eigen::Index j = 0; j < blocks; ++j) f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
+  const int parts = int(std::min<Eigen::Index>(threads, blocks));
+  run_pieces(parts, [&](int p) {
+    for (Eigen::Index j = blocks * p / parts; j < blocks * (p + 1) / parts; ++j)
+      f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
+  });
 }
 
 // c = a * b (accumulate: c += a * b), block of columns by block; after(first, count) runs on each block

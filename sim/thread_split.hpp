@@ -18,15 +18,23 @@ inline int threads_worth(double work, int threads) {
   return int(std::clamp(work / kMinWorkPerThread, 1.0, double(std::max(threads, 1))));
 }
 
-// Calls f(p) for every piece p in [0, parts), the pieces side by side on up to `parts` threads.
+// Calls f(p) for every piece p in [0, parts), the pieces side by side on up to `parts` threads. Inside a
+// parallel region (cpu_backend.cpp's samples side by side with threads to spare) the pieces are tasks, run
+// by this thread and by the team's threads that have no sample of their own: a nested region would start
+// fresh threads for every piece of work (OpenMP reuses its thread pool only for the outermost level).
 template <class F>
 void run_pieces(int parts, F f) {
   if (parts <= 1) {
     if (parts == 1) f(0);
     return;
   }
+  if (omp_in_parallel()) {
+#pragma omp taskloop grainsize(1) shared(f)
+    for (int p = 0; p < parts; ++p) f(p);
+  } else {
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
-  for (int p = 0; p < parts; ++p) f(p);
+    for (int p = 0; p < parts; ++p) f(p);
+  }
 }
 
 }  // namespace normsim::sim
