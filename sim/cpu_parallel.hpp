@@ -2,7 +2,8 @@
 // A product C = A B is cut into fixed blocks of kColumnBlock columns of C, a partition that depends on
 // the shapes alone; each block is one single-threaded Eigen GEMM, computed by whichever thread takes it,
 // so every entry of C has the same summation order for any number of threads. Weight draws split the same
-// way over fill_gaussian's fixed chunk grid (draws.hpp).
+// way over fill_gaussian's fixed chunk grid (draws.hpp), and attention by heads, each head computed whole
+// by one thread (cpu_heads.hpp). The pieces run through run_pieces (thread_split.hpp).
 // CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
 // from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
 // weight is stored for the whole stack and the hot path allocates nothing new; or, when the backend's
