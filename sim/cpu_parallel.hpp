@@ -1,7 +1,8 @@
 // Work inside one sample split across threads, with results that do not depend on the thread count.
 // A product C = A B is cut into fixed blocks of kColumnBlock columns of C, a partition that depends on
-// the shapes alone; each block is one single-threaded Eigen GEMM, computed by whichever thread takes it,
-// so every entry of C has the same summation order for any number of threads. Weight draws split the same
+// the shapes alone; each block is one single-threaded GEMM (thin_gemm.hpp's in float32 with AVX-512,
+// Eigen's otherwise), computed by whichever thread takes it, so every entry of C has the same summation
+// order for any number of threads. Weight draws split the same
 // way over fill_gaussian's fixed chunk grid (draws.hpp).
 // CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
 // from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
@@ -13,10 +14,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "sim/cpu_matrix.hpp"
 #include "sim/draws.hpp"
+#include "sim/thin_gemm.hpp"
 #include "sim/thread_split.hpp"
 
 namespace normsim::sim {
@@ -43,6 +46,27 @@ void for_column_blocks(Eigen::Index n, int threads, F f) {
   for (Eigen::Index j = 0; j < blocks; ++j) f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
 }
 
+// Whether c = a b runs on thin_gemm: float32 where it is built, a a matrix and b a matrix or a transposed
+// one.
+template <class R, class DA, class DB>
+inline constexpr bool uses_thin_gemm =
+    has_thin_gemm&& std::is_same_v<R, float>&& std::is_same_v<DA, Mat<float>> &&
+    (std::is_same_v<DB, Mat<float>> || std::is_same_v<DB, Eigen::Transpose<const Mat<float>>>);
+
+// Columns [first, first + count) of c (+)= a b on thin_gemm; at = a^T where b is a transposed matrix.
+template <class DB>
+void thin_block(Mat<float>& c, const Mat<float>& a, const DB& b, const Mat<float>& at, Eigen::Index first,
+                Eigen::Index count, bool accumulate) {
+  if constexpr (std::is_same_v<DB, Mat<float>>) {
+    thin_gemm_aw(c.data() + first, c.cols(), a.data(), a.cols(), b.data() + first, b.cols(), a.rows(),
+                 a.cols(), count, accumulate);
+  } else {  // b = W^T: its columns are W's rows
+    const Mat<float>& w = b.nestedExpression();
+    thin_gemm_awt(c.data() + first, c.cols(), at.data(), w.data() + first * w.cols(), w.cols(), a.rows(),
+                  a.cols(), count, accumulate);
+  }
+}
+
 // c = a * b (accumulate: c += a * b), block of columns by block; after(first, count) runs on each block
 // of c once it is final, on the thread that computed it (an elementwise epilogue).
 template <class R, class DA, class DB, class After>
@@ -50,8 +74,15 @@ void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::
                         bool accumulate, int threads, After after) {
   if (!accumulate) c.resize(a.rows(), b.cols());
   const double work = 2.0 * double(a.rows()) * double(a.cols()) * double(b.cols());
+  // a^T for thin_gemm_awt, kept per calling thread so the hot path allocates nothing new; named through a
+  // reference because inside the parallel region `at` would be each worker thread's own.
+  thread_local Mat<R> at_of_thread;
+  Mat<R>& at = at_of_thread;
+  if constexpr (uses_thin_gemm<R, DA, DB> && !std::is_same_v<DB, Mat<float>>) at = a.transpose();
   for_column_blocks(b.cols(), threads_worth(work, threads), [&](Eigen::Index first, Eigen::Index count) {
-    if (accumulate)
+    if constexpr (uses_thin_gemm<R, DA, DB>)
+      thin_block(c, a.derived(), b.derived(), at, first, count, accumulate);
+    else if (accumulate)
       c.middleCols(first, count).noalias() += a * b.middleCols(first, count);
     else
       c.middleCols(first, count).noalias() = a * b.middleCols(first, count);

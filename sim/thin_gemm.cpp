@@ -1,0 +1,161 @@
+// The kernels of thin_gemm.hpp. Both products are one computation, C'(p, q) (+)= sum_k V(p, k) S(k, q),
+// with V read in vectors of 16 along p and S broadcast: for A W, p runs along W's columns (V = W, S = A)
+// and C' = C^T; for A W^T, p runs along tokens (V = A^T, S = W^T) and C' = C.
+#if defined(__AVX512F__)
+#include "sim/thin_gemm.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace normsim::sim {
+
+namespace {
+
+using Index = Eigen::Index;
+constexpr int kVectors = 4;      // a tile is kVectors x 16 entries along p ...
+constexpr int kCols = 6;         // ... by kCols along q: 24 accumulators of the 32 registers
+constexpr Index kDepthAW = 256;  // A W: k per pass, so a 64 x 256 block of W is reused from cache
+constexpr Index kDepthAll = 1LL << 62;
+
+struct Operands {
+  const float* v;
+  Index sv;  // V(p, k) = v[p + k sv]
+  const float* s;
+  Index sk, sq;  // S(k, q) = s[k sk + q sq]
+};
+
+// C'(p, q) = c[p + q ld] (contiguous along p: A W) or c[p ld + q] (along q: A W^T).
+template <bool AlongP>
+struct Out {
+  float* c;
+  Index ld;
+};
+
+template <int MV>
+__mmask16 last_mask(Index rows) {
+  return __mmask16((1u << (rows - 16 * (MV - 1))) - 1u);
+}
+
+// C' through a buffer laid out along p, for the tile at (p0, q0) with `rows` entries along p: where C'
+// is laid out along q (A W^T), its entries are copied in before and out after the tile's sums, once per
+// tile since A W^T's tiles run over all of k.
+template <int MV, int NR>
+struct Staging {
+  alignas(64) float buf[NR][16 * MV];
+  void read(const Out<false>& o, Index p0, Index q0, Index rows) {
+    for (Index p = 0; p < rows; ++p)
+      for (int j = 0; j < NR; ++j) buf[j][p] = o.c[(p0 + p) * o.ld + q0 + j];
+  }
+  void write(const Out<false>& o, Index p0, Index q0, Index rows) const {
+    for (Index p = 0; p < rows; ++p)
+      for (int j = 0; j < NR; ++j) o.c[(p0 + p) * o.ld + q0 + j] = buf[j][p];
+  }
+};
+
+// One tile over k in [k0, k0 + kc): a fused multiply-add per entry and k, k ascending, the sums starting
+// from C' (load) or from zero. Inlined into its caller: compiled on its own, GCC 12 kept the 24
+// accumulators in memory as well as in registers, a store per multiply-add (a third of the speed).
+template <int MV, int NR, bool AlongP>
+[[gnu::always_inline]] inline void tile(const Out<AlongP>& o, const Operands& x, Index p0, Index q0,
+                                        Index rows, Index k0, Index kc, bool load) {
+  const __mmask16 last = last_mask<MV>(rows);
+  const auto mask = [&](int r) { return r == MV - 1 ? last : __mmask16(0xFFFF); };
+  float* const c = AlongP ? o.c + p0 + q0 * o.ld : nullptr;
+  Staging<MV, NR> st{};
+  if (load && !AlongP) st.read(Out<false>{o.c, o.ld}, p0, q0, rows);
+  __m512 acc[MV][NR];
+  for (int j = 0; j < NR; ++j)
+    for (int r = 0; r < MV; ++r) {
+      if constexpr (AlongP)
+        acc[r][j] = load ? _mm512_maskz_loadu_ps(mask(r), c + 16 * r + j * o.ld) : _mm512_setzero_ps();
+      else
+        acc[r][j] = load ? _mm512_load_ps(st.buf[j] + 16 * r) : _mm512_setzero_ps();
+    }
+  const float* v = x.v + p0 + k0 * x.sv;
+  const float* s = x.s + k0 * x.sk + q0 * x.sq;
+  const Index sv = x.sv, sk = x.sk, sq = x.sq;
+  for (Index k = 0; k < kc; ++k, v += sv, s += sk) {
+    __m512 a[MV];
+    for (int r = 0; r < MV; ++r) a[r] = _mm512_maskz_loadu_ps(mask(r), v + 16 * r);
+    for (int j = 0; j < NR; ++j) {
+      const __m512 b = _mm512_set1_ps(s[j * sq]);
+      for (int r = 0; r < MV; ++r) acc[r][j] = _mm512_fmadd_ps(a[r], b, acc[r][j]);
+    }
+  }
+  for (int j = 0; j < NR; ++j)
+    for (int r = 0; r < MV; ++r)
+      if constexpr (AlongP)
+        _mm512_mask_storeu_ps(c + 16 * r + j * o.ld, mask(r), acc[r][j]);
+      else
+        _mm512_store_ps(st.buf[j] + 16 * r, acc[r][j]);
+  if constexpr (!AlongP) st.write(o, p0, q0, rows);
+}
+
+// Every tile of one row of tiles (p0, `rows` along p) across q columns.
+template <int MV, bool AlongP>
+void row_of_tiles(const Out<AlongP>& o, const Operands& x, Index p0, Index rows, Index q, Index k0, Index kc,
+                  bool load) {
+  Index q0 = 0;
+  for (; q0 + kCols <= q; q0 += kCols) tile<MV, kCols>(o, x, p0, q0, rows, k0, kc, load);
+  switch (q - q0) {
+    case 5:
+      return tile<MV, 5>(o, x, p0, q0, rows, k0, kc, load);
+    case 4:
+      return tile<MV, 4>(o, x, p0, q0, rows, k0, kc, load);
+    case 3:
+      return tile<MV, 3>(o, x, p0, q0, rows, k0, kc, load);
+    case 2:
+      return tile<MV, 2>(o, x, p0, q0, rows, k0, kc, load);
+    case 1:
+      return tile<MV, 1>(o, x, p0, q0, rows, k0, kc, load);
+    default:
+      return;
+  }
+}
+
+// Every tile for k in [k0, k0 + kc), row of tiles by row of tiles along p.
+template <bool AlongP>
+void pass(const Out<AlongP>& o, const Operands& x, Index p, Index q, Index k0, Index kc, bool load) {
+  for (Index p0 = 0; p0 < p; p0 += 16 * kVectors) {
+    const Index rows = std::min<Index>(16 * kVectors, p - p0);
+    switch ((rows + 15) / 16) {
+      case 1:
+        row_of_tiles<1>(o, x, p0, rows, q, k0, kc, load);
+        break;
+      case 2:
+        row_of_tiles<2>(o, x, p0, rows, q, k0, kc, load);
+        break;
+      case 3:
+        row_of_tiles<3>(o, x, p0, rows, q, k0, kc, load);
+        break;
+      default:
+        row_of_tiles<4>(o, x, p0, rows, q, k0, kc, load);
+        break;
+    }
+  }
+}
+
+template <bool AlongP>
+void product(const Out<AlongP>& o, const Operands& x, Index p, Index q, Index k, Index depth,
+             bool accumulate) {
+  if (k == 0 && !accumulate) pass(o, x, p, q, 0, 0, false);  // an empty sum: C' = 0
+  for (Index k0 = 0; k0 < k; k0 += depth) pass(o, x, p, q, k0, std::min(depth, k - k0), accumulate || k0 > 0);
+}
+
+}  // namespace
+
+void thin_gemm_aw(float* c, Index ldc, const float* a, Index lda, const float* w, Index ldw, Index T, Index k,
+                  Index n, bool accumulate) {
+  product(Out<true>{c, ldc}, Operands{w, ldw, a, 1, lda}, n, T, k, kDepthAW, accumulate);
+}
+
+// A^T's row stride is T; A W^T's p-tiles run over all of k, so C (laid out along q) is read and
+// written once per tile.
+void thin_gemm_awt(float* c, Index ldc, const float* at, const float* w, Index ldw, Index T, Index k, Index n,
+                   bool accumulate) {
+  product(Out<false>{c, ldc}, Operands{at, T, w, 1, ldw}, T, n, k, kDepthAll, accumulate);
+}
+
+}  // namespace normsim::sim
+#endif
