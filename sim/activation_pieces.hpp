@@ -68,7 +68,8 @@ inline Piece silu_derivative(const Piece& z, const Piece& q) {
 }
 
 // tanh'(z) = 1 - tanh(z)^2 = 4 e / (1 + e)^2, e = exp(-2|z|): relative accuracy also where 1 - tanh^2
-// cancels (|z| beyond a few; Eigen's float tanh is exactly 1 from |z| = 7.9 on, where tanh' is still 4e-7).
+// cancels (|z| beyond a few; Eigen's float tanh is exactly 1 from its clamp at |z| = 7.9 or 8.0 on, where
+// tanh' is still 5e-7).
 inline Piece tanh_derivative(const Piece& z) {
   const Piece e = (-2.0f * z.abs().min(0.5f * kSigmoidTail)).exp(), s = 1.0f + e;
   return 4.0f * e / (s * s);
