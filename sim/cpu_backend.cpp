@@ -148,11 +148,10 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     throw BackendUnavailable(why);
   const bool f64 = config.precision == "float64";
   const StackShape shape(config);
-  // Samples run side by side, and the threads left over work inside each sample (samples 1 uses every
-  // thread); a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).
+  // Samples run side by side, and the threads left over work inside them (samples 1 uses every thread);
+  // a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).
   const int outer = std::max(1, std::min(threads_, int(samples.size()))),
-            inner = std::max(1, threads_ / outer);
-  omp_set_max_active_levels(2);
+            inner = (threads_ + outer - 1) / outer;
   const bool keep = cpu_keeps_weights(config, outer, machine_memory_bytes());
   const std::size_t slots = keep ? std::size_t(config.depth) * kWeightKinds : 0;
   prepare_workspaces(ws32_, outer, inner, f64 ? 0 : slots);
@@ -172,9 +171,15 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   // W1 sample: a third of samples 1's time on 2 threads).
   if (outer == 1) {
     for (std::size_t i = 0; i < samples.size(); ++i) run_sample(i, 0);
-  } else {
+  } else if (inner == 1) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(outer)
     for (std::size_t i = 0; i < samples.size(); ++i) run_sample(i, omp_get_thread_num());
+  } else {
+    // Fewer samples than threads: thread i < outer runs sample i; the others have none and wait at the
+    // region's end, where they run the tasks the samples' work is split into (run_pieces, thread_split.hpp),
+    // so the samples share one team instead of each starting nested threads.
+#pragma omp parallel num_threads(threads_)
+    if (const int me = omp_get_thread_num(); me < outer) run_sample(std::size_t(me), me);
   }
   if (error) std::rethrow_exception(error);
   return records;

@@ -65,10 +65,11 @@ void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, con
   double work = 0;  // the Grams of A and B: 2 T^2 (a + b) for T rows
   for (const auto& [out, a, b] : v)
     work += 2.0 * double(a->rows()) * double(a->rows()) * double(a->cols() + b->cols());
-  threads = threads_worth(work, threads);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static, 1)
-  for (std::size_t i = 0; i < v.size(); ++i)
-    *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
+  const int parts = std::min(threads_worth(work, threads), int(v.size()));
+  run_pieces(parts, [&](int p) {
+    for (std::size_t i = std::size_t(p); i < v.size(); i += std::size_t(parts))
+      *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
+  });
 }
 
 template <class R>
@@ -219,29 +220,17 @@ class CpuAttention final : public CpuBranch<R> {
   }
 
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
-    const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
+    const int T = int(u.rows()), d = int(u.cols()), n = ws.threads;
     const Mat<R>& kv = cross_ ? enc_ : u;
     product_by_columns(q_raw_, u, w_.draw(kinds_[0], ws), false, n);
     product_by_columns(k_raw_, kv, w_.draw(kinds_[1], ws), false, n);
     product_by_columns(v_raw_, kv, w_.draw(kinds_[2], ws), false, n);
-    normalize(norms_.qk, q_raw_, q_, rq_);
-    normalize(norms_.qk, k_raw_, k_, rk_);
-    normalize(norms_.v, v_raw_, v_, rv_);
-    probs_.assign(heads_, Mat<R>());
+    size_normed(norms_.qk, q_, rq_, T, d);
+    size_normed(norms_.qk, k_, rk_, T, d);
+    size_normed(norms_.v, v_, rv_, T, d);
+    probs_.resize(std::size_t(heads_));
     o_.resize(T, d);
-    for (int h = 0; h < heads_; ++h) {
-      Mat<R> sc = head_logits(q_, k_, h, dh);
-      for (int t = 0; t < T; ++t) {
-        const int last = causal_ ? t : T - 1;
-        R mx = sc(t, 0);
-        for (int s = 1; s <= last; ++s) mx = std::max(mx, sc(t, s));
-        double sum = 0;
-        for (int s = 0; s <= last; ++s) sum += std::exp(double(sc(t, s) - mx));
-        for (int s = 0; s < T; ++s) sc(t, s) = s <= last ? R(std::exp(double(sc(t, s) - mx)) / sum) : R(0);
-      }
-      o_.middleCols(h * dh, dh).noalias() = sc * v_.middleCols(h * dh, dh);
-      probs_[h] = std::move(sc);
-    }
+    for_each_head(heads_, head_forward_work(T, d / heads_), n, [&](int h) { attend(h); });
     Mat<R> out;
     product_by_columns(out, o_, w_.draw(kinds_[3], ws), false, n);
     return out;
@@ -249,65 +238,108 @@ class CpuAttention final : public CpuBranch<R> {
 
   Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
-    const int T = int(u.rows()), d = int(u.cols()), dh = d / heads_, n = ws.threads;
-    norms[int(kinds_[3])] = frobenius_of_AtB<R>(o_, dout);
+    const int T = int(u.rows()), d = int(u.cols()), n = ws.threads;
     w_.record(kinds_[3], o_, dout);
     Mat<R> d_o;
     product_by_columns(d_o, dout, w_.draw(kinds_[3], ws).transpose(), false, n);
-    Mat<R> dq(T, d), dk(T, d), dv(T, d);
-    const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
-    for (int h = 0; h < heads_; ++h) {
-      const Mat<R>& P = probs_[h];
-      const auto doh = d_o.middleCols(h * dh, dh);
-      dv.middleCols(h * dh, dh).noalias() = P.transpose() * doh;
-      Mat<R> dP = doh * v_.middleCols(h * dh, dh).transpose();
-      // softmax backward, row by row: dS = P * (dP - sum_s dP P)
-      for (int t = 0; t < T; ++t) {
-        double dot = 0;
-        for (int s = 0; s < T; ++s) dot += double(dP(t, s)) * double(P(t, s));
-        for (int s = 0; s < T; ++s) dP(t, s) = R(double(P(t, s)) * (double(dP(t, s)) - dot)) * inv_sqrt;
-      }
-      dq.middleCols(h * dh, dh).noalias() = dP * k_.middleCols(h * dh, dh);
-      dk.middleCols(h * dh, dh).noalias() = dP.transpose() * q_.middleCols(h * dh, dh);
+    QkvGrads g;
+    for (auto [raw, normed, on] : {std::tuple{&g.dq, &g.gq, norms_.qk}, std::tuple{&g.dk, &g.gk, norms_.qk},
+                                   std::tuple{&g.dv, &g.gv, norms_.v}}) {
+      raw->resize(T, d);
+      if (on) normed->resize(T, d);
     }
-    if (norms_.qk) {
-      dq = head_norm_backward(norms_.kind, q_, dq, rq_, heads_, gain_);
-      dk = head_norm_backward(norms_.kind, k_, dk, rk_, heads_, gain_);
-    }
-    if (norms_.v) dv = head_norm_backward(norms_.kind, v_, dv, rv_, heads_, gain_);
+    for_each_head(heads_, head_backward_work(T, d / heads_), n, [&](int h) { backpropagate(h, d_o, g); });
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
-    gradient_norms<R>(
-        {{nw + int(kinds_[0]), &u, &dq}, {nw + int(kinds_[1]), &kv, &dk}, {nw + int(kinds_[2]), &kv, &dv}},
-        n);
-    w_.record(kinds_[0], u, dq);
-    w_.record(kinds_[1], kv, dk);
-    w_.record(kinds_[2], kv, dv);
+    gradient_norms<R>({{nw + int(kinds_[3]), &o_, &dout},
+                       {nw + int(kinds_[0]), &u, &g.dq},
+                       {nw + int(kinds_[1]), &kv, &g.dk},
+                       {nw + int(kinds_[2]), &kv, &g.dv}},
+                      n);
+    w_.record(kinds_[0], u, g.dq);
+    w_.record(kinds_[1], kv, g.dk);
+    w_.record(kinds_[2], kv, g.dv);
     Mat<R> du;
-    product_by_columns(du, dq, w_.draw(kinds_[0], ws).transpose(), false, n);
+    product_by_columns(du, g.dq, w_.draw(kinds_[0], ws).transpose(), false, n);
     if (cross_) return du;  // E is a constant: K and V carry no gradient to u
-    product_by_columns(du, dk, w_.draw(kinds_[1], ws).transpose(), true, n);
-    product_by_columns(du, dv, w_.draw(kinds_[2], ws).transpose(), true, n);
+    product_by_columns(du, g.dk, w_.draw(kinds_[1], ws).transpose(), true, n);
+    product_by_columns(du, g.dv, w_.draw(kinds_[2], ws).transpose(), true, n);
     return du;
   }
 
  private:
+  // dLoss/d of Q, K, V as the projections give them (dq, dk, dv) and, where a per-head norm follows, of
+  // its output (gq, gk, gv; empty where none).
+  struct QkvGrads {
+    Mat<R> dq, dk, dv, gq, gk, gv;
+  };
+
+  // Q, K, V as the logits and the mixing read them: after their per-head norms where there are norms.
+  const Mat<R>& q() const { return norms_.qk ? q_ : q_raw_; }
+  const Mat<R>& k() const { return norms_.qk ? k_ : k_raw_; }
+  const Mat<R>& v() const { return norms_.v ? v_ : v_raw_; }
+
+  // The buffers of a per-head norm's output y and its rstd, sized for T x d before the heads fill them.
+  void size_normed(bool on, Mat<R>& y, std::vector<double>& rstd, int T, int d) const {
+    if (!on) return;
+    y.resize(T, d);
+    rstd.resize(std::size_t(T) * heads_);
+  }
+
+  // Head h of the forward: its norms of Q, K, V, its softmax(logits) probs_[h] and its columns of o_.
+  void attend(int h) {
+    const int T = int(o_.rows()), dh = int(o_.cols()) / heads_;
+    if (norms_.qk) {
+      head_norm_forward(norms_.kind, q_raw_, q_, rq_, heads_, h, gain_, eps_);
+      head_norm_forward(norms_.kind, k_raw_, k_, rk_, heads_, h, gain_, eps_);
+    }
+    if (norms_.v) head_norm_forward(norms_.kind, v_raw_, v_, rv_, heads_, h, gain_, eps_);
+    Mat<R> sc = head_logits(q(), k(), h, dh);
+    for (int t = 0; t < T; ++t) {
+      const int last = causal_ ? t : T - 1;
+      R mx = sc(t, 0);
+      for (int s = 1; s <= last; ++s) mx = std::max(mx, sc(t, s));
+      double sum = 0;
+      for (int s = 0; s <= last; ++s) sum += std::exp(double(sc(t, s) - mx));
+      for (int s = 0; s < T; ++s) sc(t, s) = s <= last ? R(std::exp(double(sc(t, s) - mx)) / sum) : R(0);
+    }
+    o_.middleCols(h * dh, dh).noalias() = sc * v().middleCols(h * dh, dh);
+    probs_[std::size_t(h)] = std::move(sc);
+  }
+
+  // Head h of the backward, from d_o = dLoss/d o_: its columns of every matrix of g.
+  void backpropagate(int h, const Mat<R>& d_o, QkvGrads& g) const {
+    const int T = int(d_o.rows()), dh = int(d_o.cols()) / heads_;
+    const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
+    const Mat<R>& P = probs_[std::size_t(h)];
+    const auto doh = d_o.middleCols(h * dh, dh);
+    Mat<R>&gq = norms_.qk ? g.gq : g.dq, &gk = norms_.qk ? g.gk : g.dk, &gv = norms_.v ? g.gv : g.dv;
+    gv.middleCols(h * dh, dh).noalias() = P.transpose() * doh;
+    Mat<R> dP = doh * v().middleCols(h * dh, dh).transpose();
+    // softmax backward, row by row: dS = P * (dP - sum_s dP P)
+    for (int t = 0; t < T; ++t) {
+      double dot = 0;
+      for (int s = 0; s < T; ++s) dot += double(dP(t, s)) * double(P(t, s));
+      for (int s = 0; s < T; ++s) dP(t, s) = R(double(P(t, s)) * (double(dP(t, s)) - dot)) * inv_sqrt;
+    }
+    gq.middleCols(h * dh, dh).noalias() = dP * k().middleCols(h * dh, dh);
+    gk.middleCols(h * dh, dh).noalias() = dP.transpose() * q().middleCols(h * dh, dh);
+    if (norms_.qk) {
+      head_norm_backward(norms_.kind, q_, g.gq, rq_, heads_, h, gain_, g.dq);
+      head_norm_backward(norms_.kind, k_, g.gk, rk_, heads_, h, gain_, g.dk);
+    }
+    if (norms_.v) head_norm_backward(norms_.kind, v_, g.gv, rv_, heads_, h, gain_, g.dv);
+  }
+
   WeightSource<R> w_;
   int heads_;
-  // y = the per-head norm of x when `on`, else x.
-  void normalize(bool on, const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd) const {
-    if (on)
-      head_norm_forward(norms_.kind, x, y, rstd, heads_, gain_, eps_);
-    else
-      y = x;
-  }
   bool cross_, causal_;
   HeadNorms norms_;
   double eps_, gain_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;
-  std::vector<Mat<R>> probs_;
+  std::vector<Mat<R>> probs_;  // per head: softmax of its logits (T x T)
 };
 
 }  // namespace

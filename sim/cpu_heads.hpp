@@ -1,11 +1,14 @@
 // Per-head pieces of the CPU attention (sim/cpu_branches.cpp): the norm of each head's slice of a T x d
-// matrix of rows (QKV-norm, qk_norm), its backward, and one head's logits.
+// matrix of rows (QKV-norm, qk_norm), its backward, one head's logits, and the split of the heads across
+// threads.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "sim/cpu_matrix.hpp"
 #include "sim/rownorm.hpp"
+#include "sim/thread_split.hpp"
 
 namespace normsim::sim {
 
@@ -13,42 +16,45 @@ namespace normsim::sim {
 // float64 RMSNorm rounds (FMA contraction) exactly as HybridNorm's RMS-only QKV-norm did when it was
 // written, so the golden digests (tests/data/placements_golden_digests.csv) still hold bit for bit.
 
-// y = the norm `kind` (gain, eps) of every row's slice h*dh .. (h+1)*dh - 1, dh = d / heads; rstd per
-// (token, head), kept for the backward.
+// Head h's columns h*dh .. (h+1)*dh - 1 (dh = d / heads) of y (T x d, sized by the caller): the norm `kind`
+// (gain, eps) of that slice of every row of x; rstd[t * heads + h] kept for the backward.
+template <class R>
+void head_norm_forward(NormKind kind, const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads, int h,
+                       double gain, double eps) {
+  const int T = int(x.rows()), d = int(x.cols()), dh = d / heads;
+  for (int t = 0; t < T; ++t) {
+    const std::size_t off = std::size_t(t) * d + h * dh;
+    rstd[std::size_t(t) * heads + h] =
+        kind == NormKind::rmsnorm
+            ? row_norm_forward(NormKind::rmsnorm, x.data() + off, y.data() + off, dh, gain, eps)
+            : row_norm_forward(NormKind::layernorm, x.data() + off, y.data() + off, dh, gain, eps);
+  }
+}
+
+// Every head's norm: y (T x d) and rstd (T x heads) sized here.
 template <class R>
 void head_norm_forward(NormKind kind, const Mat<R>& x, Mat<R>& y, std::vector<double>& rstd, int heads,
                        double gain, double eps) {
-  const int T = int(x.rows()), d = int(x.cols()), dh = d / heads;
-  y.resize(T, d);
-  rstd.resize(std::size_t(T) * heads);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h) {
-      const std::size_t off = std::size_t(t) * d + h * dh;
-      rstd[std::size_t(t) * heads + h] =
-          kind == NormKind::rmsnorm
-              ? row_norm_forward(NormKind::rmsnorm, x.data() + off, y.data() + off, dh, gain, eps)
-              : row_norm_forward(NormKind::layernorm, x.data() + off, y.data() + off, dh, gain, eps);
-    }
+  y.resize(x.rows(), x.cols());
+  rstd.resize(std::size_t(x.rows()) * heads);
+  for (int h = 0; h < heads; ++h) head_norm_forward(kind, x, y, rstd, heads, h, gain, eps);
 }
 
-// dLoss/dx from the forward's output y and dLoss/dy.
+// Head h's columns of dx = dLoss/dx, from the forward's output y and dLoss/dy (dx sized by the caller).
 template <class R>
-Mat<R> head_norm_backward(NormKind kind, const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd,
-                          int heads, double gain) {
+void head_norm_backward(NormKind kind, const Mat<R>& y, const Mat<R>& dy, const std::vector<double>& rstd,
+                        int heads, int h, double gain, Mat<R>& dx) {
   const int T = int(y.rows()), d = int(y.cols()), dh = d / heads;
-  Mat<R> dx(T, d);
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < heads; ++h) {
-      const std::size_t off = std::size_t(t) * d + h * dh;
-      const double r = rstd[std::size_t(t) * heads + h];
-      if (kind == NormKind::rmsnorm)
-        row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain, r,
-                          false);
-      else
-        row_norm_backward(NormKind::layernorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain, r,
-                          false);
-    }
-  return dx;
+  for (int t = 0; t < T; ++t) {
+    const std::size_t off = std::size_t(t) * d + h * dh;
+    const double r = rstd[std::size_t(t) * heads + h];
+    if (kind == NormKind::rmsnorm)
+      row_norm_backward(NormKind::rmsnorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain, r,
+                        false);
+    else
+      row_norm_backward(NormKind::layernorm, y.data() + off, dy.data() + off, dx.data() + off, dh, gain, r,
+                        false);
+  }
 }
 
 // Head h's logits Q_h K_h^T / sqrt(d_h) (T x T, before the mask and the softmax).
@@ -56,6 +62,28 @@ template <class R>
 Mat<R> head_logits(const Mat<R>& q, const Mat<R>& k, int h, int dh) {
   const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
   return (q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose()) * inv_sqrt;
+}
+
+// Scalar operations of one head's attention on T tokens of width dh: the forward's two T x T x dh
+// products and its softmax (two exps per logit, about 20 operations each); the backward's four products
+// and its softmax backward.
+inline double head_forward_work(int T, int dh) {
+  return double(T) * double(T) * (4.0 * dh + 40.0);
+}
+inline double head_backward_work(int T, int dh) {
+  return double(T) * double(T) * (8.0 * dh + 6.0);
+}
+
+// Calls f(h) for every head, the heads split across up to `threads` threads in contiguous runs when the
+// work of all of them (work_per_head each) is worth it (thread_split.hpp). f(h) reads what the heads share
+// and writes only head h's columns and matrices, so each head is computed whole by one thread and the
+// split changes no number.
+template <class F>
+void for_each_head(int heads, double work_per_head, int threads, F f) {
+  const int parts = std::min(threads_worth(double(heads) * work_per_head, threads), heads);
+  run_pieces(parts, [&](int p) {
+    for (int h = heads * p / parts; h < heads * (p + 1) / parts; ++h) f(h);
+  });
 }
 
 }  // namespace normsim::sim

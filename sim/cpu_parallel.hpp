@@ -2,8 +2,9 @@
 // A product C = A B is cut into fixed blocks of kColumnBlock columns of C, a partition that depends on
 // the shapes alone; each block is one single-threaded GEMM (thin_gemm.hpp's in float32 with AVX-512,
 // Eigen's otherwise), computed by whichever thread takes it, so every entry of C has the same summation
-// order for any number of threads. Weight draws split the same
-// way over fill_gaussian's fixed chunk grid (draws.hpp).
+// order for any number of threads. Weight draws split the same way over fill_gaussian's fixed chunk grid
+// (draws.hpp), and attention by heads, each head computed whole by one thread (cpu_heads.hpp). The pieces
+// run through run_pieces (thread_split.hpp).
 // CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
 // from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
 // weight is stored for the whole stack and the hot path allocates nothing new; or, when the backend's
@@ -42,16 +43,20 @@ inline constexpr Eigen::Index kColumnBlock = 256;
 template <class F>
 void for_column_blocks(Eigen::Index n, int threads, F f) {
   const Eigen::Index blocks = (n + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
-  for (Eigen::Index j = 0; j < blocks; ++j) f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
+  const int parts = int(std::min<Eigen::Index>(threads, blocks));
+  run_pieces(parts, [&](int p) {
+    for (Eigen::Index j = blocks * p / parts; j < blocks * (p + 1) / parts; ++j)
+      f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
+  });
 }
 
 // Whether c = a b runs on thin_gemm: float32 where it is built, a a matrix and b a matrix or a transposed
 // one.
 template <class R, class DA, class DB>
-inline constexpr bool uses_thin_gemm =
-    has_thin_gemm&& std::is_same_v<R, float>&& std::is_same_v<DA, Mat<float>> &&
-    (std::is_same_v<DB, Mat<float>> || std::is_same_v<DB, Eigen::Transpose<const Mat<float>>>);
+constexpr bool uses_thin_gemm() {
+  return has_thin_gemm && std::is_same_v<R, float> && std::is_same_v<DA, Mat<float>> &&
+         (std::is_same_v<DB, Mat<float>> || std::is_same_v<DB, Eigen::Transpose<const Mat<float>>>);
+}
 
 // Columns [first, first + count) of c (+)= a b on thin_gemm; at = a^T where b is a transposed matrix.
 template <class DB>
@@ -78,9 +83,9 @@ void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::
   // reference because inside the parallel region `at` would be each worker thread's own.
   thread_local Mat<R> at_of_thread;
   Mat<R>& at = at_of_thread;
-  if constexpr (uses_thin_gemm<R, DA, DB> && !std::is_same_v<DB, Mat<float>>) at = a.transpose();
+  if constexpr (uses_thin_gemm<R, DA, DB>() && !std::is_same_v<DB, Mat<float>>) at = a.transpose();
   for_column_blocks(b.cols(), threads_worth(work, threads), [&](Eigen::Index first, Eigen::Index count) {
-    if constexpr (uses_thin_gemm<R, DA, DB>)
+    if constexpr (uses_thin_gemm<R, DA, DB>())
       thin_block(c, a.derived(), b.derived(), at, first, count, accumulate);
     else if (accumulate)
       c.middleCols(first, count).noalias() += a * b.middleCols(first, count);

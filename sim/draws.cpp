@@ -69,9 +69,9 @@ void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale, int 
   const int worth = threads_worth(16.0 * double(n), threads);
   const int parts = int(std::min<std::size_t>(std::size_t(worth), chunks));
   if (parts <= 1) return fill_chunks(out, n, key, float(scale), 0, chunks);
-#pragma omp parallel for num_threads(parts) schedule(static)
-  for (int p = 0; p < parts; ++p)
+  run_pieces(parts, [&](int p) {
     fill_chunks(out, n, key, float(scale), chunks * p / parts, chunks * (p + 1) / parts);
+  });
 }
 
 template void fill_gaussian<float>(float*, std::size_t, const DrawKey&, double, int);

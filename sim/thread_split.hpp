@@ -1,10 +1,12 @@
-// How many threads a piece of work inside one sample is worth. A parallel region ends only when every one
-// of its threads has run, so on a machine where another process holds a core each region can wait a
-// scheduler slice (milliseconds) instead of microseconds: split across 2 threads on a busy 2-core machine,
-// the small stacks of tests/data/meanfield_golden.toml took 35.8 s instead of 0.4 s on one thread. Work
-// below kMinWorkPerThread (about a third of a millisecond of arithmetic) per thread stays on one. Which
-// thread computes a piece never changes a number (cpu_parallel.hpp), so this decides speed only.
+// How many threads a piece of work inside one sample is worth, and how the pieces run. A parallel region
+// ends only when every one of its threads has run, so on a machine where another process holds a core each
+// region can wait a scheduler slice (milliseconds) instead of microseconds: split across 2 threads on a busy
+// 2-core machine, the small stacks of tests/data/meanfield_golden.toml took 35.8 s instead of 0.4 s on one
+// thread. Work below kMinWorkPerThread (about a third of a millisecond of arithmetic) per thread stays on
+// one. Which thread computes a piece never changes a number (cpu_parallel.hpp), so this decides speed only.
 #pragma once
+#include <omp.h>
+
 #include <algorithm>
 
 namespace normsim::sim {
@@ -14,6 +16,25 @@ inline constexpr double kMinWorkPerThread = double(1 << 20);
 
 inline int threads_worth(double work, int threads) {
   return int(std::clamp(work / kMinWorkPerThread, 1.0, double(std::max(threads, 1))));
+}
+
+// Calls f(p) for every piece p in [0, parts), the pieces side by side on up to `parts` threads. Inside a
+// parallel region (cpu_backend.cpp's samples side by side with threads to spare) the pieces are tasks, run
+// by this thread and by the team's threads that have no sample of their own: a nested region would start
+// fresh threads for every piece of work (OpenMP reuses its thread pool only for the outermost level).
+template <class F>
+void run_pieces(int parts, F f) {
+  if (parts <= 1) {
+    if (parts == 1) f(0);
+    return;
+  }
+  if (omp_in_parallel()) {
+#pragma omp taskloop grainsize(1) shared(f)
+    for (int p = 0; p < parts; ++p) f(p);
+  } else {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; ++p) f(p);
+  }
 }
 
 }  // namespace normsim::sim

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/cpu_backend.hpp"
+#include "sim/cpu_heads.hpp"
 #include "sim/draws.hpp"
 #include "sim/metrics.hpp"
 #include "sim/sample_metrics.hpp"
@@ -65,6 +66,52 @@ TEST_CASE("one sample on 1, 2 or 3 threads gives identical records", "[threads]"
         REQUIRE(same_bits(t1[0].values[m][l], t2[0].values[m][l]));
         REQUIRE(same_bits(t1[0].values[m][l], t3[0].values[m][l]));
       }
+  }
+}
+
+namespace {
+void require_same_records(const std::vector<SampleRecord>& a, const std::vector<SampleRecord>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t s = 0; s < a.size(); ++s) {
+    REQUIRE_FALSE(a[s].values.empty());
+    REQUIRE(a[s].values.size() == b[s].values.size());
+    for (std::size_t m = 0; m < a[s].values.size(); ++m) {
+      REQUIRE(a[s].values[m].size() == b[s].values[m].size());
+      for (std::size_t l = 0; l < a[s].values[m].size(); ++l)
+        REQUIRE(same_bits(a[s].values[m][l], b[s].values[m][l]));
+    }
+  }
+}
+}  // namespace
+
+// Attention splits its heads across threads (cpu_heads.hpp's for_each_head): 8 heads of width 16 on 64
+// tokens are worth 3 threads forward and backward, so 2 and 3 threads really split them, with a causal mask
+// and qk_norm, HybridNorm's QKV-norm, and the decoder's cross-attention. Two samples on 4 or 5 threads run
+// side by side with threads to spare (cpu_backend.cpp): the same records again.
+TEST_CASE("attention gives identical records for any thread count and sample split", "[threads]") {
+  using normsim::vocab::Placement, normsim::vocab::Sublayer;
+  const int tokens = 64, width = 128, heads = 8, dh = width / heads;
+  REQUIRE(threads_worth(heads * head_forward_work(tokens, dh), 3) == 3);
+  REQUIRE(threads_worth(heads * head_backward_work(tokens, dh), 3) == 3);
+  for (const auto& [sub, placement, masked] : {std::tuple{Sublayer::transformer, Placement::pre, true},
+                                               std::tuple{Sublayer::attention, Placement::hybridnorm, false},
+                                               std::tuple{Sublayer::decoder, Placement::pre, false}}) {
+    Config c;
+    c.sublayer = sub;
+    c.placement = placement;
+    c.causal = masked;
+    c.qk_norm = masked;
+    c.width = width;
+    c.tokens = tokens;
+    c.heads = heads;
+    c.depth = 6;
+    const std::vector<int> one{1}, two{0, 1};
+    const auto t1 = CpuBackend(1).run(c, one);
+    require_same_records(t1, CpuBackend(2).run(c, one));
+    require_same_records(t1, CpuBackend(3).run(c, one));
+    const auto s1 = CpuBackend(1).run(c, two);
+    require_same_records(s1, CpuBackend(4).run(c, two));
+    require_same_records(s1, CpuBackend(5).run(c, two));
   }
 }
 
