@@ -82,9 +82,9 @@ class CpuMlp final : public CpuBranch<R> {
     const int n = ws.threads;
     if (w_.s.swiglu) product_by_columns(g_, u, w_.draw(WeightKind::wgate, ws), false, n);
     Mat<R> a(u.rows(), w_.s.hidden), out;
-    if (vectorised_gelu<R>(w_.s.act)) cdf_.resize(u.rows(), w_.s.hidden);
+    if (keeps_gate<R>(w_.s.act)) gate_.resize(u.rows(), w_.s.hidden);
     product_by_columns(h_, u, w_.draw(WeightKind::w1, ws), false, n,
-                       [&](Eigen::Index f, Eigen::Index c) { activate_forward(a, f, c); });
+                       [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, true); });
     product_by_columns(out, a, w_.draw(WeightKind::w2, ws), false, n);
     return out;
   }
@@ -95,23 +95,21 @@ class CpuMlp final : public CpuBranch<R> {
     Mat<R> a(h_.rows(), h_.cols()), dh, dg, du;    // a: the activations, recomputed from h (the same bits)
     const double work = 32.0 * double(h_.size());  // erf/exp per entry: tens of operations
     for_column_blocks(h_.cols(), threads_worth(work, n),
-                      [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c); });
+                      [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, false); });
     if (w_.s.swiglu) dg.resize(h_.rows(), h_.cols());
     // da = dout W2^T, then turned into dh (and dg) block by block.
-    product_by_columns(
-        dh, dout, w_.draw(WeightKind::w2, ws).transpose(), false, n, [&](Eigen::Index f, Eigen::Index c) {
-          auto da = dh.middleCols(f, c);
-          const auto h = h_.middleCols(f, c);
-          if (w_.s.swiglu) {
-            // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
-            const auto g = g_.middleCols(f, c);
-            dg.middleCols(f, c) = da.cwiseProduct(h).cwiseProduct(
-                g.unaryExpr([](R z) { return activate_derivative(Activation::silu, z); }));
-            da = da.cwiseProduct(g.unaryExpr([](R z) { return activate(Activation::silu, z); }));
-          } else {
-            multiply_by_act_derivative(da, f, c);
-          }
-        });
+    product_by_columns(dh, dout, w_.draw(WeightKind::w2, ws).transpose(), false, n,
+                       [&](Eigen::Index f, Eigen::Index c) {
+                         auto da = dh.middleCols(f, c);
+                         if (w_.s.swiglu) {
+                           // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
+                           dg.middleCols(f, c) = da.cwiseProduct(h_.middleCols(f, c));
+                           multiply_by_act_derivative(dg.middleCols(f, c), f, c);
+                           multiply_by_act(da, f, c);
+                         } else {
+                           multiply_by_act_derivative(da, f, c);
+                         }
+                       });
     double* nw = norms.data();
     w_.record(WeightKind::w2, a, dout);
     w_.record(WeightKind::w1, u, dh);
@@ -131,46 +129,62 @@ class CpuMlp final : public CpuBranch<R> {
   }
 
  private:
-  // Columns [f, f + c) of the activations a from h (and g): act(h) (h Phi(h) from the kept Phi for the
-  // vectorised GELU once the forward has run), or silu(g) * h for SwiGLU.
-  void activate_columns(Mat<R>& a, Eigen::Index f, Eigen::Index c) const {
+  // The activation's input: h, or g for SwiGLU (whose activations are silu(g) * h).
+  const Mat<R>& act_input() const { return w_.s.swiglu ? g_ : h_; }
+  // The kept gate's row t from column f, null where the activation keeps none (keeps_gate).
+  R* gate_row(Eigen::Index t, Eigen::Index f) { return gate_.size() ? &gate_(t, f) : nullptr; }
+
+  // Columns [f, f + c) of the activations a: act(h), or silu(g) * h for SwiGLU. The forward (keep) computes
+  // them and keeps the vectorised activations' gate; the backward rebuilds them from that gate (the same
+  // bits) or from h.
+  void activate_columns(Mat<R>& a, Eigen::Index f, Eigen::Index c, bool keep) {
+    const Mat<R>& z = act_input();
     const Activation act = w_.s.act;
-    if (vectorised_gelu<R>(act) && cdf_.size())
-      a.middleCols(f, c) = h_.middleCols(f, c).cwiseProduct(cdf_.middleCols(f, c));
-    else if (w_.s.swiglu)
-      a.middleCols(f, c) = g_.middleCols(f, c)
-                               .unaryExpr([](R z) { return activate(Activation::silu, z); })
-                               .cwiseProduct(h_.middleCols(f, c));
-    else
-      activate_block(act, h_.middleCols(f, c), a.middleCols(f, c));
+    bool done = false;
+    if constexpr (std::is_same_v<R, float>) {
+      if ((done = vectorised<R>(act)))
+        for (Eigen::Index t = 0; t < z.rows(); ++t) {
+          if (keep || !keeps_gate<R>(act))
+            activate_row(act, &z(t, f), keep ? gate_row(t, f) : nullptr, &a(t, f), c);
+          else
+            activate_row_from_gate(act, &z(t, f), gate_row(t, f), &a(t, f), c);
+        }
+    }
+    if (!done) activate_block(act, z.middleCols(f, c), a.middleCols(f, c));
+    if (w_.s.swiglu) a.middleCols(f, c) = a.middleCols(f, c).cwiseProduct(h_.middleCols(f, c));
   }
 
-  // The forward's activations on columns [f, f + c), keeping Phi(h) for the vectorised GELU.
-  void activate_forward(Mat<R>& a, Eigen::Index f, Eigen::Index c) {
-    if constexpr (std::is_same_v<R, float>) {
-      if (vectorised_gelu<R>(w_.s.act)) {
-        for (Eigen::Index t = 0; t < h_.rows(); ++t) gelu_with_cdf(&h_(t, f), &cdf_(t, f), &a(t, f), c);
-        return;
-      }
-    }
-    activate_columns(a, f, c);
-  }
-  // da *= act'(h) on columns [f, f + c) (da is that block of a T x H matrix).
+  // d *= act'(z) on columns [f, f + c) of the activation's input z (d is that block of a T x H matrix).
   template <class Block>
-  void multiply_by_act_derivative(Block&& da, Eigen::Index f, Eigen::Index c) const {
+  void multiply_by_act_derivative(Block&& d, Eigen::Index f, Eigen::Index c) {
+    const Mat<R>& z = act_input();
     if constexpr (std::is_same_v<R, float>) {
-      if (vectorised_gelu<R>(w_.s.act)) {
-        for (Eigen::Index t = 0; t < h_.rows(); ++t)
-          multiply_by_gelu_derivative(&h_(t, f), &cdf_(t, f), &da(t, 0), c);
+      if (vectorised<R>(w_.s.act)) {
+        for (Eigen::Index t = 0; t < z.rows(); ++t)
+          multiply_row_by_derivative(w_.s.act, &z(t, f), gate_row(t, f), &d(t, 0), c);
         return;
       }
     }
-    multiply_by_derivative(w_.s.act, h_.middleCols(f, c), da);
+    multiply_by_derivative(w_.s.act, z.middleCols(f, c), d);
+  }
+  // d *= act(z) on columns [f, f + c) (SwiGLU's dh = da * silu(g)).
+  template <class Block>
+  void multiply_by_act(Block&& d, Eigen::Index f, Eigen::Index c) {
+    const Mat<R>& z = act_input();
+    Mat<R> y(d.rows(), c);
+    bool done = false;
+    if constexpr (std::is_same_v<R, float>) {
+      if ((done = keeps_gate<R>(w_.s.act)))
+        for (Eigen::Index t = 0; t < z.rows(); ++t)
+          activate_row_from_gate(w_.s.act, &z(t, f), gate_row(t, f), &y(t, 0), c);
+    }
+    if (!done) activate_block(w_.s.act, z.middleCols(f, c), y);
+    d = d.cwiseProduct(y);
   }
 
   WeightSource<R> w_;
   Mat<R> h_, g_;  // pre-activations u W1 (T x H) and, for SwiGLU, u Wgate
-  Mat<R> cdf_;    // the vectorised GELU's Phi(h), kept for the backward
+  Mat<R> gate_;   // the kept gate of the activation's input (keeps_gate: GELU's Phi, SiLU's sigmoid(-|z|))
 };
 
 // The decoder's encoder output E (T x d) of one sample (sim/encoder_output.hpp).
