@@ -45,16 +45,17 @@ double actual_flops(const Config& c) {
 }
 
 // GFLOP/s of `threads` GEMMs in flight at once (one per thread, as the CPU backend runs samples), each
-// thread running gemm(a, b, c) `reps` times on its own m x k and k x n operands, made before the clock
-// starts (drawing them inside the timed region, as this benchmark once did, took the libc random lock).
+// thread running gemm(a, b, c) `reps` times on its own m x k and k x n operands (b n x k where
+// `transposed`, for a product with b^T), made before the clock starts (drawing them inside the timed
+// region, as this benchmark once did, took the libc random lock).
 template <class Gemm>
-double gemm_rate(int threads, int m, int k, int n, Gemm gemm) {
+double gemm_rate(int threads, int m, int k, int n, bool transposed, Gemm gemm) {
   using M = normsim::sim::Mat<float>;
   const int reps = int(3e10 / (2.0 * m * k * n)) + 1;
   double seconds = 0;
 #pragma omp parallel num_threads(threads)
   {
-    const M a = M::Random(m, k), b = M::Random(k, n);
+    const M a = M::Random(m, k), b = transposed ? M::Random(n, k) : M::Random(k, n);
     M c(m, n);
     std::chrono::steady_clock::time_point t0;
 #pragma omp barrier
@@ -77,7 +78,7 @@ double eigen_sgemm_peak(int threads) {
   for (const auto& [m, k, n] :
        {std::tuple{64, 512, 2048}, std::tuple{64, 2048, 512}, std::tuple{1024, 1024, 1024},
         std::tuple{2048, 2048, 2048}, std::tuple{64, 512, 2048}, std::tuple{2048, 2048, 2048}})
-    best = std::max(best, gemm_rate(threads, m, k, n,
+    best = std::max(best, gemm_rate(threads, m, k, n, false,
                                     [](const auto& a, const auto& b, auto& c) { c.noalias() = a * b; }));
   return best;
 }
@@ -89,13 +90,12 @@ double thin_gemm_peak(int threads) {
   double best = 0;
   for (int twice = 0; twice < 2; ++twice)
     for (const auto& [m, k, n] : {std::tuple{64, 512, 2048}, std::tuple{64, 2048, 512}}) {
-      best = std::max(best, gemm_rate(threads, m, k, n, [](const auto& a, const auto& b, auto& c) {
+      best = std::max(best, gemm_rate(threads, m, k, n, false, [](const auto& a, const auto& b, auto& c) {
                         product_by_columns(c, a, b, false, 1);
                       }));
-      best = std::max(best, gemm_rate(threads, m, k, n, [](const auto& a, const auto& b, auto& c) {
-                        const normsim::sim::Mat<float> bt =
-                            b.transpose();  // the weight as the backward holds it
-                        product_by_columns(c, a, bt.transpose(), false, 1);
+      best = std::max(best, gemm_rate(threads, m, k, n, true, [](const auto& a, const auto& b, auto& c) {
+                        product_by_columns(c, a, b.transpose(), false,
+                                           1);  // b is the weight as the backward holds it
                       }));
     }
   return best;
