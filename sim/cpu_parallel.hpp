@@ -83,7 +83,10 @@ void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::
   // reference because inside the parallel region `at` would be each worker thread's own.
   thread_local Mat<R> at_of_thread;
   Mat<R>& at = at_of_thread;
-  if constexpr (uses_thin_gemm<R, DA, DB>() && !std::is_same_v<DB, Mat<float>>) at = a.transpose();
+  if constexpr (uses_thin_gemm<R, DA, DB>() && !std::is_same_v<DB, Mat<float>>) {
+    at.resize(a.cols(), a.rows());
+    transpose_for_awt(at.data(), a.derived().data(), a.cols(), a.rows(), a.cols());
+  }
   for_column_blocks(b.cols(), threads_worth(work, threads), [&](Eigen::Index first, Eigen::Index count) {
     if constexpr (uses_thin_gemm<R, DA, DB>())
       thin_block(c, a.derived(), b.derived(), at, first, count, accumulate);

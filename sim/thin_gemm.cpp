@@ -157,5 +157,15 @@ void thin_gemm_awt(float* c, Index ldc, const float* at, const float* w, Index l
   product(Out<false>{c, ldc}, Operands{at, T, w, 1, ldw}, T, n, k, kDepthAll, accumulate);
 }
 
+void transpose_for_awt(float* at, const float* a, Index lda, Index T, Index k) {
+  constexpr Index kTile = 16;
+  for (Index k0 = 0; k0 < k; k0 += kTile)
+    for (Index t0 = 0; t0 < T; t0 += kTile) {
+      const Index kc = std::min(kTile, k - k0), tc = std::min(kTile, T - t0);
+      for (Index i = 0; i < kc; ++i)
+        for (Index t = 0; t < tc; ++t) at[(k0 + i) * T + t0 + t] = a[(t0 + t) * lda + k0 + i];
+    }
+}
+
 }  // namespace normsim::sim
 #endif
