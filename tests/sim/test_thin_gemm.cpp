@@ -64,11 +64,17 @@ TEST_CASE("thin products of A W and A W^T are within the float32 summation bound
 
 TEST_CASE("thin products give every entry the same bits whatever its tile, block and thread", "[thin_gemm]") {
   // Column j of A W computed inside a 700-column product equals the same column computed alone: the sum
-  // order depends on the entry alone (thin_gemm.hpp).
+  // order depends on the entry alone (thin_gemm.hpp). Eigen's GEMM, which builds without AVX-512 use
+  // (CI's sanitizer build among them), blocks the sums by the product's shape, so there it does not hold.
+  if (!normsim::sim::has_thin_gemm) {
+    WARN("built without AVX-512: thin_gemm is not in this build, nothing to compare");
+    return;
+  }
   const Mat<float> a = random_matrix(37, 129, 5), w = random_matrix(129, 700, 6);
   Mat<float> whole, one;
   product_by_columns(whole, a, w, false, 2);
   for (const Eigen::Index j : {0, 5, 6, 255, 256, 511, 699}) {
+    INFO("column " << j);
     const Mat<float> column = w.col(j);
     product_by_columns(one, a, column, false, 1);
     REQUIRE(one.col(0) == whole.col(j));
