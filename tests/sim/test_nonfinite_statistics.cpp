@@ -7,6 +7,7 @@
 #include "sim/cpu_backend.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/metrics.hpp"
+#include "sim/stream_metrics.hpp"
 
 using namespace normsim::sim;
 
@@ -89,4 +90,19 @@ TEST_CASE("a zero input: undefined statistics are flagged with metric and layer,
     if (m != metric::jac_sq && m != metric::jac_spread && m != metric::block_identity_dev)
       for (double v : r.values[m]) nonfinite += !std::isfinite(v);
   CHECK(r.nonfinite_statistics.size() + 9 * std::size_t(c.depth) + std::size_t(c.depth + 1) == nonfinite);
+}
+
+TEST_CASE("all_finite is false exactly where an entry is infinite or NaN, whatever its place",
+          "[nonfinite]") {
+  MatD x = MatD::Constant(7, 13, 1e308);  // finite entries whose sum would overflow
+  x(0, 0) = -1e308, x(6, 12) = 4.9e-324;
+  REQUIRE(all_finite(x));
+  REQUIRE(all_finite(MatD(0, 5)));
+  for (const double bad : {double(INFINITY), -double(INFINITY), double(NAN)})
+    for (const auto& [i, j] : {std::pair{0, 0}, std::pair{3, 8}, std::pair{6, 12}}) {
+      MatD y = x;
+      y(i, j) = bad;
+      INFO("entry " << i << ", " << j << " = " << bad);
+      REQUIRE_FALSE(all_finite(y));
+    }
 }
