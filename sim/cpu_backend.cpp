@@ -160,7 +160,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     try {
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i], ws64_[me])
                                   : simulate_sample_cpu<float>(config, samples[i], ws32_[me]);
-      records[i] = measure_sample(samples[i], t, shape, config.metrics);
+      records[i] = measure_sample(samples[i], t, shape, config.metrics, inner);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();
@@ -177,9 +177,10 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   } else {
     // Fewer samples than threads: thread i < outer runs sample i; the others have none and wait at the
     // region's end, where they run the tasks the samples' work is split into (run_pieces, thread_split.hpp),
-    // so the samples share one team instead of each starting nested threads.
+    // so the samples share one team instead of each starting nested threads. A team smaller than asked
+    // (OMP_THREAD_LIMIT, OMP_DYNAMIC, a caller's own region) runs every sample all the same.
 #pragma omp parallel num_threads(threads_)
-    if (const int me = omp_get_thread_num(); me < outer) run_sample(std::size_t(me), me);
+    for (int i = omp_get_thread_num(); i < outer; i += omp_get_num_threads()) run_sample(std::size_t(i), i);
   }
   if (error) std::rethrow_exception(error);
   return records;

@@ -58,17 +58,17 @@ constexpr bool uses_thin_gemm() {
          (std::is_same_v<DB, Mat<float>> || std::is_same_v<DB, Eigen::Transpose<const Mat<float>>>);
 }
 
-// Columns [first, first + count) of c (+)= a b on thin_gemm; at = a^T where b is a transposed matrix.
+// Columns [first, first + count) of c (+)= a b on thin_gemm; at = a^T (k x T) where b is a transposed matrix.
 template <class DB>
-void thin_block(Mat<float>& c, const Mat<float>& a, const DB& b, const Mat<float>& at, Eigen::Index first,
+void thin_block(Mat<float>& c, const Mat<float>& a, const DB& b, const float* at, Eigen::Index first,
                 Eigen::Index count, bool accumulate) {
   if constexpr (std::is_same_v<DB, Mat<float>>) {
     thin_gemm_aw(c.data() + first, c.cols(), a.data(), a.cols(), b.data() + first, b.cols(), a.rows(),
                  a.cols(), count, accumulate);
   } else {  // b = W^T: its columns are W's rows
     const Mat<float>& w = b.nestedExpression();
-    thin_gemm_awt(c.data() + first, c.cols(), at.data(), w.data() + first * w.cols(), w.cols(), a.rows(),
-                  a.cols(), count, accumulate);
+    thin_gemm_awt(c.data() + first, c.cols(), at, w.data() + first * w.cols(), w.cols(), a.rows(), a.cols(),
+                  count, accumulate);
   }
 }
 
@@ -79,13 +79,17 @@ void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::
                         bool accumulate, int threads, After after) {
   if (!accumulate) c.resize(a.rows(), b.cols());
   const double work = 2.0 * double(a.rows()) * double(a.cols()) * double(b.cols());
-  // a^T for thin_gemm_awt, kept per calling thread so the hot path allocates nothing new; named through a
-  // reference because inside the parallel region `at` would be each worker thread's own.
-  thread_local Mat<R> at_of_thread;
-  Mat<R>& at = at_of_thread;
+  eigen_assert(c.rows() == a.rows() && c.cols() == b.cols());
+  // a^T for thin_gemm_awt, in a buffer per calling thread that only grows, so the hot path allocates
+  // nothing new. Only this thread writes it, before the product's pieces start, and no piece calls
+  // product_by_columns, so while this thread waits on the pieces nothing overwrites it; it is named
+  // through a pointer because inside the parallel region `at_of_thread` would be each worker's own.
+  thread_local std::vector<R> at_of_thread;
+  const R* at = nullptr;
   if constexpr (uses_thin_gemm<R, DA, DB>() && !std::is_same_v<DB, Mat<float>>) {
-    at.resize(a.cols(), a.rows());
-    transpose_for_awt(at.data(), a.derived().data(), a.cols(), a.rows(), a.cols());
+    if (at_of_thread.size() < std::size_t(a.size())) at_of_thread.resize(std::size_t(a.size()));
+    transpose_for_awt(at_of_thread.data(), a.derived().data(), a.cols(), a.rows(), a.cols());
+    at = at_of_thread.data();
   }
   for_column_blocks(b.cols(), threads_worth(work, threads), [&](Eigen::Index first, Eigen::Index count) {
     if constexpr (uses_thin_gemm<R, DA, DB>())

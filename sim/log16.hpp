@@ -4,7 +4,7 @@
 // normal, so the AVX-512 getmant/getexp instructions give the same mantissa and exponent exactly, and the
 // special cases cannot occur. The reduction and polynomial are copied from Eigen 3.4.0,
 // Eigen/src/Core/arch/Default/GenericPacketMathFunctions.h, plog_impl_float (lines 166-241; Mozilla Public
-// License 2.0). tests/sim/test_draws_avx512.cpp compares it with Eigen's plog on every input the draws
+// License 2.0). tests/sim/test_draws_bits.cpp compares it with Eigen's plog on every input the draws
 // produce (k 2^-24, k = 1 .. 2^24).
 #pragma once
 

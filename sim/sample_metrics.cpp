@@ -1,9 +1,11 @@
 #include "sim/sample_metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "sim/metrics.hpp"
+#include "sim/thread_split.hpp"
 
 namespace normsim::sim {
 
@@ -62,20 +64,38 @@ void store_forward(const Store& store, int forward_end, int tokens) {
   for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
 }
 
+// The per-stream metrics of streams [0, forward_end), split across `threads` by streams (each computed
+// whole by one thread, so the values do not depend on the thread count): eff_rank's T x T Gram and
+// eigensolver per stream are most of a sample's serial time once its products run on every thread.
+void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
+                     int threads) {
+  const int n = std::min(forward_end, int(t.stream.size()));
+  if (n <= 0) return;
+  const double T = double(t.stream[0].rows()), work = double(n) * T * double(t.stream[0].size()) * 2;
+  const int parts = std::min(threads_worth(work, threads), n);
+  run_pieces(parts, [&](int p) {
+    for (int l = n * p / parts; l < n * (p + 1) / parts; ++l) {
+      const MatD& x = t.stream[l];
+      const auto put = [&](int m, auto&& compute) {
+        if (wanted.contains(m)) s.values[m][l] = compute();
+      };
+      put(metric::act_sq, [&] { return mean_square(x); });
+      put(metric::act_mean_abs, [&] { return mean_abs(x); });
+      put(metric::act_max_abs, [&] { return max_abs(x); });
+      put(metric::token_cos, [&] { return token_cosine(x); });
+      put(metric::eff_rank, [&] { return effective_rank(x); });
+    }
+  });
+}
+
 // The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into s.values.
-void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted) {
+void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
+                     int threads) {
   const int K = int(t.stream.size()) - 1;
   const auto put = [&](int m, int i, auto&& compute) {
     if (wanted.contains(m)) s.values[m][i] = compute();
   };
-  for (int l = 0; l < forward_end && l <= K; ++l) {
-    const MatD& x = t.stream[l];
-    put(metric::act_sq, l, [&] { return mean_square(x); });
-    put(metric::act_mean_abs, l, [&] { return mean_abs(x); });
-    put(metric::act_max_abs, l, [&] { return max_abs(x); });
-    put(metric::token_cos, l, [&] { return token_cosine(x); });
-    put(metric::eff_rank, l, [&] { return effective_rank(x); });
-  }
+  measure_streams(s, t, forward_end, wanted, threads);
   for (int k = 0; k < K && k + 1 < forward_end; ++k) {
     put(metric::cos_next, k, [&] { return mean_token_cosine(t.stream[k], t.stream[k + 1]); });
     put(metric::rel_update, k, [&] { return mean_relative_update(t.stream[k], t.stream[k + 1]); });
@@ -144,13 +164,13 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
 }
 
 SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
-                            const MetricSet& wanted) {
+                            const MetricSet& wanted, int threads) {
   const int K = int(t.stream.size()) - 1;
   SampleScalars s = empty_scalars(K);
   for (int l = 0; l <= K; ++l) s.stream_finite[l] = all_finite(t.stream[l]);
   s.output_finite = t.output_finite;
   const int forward_bad = first_bad_stream(s);
-  measure_forward(s, t, forward_bad < 0 ? K + 1 : forward_bad, wanted);
+  measure_forward(s, t, forward_bad < 0 ? K + 1 : forward_bad, wanted, threads);
   if (forward_bad >= 0 || !wanted.any_of(MetricPass::backward))
     return record_from_scalars(sample, s, shape, wanted);
   for (int l = K; l >= 0; --l) {

@@ -50,8 +50,9 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
                                  const MetricSet& wanted);
 
 // Measures the tensors (only what record_from_scalars will store), then record_from_scalars. `t.grad` may be
-// empty when `wanted` has no backward metric.
+// empty when `wanted` has no backward metric. The per-stream metrics split across `threads` (the same
+// values for any count).
 SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
-                            const MetricSet& wanted);
+                            const MetricSet& wanted, int threads = 1);
 
 }  // namespace normsim::sim

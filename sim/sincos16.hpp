@@ -5,7 +5,7 @@
 // GenericPacketMathFunctions.h, psincos_float (lines 619-741; Mozilla Public License 2.0), with its FMA
 // branch (AVX-512 has FMA), without the Payne-Hanek branch for |x| >= 71476.0625 (Box-Muller's angles lie
 // in [0, 2 pi)), and without its optimize("-fno-unsafe-math-optimizations") attribute, which only matters
-// under -ffast-math (normsim does not use it) and would stop inlining. tests/sim/test_draws_avx512.cpp
+// under -ffast-math (normsim does not use it) and would stop inlining. tests/sim/test_draws_bits.cpp
 // compares it with Eigen's psin and pcos on every angle the draws can produce.
 #pragma once
 

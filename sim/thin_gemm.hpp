@@ -2,7 +2,7 @@
 // packing the weight. Eigen's GEMM copies both operands into packed panels before multiplying; for
 // normsim's shapes (T = 64 tokens against a 512 x 2048 weight used once per pass) packing the weight is a
 // full extra pass over it for every product: on W1's shapes Eigen reached 140-165 GFLOP/s on one core of
-// the project machine where these kernels reach 190-240 (docs/benchmarks.md). Here the weight is read in
+// the project machine where these kernels reach 184-231 (docs/benchmarks.md). Here the weight is read in
 // place: a register tile of 64 entries x 6 accumulates vector loads of one operand times broadcasts of the
 // other, one fused multiply-add per entry and k, k ascending. An entry's value therefore depends only on
 // its row of A, its column of the weight and whether C is accumulated into, never on the tile, block or

@@ -44,8 +44,9 @@ void require_within_bound(const Mat<float>& got, const Mat<float>& c0, const Mat
 
 TEST_CASE("thin products of A W and A W^T are within the float32 summation bound for every tile remainder",
           "[thin_gemm]") {
-  for (const auto& [T, k, n] : {std::tuple{64, 512, 700}, std::tuple{17, 33, 13}, std::tuple{1, 5, 1},
-                                std::tuple{80, 96, 263}, std::tuple{3, 0, 7}, std::tuple{49, 300, 6}}) {
+  for (const auto& [T, k, n] :
+       {std::tuple{64, 512, 700}, std::tuple{17, 33, 13}, std::tuple{1, 5, 1}, std::tuple{80, 96, 263},
+        std::tuple{3, 0, 7}, std::tuple{49, 300, 6}, std::tuple{40, 70, 296}, std::tuple{40, 50, 40}}) {
     for (const bool accumulate : {false, true}) {
       INFO("T " << T << ", k " << k << ", n " << n << (accumulate ? ", accumulated" : ""));
       const Mat<float> a = random_matrix(T, k, 1), w = random_matrix(k, n, 2), wt = random_matrix(n, k, 3);
@@ -79,17 +80,32 @@ TEST_CASE("thin products give every entry the same bits whatever its tile, block
     product_by_columns(one, a, column, false, 1);
     REQUIRE(one.col(0) == whole.col(j));
   }
+  // The same for A W^T, whose tiles run along tokens: token t computed alone equals token t of all 37.
+  const Mat<float> wt = random_matrix(700, 129, 9);
+  product_by_columns(whole, a, wt.transpose(), false, 2);
+  for (const Eigen::Index t : {0, 15, 16, 33, 36}) {
+    INFO("token " << t);
+    const Mat<float> row = a.row(t);
+    product_by_columns(one, row, wt.transpose(), false, 1);
+    REQUIRE(one.row(0) == whole.row(t));
+  }
 }
 
 TEST_CASE("thin products propagate NaN and infinity to exactly the entries they reach", "[thin_gemm]") {
   Mat<float> a = random_matrix(20, 40, 7), w = random_matrix(40, 30, 8), c;
   a(3, 11) = std::numeric_limits<float>::quiet_NaN();
   w(7, 21) = std::numeric_limits<float>::infinity();
-  product_by_columns(c, a, w, false, 1);
-  for (Eigen::Index i = 0; i < c.rows(); ++i)
-    for (Eigen::Index j = 0; j < c.cols(); ++j) {
-      INFO("entry " << i << ", " << j);
-      REQUIRE(std::isnan(c(i, j)) == (i == 3));  // a(i, 7) is never 0, so inf * a(i, 7) is an infinity
-      if (i != 3) REQUIRE(std::isinf(c(i, j)) == (j == 21));
-    }
+  const Mat<float> wt = w.transpose();
+  for (const bool transposed : {false, true}) {
+    if (transposed)
+      product_by_columns(c, a, wt.transpose(), false, 2);
+    else
+      product_by_columns(c, a, w, false, 2);
+    for (Eigen::Index i = 0; i < c.rows(); ++i)
+      for (Eigen::Index j = 0; j < c.cols(); ++j) {
+        INFO("entry " << i << ", " << j << (transposed ? " of A W^T" : " of A W"));
+        REQUIRE(std::isnan(c(i, j)) == (i == 3));  // a(i, 7) is never 0, so inf * a(i, 7) is an infinity
+        if (i != 3) REQUIRE(std::isinf(c(i, j)) == (j == 21));
+      }
+  }
 }

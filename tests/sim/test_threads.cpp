@@ -56,7 +56,9 @@ TEST_CASE("one sample on 1, 2 or 3 threads gives identical records", "[threads]"
     c.placement = normsim::vocab::Placement::pre;
     c.activation = act;
     c.width = 320;
-    c.tokens = 32;  // large enough that every split (products, draws, weight-gradient Grams) is taken
+    // Large enough that every split is taken: products, draws, weight-gradient Grams, and the per-stream
+    // metrics (sample_metrics.cpp: 9 streams of 32 x 320, 2 T^2 d each, 5.9 M operations: 3 threads).
+    c.tokens = 32;
     c.depth = 4;
     const std::vector<int> one_sample{1};
     const auto t1 = CpuBackend(1).run(c, one_sample), t2 = CpuBackend(2).run(c, one_sample),
