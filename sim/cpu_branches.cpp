@@ -65,9 +65,8 @@ void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, con
   double work = 0;  // the Grams of A and B: 2 T^2 (a + b) for T rows
   for (const auto& [out, a, b] : v)
     work += 2.0 * double(a->rows()) * double(a->rows()) * double(a->cols() + b->cols());
-  const int parts = std::min(threads_worth(work, threads), int(v.size()));
-  run_pieces(parts, [&](int p) {
-    for (std::size_t i = std::size_t(p); i < v.size(); i += std::size_t(parts))
+  for_each_run(v.size(), work, threads, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i)
       *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
   });
 }
@@ -94,7 +93,7 @@ class CpuMlp final : public CpuBranch<R> {
     const int n = ws.threads;
     Mat<R> a(h_.rows(), h_.cols()), dh, dg, du;    // a: the activations, recomputed from h (the same bits)
     const double work = 32.0 * double(h_.size());  // erf/exp per entry: tens of operations
-    for_column_blocks(h_.cols(), threads_worth(work, n),
+    for_column_blocks(h_.cols(), work, n,
                       [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, false); });
     if (w_.s.swiglu) dg.resize(h_.rows(), h_.cols());
     // da = dout W2^T, then turned into dh (and dg) block by block.

@@ -80,9 +80,8 @@ inline double head_backward_work(int T, int dh) {
 // split changes no number.
 template <class F>
 void for_each_head(int heads, double work_per_head, int threads, F f) {
-  const int parts = std::min(threads_worth(double(heads) * work_per_head, threads), heads);
-  run_pieces(parts, [&](int p) {
-    for (int h = heads * p / parts; h < heads * (p + 1) / parts; ++h) f(h);
+  for_each_run(heads, double(heads) * work_per_head, threads, [&](int first, int last) {
+    for (int h = first; h < last; ++h) f(h);
   });
 }
 

@@ -3,8 +3,8 @@
 // the shapes alone; each block is one single-threaded GEMM (thin_gemm.hpp's in float32 with AVX-512,
 // Eigen's otherwise), computed by whichever thread takes it, so every entry of C has the same summation
 // order for any number of threads. Weight draws split the same way over fill_gaussian's fixed chunk grid
-// (draws.hpp), and attention by heads, each head computed whole by one thread (cpu_heads.hpp). The pieces
-// run through run_pieces (thread_split.hpp).
+// (draws.hpp), and attention by heads, each head computed whole by one thread (cpu_heads.hpp). All of them
+// split into contiguous runs by for_each_run (thread_split.hpp).
 // CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
 // from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
 // weight is stored for the whole stack and the hot path allocates nothing new; or, when the backend's
@@ -39,13 +39,13 @@ struct CpuWorkspace {
 
 inline constexpr Eigen::Index kColumnBlock = 256;
 
-// Calls f(first, count) on every block of kColumnBlock columns of n, split across `threads`.
+// Calls f(first, count) on every block of kColumnBlock columns of n, split across as many of `threads` as
+// `work` (all the blocks together) is worth.
 template <class F>
-void for_column_blocks(Eigen::Index n, int threads, F f) {
+void for_column_blocks(Eigen::Index n, double work, int threads, F f) {
   const Eigen::Index blocks = (n + kColumnBlock - 1) / kColumnBlock;
-  const int parts = int(std::min<Eigen::Index>(threads, blocks));
-  run_pieces(parts, [&](int p) {
-    for (Eigen::Index j = blocks * p / parts; j < blocks * (p + 1) / parts; ++j)
+  for_each_run(blocks, work, threads, [&](Eigen::Index first, Eigen::Index last) {
+    for (Eigen::Index j = first; j < last; ++j)
       f(j * kColumnBlock, std::min(kColumnBlock, n - j * kColumnBlock));
   });
 }
@@ -91,7 +91,7 @@ void product_by_columns(Mat<R>& c, const Eigen::MatrixBase<DA>& a, const Eigen::
     transpose_for_awt(at_of_thread.data(), a.derived().data(), a.cols(), a.rows(), a.cols());
     at = at_of_thread.data();
   }
-  for_column_blocks(b.cols(), threads_worth(work, threads), [&](Eigen::Index first, Eigen::Index count) {
+  for_column_blocks(b.cols(), work, threads, [&](Eigen::Index first, Eigen::Index count) {
     if constexpr (uses_thin_gemm<R, DA, DB>())
       thin_block(c, a.derived(), b.derived(), at, first, count, accumulate);
     else if (accumulate)

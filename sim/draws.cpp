@@ -84,11 +84,8 @@ void fill_chunks(R* out, std::size_t n, const DrawKey& key, float s, std::size_t
 template <class R>
 void fill_gaussian(R* out, std::size_t n, const DrawKey& key, double scale, int threads) {
   const std::size_t chunks = ((n + 3) / 4 + kChunk - 1) / kChunk;
-  const int worth = threads_worth(16.0 * double(n), threads);
-  const int parts = int(std::min<std::size_t>(std::size_t(worth), chunks));
-  if (parts <= 1) return fill_chunks(out, n, key, float(scale), 0, chunks);
-  run_pieces(parts, [&](int p) {
-    fill_chunks(out, n, key, float(scale), chunks * p / parts, chunks * (p + 1) / parts);
+  for_each_run(chunks, 16.0 * double(n), threads, [&](std::size_t first, std::size_t last) {
+    fill_chunks(out, n, key, float(scale), first, last);
   });
 }
 

@@ -72,9 +72,8 @@ void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, 
   const int n = std::min(forward_end, int(t.stream.size()));
   if (n <= 0) return;
   const double T = double(t.stream[0].rows()), work = double(n) * T * double(t.stream[0].size()) * 2;
-  const int parts = std::min(threads_worth(work, threads), n);
-  run_pieces(parts, [&](int p) {
-    for (int l = n * p / parts; l < n * (p + 1) / parts; ++l) {
+  for_each_run(n, work, threads, [&](int first, int last) {
+    for (int l = first; l < last; ++l) {
       const MatD& x = t.stream[l];
       const auto put = [&](int m, auto&& compute) {
         if (wanted.contains(m)) s.values[m][l] = compute();

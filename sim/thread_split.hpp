@@ -37,4 +37,14 @@ void run_pieces(int parts, F f) {
   }
 }
 
+// Calls f(first, last) on contiguous runs [first, last) covering the n items [0, n), one run per piece,
+// as many pieces as `work` (all n items together, in scalar operations) is worth on up to `threads`
+// threads and at most n. Each item is handled whole by one piece, so which thread takes it changes no
+// number.
+template <class I, class F>
+void for_each_run(I n, double work, int threads, F f) {
+  const I parts = std::min(I(threads_worth(work, threads)), n);
+  run_pieces(int(parts), [&](int p) { f(n * I(p) / parts, n * I(p + 1) / parts); });
+}
+
 }  // namespace normsim::sim
