@@ -43,8 +43,8 @@ inline void activate_row(Activation act, const float* z, float* gate, float* a, 
     } else {
       y = x.tanh();
     }
-    if (gate) Eigen::Map<Eigen::ArrayXf>(gate + i, c) = g.head(c);
-    if (a) Eigen::Map<Eigen::ArrayXf>(a + i, c) = y.head(c);
+    if (gate) act_pieces::store_piece(gate + i, g, c);
+    if (a) act_pieces::store_piece(a + i, y, c);
   });
 }
 
@@ -54,7 +54,7 @@ inline void activate_row_from_gate(Activation act, const float* z, const float* 
   using act_pieces::Piece;
   act_pieces::for_pieces(z, gate, n, [&](const Piece& x, const Piece& g, Eigen::Index i, Eigen::Index c) {
     const Piece y = act == Activation::gelu ? Piece(x * g) : act_pieces::silu(x, g);
-    Eigen::Map<Eigen::ArrayXf>(a + i, c) = y.head(c);
+    act_pieces::store_piece(a + i, y, c);
   });
 }
 
@@ -65,15 +65,14 @@ inline void multiply_row_by_derivative(Activation act, const float* z, const flo
                                        Eigen::Index n) {
   using act_pieces::Piece;
   act_pieces::for_pieces(z, gate, n, [&](const Piece& x, const Piece& g, Eigen::Index i, Eigen::Index c) {
-    Eigen::Map<Eigen::ArrayXf> out(d + i, c);
+    Piece y;
     if (act == Activation::gelu) {
       const Piece pdf_term = act_pieces::z_normal_pdf(x);
-      out *= Eigen::Map<const Eigen::ArrayXf>(gate + i, c) + pdf_term.head(c);
+      y = g + pdf_term;
     } else {
-      const Piece y =
-          act == Activation::silu ? act_pieces::silu_derivative(x, g) : act_pieces::tanh_derivative(x);
-      out *= y.head(c);
+      y = act == Activation::silu ? act_pieces::silu_derivative(x, g) : act_pieces::tanh_derivative(x);
     }
+    act_pieces::store_piece(d + i, act_pieces::load_piece(d + i, c) * y, c);
   });
 }
 

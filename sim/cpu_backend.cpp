@@ -13,6 +13,7 @@
 #include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "sim/stream_metrics.hpp"
 #include "sim/unit_plan.hpp"
 #include "sim/update_pass.hpp"
 #include "sim/weight_update.hpp"
@@ -100,10 +101,10 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
         build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
     for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
     const Mat<R>& y = graph.value(sv.output);
-    out.output_finite = y.allFinite();
+    out.output_finite = all_finite(y);
     out.branch_sq = graph.branch_sq;
     bool forward_ok = out.output_finite;
-    for (const MatD& s : out.stream) forward_ok = forward_ok && s.allFinite();
+    for (const MatD& s : out.stream) forward_ok = forward_ok && all_finite(s);
     // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
     if (forward_ok && (config.metrics.any_of(MetricPass::backward) || update.needs_gradients())) {
       graph.backward(sv.output, loss_gradient<R>(config, key, y));
@@ -111,7 +112,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
       backward_ok = true;
       for (const Value v : sv.stream) {
         out.grad.push_back(graph.grad(v).template cast<double>());
-        backward_ok = backward_ok && out.grad.back().allFinite();
+        backward_ok = backward_ok && all_finite(out.grad.back());
       }
       out.gradw = graph.gradw;  // before the Jacobian probes' reverse passes
       JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,

@@ -14,6 +14,15 @@ double token_cosine(const MatD& x);    // NaN for a single token
 double effective_rank(const MatD& x);  // Roy & Vetterli 2007
 double mean_token_cosine(const MatD& a, const MatD& b);
 double mean_relative_update(const MatD& before, const MatD& after);
-bool all_finite(const MatD& x);
+
+// Whether every entry of x is finite. x * 0 is 0 for a finite entry and NaN for an infinity or a NaN, so
+// the sum is 0 exactly when every entry is finite; Eigen vectorises the sum, where its allFinite() goes
+// entry by entry (1.95 instead of 56 us for a 64 x 512 stream, checked for every stream and gradient of
+// every sample; the backend's own checks of the streams took 1.6 % of W1).
+template <class D>
+bool all_finite(const Eigen::DenseBase<D>& x) {
+  using S = typename D::Scalar;
+  return (x.derived().array() * S(0)).sum() == S(0);
+}
 
 }  // namespace normsim::sim
