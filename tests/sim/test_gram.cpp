@@ -1,0 +1,119 @@
+// thin_gram (sim/gram.hpp) against the Gram matrix in double, and frobenius_of_AtB's path through it.
+// Each entry is 16 lane sums of ceil(n / 16) products, one after another, then the 16 lanes added in a
+// tree of depth 4: every product meets at most ceil(n / 16) + 4 roundings, so |computed - exact| <=
+// gamma_m sum_k |a_ik a_jk|, m = ceil(n / 16) + 4, gamma_m = m u / (1 - m u), u = 2^-24 (Higham, Accuracy
+// and Stability of Numerical Algorithms, 2nd ed., eq. 3.5 and §4.2 for sums in any order). A guarantee,
+// not a fit: any violation is a bug.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "sim/cpu_matrix.hpp"
+#include "sim/gram.hpp"
+
+using normsim::sim::Mat;
+
+namespace {
+
+Mat<float> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> z;
+  Mat<float> m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = z(gen);
+  return m;
+}
+
+Mat<float> gram_of(const Mat<float>& a) {
+  Mat<float> g(a.rows(), a.rows());
+  normsim::sim::thin_gram(g.data(), a.rows(), a.data(), a.cols(), a.rows(), a.cols());
+  return g;
+}
+
+bool skipped() {
+  if (normsim::sim::has_thin_gemm) return false;
+  WARN("built without AVX-512: thin_gram is not in this build (frobenius_of_AtB uses Eigen's GEMM)");
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("thin Gram matrices are within the float32 summation bound for every tile and row remainder",
+          "[gram]") {
+  if (skipped()) return;
+  for (const auto& [T, n] : {std::pair{64, 512}, std::pair{64, 2048}, std::pair{17, 33}, std::pair{1, 5},
+                             std::pair{5, 0}, std::pair{7, 16}, std::pair{10, 15}, std::pair{3, 100}}) {
+    INFO("T " << T << ", n " << n);
+    const Mat<float> a = random_matrix(T, n, 11);
+    const Mat<float> g = gram_of(a);
+    const Mat<double> ad = a.cast<double>();
+    const Mat<double> exact = ad * ad.transpose(), size = ad.cwiseAbs() * ad.cwiseAbs().transpose();
+    const double mu = double((n + 15) / 16 + 4) * std::ldexp(1.0, -24), gamma = mu / (1 - mu);
+    for (Eigen::Index i = 0; i < T; ++i)
+      for (Eigen::Index j = 0; j < T; ++j) {
+        INFO("entry " << i << ", " << j);
+        REQUIRE(std::abs(double(g(i, j)) - exact(i, j)) <= gamma * size(i, j));
+      }
+  }
+}
+
+TEST_CASE("a thin Gram entry has the same bits wherever its two rows sit, and the matrix is symmetric",
+          "[gram]") {
+  if (skipped()) return;
+  const Mat<float> a = random_matrix(41, 123, 12);
+  const Mat<float> g = gram_of(a);
+  REQUIRE(g == g.transpose());
+  const Mat<float> reversed = a.colwise().reverse(), top = a.topRows(9);
+  const Mat<float> gr = gram_of(reversed), gt = gram_of(top);
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index j = 0; j < a.rows(); ++j) {
+      INFO("entry " << i << ", " << j);
+      REQUIRE(gr(a.rows() - 1 - i, a.rows() - 1 - j) == g(i, j));
+      if (i < 9 && j < 9) REQUIRE(gt(i, j) == g(i, j));
+    }
+}
+
+TEST_CASE("a NaN reaches exactly the thin Gram entries of its row", "[gram]") {
+  if (skipped()) return;
+  Mat<float> a = random_matrix(12, 37, 13);
+  a(5, 36) = std::numeric_limits<float>::quiet_NaN();  // in the masked last piece
+  const Mat<float> g = gram_of(a);
+  for (Eigen::Index i = 0; i < g.rows(); ++i)
+    for (Eigen::Index j = 0; j < g.cols(); ++j) {
+      INFO("entry " << i << ", " << j);
+      REQUIRE(std::isnan(g(i, j)) == (i == 5 || j == 5));
+    }
+}
+
+TEST_CASE("frobenius_of_AtB through thin Grams: within its bound in range, the scaled path outside it",
+          "[gram]") {
+  using normsim::sim::frobenius_of_AtB;
+  const Mat<float> a = random_matrix(16, 300, 14), b = random_matrix(16, 200, 15);
+  const Mat<double> exact = a.cast<double>().transpose() * b.cast<double>();
+  const double want = exact.norm();
+  // The square is <Ga, Gb>_F from float32 Grams, each entry within g_A size_A (g_B size_B) of the exact
+  // one (the bound above; size = sum_k |a_ik a_jk|); the products and their sum in double add rounding
+  // far below that. So |got^2 - want^2| <= sum_ij g_A size_A |Gb| + |Ga| g_B size_B + g_A g_B size_A size_B.
+  const auto gamma = [](Eigen::Index n) {
+    const double mu = double((n + 15) / 16 + 4) * std::ldexp(1.0, -24);
+    return mu / (1 - mu);
+  };
+  const Mat<double> ad = a.cast<double>(), bd = b.cast<double>();
+  const Mat<double> ga = ad * ad.transpose(), gb = bd * bd.transpose();
+  const Mat<double> sa = gamma(a.cols()) * (ad.cwiseAbs() * ad.cwiseAbs().transpose()),
+                    sb = gamma(b.cols()) * (bd.cwiseAbs() * bd.cwiseAbs().transpose());
+  const double bound =
+      (sa.cwiseProduct(gb.cwiseAbs()) + ga.cwiseAbs().cwiseProduct(sb) + sa.cwiseProduct(sb)).sum();
+  const double got = frobenius_of_AtB<float>(a, b);
+  CHECK(std::abs(got * got - want * want) <= bound);
+  // Entries near 1e19 overflow a float32 Gram (1e38 per product): the scaled path gives the same norm.
+  const Mat<float> huge = a * 1e19f;
+  CHECK(frobenius_of_AtB<float>(huge, b) == Approx(want * 1e19).epsilon(1e-5));
+  // Entries near 1e-30: the Grams' diagonals (1e-57) are below 2^-64, so the scaled path takes over too.
+  const Mat<float> tiny = a * 1e-30f;
+  CHECK(frobenius_of_AtB<float>(tiny, b) == Approx(want * 1e-30).epsilon(1e-5));
+  Mat<float> with_nan = b;
+  with_nan(15, 199) = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(frobenius_of_AtB<float>(a, with_nan)));
+  CHECK(frobenius_of_AtB<float>(Mat<float>::Zero(16, 300), b) == 0.0);
+}
