@@ -65,19 +65,31 @@ inline void store16(double* o, __m512 v) {
   _mm512_storeu_pd(o + 8, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
 
-// Entries 4 b0 .. 4 (b0 + nb) - 1 of the draw `key` (round keys rk), times s, into o[0 .. 4 nb). The
-// Philox of the next 16 blocks is issued beside the Box-Muller of the current ones: two independent
-// dependency chains, which the core overlaps (one alone leaves it waiting on latencies).
-template <class R>
-void fill_blocks16(R* o, const DrawKey& key, const PhiloxKey16& rk, float s, std::size_t b0, std::size_t nb) {
+// Groups g = 0 .. groups - 1 of 16 consecutive blocks of the draw `key` (round keys rk), group g starting
+// at block b0 + g stride, times s: store(g, v) receives group g's 64 entries in order as v[0..3]. The
+// Philox of the next group is issued beside the Box-Muller of the current one: two independent dependency
+// chains, which the core overlaps (one alone leaves it waiting on latencies). Every entry is a function of
+// its block alone, so a group drawn here has the bits it has in any other fill.
+template <class Store>
+void draw_groups16(const DrawKey& key, const PhiloxKey16& rk, float s, std::size_t b0, std::size_t stride,
+                   std::size_t groups, Store store) {
   __m512i c[4], next[4];
   philox16(key, rk, std::uint32_t(b0), next);
-  for (std::size_t j = 0; j < nb; j += 16) {
+  for (std::size_t g = 0; g < groups; ++g) {
     for (int w = 0; w < 4; ++w) c[w] = next[w];
-    if (j + 16 < nb) philox16(key, rk, std::uint32_t(b0 + j + 16), next);
+    if (g + 1 < groups) philox16(key, rk, std::uint32_t(b0 + (g + 1) * stride), next);
     __m512 z[4], v[4];
     box_muller16(c, s, z);
     interleave16(z, v);
+    store(g, v);
+  }
+}
+
+// Entries 4 b0 .. 4 (b0 + nb) - 1 of the draw `key` (round keys rk), times s, into o[0 .. 4 nb).
+template <class R>
+void fill_blocks16(R* o, const DrawKey& key, const PhiloxKey16& rk, float s, std::size_t b0, std::size_t nb) {
+  draw_groups16(key, rk, s, b0, 16, (nb + 15) / 16, [&](std::size_t g, const __m512 v[4]) {
+    const std::size_t j = 16 * g;
     if (j + 16 <= nb) {
       for (int q = 0; q < 4; ++q) store16(o + 4 * j + 16 * q, v[q]);
     } else {  // the last, partial group of the fill
@@ -85,7 +97,7 @@ void fill_blocks16(R* o, const DrawKey& key, const PhiloxKey16& rk, float s, std
       for (int q = 0; q < 4; ++q) store16(tmp + 16 * q, v[q]);
       std::copy_n(tmp, 4 * (nb - j), o + 4 * j);
     }
-  }
+  });
 }
 
 }  // namespace normsim::sim

@@ -8,6 +8,7 @@
 
 #include "sim/activations_vec.hpp"
 #include "sim/cpu_heads.hpp"
+#include "sim/drawn_product.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
 #include "sim/head_norms.hpp"
@@ -44,6 +45,34 @@ struct WeightSource {
     }
     return ws.kept[slot];
   }
+  // out = u W for the forward, W as draw() gives it (and kept as draw() keeps it). In float32 with
+  // thin_gemm W is drawn strip by strip as the product reads it (drawn_product.hpp: the same bits), unless
+  // this pass already drew it or an update hook changes it after the draw.
+  template <class After>
+  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
+    if constexpr (std::is_same_v<R, float>) {
+      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply) {
+        Mat<R>* keep = nullptr;
+        if (ws.keep_weights) {
+          const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
+          if (ws.kept.size() <= slot) {
+            ws.kept.resize(slot + 1);
+            ws.kept_pass.resize(slot + 1, 0);
+          }
+          if (ws.kept_pass[slot] == ws.pass)
+            return product_by_columns(out, u, ws.kept[slot], false, ws.threads, after);
+          keep = &ws.kept[slot];
+          ws.kept_pass[slot] = ws.pass;
+        }
+        const DrawKey dk{key.seed, key.sample, std::uint32_t(k), weight_stream(w)};
+        return drawn_product(out, u, dk, weight_std(s, p, w), s.fan_out(w), keep, ws.threads, after);
+      }
+    }
+    product_by_columns(out, u, draw(w, ws), false, ws.threads, after);
+  }
+  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
+    multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
+  }
   const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
     const DrawKey dk{key.seed, key.sample, std::uint32_t(k), weight_stream(w)};
     draw_matrix(m, s.fan_in(w), s.fan_out(w), dk, weight_std(s, p, w), threads);
@@ -78,13 +107,12 @@ class CpuMlp final : public CpuBranch<R> {
       : w_{s, p, k, key, hooks} {}
 
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
-    const int n = ws.threads;
-    if (w_.s.swiglu) product_by_columns(g_, u, w_.draw(WeightKind::wgate, ws), false, n);
+    if (w_.s.swiglu) w_.multiply(g_, u, WeightKind::wgate, ws);
     Mat<R> a(u.rows(), w_.s.hidden), out;
     if (keeps_gate<R>(w_.s.act)) gate_.resize(u.rows(), w_.s.hidden);
-    product_by_columns(h_, u, w_.draw(WeightKind::w1, ws), false, n,
-                       [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, true); });
-    product_by_columns(out, a, w_.draw(WeightKind::w2, ws), false, n);
+    w_.multiply(h_, u, WeightKind::w1, ws,
+                [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, true); });
+    w_.multiply(out, a, WeightKind::w2, ws);
     return out;
   }
 

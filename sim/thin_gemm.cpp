@@ -19,7 +19,6 @@ constexpr int kCols = 6;                 // ... by kCols along q: 24 accumulator
 constexpr Index kDepthAW = 256;          // A W: k per pass, so a 64 x 256 block of W is reused from cache
 constexpr Index kStrip = 16 * kVectors;  // A W: W's columns per row of tiles
 constexpr Index kPrefetchRows = 32;      // A W: how far ahead the strip's copy asks for W's rows
-constexpr Index kDepthAll = 1LL << 62;
 
 struct Operands {
   const float* v;
@@ -146,48 +145,61 @@ inline const char* ahead(const float* p, Index floats) {
                                        std::uintptr_t(floats) * sizeof(float));
 }
 
-// A W's pass: each strip of W (kc rows x kStrip columns) is first copied into a contiguous buffer that its
-// row of tiles then reads. Read in place, the strip's rows lie ldw apart (8 KB for width 2048), a stride
-// the caches serve poorly: every tile of the row re-read the strip at 0.65-0.70 of A W^T's speed, copied at
-// 0.78-0.85 (same run, 2 threads). The copy holds the same values, so the products are the same bits.
-void pass(const Out<true>& o, const Operands& x, Index p, Index q, Index k0, Index kc, bool load) {
-  alignas(64) thread_local float strip[kDepthAW * kStrip];
-  for (Index p0 = 0; p0 < p; p0 += kStrip) {
-    const Index rows = std::min(kStrip, p - p0);
-    const float* w = x.v + p0 + k0 * x.sv;
+// W's strips copied from W in memory (thin_gemm_aw).
+class StoredStrips final : public WeightStrips {
+ public:
+  StoredStrips(const float* w, Index ldw) : w_(w), ldw_(ldw) {}
+  void fill(Index k0, Index kc, Index p0, Index cols, float* strip) const override {
+    const float* w = w_ + p0 + k0 * ldw_;
     for (Index k = 0; k < kc; ++k)
-      for (Index i = 0; i < rows; i += 16) {
-        const __mmask16 m = rows - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (rows - i)) - 1u);
+      for (Index i = 0; i < cols; i += 16) {
+        const __mmask16 m = cols - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - i)) - 1u);
         // W is fresh from its draw (in L3) and the strip's rows lie a stride apart: asking for the row
         // kPrefetchRows ahead took W1 from 0.687 to 0.670 s (means of 4 interleaved runs; 8 and 16 ahead
         // gave 0.688 and 0.678).
-        _mm_prefetch(ahead(w + k * x.sv + i, kPrefetchRows * x.sv), _MM_HINT_T0);
-        _mm512_store_ps(strip + k * kStrip + i, _mm512_maskz_loadu_ps(m, w + k * x.sv + i));
+        _mm_prefetch(ahead(w + k * ldw_ + i, kPrefetchRows * ldw_), _MM_HINT_T0);
+        _mm512_store_ps(strip + k * kStrip + i, _mm512_maskz_loadu_ps(m, w + k * ldw_ + i));
       }
-    const Operands packed{strip, kStrip, x.s + k0 * x.sk, x.sk, x.sq};
-    row_of_tiles_of(Out<true>{o.c + p0, o.ld}, packed, 0, rows, q, 0, kc, load);
   }
-}
 
-template <bool AlongP>
-void product(const Out<AlongP>& o, const Operands& x, Index p, Index q, Index k, Index depth,
-             bool accumulate) {
-  if (k == 0 && !accumulate) pass(o, x, p, q, 0, 0, false);  // an empty sum: C' = 0
-  for (Index k0 = 0; k0 < k; k0 += depth) pass(o, x, p, q, k0, std::min(depth, k - k0), accumulate || k0 > 0);
-}
+ private:
+  const float* w_;
+  Index ldw_;
+};
 
 }  // namespace
 
+// A W, pass by pass over k: each strip of W (kc rows x kStrip columns) is first filled into a contiguous
+// buffer that its row of tiles then reads. Read in place, the strip's rows lie ldw apart (8 KB for width
+// 2048), a stride the caches serve poorly: every tile of the row re-read the strip at 0.65-0.70 of A W^T's
+// speed, copied at 0.78-0.85 (same run, 2 threads). The buffer holds W's values, so the products have the
+// same bits whichever WeightStrips fills it.
+void thin_gemm_aw_from(float* c, Index ldc, const float* a, Index lda, const WeightStrips& w, Index T,
+                       Index k, Index n, bool accumulate) {
+  alignas(64) thread_local float strip[kDepthAW * kStrip];
+  // k = 0 without accumulating is one empty pass: C = 0.
+  for (Index k0 = 0; k0 < k || (k0 == 0 && !accumulate); k0 += kDepthAW) {
+    const Index kc = std::min(kDepthAW, k - k0);
+    for (Index p0 = 0; p0 < n; p0 += kStrip) {
+      const Index cols = std::min(kStrip, n - p0);
+      w.fill(k0, kc, p0, cols, strip);
+      const Operands packed{strip, kStrip, a + k0, 1, lda};
+      row_of_tiles_of(Out<true>{c + p0, ldc}, packed, 0, cols, T, 0, kc, accumulate || k0 > 0);
+    }
+  }
+}
+
 void thin_gemm_aw(float* c, Index ldc, const float* a, Index lda, const float* w, Index ldw, Index T, Index k,
                   Index n, bool accumulate) {
-  product(Out<true>{c, ldc}, Operands{w, ldw, a, 1, lda}, n, T, k, kDepthAW, accumulate);
+  thin_gemm_aw_from(c, ldc, a, lda, StoredStrips(w, ldw), T, k, n, accumulate);
 }
 
 // A^T's row stride is T; A W^T's p-tiles run over all of k, so C (laid out along q) is read and
 // written once per tile.
 void thin_gemm_awt(float* c, Index ldc, const float* at, const float* w, Index ldw, Index T, Index k, Index n,
                    bool accumulate) {
-  product(Out<false>{c, ldc}, Operands{at, T, w, 1, ldw}, T, n, k, kDepthAll, accumulate);
+  // One pass over all of k: an empty one where k = 0, giving C = 0 unless accumulating.
+  if (k > 0 || !accumulate) pass(Out<false>{c, ldc}, Operands{at, T, w, 1, ldw}, T, n, 0, k, accumulate);
 }
 
 void transpose_for_awt(float* at, const float* a, Index lda, Index T, Index k) {
