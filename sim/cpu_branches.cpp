@@ -249,9 +249,9 @@ class CpuAttention final : public CpuBranch<R> {
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
     const int T = int(u.rows()), d = int(u.cols()), n = ws.threads;
     const Mat<R>& kv = cross_ ? enc_ : u;
-    product_by_columns(q_raw_, u, w_.draw(kinds_[0], ws), false, n);
-    product_by_columns(k_raw_, kv, w_.draw(kinds_[1], ws), false, n);
-    product_by_columns(v_raw_, kv, w_.draw(kinds_[2], ws), false, n);
+    w_.multiply(q_raw_, u, kinds_[0], ws);
+    w_.multiply(k_raw_, kv, kinds_[1], ws);
+    w_.multiply(v_raw_, kv, kinds_[2], ws);
     size_normed(norms_.qk, q_, rq_, T, d);
     size_normed(norms_.qk, k_, rk_, T, d);
     size_normed(norms_.v, v_, rv_, T, d);
@@ -259,7 +259,7 @@ class CpuAttention final : public CpuBranch<R> {
     o_.resize(T, d);
     for_each_head(heads_, head_forward_work(T, d / heads_), n, [&](int h) { attend(h); });
     Mat<R> out;
-    product_by_columns(out, o_, w_.draw(kinds_[3], ws), false, n);
+    w_.multiply(out, o_, kinds_[3], ws);
     return out;
   }
 
