@@ -109,3 +109,18 @@ TEST_CASE("thin products propagate NaN and infinity to exactly the entries they 
       }
   }
 }
+
+TEST_CASE("transpose_for_awt is the transpose, whole tiles and remainders", "[thin_gemm]") {
+  if (!normsim::sim::has_thin_gemm) {
+    WARN("built without AVX-512: transpose_for_awt is not in this build");
+    return;
+  }
+  for (const auto& [T, k] : {std::pair{64, 2048}, std::pair{16, 16}, std::pair{17, 33}, std::pair{5, 70},
+                             std::pair{48, 7}, std::pair{1, 1}}) {
+    INFO("T " << T << ", k " << k);
+    const Mat<float> a = random_matrix(T, k, 10);
+    Mat<float> at(k, T);
+    normsim::sim::transpose_for_awt(at.data(), a.data(), k, T, k);
+    REQUIRE(at == a.transpose());
+  }
+}
