@@ -117,3 +117,28 @@ TEST_CASE("frobenius_of_AtB through thin Grams: within its bound in range, the s
   CHECK(std::isnan(frobenius_of_AtB<float>(a, with_nan)));
   CHECK(frobenius_of_AtB<float>(Mat<float>::Zero(16, 300), b) == 0.0);
 }
+
+TEST_CASE("frobenius_of_AtB of collapsed tokens: the product in double where the Grams cancel", "[gram]") {
+  using normsim::sim::frobenius_of_AtB;
+  // Tokens nearly equal (A's rows a + 1e-3 noise) against a gradient whose rows sum to 0 (B): A^T B is the
+  // noise's share alone, while A A^T and B B^T are large, so their inner product cancels to about 1e-6 of
+  // sum |Ga_ij Gb_ij| and float32 Grams (rounded to about 1e-7 of it) keep no digit of it. This is the
+  // weight gradient of W_Q and W_K deep in a Post-LN stack (experiments/claims/noci_*_gradient_collapse).
+  const Eigen::Index T = 16, n = 128, m = 96;
+  const Mat<float> base = random_matrix(1, n, 16), noise = random_matrix(T, n, 17);
+  Mat<float> a(T, n);
+  for (Eigen::Index t = 0; t < T; ++t) a.row(t) = base.row(0) + 1e-3f * noise.row(t);
+  Mat<double> bd = random_matrix(T, m, 18).cast<double>();
+  bd.rowwise() -= bd.colwise().mean();
+  const Mat<float> b = bd.cast<float>();
+  const double want = (a.cast<double>().transpose() * b.cast<double>()).norm();
+  // The product in double of the same float32 entries: exact to double's rounding of 16-term sums.
+  CHECK(frobenius_of_AtB<float>(a, b) == Approx(want).epsilon(1e-12));
+  // What the float32 Grams alone would have given: off by far more than float32's resolution.
+  const Mat<float> ga = a * a.transpose(), gb = b * b.transpose();
+  const normsim::sim::GramInner g = normsim::sim::gram_inner(ga, gb);
+  CHECK(normsim::sim::cancelled(g));
+  CHECK(std::abs(std::sqrt(std::max(g.value, 0.0)) - want) > 1e-3 * want);
+  // float64 inputs take the same path and agree.
+  CHECK(frobenius_of_AtB<double>(a.cast<double>(), b.cast<double>()) == Approx(want).epsilon(1e-12));
+}
