@@ -24,6 +24,7 @@
 #include "bench/workloads.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/cpu_parallel.hpp"
+#include "sim/gram.hpp"
 #include "sim/thin_gemm.hpp"
 
 using normsim::sim::Config;
@@ -38,12 +39,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The floating-point operations normsim's CPU backend performs on W1-like MLP stacks, counted as GEMM
 // arithmetic (2 per multiply-add): per sublayer the two forward products (2 x 2 T d H), the two backward
 // products of the input gradient (2 x 2 T d H), and the four T x T Gram matrices of the weight-gradient
-// norms, of rows of length d, H, H and d: T (T + 1) / 2 dot products each with thin_gram (sim/gram.hpp),
+// norms, of rows of length d, H, H and d: thin_gram's dot products (sim/gram.hpp; 2176 for T = 64),
 // all T^2 with Eigen's product in a build without AVX-512; per stream the T x T Gram of eff_rank (2 T^2 d,
 // Eigen, double). Elementwise work (norms, activations, statistics) and the weight draws are not counted.
 double actual_flops(const Config& c) {
   const double T = c.tokens, d = c.width, H = std::round(c.mlp_ratio * c.width), L = c.depth;
-  const double gram_entries = normsim::sim::has_thin_gemm ? T * (T + 1) / 2 : T * T;
+  const double gram_entries =
+      normsim::sim::has_thin_gemm ? normsim::sim::thin_gram_dot_products(c.tokens) : T * T;
   return c.samples * (L * (8 * T * d * H + 2 * gram_entries * 2 * (d + H)) + (L + 1) * 2 * T * T * d);
 }
 

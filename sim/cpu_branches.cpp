@@ -50,7 +50,8 @@ struct WeightSource {
   // this pass already drew it or an update hook changes it after the draw.
   template <class After>
   void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
-    if constexpr (std::is_same_v<R, float>) {
+    // A compile-time test first: without AVX-512 the drawn product is not built at all.
+    if constexpr (std::is_same_v<R, float> && has_thin_gemm) {
       if (drawn_product_fits(s.fan_out(w)) && !hooks.apply) {
         Mat<R>* keep = nullptr;
         if (ws.keep_weights) {

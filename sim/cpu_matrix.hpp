@@ -36,7 +36,7 @@ inline bool cancelled(const GramInner& g) {
 }
 
 // ||A^T B||_F from A^T B formed in double: exact to double's rounding of T-term sums, whatever the
-// cancellation between the Grams, and in range for any finite float32 or double entries of normsim's sizes.
+// cancellation between the Grams; in range for any finite float32 entries (float64 ones are scaled first).
 template <class DA, class DB>
 double frobenius_by_product_in_double(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<DB>& B) {
   return (A.template cast<double>().transpose() * B.template cast<double>()).norm();
@@ -44,17 +44,21 @@ double frobenius_by_product_in_double(const Eigen::MatrixBase<DA>& A, const Eige
 
 // <A A^T, B B^T>_F from unscaled float32 Grams (thin_gram); a NaN value where that is not to be trusted,
 // for frobenius_of_AtB's scaled path to take over: a Gram that is not finite (an infinite or NaN entry, or
-// one whose products overflowed) or whose largest diagonal entry (a row's squared norm) is below 2^-64,
+// one whose products overflowed) or with a diagonal entry (a row's squared norm) other than 0 below 2^-64,
 // where products that underflow to subnormals (absolute error 2^-150 each, n 2^-150 per entry) could
-// reach float32's relative resolution; above it they stay n 2^-86 below it.
+// reach float32's relative resolution of that row's entries; above it they stay n 2^-86 below it. (A row
+// of zeros has exact zero entries.)
 inline GramInner inner_of_thin_grams(const Mat<float>& A, const Mat<float>& B) {
   const Eigen::Index T = A.rows();
   Mat<float> ga(T, T), gb(T, T);
   thin_gram(ga.data(), T, A.data(), A.cols(), T, A.cols());
   thin_gram(gb.data(), T, B.data(), B.cols(), T, B.cols());
-  const double floor = std::ldexp(1.0, -64);
-  if (double(ga.diagonal().maxCoeff()) < floor || double(gb.diagonal().maxCoeff()) < floor)
-    return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  const auto tiny = [](const Mat<float>& g) {
+    const float floor = std::ldexp(1.0f, -64);
+    return ((g.diagonal().array() > 0.0f) && (g.diagonal().array() < floor)).any() ||
+           g.diagonal().maxCoeff() < floor;
+  };
+  if (tiny(ga) || tiny(gb)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
   return gram_inner(ga, gb);
 }
 
@@ -89,7 +93,8 @@ double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<
     const Mat<R> ga = a * a.transpose();
     const Mat<R> gb = b * b.transpose();
     const GramInner g = gram_inner(ga, gb);
-    if (cancelled(g)) return frobenius_by_product_in_double(A, B);
+    // On the scaled operands: in double, entries of a float64 stack past 1e70 would overflow the norm.
+    if (cancelled(g)) return std::ldexp(frobenius_by_product_in_double(a, b), ea + eb);
     s = g.value;
   } else {
     s = (a.transpose() * b).template cast<double>().squaredNorm();

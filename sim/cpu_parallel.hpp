@@ -3,13 +3,15 @@
 // the shapes alone; each block is one single-threaded GEMM (thin_gemm.hpp's in float32 with AVX-512,
 // Eigen's otherwise), computed by whichever thread takes it, so every entry of C has the same summation
 // order for any number of threads. Weight draws split the same way over fill_gaussian's fixed chunk grid
-// (draws.hpp), and attention by heads, each head computed whole by one thread (cpu_heads.hpp). All of them
-// split into contiguous runs by for_each_run (thread_split.hpp).
-// CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
-// from sample to sample): the buffer every weight matrix is drawn into, forward and again backward, so no
-// weight is stored for the whole stack and the hot path allocates nothing new; or, when the backend's
-// memory budget allows (keep_weights), one buffer per matrix of the stack, drawn in the forward and read
-// again by the same pass's backward instead of being redrawn (the same bits: draws are pure functions).
+// (draws.hpp), or, where a float32 forward draws its weight inside the product (drawn_product.hpp), over
+// the product's column blocks; attention splits by heads, each head computed whole by one thread
+// (cpu_heads.hpp). All of them split into contiguous runs by for_each_run (thread_split.hpp). CpuWorkspace is
+// what one running sample reuses from layer to layer (and, held by the backend per thread, from sample to
+// sample): the buffer every weight matrix is drawn into where it is drawn whole (the backward, and forwards
+// that cannot draw inside the product), so no weight is stored for the whole stack and the hot path allocates
+// nothing new; or, when the backend's memory budget allows (keep_weights), one buffer per matrix of the
+// stack, drawn in the forward and read again by the same pass's backward instead of being redrawn (the same
+// bits: draws are pure functions).
 #pragma once
 #include <omp.h>
 
@@ -28,7 +30,7 @@ namespace normsim::sim {
 template <class R>
 struct CpuWorkspace {
   int threads = 1;  // threads that work on this sample
-  Mat<R> weight;    // the weight matrix being used, redrawn when it is needed again
+  Mat<R> weight;    // the weight matrix being used where it is drawn whole, redrawn when needed again
   bool keep_weights = false;
   // With keep_weights: matrix `slot` of the stack as drawn by pass kept_pass[slot]. A pass (one CpuGraph)
   // takes a new number, so it never reads a matrix another pass or sample drew.

@@ -32,7 +32,7 @@ class DrawnStrips final : public WeightStrips {
     draw_groups16(key_, rk_, scale_, std::size_t(first / 4), std::size_t(cols_ / 4), std::size_t(kc),
                   [&](std::size_t g, const __m512 v[4]) {
                     for (int q = 0; q < 4; ++q) {
-                      _mm512_store_ps(strip + 64 * g + 16 * q, v[q]);
+                      _mm512_storeu_ps(strip + 64 * g + 16 * q, v[q]);
                       if (kept) _mm512_storeu_ps(kept + Index(g) * cols_ + 16 * q, v[q]);
                     }
                   });

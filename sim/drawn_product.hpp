@@ -7,6 +7,7 @@
 // same bits as drawing W whole and multiplying (tests/sim/test_drawn_product.cpp).
 #pragma once
 #include <Eigen/Core>
+#include <stdexcept>
 
 #include "sim/cpu_parallel.hpp"
 #include "sim/gaussian.hpp"
@@ -32,6 +33,10 @@ void thin_gemm_aw_drawn(float* c, Eigen::Index ldc, const float* a, Eigen::Index
 template <class After>
 void drawn_product(Mat<float>& c, const Mat<float>& a, const DrawKey& key, double scale, Eigen::Index cols,
                    Mat<float>* keep, int threads, After after) {
+  // The strips' draws assume whole 64-column strips (DrawnStrips::fill); a caller that skipped
+  // drawn_product_fits would write past keep's rows.
+  if (!drawn_product_fits(cols))
+    throw std::invalid_argument("drawn_product: the weight's columns are not whole strips");
   c.resize(a.rows(), cols);
   if (keep) keep->resize(a.cols(), cols);
   // The product, and the draw at fill_gaussian's estimate of 16 operations an entry.

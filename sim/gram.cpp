@@ -16,8 +16,8 @@ namespace normsim::sim {
 namespace {
 
 using Index = Eigen::Index;
-constexpr int kTile = 4;
-constexpr int kTileJ = 6;
+constexpr int kTile = kGramTileRows;
+constexpr int kTileJ = kGramTileCols;
 
 // Entries (i0 + r, j0 + c), r < MI, c < MJ, of a a^T, into g (and mirrored). Inlined, as thin_gemm's
 // tile, and its loops unrolled, so that GCC keeps the accumulators in registers: otherwise it stored them

@@ -167,7 +167,7 @@ class StoredStrips final : public WeightStrips {
         // kPrefetchRows ahead took W1 from 0.687 to 0.670 s (means of 4 interleaved runs; 8 and 16 ahead
         // gave 0.688 and 0.678).
         _mm_prefetch(ahead(w + k * ldw_ + i, kPrefetchRows * ldw_), _MM_HINT_T0);
-        _mm512_store_ps(strip + k * kStrip + i, _mm512_maskz_loadu_ps(m, w + k * ldw_ + i));
+        _mm512_storeu_ps(strip + k * kStrip + i, _mm512_maskz_loadu_ps(m, w + k * ldw_ + i));
       }
   }
 

@@ -47,7 +47,8 @@ TEST_CASE("CPU weights and the kernels' per-entry draws: the measured difference
       identical, total, 100.0 * double(identical) / double(total), worst_ulps, worst_abs);
   CHECK(identical < total);  // not bit-identical: if this ever fails, docs/gpu.md can say they are
   // Measured (GCC 12, glibc 2.36, Eigen 3.4): -march=native on AVX-512 45.05% identical, worst 5 ulps,
-  // 4.8e-7 absolute; the sanitizer build (no -march) 43.97%, 6 ulps, 7.2e-7. The bounds leave room for
+  // 4.8e-7 absolute; a build without -march (the sanitizer build's until it became native) 43.97%, 6 ulps,
+  // 7.2e-7. The bounds leave room for
   // another libm or vector width, and stay far below what the backend tests' tolerances assume (1e-7 relative
   // in the weights).
   CHECK(worst_ulps <= 8);

@@ -69,11 +69,11 @@ TEST_CASE("vectorised GELU and its derivative against erf and exp in double", "[
   const Errors ey = errors(z, y, gelu_exact), ed = errors(z, d, gelu_derivative_exact);
   std::printf("vectorised GELU: %.2f ulps, %.2e absolute; derivative: %.2f ulps, %.2e absolute\n", ey.ulps,
               ey.absolute, ed.ulps, ed.absolute);
-  // Measured (GCC 12, AVX-512): GELU 8.1 ulps and 4.7e-8 absolute, derivative 15.2 ulps (16.6 in the -O1
-  // sanitizer build, which contracts fewer multiply-adds) and 1.1e-7 absolute; the scalar formula with erff
-  // it replaces (activations.hpp): 6.2 ulps and 8.3e-8 absolute. Bounds: GELU's own 10 ulps; the
-  // derivative Phi(z) + z phi(z) adds two terms made by the same erfc and exp kernels, each within GELU's
-  // budget, so twice it: 20 ulps (and twice the absolute bound).
+  // Measured (GCC 12, AVX-512): GELU 8.1 ulps and 4.7e-8 absolute, derivative 15.2 ulps (16.6 in an -O1
+  // SSE2 build, the sanitizer build's until it became native, which contracts fewer multiply-adds) and 1.1e-7
+  // absolute; the scalar formula with erff it replaces (activations.hpp): 6.2 ulps and 8.3e-8 absolute.
+  // Bounds: GELU's own 10 ulps; the derivative Phi(z) + z phi(z) adds two terms made by the same erfc and exp
+  // kernels, each within GELU's budget, so twice it: 20 ulps (and twice the absolute bound).
   Mat<float> scalar = z.unaryExpr([](float v) { return activate(Activation::gelu, v); });
   std::printf("scalar erff GELU: %.2f ulps, %.2e absolute\n", errors(z, scalar, gelu_exact).ulps,
               errors(z, scalar, gelu_exact).absolute);
@@ -143,7 +143,8 @@ TEST_CASE("vectorised SiLU and its derivative against the double definitions", "
   std::printf(
       "scalar expf SiLU: %.2f ulps (z = %g), %.2e absolute; derivative: %.2f ulps (z = %g), %.2e absolute\n",
       es.ulps, es.ulps_at, es.absolute, esd.ulps, esd.ulps_at, esd.absolute);
-  // Measured (GCC 12; AVX-512 with FMA, and the sanitizer build's -O1 SSE2 without): SiLU 4.6 / 3.4 ulps
+  // Measured (GCC 12; AVX-512 with FMA, and an -O1 SSE2 build without, the sanitizer build's until it
+  // became native): SiLU 4.6 / 3.4 ulps
   // (the worst at z = -80 / -14, where Eigen's exp has its largest errors, 2.7 ulps alone) and 1.4e-33
   // absolute in the clamped tail (80 exp(-80)); SiLU' 6.9 / 7.9 ulps at z = -1.06, the edge of the region
   // left to absolute errors, where 1 + z (1 - s) = 0.18 magnifies the rounding of z (1 - s) fivefold, and
@@ -172,7 +173,8 @@ TEST_CASE("vectorised tanh and its derivative against the double definitions", "
       "vectorised tanh: %.2f ulps (z = %g), %.2e absolute; derivative: %.2f ulps (z = %g), %.2e absolute\n",
       ey.ulps, ey.ulps_at, ey.absolute, ed.ulps, ed.ulps_at, ed.absolute);
   std::printf("scalar 1 - tanhf^2: %.2f ulps (z = %g), %.2e absolute\n", es.ulps, es.ulps_at, es.absolute);
-  // Measured (GCC 12; AVX-512 with FMA, and the sanitizer build's SSE2 without): tanh 4.6 / 6.4 ulps (at
+  // Measured (GCC 12; AVX-512 with FMA, and an -O1 SSE2 build without, the sanitizer build's until it
+  // became native): tanh 4.6 / 6.4 ulps (at
   // z = -6.9 / -5.8; Eigen documents its rational tanh as accurate to "a couple of ulps" on [-8, 8], and it
   // is exactly +-1 beyond, as float's tanh is); tanh' 4.1 / 4.0 ulps where |z| <= 40 (exp's 2.7 ulps and
   // three roundings) and 7.2e-35 absolute beyond (4 exp(-80), the clamp), where the scalar 1 - tanhf^2 is 0
