@@ -5,6 +5,7 @@
 #include <memory>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "sim/activations_vec.hpp"
 #include "sim/cpu_heads.hpp"
@@ -34,16 +35,9 @@ struct WeightSource {
 
   const Mat<R>& draw(WeightKind w, CpuWorkspace<R>& ws) const {
     if (!ws.keep_weights) return draw_into(ws.weight, w, ws.threads);
-    const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
-    if (ws.kept.size() <= slot) {
-      ws.kept.resize(slot + 1);
-      ws.kept_pass.resize(slot + 1, 0);
-    }
-    if (ws.kept_pass[slot] != ws.pass) {
-      draw_into(ws.kept[slot], w, ws.threads);
-      ws.kept_pass[slot] = ws.pass;
-    }
-    return ws.kept[slot];
+    const auto [m, to_draw] = kept(w, ws);
+    if (to_draw) draw_into(*m, w, ws.threads);
+    return *m;
   }
   // out = u W for the forward, W as draw() gives it (and kept as draw() keeps it). In float32 with
   // thin_gemm W is drawn strip by strip as the product reads it (drawn_product.hpp: the same bits), unless
@@ -55,18 +49,11 @@ struct WeightSource {
       if (drawn_product_fits(s.fan_out(w)) && !hooks.apply) {
         Mat<R>* keep = nullptr;
         if (ws.keep_weights) {
-          const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
-          if (ws.kept.size() <= slot) {
-            ws.kept.resize(slot + 1);
-            ws.kept_pass.resize(slot + 1, 0);
-          }
-          if (ws.kept_pass[slot] == ws.pass)
-            return product_by_columns(out, u, ws.kept[slot], false, ws.threads, after);
-          keep = &ws.kept[slot];
-          ws.kept_pass[slot] = ws.pass;
+          const auto [m, to_draw] = kept(w, ws);
+          if (!to_draw) return product_by_columns(out, u, *m, false, ws.threads, after);
+          keep = m;
         }
-        const DrawKey dk{key.seed, key.sample, std::uint32_t(k), weight_stream(w)};
-        return drawn_product(out, u, dk, weight_std(s, p, w), s.fan_out(w), keep, ws.threads, after);
+        return drawn_product(out, u, draw_key(w), weight_std(s, p, w), s.fan_out(w), keep, ws.threads, after);
       }
     }
     product_by_columns(out, u, draw(w, ws), false, ws.threads, after);
@@ -75,10 +62,22 @@ struct WeightSource {
     multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
   }
   const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
-    const DrawKey dk{key.seed, key.sample, std::uint32_t(k), weight_stream(w)};
-    draw_matrix(m, s.fan_in(w), s.fan_out(w), dk, weight_std(s, p, w), threads);
+    draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, w), threads);
     if (hooks.apply) hooks.apply->apply(k, w, m);
     return m;
+  }
+  DrawKey draw_key(WeightKind w) const { return {key.seed, key.sample, std::uint32_t(k), weight_stream(w)}; }
+  // With keep_weights: matrix w's kept buffer (the workspace grown to hold it), and whether this pass has
+  // yet to draw it, which the caller then does (the slot counts as drawn by this pass from here on).
+  std::pair<Mat<R>*, bool> kept(WeightKind w, CpuWorkspace<R>& ws) const {
+    const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
+    if (ws.kept.size() <= slot) {
+      ws.kept.resize(slot + 1);
+      ws.kept_pass.resize(slot + 1, 0);
+    }
+    const bool to_draw = ws.kept_pass[slot] != ws.pass;
+    ws.kept_pass[slot] = ws.pass;
+    return {&ws.kept[slot], to_draw};
   }
   // dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output), when recorded.
   void record(WeightKind w, const Mat<R>& A, const Mat<R>& B) const {

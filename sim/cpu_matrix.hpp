@@ -73,8 +73,9 @@ inline GramInner inner_of_thin_grams(const Mat<float>& A, const Mat<float>& B) {
 template <class R, class DA, class DB>
 double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<DB>& B) {
   const double T = double(A.rows()), n = double(A.cols()), m = double(B.cols());
+  const bool by_grams = T * T * (n + m) < T * n * m;
   if constexpr (has_thin_gemm && std::is_same_v<DA, Mat<float>> && std::is_same_v<DB, Mat<float>>) {
-    if (T * T * (n + m) < T * n * m) {
+    if (by_grams) {
       const GramInner g = inner_of_thin_grams(A.derived(), B.derived());
       if (std::isfinite(g.value))
         return cancelled(g) ? frobenius_by_product_in_double(A, B) : std::sqrt(std::max(g.value, 0.0));
@@ -89,7 +90,7 @@ double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<
   std::frexp(ma, &ea), std::frexp(mb, &eb);
   const Mat<R> a = A * R(std::ldexp(1.0, -ea)), b = B * R(std::ldexp(1.0, -eb));
   double s;
-  if (T * T * (n + m) < T * n * m) {
+  if (by_grams) {
     const Mat<R> ga = a * a.transpose();
     const Mat<R> gb = b * b.transpose();
     const GramInner g = gram_inner(ga, gb);

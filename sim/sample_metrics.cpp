@@ -64,6 +64,12 @@ void store_forward(const Store& store, int forward_end, int tokens) {
   for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
 }
 
+// s.values[m][i] = compute() where metric m is wanted; the computation is skipped where it is not.
+template <class F>
+void put_wanted(SampleScalars& s, const MetricSet& wanted, int m, int i, F&& compute) {
+  if (wanted.contains(m)) s.values[m][i] = compute();
+}
+
 // The per-stream metrics of streams [0, forward_end), split across `threads` by streams (each computed
 // whole by one thread, so the values do not depend on the thread count): eff_rank's T x T Gram and
 // eigensolver per stream are most of a sample's serial time once its products run on every thread.
@@ -75,9 +81,7 @@ void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, 
   for_each_run(n, work, threads, [&](int first, int last) {
     for (int l = first; l < last; ++l) {
       const MatD& x = t.stream[l];
-      const auto put = [&](int m, auto&& compute) {
-        if (wanted.contains(m)) s.values[m][l] = compute();
-      };
+      const auto put = [&](int m, auto&& compute) { put_wanted(s, wanted, m, l, compute); };
       put(metric::act_sq, [&] { return mean_square(x); });
       put(metric::act_mean_abs, [&] { return mean_abs(x); });
       put(metric::act_max_abs, [&] { return max_abs(x); });
@@ -91,9 +95,7 @@ void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, 
 void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
                      int threads) {
   const int K = int(t.stream.size()) - 1;
-  const auto put = [&](int m, int i, auto&& compute) {
-    if (wanted.contains(m)) s.values[m][i] = compute();
-  };
+  const auto put = [&](int m, int i, auto&& compute) { put_wanted(s, wanted, m, i, compute); };
   measure_streams(s, t, forward_end, wanted, threads);
   for (int k = 0; k < K && k + 1 < forward_end; ++k) {
     put(metric::cos_next, k, [&] { return mean_token_cosine(t.stream[k], t.stream[k + 1]); });

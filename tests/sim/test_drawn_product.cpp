@@ -3,8 +3,8 @@
 // passes over k (256 rows each). Exact equality is the claim (the strips are the draw's own entries and the
 // product is thin_gemm_aw's), so the test asks for it.
 #include <catch2/catch.hpp>
-#include <random>
 
+#include "random_matrix.hpp"
 #include "sim/cpu_parallel.hpp"
 #include "sim/drawn_product.hpp"
 
@@ -17,13 +17,10 @@ TEST_CASE("a product with W drawn strip by strip equals drawing W whole and mult
   if constexpr (!normsim::sim::has_thin_gemm) {
     WARN("built without AVX-512: the CPU backend draws W whole before every product, nothing to compare");
   } else {
-    std::mt19937 gen(21);
-    std::normal_distribution<float> z;
     for (const auto& [T, k, n] : {std::tuple{64, 512, 2048}, std::tuple{13, 300, 64}, std::tuple{7, 1, 320},
                                   std::tuple{64, 2048, 512}}) {
       INFO("T " << T << ", k " << k << ", n " << n);
-      Mat<float> a(T, k);
-      for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = z(gen);
+      const Mat<float> a = normsim::test::random_matrix(T, k, 21);
       const DrawKey key{42, 3, 5, normsim::sim::Stream{}};
       const double scale = 0.037;
       Mat<float> w, want;

@@ -7,22 +7,15 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
-#include <random>
 
+#include "random_matrix.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/gram.hpp"
 
 using normsim::sim::Mat;
+using normsim::test::random_matrix;
 
 namespace {
-
-Mat<float> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> z;
-  Mat<float> m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = z(gen);
-  return m;
-}
 
 // a a^T as frobenius_of_AtB forms it: thin_gram where it is built, Eigen's product elsewhere (where the
 // thin_gram tests below return early; the compile-time test keeps thin_gram unreferenced there).

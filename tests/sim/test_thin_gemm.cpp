@@ -7,22 +7,15 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
-#include <random>
 
+#include "random_matrix.hpp"
 #include "sim/cpu_parallel.hpp"
 
 using normsim::sim::Mat;
 using normsim::sim::product_by_columns;
+using normsim::test::random_matrix;
 
 namespace {
-
-Mat<float> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> z;
-  Mat<float> m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = z(gen);
-  return m;
-}
 
 // Every entry of got within gamma_k (|c0| + |a| |b|) of c0 + a b computed in double.
 template <class DB>
