@@ -101,7 +101,8 @@ int run(const Options& o) {
     const Verdict v = c.result.decision.verdict;
     if (c.spec.kind == ClaimKind::self && v == Verdict::refuted) ++self_refuted;
     if (!o.verbosity.quiet)
-      std::cerr << "normsim check: " << c.spec.id << ": " << to_string(v) << " (measured "
+      std::cerr << "normsim check: " << c.spec.id << ": "
+                << verdict_words(v, c.spec.kind == ClaimKind::reading) << " (measured "
                 << c.result.estimate.value << " [" << c.result.estimate.low << ", " << c.result.estimate.high
                 << "], predicted "
                 << (c.result.predicted ? std::to_string(*c.result.predicted) : std::string("n/a")) << ", "

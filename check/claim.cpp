@@ -165,11 +165,25 @@ FitKind parse_fit(const Reader& r, const toml::table& fit, const std::string& te
   return it->second;
 }
 
+// [fit] decide_at: the one x of a ratio claim's sweep that the source's statement names.
+void read_decide_at(const Reader& r, const toml::table& fit, ClaimSpec& c) {
+  const toml::node* node = fit.get("decide_at");
+  if (!node) return;
+  c.decide_at = r.number(fit, "fit.", "decide_at");
+  if (c.fit != FitKind::ratio || c.x_key == "layer")
+    r.fail(r.where(*node), "fit.decide_at", "only a ratio claim over a swept key reads it");
+  bool found = false;
+  for (std::size_t i = 0; i < c.grid.configs.size(); ++i)
+    found |= x_of(c, c.grid.configs[i], i) == *c.decide_at;
+  if (!found) r.fail(r.where(*node), "fit.decide_at", "is not one of the swept values of " + c.x_key);
+}
+
 // The entries of the claim's metric in its shallowest configuration (stream metrics K+1, sublayer
 // metrics K), after checking that every factor names a metric and they share one index.
 int metric_entries(const Reader& r, const toml::node& at, const ClaimSpec& c) {
   std::optional<sim::MetricIndex> index;
-  for (const auto& name : factors(c.metric)) {
+  for (const auto& factor : factors(c.metric)) {
+    const std::string name = factor == kLayerGradient ? "gradw_w2" : factor;  // a sublayer metric too
     const int id = sim::metric_id(name);
     if (id < 0) r.fail(r.where(at), "measure.metric", "unknown metric '" + name + "' (normsim list metrics)");
     const auto kind = sim::metric_table()[std::size_t(id)].index;
@@ -216,10 +230,16 @@ void read_torch(const Reader& r, const toml::table& root, const fs::path& claim_
 
 // The claim's metric (each factor) is computed whatever [sweep]'s `metrics` key says.
 void compute_claim_metric(ClaimSpec& c) {
+  std::vector<int> ids;
   for (const auto& name : factors(c.metric)) {
-    for (auto& config : c.grid.configs) config.metrics.insert(sim::metric_id(name));
-    if (c.reference) c.reference->metrics.insert(sim::metric_id(name));
-    for (auto& config : c.reference_per_x) config.metrics.insert(sim::metric_id(name));
+    if (name != kLayerGradient) ids.push_back(sim::metric_id(name));
+    if (name == kLayerGradient)
+      for (const int id : gradient_metrics()) ids.push_back(id);
+  }
+  for (const int id : ids) {
+    for (auto& config : c.grid.configs) config.metrics.insert(id);
+    if (c.reference) c.reference->metrics.insert(id);
+    for (auto& config : c.reference_per_x) config.metrics.insert(id);
   }
 }
 
@@ -230,6 +250,49 @@ void check_prediction(const Reader& r, const toml::table& pred, const ClaimSpec&
       r.fail(r.where(k), "prediction." + std::string(k.str()), "must be a finite number");
   if (c.has_lower && c.has_upper && c.lower > c.upper)
     r.fail(r.where(*pred.get("lower")), "prediction.lower", "is above prediction.upper");
+}
+
+// What the claim is and how it may be judged: its kind (whose statement), the testable-at-init decision every
+// file must make (docs/claims.md's rule), whether it is judged at all, and the looks behind its sample count.
+void read_header(const Reader& r, const toml::table& root, ClaimSpec& c) {
+  const toml::node& top = root;
+  c.note = r.string(root, "", "note").value_or("");
+  c.quote = r.required_string(root, "", "quote", top);
+  c.band_source = r.string(root, "", "band_source").value_or("");
+  const auto testable = r.boolean(root, "", "testable_at_init");
+  if (!testable)
+    r.fail(r.where(top), "testable_at_init",
+           "missing (every claim decides it by the rule of docs/claims.md, \"Testable at initialization\")");
+  c.testable_at_init = *testable;
+  c.judged = r.boolean(root, "", "judged").value_or(true);
+  const std::string kind = r.required_string(root, "", "kind", top);
+  if (kind != "literature" && kind != "reading" && kind != "self")
+    r.fail(r.where(*root.get("kind")), "kind", "expected \"literature\", \"reading\" or \"self\"");
+  c.kind = kind == "self" ? ClaimKind::self : kind == "reading" ? ClaimKind::reading : ClaimKind::literature;
+  if (c.kind == ClaimKind::reading)
+    c.reading_of = r.required_string(root, "", "reading_of", top);
+  else if (root.contains("reading_of"))
+    r.fail(r.where(*root.get("reading_of")), "reading_of", "only a claim of kind \"reading\" reads it");
+}
+
+// looks = [n1, n2, ...]: the sample counts at which the verdict was read before, ending with today's; each
+// look widens every interval (Bonferroni over looks).
+void read_looks(const Reader& r, const toml::table& root, bool full, ClaimSpec& c) {
+  const toml::node* node = root.get("looks");
+  if (!node) return;
+  const toml::array* a = node->as_array();
+  if (!a || a->empty()) r.fail(r.where(*node), "looks", "expected a non-empty list of sample counts");
+  for (const auto& v : *a) {
+    const auto* i = v.as_integer();
+    if (!i || i->get() < 2 || (!c.looks.empty() && i->get() <= c.looks.back()))
+      r.fail(r.where(*node), "looks", "expected increasing sample counts >= 2");
+    c.looks.push_back(static_cast<int>(i->get()));
+  }
+  if (!full && c.looks.back() != c.grid.configs.front().samples)
+    r.fail(
+        r.where(*node), "looks",
+        "the last look must be the sweep's samples (" + std::to_string(c.grid.configs.front().samples) + ")");
+  c.confidence = 1.0 - 0.05 / static_cast<double>(c.looks.size());
 }
 
 }  // namespace
@@ -253,7 +316,7 @@ std::string_view to_string(FitKind k) {
 }
 
 std::string_view to_string(ClaimKind k) {
-  return k == ClaimKind::self ? "self" : "literature";
+  return k == ClaimKind::self ? "self" : k == ClaimKind::reading ? "reading" : "literature";
 }
 
 ClaimSpec load_claim(const fs::path& path, bool full) {
@@ -272,8 +335,9 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   }
   const Reader r(file);
   r.only(root, "",
-         {"id", "kind", "statement", "source", "band_source", "testable_at_init", "note", "sweep", "full",
-          "reference", "measure", "fit", "prediction", "figure", "torch"});
+         {"id", "kind", "reading_of", "statement", "source", "quote", "band_source", "testable_at_init",
+          "judged", "looks", "note", "sweep", "full", "reference", "measure", "fit", "prediction", "figure",
+          "torch"});
   ClaimSpec c;
   c.file = file;
   const toml::node& top = root;
@@ -284,13 +348,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
            "'" + c.id + "' may only use letters, digits, '_' and '-' (it names a folder)");
   c.statement = r.required_string(root, "", "statement", top);
   c.source = r.required_string(root, "", "source", top);
-  c.note = r.string(root, "", "note").value_or("");
-  c.band_source = r.string(root, "", "band_source").value_or("");
-  c.testable_at_init = r.boolean(root, "", "testable_at_init").value_or(true);
-  const std::string kind = r.string(root, "", "kind").value_or("literature");
-  if (kind != "literature" && kind != "self")
-    r.fail(r.where(*root.get("kind")), "kind", "expected \"literature\" or \"self\"");
-  c.kind = kind == "self" ? ClaimKind::self : ClaimKind::literature;
+  read_header(r, root, c);
 
   // [sweep]: a config; at most one key given as a list is the x axis.
   const toml::table& sweep = r.table(root, "sweep", true);
@@ -306,6 +364,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
     r.fail(r.where(*root.get("sweep")), "sweep",
            "at most one key may be a list (the x axis); got " + std::to_string(c.grid.swept_keys.size()));
   c.x_key = c.grid.swept_keys.empty() ? "layer" : c.grid.swept_keys.front();
+  read_looks(r, root, full, c);
 
   const toml::table& measure = r.table(root, "measure", true);
   r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator"});
@@ -319,8 +378,9 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   c.denominator = r.string(measure, "measure.", "denominator").value_or("");
 
   const toml::table& fit = r.table(root, "fit", true);
-  r.only(fit, "fit.", {"kind", "log_x", "log_y"});
+  r.only(fit, "fit.", {"kind", "log_x", "log_y", "decide_at"});
   c.fit = parse_fit(r, fit, r.required_string(fit, "fit.", "kind", *root.get("fit")));
+  read_decide_at(r, fit, c);
   c.log_x =
       r.boolean(fit, "fit.", "log_x").value_or(c.fit == FitKind::powerlaw || c.fit == FitKind::convergence);
   c.log_y = r.boolean(fit, "fit.", "log_y").value_or(c.fit == FitKind::powerlaw);

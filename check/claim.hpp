@@ -29,16 +29,33 @@ enum class FitKind {
   profile,      // y / prediction - 1 stays inside the band at every x (prediction: the mean field)
   convergence,  // exponent of |mean(y) - meanfield| against x (finite-width corrections)
 };
-enum class ClaimKind { literature, self };
+// literature: what a paper or seed document says, in its words (the quote in `source`); reading: normsim's
+// own reading of a source (a paraphrase, a statement built on unconfirmed equations, or a consequence the
+// source does not state), reported as consistent or inconsistent with that reading, never as the source's
+// verdict; self: the project's own theory (a derivation) against its own simulator.
+enum class ClaimKind { literature, reading, self };
 
 struct ClaimSpec {
   std::string id, statement, source, note;
+  // The words tested, verbatim: the source's for literature, the passage read for a reading, theory.md's or
+  // theory_notes.md's for self (tests/check/test_claim_files.cpp finds the latter in the docs).
+  std::string quote;
   // Where the agreement band comes from: a quoted source or a stated principle, never a look at the data.
   std::string band_source;
   // false: the statement is about trained models; the verdict is "not testable at init" (the simulation
   // still runs, to show what init gives).
+  // Required in every claim file: the decision of docs/claims.md's one rule ("Testable at initialization").
   bool testable_at_init = true;
+  // false: results are reported per setting and no verdict is given (a statement built on equations the
+  // sources were not reached for: which setting the source means is unknown, so no point may decide).
+  bool judged = true;
   ClaimKind kind = ClaimKind::literature;
+  std::string reading_of;  // kind reading: whose statement is read ("the B2T paper"), for the verdict's words
+  // Sequential looks: the sample counts at which the verdict was read, oldest first (empty: one look, at
+  // `samples`). With m looks every interval is a Bonferroni-corrected 1 - 0.05/m interval, so the chance of
+  // a wrong decision over all looks stays <= 5 % (docs/claims.md, "Sample counts are fixed in advance").
+  std::vector<int> looks;
+  double confidence = 0.95;
   std::string file;  // where it was read from (for messages)
 
   // The simulation: at most one swept key (the x axis); none means x is the layer index of one config.
@@ -62,6 +79,9 @@ struct ClaimSpec {
                                  // least-squares slope of y or ln y against the layer over `layers`),
                                  // "logrange" (ln(max y / min y) over `layers`: how far from uniform)
   std::string denominator;       // ratio: the denominator's layer (same forms as `layer`)
+  // ratio over a swept key: the x whose ratio the source states (empty: every point is judged, and the
+  // claim holds only if it holds at all of them).
+  std::optional<double> decide_at;
 
   FitKind fit = FitKind::linear;
   bool log_x = false, log_y = false;  // transforms inside the fit (powerlaw sets both)

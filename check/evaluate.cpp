@@ -43,9 +43,9 @@ Band band_around(const ClaimSpec& c, std::optional<double> p) {
   return b;
 }
 
-void basic_data(const ClaimSpec&, const Measurement& m, ClaimResult& r) {
+void basic_data(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
   for (std::size_t i = 0; i < m.x.size(); ++i) {
-    const Estimate e = mean_ci(column(m.y, i));
+    const Estimate e = mean_ci(column(m.y, i), c.confidence);
     r.data.push_back({m.x[i], e.value, std::isfinite(e.se) ? e.se : 0, m.meanfield[i]});
   }
 }
@@ -54,7 +54,7 @@ void slope_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
   std::vector<double> slopes;
   for (const auto& row : m.y)
     if (const double s = fit_slope(c, m.x, row); std::isfinite(s)) slopes.push_back(s);
-  r.estimate = mean_ci(slopes);
+  r.estimate = mean_ci(slopes, c.confidence);
   std::vector<double> mf;
   for (const auto& v : m.meanfield) mf.push_back(v ? *v : std::numeric_limits<double>::quiet_NaN());
   if (const double s = fit_slope(c, m.x, mf); std::isfinite(s)) r.meanfield = s;
@@ -73,6 +73,14 @@ void slope_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
   }
 }
 
+// How badly one point fares, for picking the point a claim reports: a refuted point by how far out it lies,
+// else an undecided one by the samples it needs, else a supported one by how close it comes to an edge.
+double severity(const Decision& d, const Estimate& e, const Band& band) {
+  if (d.verdict == Verdict::refuted) return 1e12 + std::max(band.low - e.high, e.low - band.high);
+  if (d.verdict == Verdict::inconclusive) return 1e6 + static_cast<double>(d.samples_needed.value_or(0));
+  return std::max(e.high - band.high, band.low - e.low);
+}
+
 // Several decisions reported as one: the refuted point furthest out, else the undecided one needing the most
 // samples, else the point closest to an edge.
 void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
@@ -84,14 +92,52 @@ void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
     const Estimate& e = per_point[i];
     if (e.n == 0) continue;
     const Decision d = decide(e, band);
-    const double margin =
-        d.verdict == Verdict::refuted        ? 1e12 + std::max(band.low - e.high, e.low - band.high)
-        : d.verdict == Verdict::inconclusive ? 1e6 + static_cast<double>(d.samples_needed.value_or(0))
-                                             : std::max(e.high - band.high, band.low - e.low);
-    if (margin > worst) worst = margin, r.estimate = e, r.decided_at = m.x[i];
+    if (const double m_i = severity(d, e, band); m_i > worst)
+      worst = m_i, r.estimate = e, r.decided_at = m.x[i];
     r.decision = combine(r.decision, d);
   }
   (void)c;
+}
+
+// Per-sample log(y / denominator) at every x: the log ratio is closer to normal, and the interval comes back
+// positive. Every point the statement covers is judged (the claim holds only where it holds at all of them),
+// or the one x the source names (decide_at); the reported estimate is the deciding point's.
+void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
+  const auto lg = [](double v) { return v > 0 ? std::log(v) : -kInf; };
+  std::vector<Estimate> logs_at;
+  std::vector<std::optional<double>> mf_at;
+  for (std::size_t i = 0; i < m.x.size(); ++i) {
+    std::vector<double> logs;
+    for (std::size_t s = 0; s < m.y.size(); ++s)
+      if (const double v = std::log(m.y[s][i] / m.den[s][i]); std::isfinite(v)) logs.push_back(v);
+    logs_at.push_back(mean_ci(logs, c.confidence));
+    std::optional<double> mf;
+    if (m.meanfield[i] && m.meanfield_den[i]) mf = *m.meanfield[i] / *m.meanfield_den[i];
+    mf_at.push_back(mf);
+    const double ratio = std::exp(logs_at.back().value);
+    const Estimate& e = logs_at.back();
+    r.data.push_back({m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, c.meanfield ? mf : c.predicted});
+  }
+  r.decision = {Verdict::supported, std::nullopt};
+  double worst = -kInf;
+  for (std::size_t i = 0; i < m.x.size(); ++i) {
+    if (c.decide_at && m.x[i] != *c.decide_at) continue;
+    const std::optional<double> p = c.meanfield ? mf_at[i] : c.predicted;
+    const Band band = band_around(c, p);
+    const Estimate& e = logs_at[i];
+    const Band log_band{lg(band.low), lg(band.high)};
+    const Decision d = decide(e, log_band);
+    r.decision = combine(r.decision, d);
+    if (const double m_i = severity(d, e, log_band); m_i > worst)
+      worst = m_i;
+    else
+      continue;
+    const double ratio = std::exp(e.value);
+    r.estimate = e;
+    r.estimate.value = ratio, r.estimate.low = std::exp(e.low), r.estimate.high = std::exp(e.high);
+    r.estimate.se = ratio * e.se;
+    r.meanfield = mf_at[i], r.predicted = p, r.band = band, r.decided_at = m.x[i];
+  }
 }
 
 ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m);
@@ -100,8 +146,12 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m);
 
 ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
   ClaimResult r = evaluate_band(c, m);
-  // A statement about trained models: what init gives is still reported, but the band is not judged.
-  if (!c.testable_at_init) r.decision = {Verdict::not_testable, std::nullopt};
+  // A statement about trained models: what init gives is still reported, but the band is not judged; one on
+  // unconfirmed equations is reported per setting, likewise unjudged.
+  if (!c.testable_at_init)
+    r.decision = {Verdict::not_testable, std::nullopt};
+  else if (!c.judged)
+    r.decision = {Verdict::not_judged, std::nullopt};
   return r;
 }
 
@@ -119,39 +169,13 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       r.decision = decide(r.estimate, r.band);
       return r;
     }
-    case FitKind::ratio: {
-      // Ratios of positive quantities are averaged as logs: the log ratio is closer to normal, and the
-      // interval comes back positive.
-      for (std::size_t i = 0; i < m.x.size(); ++i) {
-        std::vector<double> logs;
-        for (std::size_t s = 0; s < m.y.size(); ++s)
-          if (const double v = std::log(m.y[s][i] / m.den[s][i]); std::isfinite(v)) logs.push_back(v);
-        const Estimate e = mean_ci(logs);
-        std::optional<double> mf;
-        if (m.meanfield[i] && m.meanfield_den[i]) mf = *m.meanfield[i] / *m.meanfield_den[i];
-        const double ratio = std::exp(e.value);
-        r.data.push_back(
-            {m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, c.meanfield ? mf : c.predicted});
-        if (i + 1 == m.x.size()) {
-          r.meanfield = mf;
-          r.predicted = c.meanfield ? mf : c.predicted;
-          r.band = band_around(c, r.predicted);
-          const auto lg = [](double v) { return v > 0 ? std::log(v) : -kInf; };
-          r.decision = decide(e, Band{lg(r.band.low), lg(r.band.high)});
-          r.estimate = e;
-          r.estimate.value = ratio;
-          r.estimate.low = std::exp(e.low);
-          r.estimate.high = std::exp(e.high);
-          r.estimate.se = ratio * e.se;
-          r.decided_at = m.x[i];
-        }
-      }
+    case FitKind::ratio:
+      ratio_fit(c, m, r);
       return r;
-    }
     case FitKind::bound: {
       basic_data(c, m, r);
       std::vector<Estimate> per_point;
-      for (std::size_t i = 0; i < m.x.size(); ++i) per_point.push_back(mean_ci(column(m.y, i)));
+      for (std::size_t i = 0; i < m.x.size(); ++i) per_point.push_back(mean_ci(column(m.y, i), c.confidence));
       r.predicted =
           c.predicted ? c.predicted : (c.has_upper ? std::optional(c.upper) : std::optional(c.lower));
       for (auto& d : r.data) d.predicted = r.predicted;
@@ -174,7 +198,7 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
         if (m.meanfield[i] && (absolute || *m.meanfield[i] != 0))
           for (double v : column(m.y, i))
             dev.push_back(absolute ? v - *m.meanfield[i] : v / *m.meanfield[i] - 1);
-        per_point.push_back(mean_ci(dev));
+        per_point.push_back(mean_ci(dev, c.confidence));
       }
       r.predicted = 0.0;
       r.meanfield = 0.0;
@@ -204,12 +228,12 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
         }
         return ols_slope(lx, ly);
       };
-      r.estimate = bootstrap(groups, exponent);
+      r.estimate = bootstrap(groups, exponent, 2000, 12345, c.confidence);
       r.predicted = c.predicted;
       r.band = band_around(c, r.predicted);
       r.decision = decide(r.estimate, r.band);
       for (std::size_t i = 0; i < xs.size(); ++i) {
-        const Estimate e = mean_ci(groups[i]);
+        const Estimate e = mean_ci(groups[i], c.confidence);
         r.data.push_back({xs[i], std::abs(e.value - mf[i]), std::isfinite(e.se) ? e.se : 0, std::nullopt});
       }
       if (c.predicted && !r.data.empty())

@@ -63,6 +63,36 @@ double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::strin
   return ols_slope(x, y);
 }
 
+}  // namespace
+
+std::vector<int> gradient_metrics() {
+  std::vector<int> ids;
+  for (int id = sim::metric::gradw_w1; id <= sim::metric::gradw_co; ++id) ids.push_back(id);
+  return ids;
+}
+
+namespace {
+
+// gradw_layer (measure.hpp): the squares of every finite gradw_* of a sublayer, summed over its layer.
+std::vector<double> layer_gradient(const sim::SampleRecord& record, int span) {
+  std::vector<double> sum;
+  for (const int id : gradient_metrics()) {
+    if (static_cast<std::size_t>(id) >= record.values.size()) continue;
+    const auto& v = record.values[static_cast<std::size_t>(id)];
+    if (sum.empty()) sum.assign(v.size(), 0.0);
+    for (std::size_t k = 0; k < v.size() && k < sum.size(); ++k)
+      if (std::isfinite(v[k])) sum[k] += v[k] * v[k];
+  }
+  std::vector<double> out(sum.size(), kNaN);
+  for (std::size_t first = 0; first < sum.size(); first += static_cast<std::size_t>(span)) {
+    const std::size_t end = std::min(sum.size(), first + static_cast<std::size_t>(span));
+    double layer = 0;
+    for (std::size_t k = first; k < end; ++k) layer += sum[k];
+    for (std::size_t k = first; k < end; ++k) out[k] = layer > 0 ? std::sqrt(layer) : kNaN;
+  }
+  return out;
+}
+
 std::optional<double> finite(double v) {
   return std::isfinite(v) ? std::optional(v) : std::nullopt;
 }
@@ -100,11 +130,24 @@ bool per_layer(const ClaimSpec& c) {
          c.reduce == "value";
 }
 
-std::vector<double> series(const sim::SampleRecord& record, const std::string& metric) {
+int layer_span(const sim::Config& config) {
+  return config.sublayer == vocab::Sublayer::transformer ? 2
+         : config.sublayer == vocab::Sublayer::decoder   ? 3
+                                                         : 1;
+}
+
+std::vector<double> series(const sim::SampleRecord& record, const std::string& metric, int layer_span) {
   if (const auto slash = metric.find('/'); slash != std::string::npos)
-    return divided(series(record, metric.substr(0, slash)), series(record, metric.substr(slash + 1)));
+    return divided(series(record, metric.substr(0, slash), layer_span),
+                   series(record, metric.substr(slash + 1), layer_span));
   std::vector<double> out;
   for (const auto& name : factors(metric)) {
+    if (name == kLayerGradient) {
+      const auto v = layer_gradient(record, layer_span);
+      if (out.empty()) out.assign(v.size(), 1.0);
+      for (std::size_t i = 0; i < out.size() && i < v.size(); ++i) out[i] *= v[i];
+      continue;
+    }
     const int id = sim::metric_id(name);
     if (id < 0 || static_cast<std::size_t>(id) >= record.values.size())
       throw ClaimError("unknown metric '" + name + "' (normsim list metrics)");
@@ -138,6 +181,16 @@ double pick(const std::vector<double>& v, const std::string& expr) {
   if (i < 0) i += static_cast<long>(v.size());
   if (i < 0 || i >= static_cast<long>(v.size())) return kNaN;
   return v[static_cast<std::size_t>(i)];
+}
+
+double x_of(const ClaimSpec& c, const sim::Config& config, std::size_t i) {
+  if (c.x_key == "layer") return config.depth;
+  const auto value = sim::find_key(c.x_key)->get(config);
+  double x = kNaN;
+  if (auto p = std::get_if<std::int64_t>(&value)) x = static_cast<double>(*p);
+  if (auto p = std::get_if<double>(&value)) x = *p;
+  if (auto p = std::get_if<bool>(&value)) x = *p;
+  return std::isfinite(x) ? x : static_cast<double>(i);  // a string key (placement): points by position
 }
 
 std::vector<int> layer_range(int size, const std::string& range) {
@@ -186,7 +239,8 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
   if (per_layer(c)) {
     const auto& recs = records.at(0);
     if (recs.empty()) return m;
-    const auto first = series(recs.front(), c.metric);
+    const int span = layer_span(configs.at(0));
+    const auto first = series(recs.front(), c.metric, span);
     for (int i : layer_range(static_cast<int>(first.size()), c.layers)) {
       if (!std::isfinite(first[i]) && !(i < static_cast<int>(mf[0].size()) && std::isfinite(mf[0][i])))
         continue;
@@ -194,29 +248,19 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
       m.meanfield.push_back(i < static_cast<int>(mf[0].size()) ? finite(mf[0][i]) : std::nullopt);
     }
     for (std::size_t s = 0; s < samples; ++s) {
-      const auto v = series(recs[s], c.metric);
+      const auto v = series(recs[s], c.metric, span);
       for (double x : m.x) m.y[s].push_back(v[static_cast<std::size_t>(x)]);
     }
     return m;
   }
 
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    if (c.x_key == "layer") {
-      m.x.push_back(configs[i].depth);
-    } else {
-      const auto value = sim::find_key(c.x_key)->get(configs[i]);
-      double x = kNaN;
-      if (auto p = std::get_if<std::int64_t>(&value)) x = static_cast<double>(*p);
-      if (auto p = std::get_if<double>(&value)) x = *p;
-      if (auto p = std::get_if<bool>(&value)) x = *p;
-      if (!std::isfinite(x)) x = static_cast<double>(i);  // a string key (placement): points by position
-      m.x.push_back(x);
-    }
+    m.x.push_back(x_of(c, configs[i], i));
     const bool ratio = c.fit == FitKind::ratio;
     m.meanfield.push_back(mf[i].empty() ? std::nullopt : finite(reduce(c, mf[i], c.layer)));
     m.meanfield_den.push_back(ratio && !mf[i].empty() ? finite(pick(mf[i], c.denominator)) : std::nullopt);
     for (std::size_t s = 0; s < samples; ++s) {
-      const auto v = series(records[i].at(s), c.metric);
+      const auto v = series(records[i].at(s), c.metric, layer_span(configs[i]));
       m.y[s].push_back(reduce(c, v, c.layer));
       m.den[s].push_back(ratio ? pick(v, c.denominator) : kNaN);
     }
@@ -228,7 +272,8 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
 void subtract_reference_at(const ClaimSpec& c, std::size_t i, const sim::Config& config,
                            const std::vector<sim::SampleRecord>& reference, Measurement& m) {
   for (std::size_t s = 0; s < m.y.size() && s < reference.size(); ++s)
-    if (i < m.y[s].size()) m.y[s][i] -= reduce(c, series(reference[s], c.metric), c.layer);
+    if (i < m.y[s].size())
+      m.y[s][i] -= reduce(c, series(reference[s], c.metric, layer_span(config)), c.layer);
   if (i >= m.meanfield.size() || !m.meanfield[i]) return;
   try {
     const double r = reduce(c, mf_series(theory::meanfield(to_stack_spec(config)), c.metric), c.layer);

@@ -34,12 +34,29 @@ std::string layer_expr_problem(const std::string& expr, int size);
 
 // One per-sample series of `metric` ("a" or a product "a*b" of metrics with the same index) from a record;
 // throws ClaimError for an unknown metric.
-std::vector<double> series(const sim::SampleRecord& record, const std::string& metric);
+// `layer_span` is the number of sublayers in a layer of the record's stack (layer_span(config)), which the
+// derived metric gradw_layer reads.
+std::vector<double> series(const sim::SampleRecord& record, const std::string& metric, int layer_span = 1);
+
+// gradw_layer, a metric of claims only: at sublayer k, the Frobenius norm of the loss's gradient with respect
+// to every weight matrix of the layer that holds k (a transformer layer: its attention and MLP sublayers; a
+// decoder layer: its three; otherwise the sublayer alone), sqrt(sum of the gradw_* squared). It is the
+// per-layer gradient norm papers plot ("the gradient norm of each layer"), covering all the layer's
+// parameters, not one matrix. No mean field.
+inline constexpr std::string_view kLayerGradient = "gradw_layer";
+// Sublayers per layer: 2 on a transformer, 3 on a decoder, else 1.
+int layer_span(const sim::Config& config);
+// The metric ids gradw_layer is made of (every gradw_*).
+std::vector<int> gradient_metrics();
 // The value a layer expression picks from a series: "first"/"last" (first/last finite entry), "max", "min",
 // or an index (negative counts from the end). NaN when nothing finite is there.
 double pick(const std::vector<double>& values, const std::string& expr);
 // The indices a range "all" or "A:B" (B exclusive, either side may be empty or negative) selects.
 std::vector<int> layer_range(int size, const std::string& range);
+
+// The x of config i of a claim's sweep: its depth when x is the layer, else the swept key's value (a string
+// key, such as placement, by position i).
+double x_of(const ClaimSpec& claim, const sim::Config& config, std::size_t i);
 
 // Runs every config of the claim on `backend` and collects the points; with a [reference], each sample's
 // statistic minus the reference's for the same sample (and the mean field's likewise).

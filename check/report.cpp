@@ -1,6 +1,7 @@
 // Writing the check's result files (see report.hpp).
 #include "check/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -64,6 +65,18 @@ sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecord
   return g;
 }
 
+std::string_view kind_heading(ClaimKind k) {
+  switch (k) {
+    case ClaimKind::literature:
+      return "literature (the sources' own words)";
+    case ClaimKind::reading:
+      return "normsim's readings of a source";
+    case ClaimKind::self:
+      return "self (normsim's theory against its simulator)";
+  }
+  return "?";
+}
+
 }  // namespace
 
 nlohmann::json verdict_json(const CheckedClaim& c) {
@@ -73,12 +86,13 @@ nlohmann::json verdict_json(const CheckedClaim& c) {
   j["id"] = s.id;
   j["statement"] = s.statement;
   j["source"] = s.source;
+  j["quote"] = s.quote;
   j["band_source"] = s.band_source;
   j["predicted"] = num(r.predicted);
   j["measured"] = num(r.estimate.value);
   j["ci_low"] = num(r.estimate.low);
   j["ci_high"] = num(r.estimate.high);
-  j["verdict"] = std::string(to_string(r.decision.verdict));
+  j["verdict"] = verdict_words(r.decision.verdict, s.kind == ClaimKind::reading);
   j["figure_kind"] = s.figure_kind;
   j["x_label"] = s.x_label;
   j["y_label"] = s.y_label;
@@ -86,6 +100,11 @@ nlohmann::json verdict_json(const CheckedClaim& c) {
   j["log_y"] = s.figure_log_y;
   // Extras: how the verdict was reached.
   j["kind"] = std::string(to_string(s.kind));
+  j["reading_of"] = s.reading_of;
+  j["testable_at_init"] = s.testable_at_init;
+  j["judged"] = s.judged;
+  j["looks"] = s.looks;
+  j["confidence"] = s.confidence;
   j["fit"] = std::string(to_string(s.fit));
   j["metric"] = s.metric;
   j["se"] = num(r.estimate.se);
@@ -112,37 +131,65 @@ std::string data_csv(const ClaimResult& r) {
   return out;
 }
 
+// "literature (30): 20 supported, 4 refuted, 3 inconclusive, 3 not testable at init" and the like, one line a
+// kind: the literature's verdicts, normsim's readings and its own derivations are never added together.
+std::string tally_by_kind(const std::vector<CheckedClaim>& claims) {
+  std::string out;
+  for (ClaimKind kind : {ClaimKind::literature, ClaimKind::reading, ClaimKind::self}) {
+    std::vector<std::pair<std::string, int>> counts;
+    int total = 0;
+    for (const auto& c : claims) {
+      if (c.spec.kind != kind) continue;
+      ++total;
+      const std::string w = verdict_words(c.result.decision.verdict, kind == ClaimKind::reading);
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == w; });
+      if (it == counts.end()) it = counts.insert(counts.end(), {w, 0});
+      ++it->second;
+    }
+    if (total == 0) continue;
+    std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    out += "- " + std::string(kind_heading(kind)) + " (" + std::to_string(total) + "): ";
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(counts[i].second) + " " + counts[i].first;
+    out += "\n";
+  }
+  return out;
+}
+
 std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds) {
   std::ostringstream md;
-  int counts[4] = {0, 0, 0, 0};
-  for (const auto& c : claims) ++counts[static_cast<int>(c.result.decision.verdict)];
   md << "# normsim check\n\n"
      << claims.size() << " claims (" << (full ? "full" : "default") << " sweeps), " << fmt(seconds)
-     << " s: " << counts[0] << " supported, " << counts[1] << " refuted, " << counts[2] << " inconclusive"
-     << (counts[3] ? ", " + std::to_string(counts[3]) + " not testable at init" : "") << ". Intervals are "
-     << "95 % (Student-t over independent samples; bootstrap for convergence claims). A claim is supported "
-        "when "
-     << "the whole interval lies inside the agreement band, refuted when it lies wholly outside "
-        "(docs/claims.md); a claim about trained models is reported as not testable at init, with what init "
-        "gives.\n\n"
-     << "| claim | kind | statement | source | predicted | band | band from | measured [95% CI] | n | "
-        "verdict "
+     << " s:\n\n"
+     << tally_by_kind(claims)
+     << "\nIntervals are 95 % (Student-t over independent samples; bootstrap for convergence claims; "
+        "Bonferroni-widened for a claim read at several sample counts, its `looks`). A claim is supported "
+        "when the whole interval lies inside the agreement band, refuted when it lies wholly outside "
+        "(docs/claims.md). A literature claim judges a source's own words; a reading judges normsim's "
+        "reading "
+        "of a source and is consistent or inconsistent with that reading, never a verdict on the source; a "
+        "self claim judges normsim's own theory. A claim about trained models is not testable at init (what "
+        "init gives is reported); one on unconfirmed equations is reported per setting, not judged.\n\n"
+     << "| claim | kind | statement | source | predicted | band | band from | measured [CI] | n | verdict "
         "| figure |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : claims) {
     const auto& r = c.result;
-    std::string verdict(to_string(r.decision.verdict));
+    std::string verdict = verdict_words(r.decision.verdict, c.spec.kind == ClaimKind::reading);
+    if (c.spec.kind == ClaimKind::reading &&
+        (r.decision.verdict == Verdict::supported || r.decision.verdict == Verdict::refuted))
+      verdict += " of " + c.spec.reading_of;
     if (r.decision.samples_needed)
       verdict += " (~" + std::to_string(*r.decision.samples_needed) + " samples would decide)";
     std::string predicted = r.predicted ? fmt(*r.predicted) : "n/a";
-    if (r.meanfield && c.spec.kind == ClaimKind::literature && !c.spec.meanfield)
+    if (r.meanfield && c.spec.kind != ClaimKind::self && !c.spec.meanfield)
       predicted += " (mean field " + fmt(*r.meanfield) + ")";
     md << "| `" << c.spec.id << "` | " << to_string(c.spec.kind) << " | " << cell(c.spec.statement) << " | "
        << cell(c.spec.source) << " | " << predicted << " | [" << fmt(r.band.low) << ", " << fmt(r.band.high)
        << "] | " << cell(c.spec.band_source) << " | " << fmt(r.estimate.value) << " [" << fmt(r.estimate.low)
        << ", " << fmt(r.estimate.high) << "]" << (r.decided_at ? " at x = " + fmt(*r.decided_at) : "")
-       << " | " << r.estimate.n << " | " << verdict << " | [figure](figures/claim_" << c.spec.id
-       << ".png) |\n";
+       << (c.spec.looks.size() > 1 ? " (" + fmt(100 * c.spec.confidence) + " %)" : "") << " | "
+       << r.estimate.n << " | " << verdict << " | [figure](figures/claim_" << c.spec.id << ".png) |\n";
   }
   md << "\n## Notes\n\n";
   for (const auto& c : claims)

@@ -16,8 +16,16 @@ std::string_view to_string(Verdict v) {
       return "inconclusive";
     case Verdict::not_testable:
       return "not testable at init";
+    case Verdict::not_judged:
+      return "not judged (per-setting results)";
   }
   return "?";
+}
+
+std::string verdict_words(Verdict v, bool reading) {
+  if (reading && v == Verdict::supported) return "consistent with normsim's reading";
+  if (reading && v == Verdict::refuted) return "inconsistent with normsim's reading";
+  return std::string(to_string(v));
 }
 
 Decision decide(const Estimate& e, const Band& band) {

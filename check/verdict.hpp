@@ -5,7 +5,11 @@
 //   inconclusive: it straddles an edge; then the samples that would decide it follow from the measured
 //                 standard error (se shrinks like 1/sqrt(n)): n_needed = n (se / needed_se)^2;
 //   not testable at init: the claim is about trained models (its claim file says so); the simulation still
-//                 runs and its numbers are reported, but no band is judged.
+//                 runs and its numbers are reported, but no band is judged;
+//   not judged:   the statement rests on equations the sources were not reached for (its claim file says
+//                 judged = false): every setting's result is reported, none decides.
+// A claim of kind `reading` (normsim's reading of a source) words supported / refuted as consistent /
+// inconsistent with that reading: it never speaks for the source.
 #pragma once
 #include <optional>
 #include <string>
@@ -15,8 +19,11 @@
 
 namespace normsim::check {
 
-enum class Verdict { supported, refuted, inconclusive, not_testable };
+enum class Verdict { supported, refuted, inconclusive, not_testable, not_judged };
 std::string_view to_string(Verdict v);
+// The verdict as a report states it: to_string(v), or for a reading "consistent with normsim's reading" /
+// "inconsistent with normsim's reading".
+std::string verdict_words(Verdict v, bool reading);
 
 struct Band {
   double low, high;  // may be -inf / +inf (one-sided claims)

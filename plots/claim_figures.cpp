@@ -186,8 +186,12 @@ std::vector<Figure> claim_figures(const ResultsFolder& folder) {
       if (claim.band_low.is_number()) panel.band_low = claim.band_low.get<double>();
       if (claim.band_high.is_number()) panel.band_high = claim.band_high.get<double>();
       // A claim not testable at init keeps its band for reference, named as what it is: not judged.
-      const bool judged = claim.verdict.rfind("not testable", 0) != 0;
-      panel.band_title = plain_text(judged ? "supported range" : "claimed range (not judged at init)");
+      const bool untestable = claim.verdict.rfind("not testable", 0) == 0;
+      const bool unjudged = claim.verdict.rfind("not judged", 0) == 0;
+      panel.band_title = plain_text(untestable                ? "claimed range (not judged at init)"
+                                    : unjudged                ? "range of normsim's reading (not judged)"
+                                    : claim.kind == "reading" ? "range consistent with normsim's reading"
+                                                              : "supported range");
     }
     // At one-column size a legend beside the plot would take half its width: under it, the plot is wide.
     panel.legend_below = true;

@@ -51,11 +51,16 @@ bool has_file(const RenderedFigure& figure, const std::string& file) {
   return std::find(figure.files.begin(), figure.files.end(), file) != figure.files.end();
 }
 
-// The class of a verdict cell: its first word, when it is one of the three judged verdicts; "untestable" for
-// a claim not testable at init.
+// The class of a verdict cell: its first word, when it is one of the three judged verdicts (a reading's
+// consistent / inconsistent take supported's and refuted's colours); "untestable" for a claim not testable at
+// init or not judged.
 std::string verdict_class(const std::string& verdict) {
-  if (verdict.rfind("not testable at init", 0) == 0) return "untestable";
+  if (verdict.rfind("not testable at init", 0) == 0 || verdict.rfind("not judged", 0) == 0)
+    return "untestable";
   const std::string word = verdict.substr(0, verdict.find(' '));
+  if (word == "consistent")
+    return "supported";  // with normsim's reading: the colour, not the word, is shared
+  if (word == "inconsistent") return "refuted";
   return word == "supported" || word == "refuted" || word == "inconclusive" ? word : "";
 }
 

@@ -151,16 +151,33 @@ ReportTable nonfinite_table(const ResultsFolder& folder) {
 }
 
 std::string verdict_tally(const ResultsFolder& folder) {
-  std::vector<std::pair<std::string, int>> counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
-  for (const Claim& claim : folder.claims) {
-    auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == claim.verdict; });
-    if (it == counts.end()) it = counts.insert(counts.end(), {claim.verdict, 0});
-    ++it->second;
-  }
+  // One count per kind: the literature's verdicts, normsim's readings and its own derivations never add up.
+  // (A verdicts.json without kinds, or with one, gets the one flat count.)
+  std::vector<std::string> kinds;
+  for (const Claim& claim : folder.claims)
+    if (std::find(kinds.begin(), kinds.end(), claim.kind) == kinds.end()) kinds.push_back(claim.kind);
+  if (std::count_if(kinds.begin(), kinds.end(), [](const std::string& k) { return !k.empty(); }) < 2)
+    kinds = {""};
   std::string tally;
-  for (const auto& [verdict, count] : counts)
-    tally += (tally.empty() ? "" : ", ") + std::to_string(count) + " " + verdict;
-  return std::to_string(folder.claims.size()) + " claims: " + tally;
+  for (const std::string& kind : kinds) {
+    std::vector<std::pair<std::string, int>> counts;
+    if (kind != "reading") counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
+    int total = 0;
+    for (const Claim& claim : folder.claims) {
+      if (kinds.size() > 1 && claim.kind != kind) continue;
+      ++total;
+      auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == claim.verdict; });
+      if (it == counts.end()) it = counts.insert(counts.end(), {claim.verdict, 0});
+      ++it->second;
+    }
+    std::string line;
+    for (const auto& [verdict, count] : counts)
+      line += (line.empty() ? "" : ", ") + std::to_string(count) + " " + verdict;
+    tally += kinds.size() == 1 ? line
+                               : (tally.empty() ? "" : "; ") + (kind.empty() ? "no kind" : kind) + " " +
+                                     std::to_string(total) + ": " + line;
+  }
+  return std::to_string(folder.claims.size()) + " claims" + (kinds.size() > 1 ? " (by kind) " : ": ") + tally;
 }
 
 std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& figures) {

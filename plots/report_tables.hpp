@@ -22,7 +22,8 @@ ReportTable verdicts_table(const ResultsFolder& folder);        // one row per c
 // nonfinite.csv summarized: per (config, pass, metric) the samples and the first layer; empty: none.
 ReportTable nonfinite_table(const ResultsFolder& folder);
 // "31 claims: 24 supported, 4 refuted, 3 inconclusive" (then any other verdict verdicts.json uses, such as
-// "1 not testable at init", in the order it first appears).
+// "1 not testable at init", in the order it first appears); with several kinds, one such count per kind
+// ("... (by kind) literature 20: ...; reading 8: 5 consistent with normsim's reading, ...; self 19: ...").
 std::string verdict_tally(const ResultsFolder& folder);
 
 // Figure sections in report order, with their headings.

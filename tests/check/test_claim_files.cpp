@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "check/check_command.hpp"
 #include "check/claim.hpp"
@@ -18,6 +20,8 @@ const char* kGood = R"toml(id = "tiny"
 kind = "self"
 statement = "Pre-LN act_sq is linear"
 source = "theory.md §3(a)"
+quote = "v_l grows linearly"
+testable_at_init = true
 
 [sweep]
 placement = "pre"
@@ -81,19 +85,19 @@ TEST_CASE("a claim file reads into a grid and a statistic", "[check][claims]") {
 
 TEST_CASE("a malformed claim file names file, line and key", "[check][claims]") {
   std::string e = error_of(replaced(kGood, "kind = \"powerlaw\"", "kind = \"cubic\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'fit.kind'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:19: key 'fit.kind'"));
   e = error_of(replaced(kGood, "width = 32", "widht = 32"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:8: unknown key 'widht'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:10: unknown key 'widht'"));
   e = error_of(replaced(kGood, "width = 32", "width = -3"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:8: key 'width'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:10: key 'width'"));
   e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = \"wide\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:21: key 'prediction.rel_tolerance'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:23: key 'prediction.rel_tolerance'"));
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ncolour = 1"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.colour'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'measure.colour'"));
   e = error_of(replaced(kGood, "statement = \"Pre-LN act_sq is linear\"\n", ""));
   CHECK_THAT(e, Catch::Contains("key 'statement'"));
   e = error_of(replaced(kGood, "[fit]", "[fit"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:16: TOML syntax error"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:18: TOML syntax error"));
 }
 
 // Issue 16: values that parse but cannot be measured are errors at their line, as in config files.
@@ -101,14 +105,14 @@ TEST_CASE("a claim's layers, metric and numbers are checked against its sweep", 
   // depth 4 is the shallowest config: act_sq has 5 entries (0..4, or -5..-1).
   std::string e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"99\""));
   CHECK_THAT(e,
-             Catch::Contains("bad.toml:14: key 'measure.layer'") && Catch::Contains("outside the 5 entries"));
+             Catch::Contains("bad.toml:16: key 'measure.layer'") && Catch::Contains("outside the 5 entries"));
   CHECK(error_of(replaced(kGood, "layer = \"last\"", "layer = \"-5\"")).empty());
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\nlayers = \"5:2\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.layers'") && Catch::Contains("selects no layer"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'measure.layers'") && Catch::Contains("selects no layer"));
   e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = nan"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:21: key 'prediction.rel_tolerance': must be a finite number"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:23: key 'prediction.rel_tolerance': must be a finite number"));
   e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*gradz\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:13: key 'measure.metric': unknown metric 'gradz'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.metric': unknown metric 'gradz'"));
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ndenominator = \"first\""));
   CHECK_THAT(e, Catch::Contains("key 'measure.denominator': only a ratio fit reads it"));
   e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*cos_next\""));
@@ -135,16 +139,52 @@ TEST_CASE("a claim file reads band_source and testable_at_init", "[check][claims
   const ClaimSpec plain = load_claim(write_file("plain.toml", kGood));
   CHECK(plain.band_source.empty());
   CHECK(plain.testable_at_init);
-  const std::string marked = replaced(kGood, "source = \"theory.md §3(a)\"\n",
-                                      "source = \"theory.md §3(a)\"\nband_source = \"stated principle\"\n"
-                                      "testable_at_init = false\n");
+  CHECK(plain.quote == "v_l grows linearly");
+  const std::string marked = replaced(kGood, "testable_at_init = true\n",
+                                      "band_source = \"stated principle\"\ntestable_at_init = false\n");
   const ClaimSpec c = load_claim(write_file("marked.toml", marked));
   CHECK(c.band_source == "stated principle");
   CHECK(!c.testable_at_init);
   CHECK(error_of(replaced(marked, "testable_at_init = false", "testable_at_init = \"no\""))
-            .find("bad.toml:6: key 'testable_at_init': expected true or false") != std::string::npos);
+            .find("bad.toml:7: key 'testable_at_init': expected true or false") != std::string::npos);
+  // Every file decides it (docs/claims.md's one rule), and quotes the words it tests.
+  CHECK_THAT(error_of(replaced(kGood, "testable_at_init = true\n", "")),
+             Catch::Contains("bad.toml:1: key 'testable_at_init': missing"));
+  CHECK_THAT(error_of(replaced(kGood, "quote = \"v_l grows linearly\"\n", "")),
+             Catch::Contains("key 'quote'"));
 }
 
+// Issue 24: a reading of a source is its own kind and names the source it reads; a statement on unconfirmed
+// equations is not judged; a claim read at several sample counts widens its intervals (Bonferroni).
+TEST_CASE("a claim file reads its kind, reading_of, judged and looks", "[check][claims]") {
+  const std::string reading =
+      replaced(kGood, "kind = \"self\"", "kind = \"reading\"\nreading_of = \"the X paper\"");
+  const ClaimSpec r = load_claim(write_file("reading.toml", reading));
+  CHECK(r.kind == ClaimKind::reading);
+  CHECK(r.reading_of == "the X paper");
+  CHECK(r.judged);
+  CHECK(r.confidence == 0.95);
+  CHECK_THAT(error_of(replaced(kGood, "kind = \"self\"", "kind = \"reading\"")),
+             Catch::Contains("key 'reading_of'"));
+  CHECK_THAT(error_of(replaced(kGood, "kind = \"self\"", "kind = \"self\"\nreading_of = \"x\"")),
+             Catch::Contains("key 'reading_of': only a claim of kind"));
+  CHECK_THAT(error_of(replaced(kGood, "kind = \"self\"", "kind = \"opinion\"")),
+             Catch::Contains("key 'kind'"));
+  const ClaimSpec unjudged = load_claim(
+      write_file("unjudged.toml", replaced(kGood, "kind = \"self\"", "kind = \"self\"\njudged = false")));
+  CHECK(!unjudged.judged);
+  const auto with_looks = [](const std::string& looks) {
+    return replaced(replaced(kGood, "samples = 2", "samples = 4"), "kind = \"self\"",
+                    "kind = \"self\"\nlooks = " + looks);
+  };
+  const ClaimSpec looked = load_claim(write_file("looks.toml", with_looks("[2, 4]")));
+  CHECK(looked.looks == std::vector<int>{2, 4});
+  CHECK(looked.confidence == Approx(0.975));
+  CHECK_THAT(error_of(with_looks("[2, 3]")),
+             Catch::Contains("key 'looks': the last look must be the sweep's samples"));
+  CHECK_THAT(error_of(with_looks("[4, 2]")), Catch::Contains("key 'looks': expected increasing"));
+  CHECK(load_claim(write_file("looks_full.toml", with_looks("[2, 4]")), true).confidence == Approx(0.975));
+}
 TEST_CASE("check_command: usage errors and malformed claims exit 2", "[check][cli]") {
   CHECK(check_command({"--help"}) == 0);
   CHECK(check_command({"--bogus"}) == 2);
@@ -242,4 +282,70 @@ TEST_CASE("reduce logrange: how far a series is from uniform", "[check][measure]
   subtract_reference(c, {r}, m);
   CHECK(m.y[0][0] == Approx(-std::log(2.0)));
   CHECK(error_of(replaced(text, "\"logrange\"", "\"range\"")).find("\"logrange\"") != std::string::npos);
+}
+
+namespace {
+
+std::string normalized_space(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const bool space = ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : ch;
+  }
+  return out;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// Issue 24 5(b): a claim's sample count is fixed before its verdict is read. preregistered_samples.csv holds
+// the count each claim was first judged at; a claim run at another count must record every look (`looks`,
+// starting at the registered count), which widens its intervals (Bonferroni over looks). A new claim is
+// registered when it is written, before it is run.
+TEST_CASE("every claim's samples are its registered count or a recorded sequential look", "[check][claims]") {
+  const fs::path dir = fs::path(NORMSIM_SOURCE_DIR) / "experiments" / "claims";
+  std::ifstream csv(dir / "preregistered_samples.csv");
+  std::string line;
+  std::getline(csv, line);
+  REQUIRE(line == "id,samples");
+  std::map<std::string, int> registered;
+  while (std::getline(csv, line))
+    if (const auto comma = line.find(','); comma != std::string::npos)
+      registered[line.substr(0, comma)] = std::stoi(line.substr(comma + 1));
+  for (const auto& c : load_claims(dir)) {
+    INFO(c.file);
+    REQUIRE(registered.count(c.id) == 1);
+    const int samples = c.grid.configs.front().samples;
+    if (c.looks.empty()) {
+      CHECK(samples == registered[c.id]);
+    } else {
+      CHECK(c.looks.front() == registered[c.id]);
+      CHECK(c.looks.back() == samples);
+      CHECK(c.confidence == Approx(1 - 0.05 / double(c.looks.size())));
+    }
+  }
+}
+
+// Issue 24: every claim quotes the words it tests; a self claim's quote is theory.md's or theory_notes.md's
+// own text (whitespace aside), so a derivation is never attributed to a paper.
+TEST_CASE("every claim quotes its words; a self claim quotes the project's theory verbatim",
+          "[check][claims]") {
+  const fs::path root(NORMSIM_SOURCE_DIR);
+  const std::string docs = normalized_space(read_text(root / "docs" / "theory.md")) + "\n" +
+                           normalized_space(read_text(root / "docs" / "theory_notes.md"));
+  int self = 0;
+  for (const auto& c : load_claims(root / "experiments" / "claims")) {
+    INFO(c.file);
+    CHECK(c.quote.size() >= 20);
+    if (c.kind == ClaimKind::reading) CHECK(!c.reading_of.empty());
+    if (c.kind != ClaimKind::self) continue;
+    ++self;
+    CHECK(docs.find(normalized_space(c.quote)) != std::string::npos);
+  }
+  CHECK(self >= 20);
 }

@@ -156,6 +156,68 @@ TEST_CASE("a claim about trained models is not testable at init, whatever init g
   CHECK(to_string(r.decision.verdict) == "not testable at init");
 }
 
+// Issue 24 5(a): a ratio claim over a swept key judges every point it covers, not only the last one; or the
+// one x the source names (decide_at).
+TEST_CASE("a ratio claim judges every swept point, or the one the source names", "[check][verdict]") {
+  Measurement m;
+  m.x = {0.0, 0.5, 1.0};
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n(0, 0.02);
+  // True ratios 0.97, 0.8, 0.67: "below 0.9" holds at x = 0.5 and 1 but not at x = 0.
+  const double truth[] = {0.97, 0.8, 0.67};
+  m.meanfield = {1.0, 1.0, 1.0};
+  m.meanfield_den = {1.0, 1.0, 1.0};
+  for (int s = 0; s < 16; ++s) {
+    m.y.push_back({}), m.den.push_back({});
+    for (double t : truth) m.y.back().push_back(t * std::exp(n(rng))), m.den.back().push_back(1.0);
+  }
+  ClaimSpec c;
+  c.fit = FitKind::ratio;
+  c.x_key = "encoder_cos";
+  c.denominator = "first";
+  c.upper = 0.9, c.has_upper = true;
+  const ClaimResult all = evaluate(c, m);
+  CHECK(all.decision.verdict == Verdict::refuted);  // was supported when only x = 1 was judged
+  REQUIRE(all.decided_at);
+  CHECK(*all.decided_at == 0.0);
+  CHECK(all.estimate.value == Approx(0.97).epsilon(0.03));
+  c.decide_at = 1.0;
+  const ClaimResult named = evaluate(c, m);
+  CHECK(named.decision.verdict == Verdict::supported);
+  CHECK(*named.decided_at == 1.0);
+  c.decide_at = 0.5;
+  CHECK(evaluate(c, m).decision.verdict == Verdict::supported);
+}
+
+// Issue 24 1: a statement on unconfirmed equations is reported per setting, with no verdict; a reading's
+// verdict speaks of normsim's reading, never of the source.
+TEST_CASE("unjudged claims and the words of a reading's verdict", "[check][verdict]") {
+  ClaimSpec c = linear_claim(0.5, 0.05);
+  const Measurement m = linear_data(0.5, 0.01, 8);
+  c.judged = false;
+  const ClaimResult r = evaluate(c, m);
+  CHECK(r.decision.verdict == Verdict::not_judged);
+  CHECK(r.data.size() == m.x.size());  // every setting's result is still reported
+  CHECK(verdict_words(Verdict::supported, true) == "consistent with normsim's reading");
+  CHECK(verdict_words(Verdict::refuted, true) == "inconsistent with normsim's reading");
+  CHECK(verdict_words(Verdict::refuted, false) == "refuted");
+  CHECK(verdict_words(Verdict::inconclusive, true) == "inconclusive");
+}
+
+// Issue 24 5(b): with m looks at the data every interval is a 1 - 0.05/m interval (Bonferroni over looks):
+// wider than the single look's, by the ratio of the t quantiles.
+TEST_CASE("a claim read at several sample counts widens its intervals", "[check][verdict]") {
+  ClaimSpec c = linear_claim(0.5, 0.05);
+  const Measurement m = linear_data(0.5, 0.01, 8);
+  const ClaimResult one = evaluate(c, m);
+  c.looks = {4, 8};
+  c.confidence = 0.975;
+  const ClaimResult two = evaluate(c, m);
+  const double w1 = one.estimate.high - one.estimate.low, w2 = two.estimate.high - two.estimate.low;
+  CHECK(w2 / w1 == Approx(t_quantile(8, 0.975) / t_quantile(8, 0.95)).epsilon(1e-9));
+  CHECK(w2 > w1);
+}
+
 // A claim's metric may be a quotient of products: entry by entry, NaN where a factor has none.
 TEST_CASE("series: products and quotients of metrics", "[check][measure]") {
   normsim::sim::SampleRecord r;
@@ -169,4 +231,24 @@ TEST_CASE("series: products and quotients of metrics", "[check][measure]") {
   CHECK(std::isnan(q[2]));
   CHECK(normsim::check::factors("gradw_wq*gradw_wk/gradw_wv") ==
         std::vector<std::string>{"gradw_wq", "gradw_wk", "gradw_wv"});
+}
+
+// gradw_layer: every weight of the layer holding sublayer k, sqrt(sum of squares); a transformer layer is an
+// attention sublayer (q, k, v, o) and an MLP sublayer (w1, w2): both get the layer's one value.
+TEST_CASE("series: gradw_layer covers every weight of a layer", "[check][measure]") {
+  normsim::sim::SampleRecord r;
+  const double nan = std::nan("");
+  r.values.assign(normsim::sim::metric::count, {});
+  for (int id : normsim::check::gradient_metrics()) r.values[std::size_t(id)] = {nan, nan, nan, nan};
+  using namespace normsim::sim;
+  r.values[metric::gradw_wq] = {1.0, nan, 2.0, nan};
+  r.values[metric::gradw_wk] = {1.0, nan, 2.0, nan};
+  r.values[metric::gradw_wv] = {1.0, nan, 2.0, nan};
+  r.values[metric::gradw_wo] = {1.0, nan, 2.0, nan};
+  r.values[metric::gradw_w1] = {nan, 2.0, nan, 1.0};
+  r.values[metric::gradw_w2] = {nan, 2.0, nan, 1.0};
+  const auto layer = normsim::check::series(r, "gradw_layer", 2);
+  CHECK(layer == std::vector<double>{std::sqrt(12.0), std::sqrt(12.0), std::sqrt(18.0), std::sqrt(18.0)});
+  const auto sublayer = normsim::check::series(r, "gradw_layer", 1);
+  CHECK(sublayer == std::vector<double>{2.0, std::sqrt(8.0), 4.0, std::sqrt(2.0)});
 }

@@ -30,5 +30,6 @@ def blocks(config):
 
 
 def final_norm(config):
-    """Pre-LN ends without a norm: y = N(x_K), as the simulator's final_norm = "auto"."""
+    """Pre-LN's last block ends without a norm, so the stack adds one: y = N(x_K), as the simulator's
+    final_norm = "auto" does for Pre-LN."""
     return nn.LayerNorm(config["width"], eps=config["norm_eps"])
