@@ -14,4 +14,5 @@ sed 's|](figures/|](|g' out/check/report.md > docs/figures/check_report.md
 build/normsim run experiments/output_change_depth.toml --out out/output_change --force --backend cpu --quiet
 build/normsim plot out/output_change --metric output_change --quiet
 cp out/output_change/figures/depth_output_change_last.png docs/figures/output_change_depth.png
+python3 scripts/claims_tables.py out/check/verdicts.json   # the tallies and tables of docs/claims.md and README.md
 echo "docs/figures/: $(ls docs/figures | wc -l) files from out/check"
