@@ -78,7 +78,7 @@ std::unique_ptr<CLI::App> run_parser(RunArgs& r) {
                 "continue an interrupted run in OUT (its grid must be the same)");
   app->add_flag("--force", r.options.force,
                 "discard earlier results in OUT (result files and OUT/parts/) and start over");
-  normsim::cli::add_backend_options(*app, r.backend, r.options.threads);
+  normsim::cli::add_backend_options(*app, r.backend, r.options.threads, normsim::sim::kMaxThreads);
   app->add_option("--unit-samples", r.options.unit_samples,
                   "samples per unit of work (default 0: all samples of a config in one unit)")
       ->check(normsim::cli::count());

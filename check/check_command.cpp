@@ -37,7 +37,7 @@ With CLAIM ids, only those claims run.)";
 
 constexpr const char* kExitStatus =
     R"(Exit status: 0 every self claim supported or undecided; 1 a self claim refuted (theory and simulator
-disagree: a bug); 2 usage error or malformed claim file. Refuted literature claims are findings.)";
+disagree: a bug), or a claim with no finite measurement; 2 usage error or malformed claim file. Refuted literature claims are findings.)";
 
 struct Options {
   std::vector<std::string> ids;
@@ -57,7 +57,7 @@ std::unique_ptr<CLI::App> check_parser(Options& o) {
       ->type_name("DIR");
   app->add_option("--claims", o.claims, "folder of claim files (default experiments/claims)")
       ->type_name("DIR");
-  cli::add_backend_options(*app, o.backend, o.threads);
+  cli::add_backend_options(*app, o.backend, o.threads, sim::kMaxThreads);
   app->add_flag("--no-plots", o.no_plots, "do not draw the figures");
   app->add_flag("--list", o.list, "list the claims and exit");
   cli::add_verbosity(*app, o.verbosity);
@@ -83,7 +83,8 @@ int run(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<CheckedClaim> checked;
   int self_refuted = 0;
-  std::unique_ptr<sim::Backend> cpu;  // --backend auto: runs the claims the chosen device backend refuses
+  std::vector<std::string> unmeasured;  // claims whose simulation gave no finite statistic
+  std::unique_ptr<sim::Backend> cpu;    // --backend auto: runs the claims the chosen device backend refuses
   for (auto& spec : claims) {
     const auto t0 = std::chrono::steady_clock::now();
     CheckedClaim c{std::move(spec), {}, {}, 0};
@@ -100,6 +101,7 @@ int run(const Options& o) {
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Verdict v = c.result.decision.verdict;
     if (c.spec.kind == ClaimKind::self && v == Verdict::refuted) ++self_refuted;
+    if (v == Verdict::no_measurement) unmeasured.push_back(c.spec.id);
     if (!o.verbosity.quiet)
       std::cerr << "normsim check: " << c.spec.id << ": "
                 << verdict_words(v, c.spec.kind == ClaimKind::reading) << " (measured "
@@ -137,6 +139,11 @@ int run(const Options& o) {
   if (!o.verbosity.quiet)
     std::cerr << "normsim check: " << checked.size() << " claims in " << seconds << " s; wrote "
               << (o.out / "report.md").string() << " and verdicts.json\n";
+  for (const auto& id : unmeasured)
+    std::cerr << "normsim check: " << id
+              << ": no finite measurement (every sample's statistic is NaN or Inf: see claims/" << id
+              << "/summary.csv and the claim's [sweep])\n";
+  if (!unmeasured.empty()) return 1;
   if (self_refuted > 0) {
     std::cerr << "normsim check: " << self_refuted
               << " self claim(s) refuted: the simulator and the theory disagree (see report.md)\n";

@@ -248,8 +248,14 @@ void check_prediction(const Reader& r, const toml::table& pred, const ClaimSpec&
   for (const auto& [k, node] : pred)
     if (const auto* f = node.as_floating_point(); f && !std::isfinite(f->get()))
       r.fail(r.where(k), "prediction." + std::string(k.str()), "must be a finite number");
-  if (c.has_lower && c.has_upper && c.lower > c.upper)
-    r.fail(r.where(*pred.get("lower")), "prediction.lower", "is above prediction.upper");
+  if (c.has_lower && c.has_upper && c.lower >= c.upper)
+    r.fail(r.where(*pred.get("lower")), "prediction.lower",
+           "must be below prediction.upper (a band of zero width can never support a claim)");
+  if ((c.predicted || c.meanfield) && !c.has_lower && !c.has_upper && c.tolerance == 0 &&
+      c.rel_tolerance == 0)
+    r.fail(r.where(pred), "prediction.tolerance",
+           "missing: value alone is a band of zero width, which can never support a claim (give tolerance, "
+           "rel_tolerance, lower or upper)");
 }
 
 // What the claim is and how it may be judged: its kind (whose statement), the testable-at-init decision every
@@ -277,9 +283,14 @@ void read_header(const Reader& r, const toml::table& root, ClaimSpec& c) {
 
 // looks = [n1, n2, ...]: the sample counts at which the verdict was read before, ending with today's; each
 // look widens every interval (Bonferroni over looks).
-void read_looks(const Reader& r, const toml::table& root, bool full, ClaimSpec& c) {
+void read_looks(const Reader& r, const toml::table& root, bool full, bool full_samples, ClaimSpec& c) {
+  // A --full run at another sample count is one more look at the same claim.
+  const auto set_confidence = [&] {
+    const std::size_t m = std::max<std::size_t>(c.looks.size(), 1) + (full && full_samples ? 1 : 0);
+    c.confidence = 1.0 - 0.05 / static_cast<double>(m);
+  };
   const toml::node* node = root.get("looks");
-  if (!node) return;
+  if (!node) return set_confidence();
   const toml::array* a = node->as_array();
   if (!a || a->empty()) r.fail(r.where(*node), "looks", "expected a non-empty list of sample counts");
   for (const auto& v : *a) {
@@ -292,7 +303,7 @@ void read_looks(const Reader& r, const toml::table& root, bool full, ClaimSpec& 
     r.fail(
         r.where(*node), "looks",
         "the last look must be the sweep's samples (" + std::to_string(c.grid.configs.front().samples) + ")");
-  c.confidence = 1.0 - 0.05 / static_cast<double>(c.looks.size());
+  set_confidence();
 }
 
 }  // namespace
@@ -364,7 +375,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
     r.fail(r.where(*root.get("sweep")), "sweep",
            "at most one key may be a list (the x axis); got " + std::to_string(c.grid.swept_keys.size()));
   c.x_key = c.grid.swept_keys.empty() ? "layer" : c.grid.swept_keys.front();
-  read_looks(r, root, full, c);
+  read_looks(r, root, full, full_table && full_table->contains("samples"), c);
 
   const toml::table& measure = r.table(root, "measure", true);
   r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator"});

@@ -86,12 +86,12 @@ double severity(const Decision& d, const Estimate& e, const Band& band) {
 void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
                const std::vector<Estimate>& per_point, const Band& band) {
   r.band = band;
-  r.decision = {Verdict::supported, std::nullopt};
+  r.decision = {Verdict::no_measurement, std::nullopt};
   double worst = -kInf;
   for (std::size_t i = 0; i < per_point.size(); ++i) {
     const Estimate& e = per_point[i];
-    if (e.n == 0) continue;
     const Decision d = decide(e, band);
+    if (d.verdict == Verdict::no_measurement) continue;
     if (const double m_i = severity(d, e, band); m_i > worst)
       worst = m_i, r.estimate = e, r.decided_at = m.x[i];
     r.decision = combine(r.decision, d);
@@ -118,7 +118,7 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
     const Estimate& e = logs_at.back();
     r.data.push_back({m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, c.meanfield ? mf : c.predicted});
   }
-  r.decision = {Verdict::supported, std::nullopt};
+  r.decision = {Verdict::no_measurement, std::nullopt};
   double worst = -kInf;
   for (std::size_t i = 0; i < m.x.size(); ++i) {
     if (c.decide_at && m.x[i] != *c.decide_at) continue;
@@ -127,6 +127,7 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
     const Estimate& e = logs_at[i];
     const Band log_band{lg(band.low), lg(band.high)};
     const Decision d = decide(e, log_band);
+    if (d.verdict == Verdict::no_measurement) continue;
     r.decision = combine(r.decision, d);
     if (const double m_i = severity(d, e, log_band); m_i > worst)
       worst = m_i;
@@ -148,6 +149,12 @@ ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
   ClaimResult r = evaluate_band(c, m);
   // A statement about trained models: what init gives is still reported, but the band is not judged; one on
   // unconfirmed equations is reported per setting, likewise unjudged.
+  if (r.decision.verdict == Verdict::no_measurement) {  // nothing measured, whatever the claim says
+    r.estimate = {std::numeric_limits<double>::quiet_NaN(), 0, 0, 0, std::numeric_limits<double>::quiet_NaN(),
+                  std::numeric_limits<double>::quiet_NaN()};
+    r.decided_at.reset();
+    return r;
+  }
   if (!c.testable_at_init)
     r.decision = {Verdict::not_testable, std::nullopt};
   else if (!c.judged)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include "check/torch_block.hpp"
@@ -19,35 +20,52 @@ namespace normsim::check {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// An entry that came out NaN or Inf (the record's nonfinite lists, the mean field's overflow), as against
+// NaN, an entry the metric does not have (gradw_w2 at an attention sublayer). A pick or reduction that
+// meets it is NaN: it never falls back to an earlier finite entry.
+constexpr double kPoison = std::numeric_limits<double>::infinity();
 
-// numerator / denominator entry by entry (a quotient metric "a/b"); NaN where either is.
-std::vector<double> divided(std::vector<double> num, const std::vector<double>& den) {
-  if (num.size() != den.size())
-    throw ClaimError("a quotient of layer and sublayer metrics has no common index");
-  for (std::size_t i = 0; i < num.size(); ++i) num[i] /= den[i];
-  return num;
+// A metric expression "a*b/c/d" evaluated left to right, ((a * b) / c) / d, entry by entry, each factor's
+// series from `get` (empty: not available, and then neither is the product).
+std::vector<double> left_to_right(const std::string& metric,
+                                  const std::function<std::vector<double>(const std::string&)>& get) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  char op = '*';
+  while (true) {
+    const std::size_t end = metric.find_first_of("*/", start);
+    const std::vector<double> v = get(metric.substr(start, end == std::string::npos ? end : end - start));
+    if (v.empty()) return {};
+    if (out.empty()) out.assign(v.size(), 1.0);
+    if (v.size() != out.size())
+      throw ClaimError("metric '" + metric + "' mixes layer and sublayer metrics (no common index)");
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = op == '*' ? out[i] * v[i] : out[i] / v[i];
+    if (end == std::string::npos) return out;
+    op = metric[end], start = end + 1;
+  }
 }
 
 std::vector<double> mf_series(const theory::MeanFieldProfile& p, const std::string& metric) {
-  if (const auto slash = metric.find('/'); slash != std::string::npos) {
-    const auto num = mf_series(p, metric.substr(0, slash)), den = mf_series(p, metric.substr(slash + 1));
-    return num.empty() || den.empty() ? std::vector<double>{} : divided(num, den);
-  }
-  std::vector<double> out;
-  for (const auto& name : factors(metric)) {
-    const theory::Series* s = p.metric(name);
-    if (!s) return {};
-    if (out.empty()) out.assign(s->size(), 1.0);
-    for (std::size_t i = 0; i < out.size() && i < s->size(); ++i) out[i] *= (*s)[i] ? *(*s)[i] : kNaN;
-  }
+  std::vector<double> out = left_to_right(metric, [&](const std::string& name) {
+    std::vector<double> v;
+    if (const theory::Series* s = p.metric(name))
+      for (const auto& e : *s) v.push_back(e ? *e : kNaN);
+    return v;
+  });
+  // Where the mean field overflowed it predicts nothing: poison, never the last finite entry before it.
+  for (const auto& bad : p.nonfinite)
+    for (const auto& name : factors(metric))
+      if (bad.metric == name && std::size_t(bad.index) < out.size()) out[std::size_t(bad.index)] = kPoison;
   return out;
 }
 
 // ln(max / min) of the finite positive entries of s over `layers`: 0 iff they are all equal.
 double log_range(const ClaimSpec& c, const std::vector<double>& s) {
   double lo = kNaN, hi = kNaN;
-  for (int i : layer_range(static_cast<int>(s.size()), c.layers))
+  for (int i : layer_range(static_cast<int>(s.size()), c.layers)) {
+    if (std::isinf(s[i])) return kNaN;
     if (std::isfinite(s[i]) && s[i] > 0) lo = std::fmin(lo, s[i]), hi = std::fmax(hi, s[i]);
+  }
   return std::log(hi / lo);
 }
 
@@ -57,6 +75,7 @@ double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::strin
   if (c.reduce == "logrange") return log_range(c, s);
   std::vector<double> x, y;
   for (int i : layer_range(static_cast<int>(s.size()), c.layers)) {
+    if (std::isinf(s[i])) return kNaN;
     const double v = c.reduce == "logslope" ? std::log(s[i]) : s[i];
     if (std::isfinite(v)) x.push_back(i), y.push_back(v);
   }
@@ -91,6 +110,43 @@ std::vector<double> layer_gradient(const sim::SampleRecord& record, int span) {
     for (std::size_t k = first; k < end; ++k) out[k] = layer > 0 ? std::sqrt(layer) : kNaN;
   }
   return out;
+}
+
+// The entries [from, to) of a metric that a stream NaN or Inf first seen at x_L spoils: forward, the stream
+// from x_L on (a sublayer k maps x_k to x_{k+1}: k >= L - 1) and every gradient; backward, the gradients
+// from the output down to x_L (stream l <= L, sublayer k <= L).
+std::pair<std::size_t, std::size_t> spoiled(const sim::NonFinite& bad, const sim::MetricInfo& m,
+                                            std::size_t n) {
+  const bool stream = m.index == sim::MetricIndex::stream;
+  const std::size_t at = static_cast<std::size_t>(std::max(bad.layer, 0));
+  if (bad.pass == "forward") {
+    if (m.pass == sim::MetricPass::backward) return {0, n};
+    return {std::min(n, stream ? at : (at > 0 ? at - 1 : 0)), n};
+  }
+  if (m.pass == sim::MetricPass::forward) return {0, 0};
+  return {0, std::min(n, at + 1)};
+}
+
+// Marks with kPoison every entry of `out` that the record says came out NaN or Inf: those a non-finite
+// stream spoils (spoiled()), and the statistics listed one by one (for gradw_layer, the layer holding one).
+void poison(const sim::SampleRecord& record, const std::string& metric, int span, std::vector<double>& out) {
+  const auto table = sim::metric_table();
+  for (const auto& name : factors(metric)) {
+    std::vector<int> ids =
+        name == kLayerGradient ? gradient_metrics() : std::vector<int>{sim::metric_id(name)};
+    const int group = name == kLayerGradient ? std::max(span, 1) : 1;
+    for (const int id : ids) {
+      if (id < 0) continue;
+      if (record.nonfinite) {
+        const auto [from, to] = spoiled(*record.nonfinite, table[std::size_t(id)], out.size());
+        for (std::size_t i = from; i < to; ++i) out[i] = kPoison;
+      }
+      for (const auto& stat : record.nonfinite_statistics)
+        if (stat.metric == id)
+          for (int i = stat.layer / group * group; i < (stat.layer / group + 1) * group; ++i)
+            if (std::size_t(i) < out.size()) out[std::size_t(i)] = kPoison;
+    }
+  }
 }
 
 std::optional<double> finite(double v) {
@@ -137,42 +193,33 @@ int layer_span(const sim::Config& config) {
 }
 
 std::vector<double> series(const sim::SampleRecord& record, const std::string& metric, int layer_span) {
-  if (const auto slash = metric.find('/'); slash != std::string::npos)
-    return divided(series(record, metric.substr(0, slash), layer_span),
-                   series(record, metric.substr(slash + 1), layer_span));
-  std::vector<double> out;
-  for (const auto& name : factors(metric)) {
-    if (name == kLayerGradient) {
-      const auto v = layer_gradient(record, layer_span);
-      if (out.empty()) out.assign(v.size(), 1.0);
-      for (std::size_t i = 0; i < out.size() && i < v.size(); ++i) out[i] *= v[i];
-      continue;
-    }
+  std::vector<double> out = left_to_right(metric, [&](const std::string& name) {
+    if (name == kLayerGradient) return layer_gradient(record, layer_span);
     const int id = sim::metric_id(name);
     if (id < 0 || static_cast<std::size_t>(id) >= record.values.size())
       throw ClaimError("unknown metric '" + name + "' (normsim list metrics)");
-    const auto& v = record.values[static_cast<std::size_t>(id)];
-    if (out.empty()) out.assign(v.size(), 1.0);
-    if (v.size() != out.size())
-      throw ClaimError("metric product '" + metric + "' mixes layer and sublayer metrics");
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] *= v[i];
-  }
+    return record.values[static_cast<std::size_t>(id)];
+  });
+  poison(record, metric, layer_span, out);
   return out;
 }
 
 double pick(const std::vector<double>& v, const std::string& expr) {
-  const auto finite_at = [&](std::size_t i) { return std::isfinite(v[i]); };
+  // first / last: the first / last entry the metric has (NaN entries are ones it does not have); an Inf
+  // there (poison: it came out non-finite) gives NaN.
   if (expr == "first" || expr == "last") {
     for (std::size_t j = 0; j < v.size(); ++j) {
       const std::size_t i = expr == "first" ? j : v.size() - 1 - j;
-      if (finite_at(i)) return v[i];
+      if (!std::isnan(v[i])) return std::isfinite(v[i]) ? v[i] : kNaN;
     }
     return kNaN;
   }
   if (expr == "max" || expr == "min") {
     double best = kNaN;
-    for (double x : v)
+    for (double x : v) {
+      if (std::isinf(x)) return kNaN;
       if (std::isfinite(x) && (!std::isfinite(best) || (expr == "max" ? x > best : x < best))) best = x;
+    }
     return best;
   }
   const std::string bad = layer_expr_problem(expr, static_cast<int>(v.size()));
@@ -180,7 +227,7 @@ double pick(const std::vector<double>& v, const std::string& expr) {
   long i = std::stol(expr);
   if (i < 0) i += static_cast<long>(v.size());
   if (i < 0 || i >= static_cast<long>(v.size())) return kNaN;
-  return v[static_cast<std::size_t>(i)];
+  return std::isfinite(v[static_cast<std::size_t>(i)]) ? v[static_cast<std::size_t>(i)] : kNaN;
 }
 
 double x_of(const ClaimSpec& c, const sim::Config& config, std::size_t i) {

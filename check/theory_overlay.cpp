@@ -1,6 +1,9 @@
 #include "check/theory_overlay.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <tuple>
 
 #include "check/spec_from_config.hpp"
 #include "sim/atomic_file.hpp"
@@ -11,7 +14,8 @@
 
 namespace normsim::check {
 
-std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped) {
+std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped,
+                                       std::vector<TheoryValue>* nonfinite) {
   std::vector<TheoryValue> values;
   for (std::size_t c = 0; c < grid.configs.size(); ++c) {
     theory::MeanFieldProfile profile;
@@ -22,6 +26,10 @@ std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::s
       continue;
     }
     const auto table = sim::metric_table();
+    for (const auto& bad : profile.nonfinite)
+      if (const int m = sim::metric_id(bad.metric);
+          nonfinite && m >= 0 && grid.configs[c].metrics.contains(m))
+        nonfinite->push_back({c, std::size_t(m), std::size_t(bad.index), 0.0});
     for (std::size_t m = 0; m < table.size(); ++m) {
       if (!grid.configs[c].metrics.contains(int(m))) continue;  // the config's `metrics` only
       const theory::Series* series = profile.metric(table[m].name);
@@ -33,15 +41,56 @@ std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::s
   return values;
 }
 
+namespace {
+
+// In file order: config, metric (the table's order), index.
+void sort_rows(std::vector<TheoryValue>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const TheoryValue& a, const TheoryValue& b) {
+    return std::tie(a.config, a.metric, a.index) < std::tie(b.config, b.metric, b.index);
+  });
+}
+
+// nonfinite.csv with its meanfield rows replaced by `rows` (the simulator's rows kept as written).
+void put_meanfield_rows(const std::filesystem::path& path, const std::vector<TheoryValue>& rows) {
+  const std::string pass(kMeanFieldPass);
+  std::string marker = ",-1,";
+  marker += pass;
+  std::string csv = "config,sample,pass,layer,metric\n";
+  if (std::ifstream in(path); in) {
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line))
+      if (line.find(marker) == std::string::npos) csv.append(line).append("\n");
+  }
+  for (const auto& r : rows) {
+    csv.append(std::to_string(r.config)).append(marker).append(",").append(std::to_string(r.index));
+    csv.append(",").append(sim::metric_table()[r.metric].name).append("\n");
+  }
+  sim::write_file_atomic(path, csv);
+}
+
+}  // namespace
+
+std::vector<TheoryValue> theory_nonfinite(const sim::Grid& grid) {
+  std::vector<TheoryValue> rows;
+  theory_values(grid, nullptr, &rows);
+  sort_rows(rows);
+  return rows;
+}
+
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
                              std::vector<std::string>* skipped) {
   std::string csv = sim::csv_header(sim::ResultTable::theory);
   std::vector<std::string> keys(grid.configs.size());
   for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c);
-  const auto values = theory_values(grid, skipped);
+  std::vector<TheoryValue> nonfinite;
+  const auto values = theory_values(grid, skipped, &nonfinite);
   for (const auto& v : values)
     csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index) + sim::format_number(v.value) + "\n";
   sim::write_file_atomic(out / "theory.csv", csv);
+  sort_rows(nonfinite);
+  if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))
+    put_meanfield_rows(out / "nonfinite.csv", nonfinite);
   return values.size();
 }
 

@@ -18,10 +18,21 @@ struct TheoryValue {
 };
 
 // Every finite mean-field value of every configuration, in file order (config, metric, index). A
-// configuration the theory cannot describe is skipped (its reason goes to `skipped`).
-std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped = nullptr);
+// configuration the theory cannot describe is skipped (its reason goes to `skipped`); an entry the mean
+// field tried to predict but got NaN or Inf for (an overflow) is left out and goes to `nonfinite` (value 0).
+std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped = nullptr,
+                                       std::vector<TheoryValue>* nonfinite = nullptr);
 
-// Writes OUT/theory.csv atomically; returns the number of rows written.
+// The entries of theory_values' `nonfinite`, in file order (config, metric, index): nonfinite.csv's
+// meanfield rows.
+std::vector<TheoryValue> theory_nonfinite(const sim::Grid& grid);
+
+// The pass name of the mean field's rows in nonfinite.csv; their sample is -1 (the mean field has none).
+inline constexpr std::string_view kMeanFieldPass = "meanfield";
+
+// Writes OUT/theory.csv atomically, and lists the mean field's NaN or Inf entries in OUT/nonfinite.csv
+// (pass "meanfield", sample -1, after the simulator's rows; earlier meanfield rows are replaced, so a rerun
+// does not repeat them); returns the number of theory.csv rows written.
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
                              std::vector<std::string>* skipped = nullptr);
 

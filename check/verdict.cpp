@@ -18,6 +18,8 @@ std::string_view to_string(Verdict v) {
       return "not testable at init";
     case Verdict::not_judged:
       return "not judged (per-setting results)";
+    case Verdict::no_measurement:
+      return "no finite measurement";
   }
   return "?";
 }
@@ -30,7 +32,7 @@ std::string verdict_words(Verdict v, bool reading) {
 
 Decision decide(const Estimate& e, const Band& band) {
   Decision d;
-  if (!std::isfinite(e.value)) return d;
+  if (e.n == 0 || !std::isfinite(e.value)) return {Verdict::no_measurement, std::nullopt};
   if (e.low >= band.low && e.high <= band.high) {
     d.verdict = Verdict::supported;
     return d;
@@ -54,6 +56,8 @@ Decision decide(const Estimate& e, const Band& band) {
 }
 
 Decision combine(const Decision& a, const Decision& b) {
+  if (a.verdict == Verdict::no_measurement) return b;
+  if (b.verdict == Verdict::no_measurement) return a;
   if (a.verdict == Verdict::refuted) return a;
   if (b.verdict == Verdict::refuted) return b;
   if (a.verdict == Verdict::supported) return b;

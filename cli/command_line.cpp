@@ -66,12 +66,25 @@ void add_verbosity(CLI::App& app, Verbosity& verbosity) {
   app.add_flag("-v,--verbose", verbosity.verbose, "a line per step (configuration, figure, claim) on stderr");
 }
 
-void add_backend_options(CLI::App& app, std::string& backend, int& threads) {
+void add_backend_options(CLI::App& app, std::string& backend, int& threads, int max_threads) {
   app.add_option("--backend", backend,
                  "auto (default: cuda when built and a device exists, else cpu) | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->type_name("NAME");
-  app.add_option("--threads", threads, "CPU threads (default 0: all cores)")->check(count());
+  app.add_option("--threads", threads,
+                 "CPU threads (default 0: all cores; at most " + std::to_string(max_threads) + ")")
+      ->check(count())
+      ->check(CLI::Validator(
+          [max_threads](const std::string& text) {
+            long n = 0;
+            try {
+              n = std::stol(text);
+            } catch (const std::exception&) {
+              return std::string();  // count() says why
+            }
+            return n <= max_threads ? std::string() : text + ": at most " + std::to_string(max_threads);
+          },
+          "N"));
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args) {

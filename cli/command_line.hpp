@@ -41,7 +41,8 @@ std::unique_ptr<CLI::App> make_command(const std::string& command, const std::st
 void add_verbosity(CLI::App& app, Verbosity& verbosity);
 
 // Adds --backend auto|cpu|cuda and --threads N (N >= 0; 0: all cores), as `run` and `check` take them.
-void add_backend_options(CLI::App& app, std::string& backend, int& threads);
+// --threads takes 0..max_threads (sim::kMaxThreads: the caller knows the backends, this layer does not).
+void add_backend_options(CLI::App& app, std::string& backend, int& threads, int max_threads);
 
 // Checks that an option's value is an integer >= 0 (a count: threads, samples).
 const CLI::Validator& count();

@@ -161,7 +161,10 @@ std::string verdict_tally(const ResultsFolder& folder) {
   std::string tally;
   for (const std::string& kind : kinds) {
     std::vector<std::pair<std::string, int>> counts;
-    if (kind != "reading") counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
+    const bool readings =
+        kind == "reading" || std::all_of(folder.claims.begin(), folder.claims.end(),
+                                         [](const Claim& c) { return c.kind == "reading"; });
+    if (!readings) counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
     int total = 0;
     for (const Claim& claim : folder.claims) {
       if (kinds.size() > 1 && claim.kind != kind) continue;

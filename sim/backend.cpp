@@ -24,9 +24,12 @@ void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads, std::string* fallback_reason) {
+  if (threads < 0 || threads > kMaxThreads)
+    throw std::invalid_argument("threads " + std::to_string(threads) + ": expected 0 (all cores) to " +
+                                std::to_string(kMaxThreads));
+  if (name != "cpu" && name != "cuda" && name != "auto")
+    throw std::invalid_argument("unknown backend '" + name + "' (auto, cpu, cuda)");
   if (name == "cpu") return std::make_unique<CpuBackend>(threads);
-  if (name != "cuda" && name != "auto")
-    throw BackendUnavailable("unknown backend '" + name + "' (auto, cpu, cuda)");
   std::string why = cuda_unusable_reason();
   if (why.empty()) {
     try {

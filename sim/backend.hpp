@@ -35,9 +35,15 @@ class BackendUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most CPU worker threads a run may ask for: past it OpenMP's runtime crashes (100000: a segfault in
+// libgomp) or reserves absurd memory (2^31 - 1: 481 GB), and no machine has that many cores.
+inline constexpr int kMaxThreads = 1024;
+
 // name: "cpu", "cuda" or "auto" (cuda when this build has it and a usable device exists, else cpu).
-// threads: CPU worker threads (0 = all cores). Throws BackendUnavailable with the reason. With "auto" in a
-// build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real cause.
+// threads: CPU worker threads, 0..kMaxThreads (0 = all cores). Throws std::invalid_argument for another
+// name or count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With
+// "auto" in a build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real
+// cause.
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads,
                                       std::string* fallback_reason = nullptr);
 

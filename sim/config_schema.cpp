@@ -239,13 +239,31 @@ std::string check_names(const vocab::Expr& e) {
   return "";
 }
 
-// A block expression ("" = none): it parses, and every name is one an expression may read.
+// A pair whose second expression never reads x throws the first expression's output away: its branch is
+// dead (no gradient reaches its weights, and sgd/adam would have no step for them). Refused at the edge.
+std::string dead_branch(const vocab::Block& b) {
+  for (int j = 1; j < b.span(); ++j) {
+    const vocab::Expr& e = b.sublayers[std::size_t(j)];
+    if (vocab::reads(e, vocab::ExprNode::Op::stream)) continue;
+    int column = 0;
+    for (const auto& n : e.nodes) column = column == 0 ? n.column : std::min(column, n.column);
+    return "column " + std::to_string(column) +
+           ": the second expression never reads x, so the first one's output reaches nothing (a dead branch: "
+           "its weights would get no gradient); read x in the second expression";
+  }
+  return "";
+}
+
+// A block expression ("" = none): it parses, every name is one an expression may read, and no branch is
+// dead.
 std::string check_block(const KeyValue& v) {
   const auto& s = std::get<std::string>(v);
   if (s.empty()) return "";
   try {
-    for (const vocab::Expr& e : vocab::parse_block(s).sublayers)
+    const vocab::Block block = vocab::parse_block(s);
+    for (const vocab::Expr& e : block.sublayers)
       if (std::string why = check_names(e); !why.empty()) return why;
+    if (std::string why = dead_branch(block); !why.empty()) return why;
   } catch (const vocab::ExprError& e) {
     return e.what();
   }
@@ -325,6 +343,7 @@ std::vector<KeyInfo> make_table() {
           "divide the std of w2 and wo by sqrt(K) (CogView/Megatron scaled init)", "true | false", any()),
       key("placement_init", &Config::placement_init, "init",
           "apply the placement's prescribed init: DeepNorm's beta, B2T's (K/2)^(-1/2) on every weight "
+          "((K/3)^(-1/2) on a decoder) "
           "(docs/placements.md)",
           "true | false", any()),
       override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -20,6 +21,11 @@ using StepFn = int (*)(StackContext&, int);
 
 std::optional<double> finite(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// max(0, v) that keeps a NaN (std::max(0.0, NaN) is 0: an overflow would read as a prediction of 0).
+double nonnegative(double v) {
+  return v < 0.0 ? 0.0 : v;
 }
 
 bool has_attention(const StackSpec& s) {
@@ -73,22 +79,32 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 
 }  // namespace
 
+std::span<const std::pair<std::string_view, const Series MeanFieldProfile::*>> series_table() {
+  static const std::pair<std::string_view, const Series MeanFieldProfile::*> table[] = {
+      {"act_sq", &MeanFieldProfile::act_sq},
+      {"grad_sq", &MeanFieldProfile::grad_sq},
+      {"token_cos", &MeanFieldProfile::token_cos},
+      {"cos_next", &MeanFieldProfile::cos_next},
+      {"rel_update", &MeanFieldProfile::rel_update},
+      {"branch_sq", &MeanFieldProfile::branch_sq},
+      {"gradw_w1", &MeanFieldProfile::gradw_w1},
+      {"gradw_w2", &MeanFieldProfile::gradw_w2},
+      {"gradw_wgate", &MeanFieldProfile::gradw_wgate},
+      {"jac_sq", &MeanFieldProfile::jac_sq},
+      {"output_change", &MeanFieldProfile::output_change}};
+  return table;
+}
+
 const Series* MeanFieldProfile::metric(std::string_view name) const {
-  const std::pair<std::string_view, const Series*> table[] = {{"act_sq", &act_sq},
-                                                              {"grad_sq", &grad_sq},
-                                                              {"token_cos", &token_cos},
-                                                              {"cos_next", &cos_next},
-                                                              {"rel_update", &rel_update},
-                                                              {"branch_sq", &branch_sq},
-                                                              {"gradw_w1", &gradw_w1},
-                                                              {"gradw_w2", &gradw_w2},
-                                                              {"gradw_wgate", &gradw_wgate},
-                                                              {"jac_sq", &jac_sq},
-                                                              {"output_change", &output_change}};
-  for (const auto& [n, s] : table) {
-    if (n == name) return s;
-  }
+  for (const auto& [n, s] : series_table())
+    if (n == name) return &(this->*s);
   return nullptr;
+}
+
+std::string_view MeanFieldProfile::name_of(const Series* series) const {
+  for (const auto& [n, s] : series_table())
+    if (&(this->*s) == series) return n;
+  return "";
 }
 
 MeanFieldProfile meanfield(const StackSpec& spec) {
@@ -112,6 +128,12 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool final_norm = has_final_norm(spec);
   const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
   MeanFieldProfile p;
+  // Appends v, or nothing predicted where it came out NaN or Inf (an overflow), noted in p.nonfinite.
+  std::vector<std::pair<const Series*, int>> dropped;
+  const auto keep = [&](Series& s, double v) {
+    if (!std::isfinite(v)) dropped.emplace_back(&s, int(s.size()));
+    s.push_back(finite(v));
+  };
   p.final_norm = final_norm;
   p.caveats = caveats_for(spec, grads_predicted);
   // Every series is appended in order into storage reserved once: each entry is written exactly once.
@@ -130,11 +152,11 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
       const int l = emitted;
       const TokenGram xl = ctx.x(l);
       const double v = xl.diag, vn = ctx.x(l + 1).diag, cross = ctx.rec(l).cross;
-      p.act_sq.push_back(finite(v));
-      p.token_cos.push_back(tokens ? finite(xl.cos()) : std::nullopt);
-      p.cos_next.push_back(finite(cross / std::sqrt(v * vn)));
-      p.rel_update.push_back(finite(std::sqrt(std::max(0.0, vn - 2.0 * cross + v) / v)));
-      p.branch_sq.push_back(finite(ctx.rec(l).branch_sq));
+      keep(p.act_sq, v);
+      tokens ? keep(p.token_cos, xl.cos()) : p.token_cos.push_back(std::nullopt);
+      keep(p.cos_next, cross / std::sqrt(v * vn));
+      keep(p.rel_update, std::sqrt(nonnegative(vn - 2.0 * cross + v) / v));
+      keep(p.branch_sq, ctx.rec(l).branch_sq);
     }
   };
 
@@ -159,8 +181,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     k += step(ctx, k);
   }
   emit_forward(depth);
-  p.act_sq.push_back(finite(ctx.x(depth).diag));
-  p.token_cos.push_back(tokens ? finite(ctx.x(depth).cos()) : std::nullopt);
+  keep(p.act_sq, ctx.x(depth).diag);
+  tokens ? keep(p.token_cos, ctx.x(depth).cos()) : p.token_cos.push_back(std::nullopt);
 
   // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
@@ -182,7 +204,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                      static_cast<int>(std::lround(spec.mlp_ratio * spec.width)), spec.tokens};
   std::vector<double> g_diag(depth + 1);
   for (int l = 0; l <= depth; ++l) {
-    p.grad_sq.push_back(grads_predicted ? finite(ctx.g(l).diag) : std::nullopt);
+    grads_predicted ? keep(p.grad_sq, ctx.g(l).diag) : p.grad_sq.push_back(std::nullopt);
     g_diag[l] = ctx.g(l).diag;
   }
   p.jac_sq = jacobian_sq(g_diag);
@@ -194,13 +216,14 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
       if (std::isfinite(g_branch.diag))
         gw = ctx.branch(k).weight_grads(r.branch_in, r.factors, g_branch, dims);
     }
-    p.gradw_w1.push_back(gw ? finite(gw->w1) : std::nullopt);
-    p.gradw_w2.push_back(gw ? finite(gw->w2) : std::nullopt);
-    p.gradw_wgate.push_back(gw && gw->wgate ? finite(*gw->wgate) : std::nullopt);
+    gw ? keep(p.gradw_w1, gw->w1) : p.gradw_w1.push_back(std::nullopt);
+    gw ? keep(p.gradw_w2, gw->w2) : p.gradw_w2.push_back(std::nullopt);
+    gw && gw->wgate ? keep(p.gradw_wgate, *gw->wgate) : p.gradw_wgate.push_back(std::nullopt);
   }
   // output_change[l] = ||x'_l - x_l||^2 / ||x_l||^2 to first order in the update (update_sq).
   for (int l = 0; l < int(ctx.change.size()); ++l)
-    p.output_change.push_back(finite(ctx.change[std::size_t(l)].diag / ctx.x(l).diag));
+    keep(p.output_change, ctx.change[std::size_t(l)].diag / ctx.x(l).diag);
+  for (const auto& [series, index] : dropped) p.nonfinite.push_back({p.name_of(series), index});
   return p;
 }
 

@@ -3,13 +3,17 @@
 // backward the gradient (grad_sq, its token cross moment). Every backward step of the mean field is a
 // linear map of this pair (gradient-independence assumption, theory.md §0), written as a GramMap.
 #pragma once
+#include <limits>
 
 namespace normsim::theory {
 
 struct TokenGram {
   double diag = 0.0;  // mean_i x_t[i]^2
   double off = 0.0;   // mean_i x_t[i] x_s[i], t != s
-  double cos() const { return diag > 0.0 ? off / diag : 0.0; }
+  // 0 for a zero stream (no direction); NaN for a NaN diagonal (an overflow), never a silent 0.
+  double cos() const {
+    return diag > 0.0 ? off / diag : diag == 0.0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 inline TokenGram operator+(TokenGram a, TokenGram b) {

@@ -90,6 +90,13 @@ inline int expression_at(const Block& b, int unit, int pos) {
   return b.span() == 1 || pos < unit - 1 ? 0 : 1;
 }
 
+// Whether any node of e is `op` (x: ExprNode::Op::stream).
+inline bool reads(const Expr& e, ExprNode::Op op) {
+  for (const auto& n : e.nodes)
+    if (n.op == op) return true;
+  return false;
+}
+
 // The expression written back in the language (`normsim list placements`, messages).
 std::string to_text(const Expr& e);
 std::string to_text(const Block& b);

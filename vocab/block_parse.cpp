@@ -17,6 +17,19 @@ namespace {
 
 using Op = ExprNode::Op;
 
+// Every interpreter walks an expression recursively (the parser, the simulator's evaluator, the mean field):
+// text past these bounds would overflow the stack (a crash at ~16,500 nested parentheses, ~5,600 nested
+// N( or -) and parse in quadratic time, so it is refused here, at the edge, with its column.
+constexpr std::size_t kMaxLength = 4096;  // characters of one block or scalar expression
+constexpr int kMaxNesting = 64;           // parentheses, calls, unary minus and '?', one inside another
+
+void check_length(std::string_view text) {
+  if (text.size() > kMaxLength)
+    throw ExprError(static_cast<int>(kMaxLength) + 1, "the expression is " + std::to_string(text.size()) +
+                                                          " characters long; at most " +
+                                                          std::to_string(kMaxLength) + " are read");
+}
+
 class Parser {
  public:
   Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {}
@@ -33,7 +46,18 @@ class Parser {
   int offset_;  // columns before this expression in the block text
   bool paired_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // parentheses, calls, unary minus and '?' now open
   Expr expr_;
+
+  // Counts one level of nesting (a '(', a call, a unary '-', a '?') for its scope.
+  struct Nest {
+    Parser& p;
+    Nest(Parser& parser, int column) : p(parser) {  // column: the '(', '-' or '?' that opens the level
+      if (++p.depth_ > kMaxNesting)
+        fail(column, "nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    ~Nest() { --p.depth_; }
+  };
 
   [[noreturn]] static void fail(int column, const std::string& why) { throw ExprError(column, why); }
   int column() const { return offset_ + static_cast<int>(pos_) + 1; }
@@ -98,6 +122,7 @@ class Parser {
     const int c = compare();
     const int col = (skip_space(), column());
     if (!accept('?')) return c;
+    const Nest nest(*this, col);
     if (at(c).is_stream) fail(col, "the condition before '?' must be a number, not a stream");
     const int yes = cond();
     expect(':');
@@ -141,6 +166,7 @@ class Parser {
   int unary() {
     const int col = (skip_space(), column());
     if (!accept('-')) return primary();
+    const Nest nest(*this, col);
     const int a = unary();
     return add(make(Op::neg, col, a, at(a).is_stream));
   }
@@ -151,6 +177,7 @@ class Parser {
     const char c = text_[pos_];
     if (c == '(') {
       ++pos_;
+      const Nest nest(*this, col);
       const int e = cond();
       expect(')');
       return e;
@@ -206,6 +233,7 @@ class Parser {
   }
   int call(Op op, const std::string& id, int col) {
     if (!accept('(')) fail(column(), "expected '(' after " + id);
+    const Nest nest(*this, column() - 1);
     const int a = cond();
     expect(')');
     const bool takes_stream = op == Op::norm || op == Op::branch || op == Op::branch_qkv;
@@ -243,6 +271,7 @@ Expr parse_sublayer(std::string_view text, int offset, bool paired) {
 }  // namespace
 
 Block parse_block(std::string_view text) {
+  check_length(text);
   Block b;
   b.text = std::string(text);
   const std::size_t semi = text.find(';');
@@ -258,6 +287,7 @@ Block parse_block(std::string_view text) {
 }
 
 Expr parse_scalar(std::string_view text) {
+  check_length(text);
   Expr e = Parser(text, 0, false).parse_whole();
   if (e.node(e.root).is_stream) throw ExprError(1, "must be a number, not a stream");
   if (branch_calls(e, e.root) != 0) throw ExprError(1, "must not call F");

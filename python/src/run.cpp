@@ -87,7 +87,15 @@ void bind_run(py::module_& m) {
       .def("layers", [](const Run& r) { return layer_columns(r.records); })
       .def("summary", [](const Run& r) { return summary_columns(r.records); })
       .def("per_sample", [](const Run& r) { return per_sample_arrays(r.grid, r.records); })
-      .def("nonfinite", [](const Run& r) { return nonfinite_rows(r.records); })
+      .def("nonfinite",
+           [](const Run& r) {
+             // nonfinite.csv's rows: the simulator's, then the mean field's (check/theory_overlay.hpp).
+             py::list rows = nonfinite_rows(r.records);
+             for (const auto& v : check::theory_nonfinite(r.grid))
+               rows.append(py::make_tuple(v.config, -1, std::string(check::kMeanFieldPass), v.index,
+                                          std::string(sim::metric_table()[v.metric].name)));
+             return rows;
+           })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
       .def_readonly("grid", &Run::grid)
       .def("save", &Run::save, py::arg("out"), py::call_guard<py::gil_scoped_release>());

@@ -183,7 +183,19 @@ TEST_CASE("a claim file reads its kind, reading_of, judged and looks", "[check][
   CHECK_THAT(error_of(with_looks("[2, 3]")),
              Catch::Contains("key 'looks': the last look must be the sweep's samples"));
   CHECK_THAT(error_of(with_looks("[4, 2]")), Catch::Contains("key 'looks': expected increasing"));
-  CHECK(load_claim(write_file("looks_full.toml", with_looks("[2, 4]")), true).confidence == Approx(0.975));
+  // A --full run at its own sample count is one more look: 3 here, and 2 for a claim with no looks.
+  CHECK(load_claim(write_file("looks_full.toml", with_looks("[2, 4]")), true).confidence ==
+        Approx(1 - 0.05 / 3));
+  CHECK(load_claim(write_file("full.toml", kGood), true).confidence == Approx(0.975));
+  CHECK(load_claim(write_file("default.toml", kGood)).confidence == 0.95);
+}
+
+// Issue 25 9: a band of zero width can never support a claim, so it is refused at its line.
+TEST_CASE("a claim file with a zero-width band is refused", "[check][claims]") {
+  CHECK_THAT(error_of(replaced(kGood, "rel_tolerance = 0.1", "lower = 1.0\nupper = 1.0")),
+             Catch::Contains("key 'prediction.lower': must be below prediction.upper"));
+  CHECK_THAT(error_of(replaced(kGood, "rel_tolerance = 0.1", "tolerance = 0")),
+             Catch::Contains("key 'prediction.tolerance': missing: value alone is a band of zero width"));
 }
 TEST_CASE("check_command: usage errors and malformed claims exit 2", "[check][cli]") {
   CHECK(check_command({"--help"}) == 0);
@@ -348,4 +360,22 @@ TEST_CASE("every claim quotes its words; a self claim quotes the project's theor
     CHECK(docs.find(normalized_space(c.quote)) != std::string::npos);
   }
   CHECK(self >= 20);
+}
+
+// Issue 25 3: a claim whose every sample gives a NaN statistic is "no finite measurement" and the check
+// exits 1 naming it (it was "inconclusive, more samples would decide" with n = 0, exit 0).
+TEST_CASE("check_command: a claim with no finite measurement exits 1", "[check][cli]") {
+  const fs::path dir = fs::temp_directory_path() / "normsim_check_nanclaims";
+  const fs::path out = fs::temp_directory_path() / "normsim_check_nanout";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::remove_all(out);
+  std::ofstream(dir / "nan.toml") << replaced(
+      replaced(kGood, "placement = \"pre\"", "placement = \"custom\"\nblock = \"x + F(x)/0\""), "width = 32",
+      "width = 16");
+  CHECK(check_command({"--claims", dir.string(), "--out", out.string(), "--quiet", "--no-plots", "--threads",
+                       "1", "--backend", "cpu"}) == 1);
+  std::ifstream verdicts(out / "verdicts.json");
+  const std::string text(std::istreambuf_iterator<char>(verdicts), {});
+  CHECK(text.find("\"verdict\": \"no finite measurement\"") != std::string::npos);
 }

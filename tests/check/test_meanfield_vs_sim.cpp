@@ -332,5 +332,28 @@ TEST_CASE("every placement's mean field reads branch_scale and the other scale k
     compare(c, "act_sq", 0.03);
     compare(c, "cos_next", 0.03);
     compare(c, "grad_sq", 0.06);
+    compare(c, "gradw_w2", 0.06);  // the map to the branch's output (to_branch) carries the scale too
+  }
+}
+
+// The same keys through the two other paths a placement's step writes: the output change under a random
+// update (the tangent pass: Admin's s^2 on the branch's move), tolerance as the output-change tests' (4 se +
+// 3 %); and a transformer at W_Q = 0 (uniform attention exactly, as the HybridNorm* test), 3 % / 6 %.
+TEST_CASE("every placement's update and attention mean field reads branch_scale",
+          "[check][meanfield][update]") {
+  const std::string scale = GENERATE("0.25", "2/sqrt(K)");
+  for (const auto& p : vocab::builtin_placements()) {
+    INFO(p.name << " with branch_scale = " << scale);
+    sim::Config u = random_update(std::string(p.name), "gelu");
+    if (p.id == vocab::Placement::mix) u.mix_fraction = 0.5;
+    u.branch_scale = scale;
+    compare(u, "output_change", 0.03);
+    sim::Config t = stack(std::string(p.name), "relu");
+    if (p.id == vocab::Placement::mix) t.mix_fraction = 0.5;
+    t.sublayer = vocab::Sublayer::transformer;
+    t.init_wq = "fanin:0";
+    t.branch_scale = scale;
+    compare(t, "act_sq", 0.03);
+    compare(t, "grad_sq", 0.06);
   }
 }

@@ -231,6 +231,11 @@ TEST_CASE("series: products and quotients of metrics", "[check][measure]") {
   CHECK(std::isnan(q[2]));
   CHECK(normsim::check::factors("gradw_wq*gradw_wk/gradw_wv") ==
         std::vector<std::string>{"gradw_wq", "gradw_wk", "gradw_wv"});
+  // Issue 25 2: left to right, ((a * b) / c) / d: this is 1 wherever it is defined (was a*b/(c/d)).
+  const auto one = normsim::check::series(r, "gradw_wq*gradw_wk/gradw_wq/gradw_wk");
+  CHECK(one[0] == 1.0);
+  CHECK(one[1] == 1.0);
+  CHECK(normsim::check::series(r, "gradw_wq/gradw_wk/gradw_wk")[0] == Approx(2.0 / 9.0));
 }
 
 // gradw_layer: every weight of the layer holding sublayer k, sqrt(sum of squares); a transformer layer is an
@@ -251,4 +256,60 @@ TEST_CASE("series: gradw_layer covers every weight of a layer", "[check][measure
   CHECK(layer == std::vector<double>{std::sqrt(12.0), std::sqrt(12.0), std::sqrt(18.0), std::sqrt(18.0)});
   const auto sublayer = normsim::check::series(r, "gradw_layer", 1);
   CHECK(sublayer == std::vector<double>{2.0, std::sqrt(8.0), 4.0, std::sqrt(2.0)});
+}
+
+// Issue 25 3 (and the review of issue 24): a claim none of whose points has a finite measurement is "no
+// finite measurement", never inconclusive with "more samples would decide" (n = 0) nor supported because no
+// point refuted it.
+TEST_CASE("a claim with no finite measurement gets its own verdict", "[check][verdict]") {
+  Measurement m;
+  m.x = {1.0, 2.0};
+  m.meanfield = {1.0, 1.0};
+  m.meanfield_den = {1.0, 1.0};
+  const double nan = std::nan("");
+  for (int s = 0; s < 8; ++s) m.y.push_back({nan, nan}), m.den.push_back({1.0, 1.0});
+  ClaimSpec bound;
+  bound.fit = FitKind::bound;
+  bound.x_key = "depth";
+  bound.upper = 1.0, bound.has_upper = true;
+  const ClaimResult b = evaluate(bound, m);
+  CHECK(b.decision.verdict == Verdict::no_measurement);
+  CHECK(!b.decision.samples_needed);
+  CHECK(std::isnan(b.estimate.value));
+  ClaimSpec ratio = bound;
+  ratio.fit = FitKind::ratio;
+  ratio.denominator = "first";
+  CHECK(evaluate(ratio, m).decision.verdict == Verdict::no_measurement);
+  ClaimSpec slope = linear_claim(0.5, 0.1);
+  CHECK(evaluate(slope, m).decision.verdict == Verdict::no_measurement);
+  ClaimSpec untestable = bound;
+  untestable.testable_at_init = false;  // nothing measured is said, whatever the claim is
+  CHECK(evaluate(untestable, m).decision.verdict == Verdict::no_measurement);
+  CHECK(to_string(Verdict::no_measurement) == "no finite measurement");
+  // One finite point is enough to decide.
+  for (auto& row : m.y) row[1] = 0.5;
+  CHECK(evaluate(bound, m).decision.verdict == Verdict::supported);
+}
+
+// A "last" that meets an entry the record says came out NaN or Inf is NaN: it never falls back to the last
+// finite entry before it (a stack that went NaN after layer 0 read as its layer-0 value at "last"). Entries
+// a metric does not have (NaN without a record) are still skipped: gradw_w2 at attention sublayers.
+TEST_CASE("picks and reductions never step over a non-finite entry", "[check][measure]") {
+  using namespace normsim::sim;
+  const double nan = std::nan("");
+  SampleRecord r;
+  r.values.assign(metric::count, {});
+  r.values[metric::act_sq] = {1.0, nan, nan};
+  r.nonfinite = NonFinite{"forward", 1};
+  const auto act = normsim::check::series(r, "act_sq");
+  CHECK(std::isnan(normsim::check::pick(act, "last")));
+  CHECK(std::isnan(normsim::check::pick(act, "max")));
+  CHECK(normsim::check::pick(act, "first") == 1.0);
+  SampleRecord t;  // a transformer: w2 only at the MLP sublayers, all finite
+  t.values.assign(metric::count, {});
+  t.values[metric::gradw_w2] = {nan, 2.0, nan, 3.0, nan};
+  CHECK(normsim::check::pick(normsim::check::series(t, "gradw_w2"), "last") == 3.0);
+  t.nonfinite_statistics.push_back({metric::gradw_w2, 3});  // came out Inf there: recorded, not a hole
+  CHECK(std::isnan(normsim::check::pick(normsim::check::series(t, "gradw_w2"), "last")));
+  CHECK(normsim::check::pick(normsim::check::series(t, "gradw_w2"), "first") == 2.0);
 }

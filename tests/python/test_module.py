@@ -77,6 +77,21 @@ class SameAsCli(unittest.TestCase):
             self.assertIn("forward", list(r.nonfinite["pass"]))
             pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
 
+    def test_meanfield_overflow_is_named_not_written(self):
+        # Gain 1e100: the mean field overflows in double from layer 1. Its entries are named in nonfinite
+        # (pass "meanfield", sample -1) and absent from theory, never 0 (issue 25 1); in memory, in
+        # Result.save's files and in the CLI's alike.
+        config = {"placement": "none", "depth": 4, "width": 16, "samples": 2, "init_gain": 1e100,
+                  "input_corr": 0.5}
+        with Scratch() as d:
+            r = normsim.run(config, progress=False, out=os.path.join(d, "py"))
+            mf = r.nonfinite[r.nonfinite["pass"] == "meanfield"]
+            self.assertEqual(set(mf["sample"]), {-1})
+            self.assertIn(("act_sq", 1), set(zip(mf["metric"], mf["layer"])))
+            self.assertEqual(set(r.theory[r.theory.metric == "act_sq"]["l"]), {0})
+            self.assertFalse(((r.theory.metric == "token_cos") & (r.theory["value"] == 0)).any())
+            pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
+
     def test_columns_are_the_files_columns(self):
         r = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
         self.assertEqual(list(r.summary.columns), normsim._core.columns("summary"))
@@ -118,6 +133,11 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ValueError) as e:  # ConfigError is a ValueError
             normsim.theory({"width": 16}, placement="sideways")
         self.assertIn("--set placement=\"sideways\"", str(e.exception))
+        # Issue 25 7, 13: a thread count the CLI refuses, and a backend that does not exist, are ValueErrors
+        # before anything runs (threads=-1 was all cores, 10**5 a segfault in libgomp).
+        for kwargs in ({"threads": -1}, {"threads": 10**5}, {"backend": "gpu"}):
+            with self.assertRaises(ValueError):
+                normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, **kwargs)
 
     def test_missing_pandas_is_named_not_a_crash(self):
         code = ("import sys; sys.modules['pandas'] = None\n"

@@ -112,6 +112,14 @@ TEST_CASE("every command has -q/--quiet, -v/--verbose and one usage-error form")
         "normsim run: --threads: x: expected an integer >= 0 (normsim run --help)\n");
   CHECK(run_cli("check --threads x", dir).err ==
         "normsim check: --threads: x: expected an integer >= 0 (normsim check --help)\n");
+  // Issue 25 7: 100000 threads was a segfault in libgomp, 2^31 - 1 asked for 481 GB.
+  for (const std::string n : {"100000", "2147483647", "1025"}) {
+    const Result r = run_cli("run " + c + " --out x --threads " + n, dir);
+    CHECK(r.status == 2);
+    CHECK(r.err == "normsim run: --threads: " + n + ": at most 1024 (normsim run --help)\n");
+  }
+  CHECK(run_cli("check --threads 100000", dir).status == 2);
+  CHECK(!std::filesystem::exists(dir / "x"));
 }
 
 TEST_CASE("run --quiet also silences the figures it draws at the end") {

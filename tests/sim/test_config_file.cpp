@@ -246,3 +246,17 @@ TEST_CASE("every placement name has exactly one registered implementation, liste
     CHECK(std::any_of(names.begin(), names.end(), [&](const Choice& c) { return c.name == named.name; }));
   }
 }
+
+// Issue 25 4: a pair whose second expression never reads x leaves the first expression's branch dead (no
+// gradient reaches it: sgd/adam failed with exit 1 after creating OUT, the gradient norms were NaN where the
+// exact value is 0). Refused at its line and column, before anything runs.
+TEST_CASE("a dead branch in a pair is refused at its column") {
+  try {
+    parse("placement = \"custom\"\nblock = \"x + F(x); x0 + F(x0)\"\n");
+    FAIL("no ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("key 'block': column 11: the second expression never reads x"));
+  }
+  CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x) + x0\"\n").configs.size() == 1);
+  CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x0)\"\n").configs.size() == 1);
+}

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "theory/branch_gains.hpp"
+#include "theory/placements/context.hpp"
 #include "theory/summaries.hpp"
 #include "vocab/names.hpp"
 
@@ -333,4 +334,43 @@ TEST_CASE("qk_norm changes no prediction of the uniform-attention mean field, an
   int mentions = 0;
   for (const std::string& c : normed.caveats) mentions += c.find("qk_norm") != std::string::npos;
   CHECK(mentions == 1);
+}
+
+// Issue 25 1: an overflow is never a prediction of 0. TokenGram::cos() of a NaN diagonal was 0 and
+// std::max(0.0, NaN) is 0, so token_cos and rel_update read 0 where the stream had overflowed; now those
+// entries are absent and listed in nonfinite (theory.csv leaves them out, nonfinite.csv names them).
+TEST_CASE("an overflowed mean field predicts nothing there, and says where") {
+  CHECK(std::isnan(TokenGram{std::nan(""), 0.5}.cos()));
+  CHECK(TokenGram{0.0, 0.0}.cos() == 0.0);
+  StackSpec s = mlp_stack(Placement::none, 4);
+  s.sigma_sq.w1 = s.sigma_sq.w2 = 1e200;  // init_gain 1e100
+  s.rho0 = 0.5;
+  const MeanFieldProfile m = meanfield(s);
+  CHECK(at(m.act_sq, 0) == 1.0);
+  CHECK(at(m.token_cos, 0) == 0.5);
+  for (int l = 1; l <= 4; ++l) {
+    CHECK_FALSE(m.act_sq[l].has_value());
+    CHECK_FALSE(m.token_cos[l].has_value());  // was 0
+  }
+  CHECK_FALSE(m.rel_update[0].has_value());  // was 0
+  const auto listed = [&](std::string_view metric, int index) {
+    for (const auto& n : m.nonfinite)
+      if (n.metric == metric && n.index == index) return true;
+    return false;
+  };
+  CHECK(listed("act_sq", 1));
+  CHECK(listed("token_cos", 4));
+  CHECK(listed("rel_update", 0));
+  CHECK_FALSE(listed("act_sq", 0));
+}
+
+// With norm_eps = 0 a zero input to the norm stays zero, as in the simulator (N(0) = 0 forward), instead of
+// the norm's output second moment gamma^2 whatever its input: x + F(N(0 * x)) keeps v = v0.
+TEST_CASE("with eps = 0 the norm of a zero stream is zero") {
+  const TokenGram zero{0.0, 0.0};
+  const TokenGram out = normsim::theory::detail::normalized(zero, 1.0, 0.0);
+  CHECK(out.diag == 0.0);
+  CHECK(out.off == 0.0);
+  CHECK(normsim::theory::detail::normalized({2.0, 1.0}, 1.0, 0.0).diag == 1.0);
+  CHECK(std::isnan(normsim::theory::detail::normalized({std::nan(""), 0.0}, 1.0, 0.0).diag));
 }

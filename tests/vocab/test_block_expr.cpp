@@ -81,6 +81,28 @@ TEST_CASE("parse errors name the column that caused them") {
   CHECK_THROWS_AS(parse_scalar("1 / "), ExprError);
 }
 
+// Issue 25 5-6: every interpreter walks an expression recursively, so depth and length are bounded at the
+// edge, with a column (a crash at ~16,500 nested parentheses, ~5,600 nested '-' or N(; quadratic parsing).
+TEST_CASE("deep or long expressions are refused at a column, never a crash") {
+  std::string deep = "x + F(x)";
+  for (int i = 0; i < 1000; ++i) deep = "(" + deep + ")";  // within the length bound: the depth decides
+  CHECK_THROWS_WITH(parse_block(deep), Catch::Contains("column 65: nested deeper than 64 levels"));
+  std::string minus = "x";
+  for (int i = 0; i < 4000; ++i) minus = "-" + minus;
+  CHECK_THROWS_WITH(parse_block(minus + " + F(x)"), Catch::Contains("nested deeper than 64 levels"));
+  std::string norms = "x";
+  for (int i = 0; i < 1300; ++i) norms = "N(" + norms + ")";
+  CHECK_THROWS_WITH(parse_block(norms + " + F(x)"), Catch::Contains("nested deeper than 64 levels"));
+  std::string sum = "x + F(x)";
+  for (int i = 0; i < 8000; ++i) sum += " + x";
+  CHECK_THROWS_WITH(parse_block(sum),
+                    Catch::Contains("column 4097: the expression is 32008 characters long"));
+  CHECK_THROWS_WITH(parse_scalar(std::string(5000, '1')), Catch::Contains("at most 4096 are read"));
+  std::string ok = "x + F(x)";
+  for (int i = 0; i < 60; ++i) ok = "(" + ok + ")";
+  CHECK(parse_block(ok).span() == 1);  // 60 levels: within the bound
+}
+
 TEST_CASE("numbers of an expression follow the sublayer and the config") {
   const Expr e = parse_scalar("1 / sqrt(K) + alpha * (k < 2) - floor(2.5)");
   CHECK(eval_scalar(e, e.root, env_at(1, 4)) == 1.0 / 2 + 0.5 - 2);

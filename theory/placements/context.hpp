@@ -101,7 +101,11 @@ struct StackContext {
 inline TokenGram normalized(TokenGram in, double gamma_sq, double eps) {
   // One expression for both cases (the eps == 0 one is the old {gamma^2, gamma^2 cos}), so that the
   // compiler contracts the caller's sums with this product exactly as before.
-  const double out = eps == 0.0 ? gamma_sq : gamma_sq * in.diag / (in.diag + eps);
+  // eps == 0: a zero input stays zero (the simulator's N(0) is 0 forward) and a NaN stays NaN.
+  const double out = eps == 0.0 ? (in.diag > 0.0    ? gamma_sq
+                                   : in.diag == 0.0 ? 0.0
+                                                    : in.diag)
+                                : gamma_sq * in.diag / (in.diag + eps);
   return {out, out * in.cos()};
 }
 
