@@ -71,6 +71,16 @@ fs::path claims_dir(const Options& o) {
   return NORMSIM_CLAIMS_DIR;
 }
 
+// Whether this run draws figures/claim_<id>.png (report.md links them only then).
+bool draws_figures(const Options& o) {
+#ifdef NORMSIM_CHECK_HAVE_PLOTS
+  return !o.no_plots;
+#else
+  (void)o;
+  return false;
+#endif
+}
+
 int run(const Options& o) {
   std::vector<ClaimSpec> claims = load_claims(claims_dir(o), o.ids, o.full);
   if (o.list) {
@@ -112,7 +122,7 @@ int run(const Options& o) {
     checked.push_back(std::move(c));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_check_results(o.out, checked, o.full, backend->name(), threads, seconds);
+  write_check_results(o.out, checked, o.full, backend->name(), threads, seconds, draws_figures(o));
   if (!o.no_plots) {
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
     // Figures are a convenience on top of the verdicts: failing to draw them is a warning. Only the claim

@@ -165,6 +165,34 @@ FitKind parse_fit(const Reader& r, const toml::table& fit, const std::string& te
   return it->second;
 }
 
+// [measure] layer / denominator: a layer expression ("last", "-2") or an integer (3).
+std::optional<std::string> layer_text(const Reader& r, const toml::table& measure, const char* key) {
+  if (const toml::node* n = measure.get(key); n && n->is_integer())
+    return std::to_string(n->as_integer()->get());
+  return r.string(measure, "measure.", key);
+}
+
+// One band, given one way: tolerance and rel_tolerance together would leave one of them unread (the band is
+// the larger), and a tolerance beside lower/upper would be half replaced; both are refused.
+void check_band_keys(const Reader& r, const toml::table& pred) {
+  const toml::node* tol = pred.get("tolerance");
+  const toml::node* rel = pred.get("rel_tolerance");
+  if (tol && rel)
+    r.fail(r.where(*rel), "prediction.rel_tolerance", "give tolerance or rel_tolerance, not both");
+  if (const toml::node* t = tol ? tol : rel; t && (pred.contains("lower") || pred.contains("upper")))
+    r.fail(r.where(*t), tol ? "prediction.tolerance" : "prediction.rel_tolerance",
+           "give a tolerance around value, or lower/upper, not both");
+}
+
+// [full]'s keys are checked whether or not --full reads them, so a typo there is found on the first run.
+void check_full(const toml::table& sweep, const toml::table& full, const std::string& file) {
+  try {
+    sim::parse_grid(sweep_as_config(sweep, {&full}), file);
+  } catch (const sim::ConfigError& e) {
+    throw ClaimError(e.what());
+  }
+}
+
 // [fit] decide_at: the one x of a ratio claim's sweep that the source's statement names.
 void read_decide_at(const Reader& r, const toml::table& fit, ClaimSpec& c) {
   const toml::node* node = fit.get("decide_at");
@@ -203,7 +231,8 @@ void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec&
   const int n = metric_entries(r, *measure.get("metric"), c);
   for (const char* key : {"layer", "denominator"})
     if (const toml::node* node = measure.get(key))
-      if (const std::string why = layer_expr_problem(node->as_string()->get(), n); !why.empty())
+      if (const std::string why = layer_expr_problem(key[0] == 'l' ? c.layer : c.denominator, n);
+          !why.empty())
         r.fail(r.where(*node), std::string("measure.") + key, why);
   if (const toml::node* node = measure.get("layers")) {
     try {
@@ -220,12 +249,15 @@ void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec&
 void read_torch(const Reader& r, const toml::table& root, const fs::path& claim_file, ClaimSpec& c) {
   if (!root.contains("torch")) return;
   const toml::table& torch = r.table(root, "torch", false);
-  r.only(torch, "torch.", {"file"});
+  r.only(torch, "torch.", {"file", "timeout"});
   const std::string given = r.required_string(torch, "torch.", "file", *root.get("torch"));
   const fs::path file = claim_file.parent_path() / given;
   if (!fs::is_regular_file(file))
     r.fail(r.where(*torch.get("file")), "torch.file", "no such Python file: " + file.string());
   c.torch_file = file.string();
+  c.torch_timeout = r.number(torch, "torch.", "timeout").value_or(c.torch_timeout);
+  if (!(c.torch_timeout > 0 && c.torch_timeout <= 86400))
+    r.fail(r.where(*torch.get("timeout")), "torch.timeout", "expected seconds in (0, 86400]");
 }
 
 // The claim's metric (each factor) is computed whatever [sweep]'s `metrics` key says.
@@ -264,7 +296,7 @@ void read_header(const Reader& r, const toml::table& root, ClaimSpec& c) {
   const toml::node& top = root;
   c.note = r.string(root, "", "note").value_or("");
   c.quote = r.required_string(root, "", "quote", top);
-  c.band_source = r.string(root, "", "band_source").value_or("");
+  c.band_source = r.required_string(root, "", "band_source", top);
   const auto testable = r.boolean(root, "", "testable_at_init");
   if (!testable)
     r.fail(r.where(top), "testable_at_init",
@@ -364,6 +396,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   // [sweep]: a config; at most one key given as a list is the x axis.
   const toml::table& sweep = r.table(root, "sweep", true);
   const toml::table* full_table = full && root.contains("full") ? &r.table(root, "full", false) : nullptr;
+  if (!full && root.contains("full")) check_full(sweep, r.table(root, "full", false), file);
   try {
     c.grid = sim::parse_grid(sweep_as_config(sweep, {full_table}), file);
   } catch (const sim::ConfigError& e) {
@@ -381,12 +414,12 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator"});
   c.metric = r.required_string(measure, "measure.", "metric", *root.get("measure"));
   c.layers = r.string(measure, "measure.", "layers").value_or("all");
-  c.layer = r.string(measure, "measure.", "layer").value_or("last");
+  c.layer = layer_text(r, measure, "layer").value_or("last");
   c.reduce = r.string(measure, "measure.", "reduce").value_or("value");
   if (c.reduce != "value" && c.reduce != "slope" && c.reduce != "logslope" && c.reduce != "logrange")
     r.fail(r.where(*measure.get("reduce")), "measure.reduce",
            "expected \"value\", \"slope\", \"logslope\" or \"logrange\"");
-  c.denominator = r.string(measure, "measure.", "denominator").value_or("");
+  c.denominator = layer_text(r, measure, "denominator").value_or("");
 
   const toml::table& fit = r.table(root, "fit", true);
   r.only(fit, "fit.", {"kind", "log_x", "log_y", "decide_at"});
@@ -424,6 +457,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   check_prediction(r, pred, c);
   if (c.tolerance < 0 || c.rel_tolerance < 0)
     r.fail(r.where(*root.get("prediction")), "prediction.tolerance", "tolerances must be >= 0");
+  check_band_keys(r, pred);
   if (!c.meanfield && !c.predicted && !(c.has_lower || c.has_upper))
     r.fail(r.where(*root.get("prediction")), "prediction.value",
            "missing (a number, \"meanfield\", or lower/upper)");
@@ -434,6 +468,10 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   const toml::table& figure = r.table(root, "figure", false);
   r.only(figure, "figure.", {"kind", "x_label", "y_label", "log_x", "log_y"});
   c.figure_kind = r.string(figure, "figure.", "kind").value_or(c.x_key == "layer" ? "profile" : "scaling");
+  if (c.figure_kind != "profile" && c.figure_kind != "points" && c.figure_kind != "scaling" &&
+      c.figure_kind != "line")
+    r.fail(r.where(*figure.get("kind")), "figure.kind",
+           "unknown figure kind '" + c.figure_kind + "' (profile, points, scaling, line)");
   c.x_label = r.string(figure, "figure.", "x_label").value_or(c.x_key);
   c.y_label = r.string(figure, "figure.", "y_label").value_or(c.metric);
   c.figure_log_x = r.boolean(figure, "figure.", "log_x").value_or(c.log_x);
@@ -446,6 +484,7 @@ std::vector<ClaimSpec> load_claims(const fs::path& dir, const std::vector<std::s
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path());
+  if (files.empty()) throw ClaimError(dir.string() + ": no claim files (*.toml) in the folder");
   std::sort(files.begin(), files.end());
   std::vector<ClaimSpec> all;
   std::set<std::string> seen;

@@ -63,7 +63,8 @@ struct ClaimSpec {
   // [torch] file: a Python file whose blocks(config) normsim.torch measures instead of the simulator
   // (check/torch_block.hpp), resolved against the claim file's folder; "" for the simulator.
   std::string torch_file;
-  std::string x_key;  // "layer" or the swept key
+  double torch_timeout = 600;  // [torch] timeout: seconds the block's Python may take, all configs together
+  std::string x_key;           // "layer" or the swept key
   // [reference]: a config each point is compared with, sample by sample (the statistic is y - y_ref; the
   // mean field's likewise). Same samples, so the differences pair independent draws of both.
   std::optional<sim::Config> reference;

@@ -346,7 +346,7 @@ Measurement measure_torch_block(const ClaimSpec& c) {
     configs.insert(configs.end(), c.reference_per_x.begin(), c.reference_per_x.end());
   else if (c.reference)
     configs.push_back(*c.reference);
-  sim::GridRecords records = run_torch_block(c.torch_file, configs);
+  sim::GridRecords records = run_torch_block(c.torch_file, configs, c.id, c.torch_timeout);
   const sim::GridRecords references(records.begin() + std::ptrdiff_t(n), records.end());
   records.resize(n);
   Measurement m = collect(c, records);

@@ -156,7 +156,8 @@ std::string tally_by_kind(const std::vector<CheckedClaim>& claims) {
   return out;
 }
 
-std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds) {
+std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds,
+                            bool figures) {
   std::ostringstream md;
   md << "# normsim check\n\n"
      << claims.size() << " claims (" << (full ? "full" : "default") << " sweeps), " << fmt(seconds)
@@ -189,7 +190,8 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
        << "] | " << cell(c.spec.band_source) << " | " << fmt(r.estimate.value) << " [" << fmt(r.estimate.low)
        << ", " << fmt(r.estimate.high) << "]" << (r.decided_at ? " at x = " + fmt(*r.decided_at) : "")
        << (c.spec.looks.size() > 1 ? " (" + fmt(100 * c.spec.confidence) + " %)" : "") << " | "
-       << r.estimate.n << " | " << verdict << " | [figure](figures/claim_" << c.spec.id << ".png) |\n";
+       << r.estimate.n << " | " << verdict << " | "
+       << (figures ? "[figure](figures/claim_" + c.spec.id + ".png)" : std::string("not drawn")) << " |\n";
   }
   md << "\n## Notes\n\n";
   for (const auto& c : claims)
@@ -199,7 +201,7 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
 }
 
 void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& claims, bool full,
-                         const std::string& backend, int threads, double seconds) {
+                         const std::string& backend, int threads, double seconds, bool figures) {
   fs::create_directories(out / "claims");
   nlohmann::json verdicts = nlohmann::json::array();
   for (const auto& c : claims) {
@@ -220,7 +222,7 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   info.peak_rss_bytes = sim::peak_rss_bytes();
   sim::write_run_json(out / "run.json", grid, info);
   sim::write_file_atomic(out / "verdicts.json", verdicts.dump(2) + "\n");
-  sim::write_file_atomic(out / "report.md", report_markdown(claims, full, seconds));
+  sim::write_file_atomic(out / "report.md", report_markdown(claims, full, seconds, figures));
 }
 
 }  // namespace normsim::check

@@ -24,13 +24,14 @@ struct CheckedClaim {
 };
 
 nlohmann::json verdict_json(const CheckedClaim& c);
-std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds);
+// figures: whether figures/claim_<id>.png are drawn (links to them), or not (--no-plots: no dead links).
+std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds, bool figures);
 std::string data_csv(const ClaimResult& r);
 // One line a claim kind ("- literature (...) (30): 20 supported, ..."): kinds are never added together.
 std::string tally_by_kind(const std::vector<CheckedClaim>& claims);
 
 // Writes every file above; `seconds` is the wall time recorded in the report and run.json.
 void write_check_results(const std::filesystem::path& out, const std::vector<CheckedClaim>& claims, bool full,
-                         const std::string& backend, int threads, double seconds);
+                         const std::string& backend, int threads, double seconds, bool figures);
 
 }  // namespace normsim::check

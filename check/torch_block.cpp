@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "check/child_process.hpp"
+#include "sim/csv.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 
@@ -40,6 +42,7 @@ std::string read_all(const fs::path& path) {
 }
 
 std::string last_lines(const std::string& text, int n) {
+  if (text.empty()) return text;
   std::size_t at = text.size();
   for (int i = 0; i <= n && at != std::string::npos && at > 0; ++i) at = text.rfind('\n', at - 1);
   return at == std::string::npos ? text : text.substr(at + 1);
@@ -119,30 +122,48 @@ std::vector<sim::SampleRecord> read_bridge_records(const fs::path& folder, const
   return records;
 }
 
-sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs) {
+sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs,
+                                 const std::string& claim, double timeout_seconds) {
   std::string temp = (fs::temp_directory_path() / "normsim-torch-XXXXXX").string();
   if (!::mkdtemp(temp.data())) throw TorchBlockError(file.string() + ": cannot make a temporary folder");
   const fs::path dir = temp;
+  const std::string who = "claim '" + claim + "', block " + file.string();
   sim::Grid grid;
   grid.configs = configs;
   std::ofstream(dir / "request.json") << nlohmann::json{
       {"file", fs::absolute(file).string()},
       {"configs",
        sim::grid_json(grid)["configs"]}}.dump();
-  const std::string cmd = "PYTHONPATH=" + quoted(NORMSIM_PYTHON_DIR) + "${PYTHONPATH:+:$PYTHONPATH} " +
-                          quoted(python()) + " -m normsim._claim_block " +
-                          quoted((dir / "request.json").string()) + " " + quoted((dir / "out").string()) +
-                          " >" + quoted((dir / "log").string()) + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  const int status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  const std::string cmd = "PYTHONPATH=" + quoted(NORMSIM_PYTHON_DIR) + "${PYTHONPATH:+:$PYTHONPATH}; " +
+                          "export PYTHONPATH; exec " + quoted(python()) + " -m normsim._claim_block " +
+                          quoted((dir / "request.json").string()) + " " + quoted((dir / "out").string());
+  ChildOutcome done;
+  try {
+    done = run_child(cmd, dir / "log", timeout_seconds);
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  if (done.signal != 0) {  // normsim was asked to stop: leave nothing behind, then stop
+    fs::remove_all(dir);
+    end_by_signal(done.signal);
+  }
   sim::GridRecords records;
   try {
-    if (status != 0)
-      throw TorchBlockError(file.string() + ": normsim.torch could not measure its blocks (" + python() +
-                            " exited with status " + std::to_string(status) + "):\n" +
+    if (done.timed_out)
+      throw TorchBlockError(who + ": stopped after " + sim::format_number(timeout_seconds) +
+                            " s (the claim's [torch] timeout)");
+    if (done.exit_status != 0)
+      throw TorchBlockError(who + ": normsim.torch could not measure its blocks (" + python() +
+                            " exited with status " + std::to_string(done.exit_status) + "):\n" +
                             last_lines(read_all(dir / "log"), 12));
-    for (std::size_t c = 0; c < configs.size(); ++c)
-      records.push_back(read_bridge_records(dir / "out" / std::to_string(c), configs[c]));
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      const fs::path out = dir / "out" / std::to_string(c);
+      if (!fs::is_regular_file(out / "layers.csv"))
+        throw TorchBlockError(who + ": " + python() + " exited without writing the results of config " +
+                              std::to_string(c) + ":\n" + last_lines(read_all(dir / "log"), 12));
+      records.push_back(read_bridge_records(out, configs[c]));
+    }
   } catch (...) {
     fs::remove_all(dir);
     throw;

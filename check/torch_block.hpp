@@ -22,8 +22,11 @@ class TorchBlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Every config's records (samples 0..samples-1) as normsim.torch measures the blocks of `file`.
-sim::GridRecords run_torch_block(const std::filesystem::path& file, const std::vector<sim::Config>& configs);
+// Every config's records (samples 0..samples-1) as normsim.torch measures the blocks of `file` for claim
+// `claim` (named in every error), in a child process given `timeout_seconds` (check/child_process.hpp):
+// past it, or on SIGINT/SIGTERM/SIGHUP, the child's group is stopped and its temporary folder removed.
+sim::GridRecords run_torch_block(const std::filesystem::path& file, const std::vector<sim::Config>& configs,
+                                 const std::string& claim, double timeout_seconds);
 
 // The records of one config from a results folder written by normsim.torch (layers.csv, nonfinite.csv):
 // `config.samples` records sized for `config.depth`. Metrics outside the metric table (gradw_<parameter> of

@@ -9,6 +9,8 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "vocab/block_expr.hpp"
 
@@ -23,6 +25,12 @@ using Op = ExprNode::Op;
 constexpr std::size_t kMaxLength = 4096;  // characters of one block or scalar expression
 constexpr int kMaxNesting = 64;           // parentheses, calls, unary minus and '?', one inside another
 
+int characters(std::string_view text) {
+  int n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 void check_length(std::string_view text) {
   if (text.size() > kMaxLength)
     throw ExprError(static_cast<int>(kMaxLength) + 1, "the expression is " + std::to_string(text.size()) +
@@ -32,18 +40,28 @@ void check_length(std::string_view text) {
 
 class Parser {
  public:
-  Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {}
+  // offset: the characters (code points) before this expression in the block text.
+  Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {
+    chars_before_.reserve(text.size() + 1);
+    int n = 0;
+    for (const char c : text) {
+      chars_before_.push_back(n);
+      n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // a UTF-8 continuation byte is no new character
+    }
+    chars_before_.push_back(n);
+  }
 
   Expr parse_whole() {
     expr_.root = cond();
     skip_space();
-    if (pos_ < text_.size()) fail(column(), "unexpected '" + std::string(1, text_[pos_]) + "'");
+    if (pos_ < text_.size()) fail(column(), "unexpected '" + character_here() + "'");
     return std::move(expr_);
   }
 
  private:
   std::string_view text_;
-  int offset_;  // columns before this expression in the block text
+  int offset_;                     // characters before this expression in the block text
+  std::vector<int> chars_before_;  // chars_before_[i]: the characters in text_[0, i)
   bool paired_;
   std::size_t pos_ = 0;
   int depth_ = 0;  // parentheses, calls, unary minus and '?' now open
@@ -60,7 +78,14 @@ class Parser {
   };
 
   [[noreturn]] static void fail(int column, const std::string& why) { throw ExprError(column, why); }
-  int column() const { return offset_ + static_cast<int>(pos_) + 1; }
+  // 1-based, in characters: a non-ASCII character is one column, not the bytes of its UTF-8 sequence.
+  int column() const { return offset_ + chars_before_[pos_] + 1; }
+  // The character at pos_, whole (all the bytes of its UTF-8 sequence), for a message.
+  std::string character_here() const {
+    std::size_t end = pos_ + 1;
+    while (end < text_.size() && (static_cast<unsigned char>(text_[end]) & 0xC0) == 0x80) ++end;
+    return std::string(text_.substr(pos_, end - pos_));
+  }
   const ExprNode& at(int i) const { return expr_.node(i); }
 
   void skip_space() {
@@ -184,11 +209,14 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number(col);
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name(col);
-    fail(col, "unexpected '" + std::string(1, c) + "'");
+    fail(col, "unexpected '" + character_here() + "'");
   }
   int number(int col) {
     double v = 0;
     const auto [end, ec] = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), v);
+    if (ec == std::errc::result_out_of_range)
+      fail(col, "number " + std::string(text_.substr(pos_, std::size_t(end - text_.data()) - pos_)) +
+                    " is out of range (a double holds magnitudes up to about 1.8e308)");
     if (ec != std::errc()) fail(col, "malformed number");
     pos_ = static_cast<std::size_t>(end - text_.data());
     ExprNode n = make(Op::number, col);
@@ -280,9 +308,10 @@ Block parse_block(std::string_view text) {
     return b;
   }
   if (text.find(';', semi + 1) != std::string_view::npos)
-    throw ExprError(static_cast<int>(text.find(';', semi + 1)) + 1, "at most two sublayers (one ';')");
+    throw ExprError(characters(text.substr(0, text.find(';', semi + 1))) + 1,
+                    "at most two sublayers (one ';')");
   b.sublayers.push_back(parse_sublayer(text.substr(0, semi), 0, true));
-  b.sublayers.push_back(parse_sublayer(text.substr(semi + 1), static_cast<int>(semi) + 1, true));
+  b.sublayers.push_back(parse_sublayer(text.substr(semi + 1), characters(text.substr(0, semi + 1)), true));
   return b;
 }
 

@@ -9,8 +9,8 @@ from . import _core
 
 def toml_value(value):
     """A Python value as a TOML value (lists sweep the key)."""
-    if hasattr(value, "item") and not isinstance(value, (list, tuple)):
-        value = value.item()  # numpy scalar
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0 and not isinstance(value, (list, tuple)):
+        value = value.item()  # numpy scalar (an array, ndim >= 1, is a list below)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

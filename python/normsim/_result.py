@@ -60,22 +60,69 @@ def from_run(run, theory_columns):
 
 
 def read(out):
-    """The Result of a results folder written by `normsim run`, Result.save or normsim.torch."""
+    """The Result of a results folder written by `normsim run`, Result.save or normsim.torch. A damaged
+    folder (an empty, truncated or binary file, a bad run.json, an index its run.json does not have) raises
+    ValueError naming the file (and the line, for an index), never a raw pandas or json error."""
     _frames._pandas("normsim.read")
     path = os.fspath(out)
     if not os.path.isfile(os.path.join(path, "summary.csv")):
         raise FileNotFoundError(f"{path} is not a normsim results folder: it has no summary.csv")
-    layers = _frames.read_table(os.path.join(path, "layers.csv"))
-    theory_path = os.path.join(path, "theory.csv")
-    theory = _frames.read_table(theory_path) if os.path.isfile(theory_path) else None
-    with open(os.path.join(path, "run.json")) as f:
-        run_info = json.load(f)
+    run_info = _checked(os.path.join(path, "run.json"), _read_json)
     configs = {}
-    for c in run_info.get("configs", []):
+    for c in _checked(os.path.join(path, "run.json"), lambda _: run_info["configs"]):
         for key, value in c["values"].items():
             configs.setdefault(key, []).append(value)
+    layers = _checked(os.path.join(path, "layers.csv"), _frames.read_table)
+    _check_indices(os.path.join(path, "layers.csv"), layers, configs)
+    summary = _checked(os.path.join(path, "summary.csv"), _frames.read_table)
+    theory_path = os.path.join(path, "theory.csv")
+    theory = _checked(theory_path, _frames.read_table) if os.path.isfile(theory_path) else None
     nonfinite_path = os.path.join(path, "nonfinite.csv")
-    nonfinite = _frames.read_nonfinite(nonfinite_path) if os.path.isfile(nonfinite_path) else None
-    return Result(summary=_frames.read_table(os.path.join(path, "summary.csv")), layers=layers, theory=theory,
+    nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) else None
+    return Result(summary=summary, layers=layers, theory=theory,
                   per_sample=_frames.per_sample_from_layers(layers), config=_frames.config_table(configs),
                   run_info=run_info, nonfinite=nonfinite)
+
+
+def _read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _checked(path, reader):
+    """reader(path), its failure on a damaged file raised as ValueError naming the file."""
+    try:
+        return reader(path)
+    except FileNotFoundError:
+        raise
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as e:
+        raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
+    except Exception as e:  # pandas' parser errors (pandas.errors.ParserError, EmptyDataError, ...)
+        raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
+
+
+def _check_indices(path, layers, configs):
+    """Every row's config, sample and layer index exist in run.json's configs (a row with sample 999999999
+    would size the per-sample arrays by it). Vectorised; the first bad row is named with its line."""
+    if layers.empty:
+        return
+    np = _frames.require("numpy", "normsim.read")
+    n_samples = np.asarray(configs.get("samples", []), dtype="int64")
+    depths = np.asarray(configs.get("depth", []), dtype="int64")
+    c = layers["config"].to_numpy(dtype="int64", na_value=-1)
+    s = layers["sample"].to_numpy(dtype="int64", na_value=-1)
+    l = layers["l"].to_numpy(dtype="float64", na_value=np.nan)
+    k = layers["k"].to_numpy(dtype="float64", na_value=np.nan)
+    known = (c >= 0) & (c < len(n_samples))
+    cc = np.where(known, c, 0) if len(n_samples) else np.zeros_like(c)
+    top_s = n_samples[cc] if len(n_samples) else np.zeros_like(c)
+    top_d = depths[cc] if len(depths) else np.zeros_like(c)
+    ok = (known & (s >= 0) & (s < top_s) & (np.isnan(l) | ((l >= 0) & (l <= top_d)))
+          & (np.isnan(k) | ((k >= 0) & (k < top_d))))
+    if ok.all():
+        return
+    row = int(np.argmin(ok))
+    what = (f"config {c[row]} (run.json has {len(n_samples)})" if not known[row] else
+            f"sample {s[row]}, l {l[row]:g}, k {k[row]:g} (config {c[row]}: {top_s[row]} samples, depth "
+            f"{top_d[row]})")
+    raise ValueError(f"{path}:{row + 2}: {what}: not an index of this results folder")

@@ -42,7 +42,7 @@ std::filesystem::path claims_dir(const CheckOptions& o) {
 // check's files and (with plots) the claim figures, as `normsim check --out OUT` leaves them.
 void write_outputs(const CheckOptions& o, const std::vector<check::CheckedClaim>& checked,
                    const std::string& backend, int threads, double seconds) {
-  check::write_check_results(o.out, checked, o.full, backend, threads, seconds);
+  check::write_check_results(o.out, checked, o.full, backend, threads, seconds, o.plots);
   if (!o.plots) return;
   plots::PlotOptions options;
   options.quiet = true;

@@ -21,6 +21,7 @@ kind = "self"
 statement = "Pre-LN act_sq is linear"
 source = "theory.md §3(a)"
 quote = "v_l grows linearly"
+band_source = "theory.md: the mean field is exact at infinite width"
 testable_at_init = true
 
 [sweep]
@@ -85,19 +86,19 @@ TEST_CASE("a claim file reads into a grid and a statistic", "[check][claims]") {
 
 TEST_CASE("a malformed claim file names file, line and key", "[check][claims]") {
   std::string e = error_of(replaced(kGood, "kind = \"powerlaw\"", "kind = \"cubic\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:19: key 'fit.kind'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:20: key 'fit.kind'"));
   e = error_of(replaced(kGood, "width = 32", "widht = 32"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:10: unknown key 'widht'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:11: unknown key 'widht'"));
   e = error_of(replaced(kGood, "width = 32", "width = -3"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:10: key 'width'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:11: key 'width'"));
   e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = \"wide\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:23: key 'prediction.rel_tolerance'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:24: key 'prediction.rel_tolerance'"));
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ncolour = 1"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'measure.colour'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:18: key 'measure.colour'"));
   e = error_of(replaced(kGood, "statement = \"Pre-LN act_sq is linear\"\n", ""));
   CHECK_THAT(e, Catch::Contains("key 'statement'"));
   e = error_of(replaced(kGood, "[fit]", "[fit"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:18: TOML syntax error"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:19: TOML syntax error"));
 }
 
 // Issue 16: values that parse but cannot be measured are errors at their line, as in config files.
@@ -105,14 +106,14 @@ TEST_CASE("a claim's layers, metric and numbers are checked against its sweep", 
   // depth 4 is the shallowest config: act_sq has 5 entries (0..4, or -5..-1).
   std::string e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"99\""));
   CHECK_THAT(e,
-             Catch::Contains("bad.toml:16: key 'measure.layer'") && Catch::Contains("outside the 5 entries"));
+             Catch::Contains("bad.toml:17: key 'measure.layer'") && Catch::Contains("outside the 5 entries"));
   CHECK(error_of(replaced(kGood, "layer = \"last\"", "layer = \"-5\"")).empty());
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\nlayers = \"5:2\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:17: key 'measure.layers'") && Catch::Contains("selects no layer"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:18: key 'measure.layers'") && Catch::Contains("selects no layer"));
   e = error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = nan"));
-  CHECK_THAT(e, Catch::Contains("bad.toml:23: key 'prediction.rel_tolerance': must be a finite number"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:24: key 'prediction.rel_tolerance': must be a finite number"));
   e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*gradz\""));
-  CHECK_THAT(e, Catch::Contains("bad.toml:15: key 'measure.metric': unknown metric 'gradz'"));
+  CHECK_THAT(e, Catch::Contains("bad.toml:16: key 'measure.metric': unknown metric 'gradz'"));
   e = error_of(replaced(kGood, "layer = \"last\"", "layer = \"last\"\ndenominator = \"first\""));
   CHECK_THAT(e, Catch::Contains("key 'measure.denominator': only a ratio fit reads it"));
   e = error_of(replaced(kGood, "metric = \"act_sq\"", "metric = \"act_sq*cos_next\""));
@@ -137,16 +138,18 @@ TEST_CASE("every claim of experiments/claims says where its band comes from", "[
 
 TEST_CASE("a claim file reads band_source and testable_at_init", "[check][claims]") {
   const ClaimSpec plain = load_claim(write_file("plain.toml", kGood));
-  CHECK(plain.band_source.empty());
+  CHECK(plain.band_source == "theory.md: the mean field is exact at infinite width");
   CHECK(plain.testable_at_init);
   CHECK(plain.quote == "v_l grows linearly");
-  const std::string marked = replaced(kGood, "testable_at_init = true\n",
-                                      "band_source = \"stated principle\"\ntestable_at_init = false\n");
+  const std::string marked = replaced(kGood, "testable_at_init = true", "testable_at_init = false");
   const ClaimSpec c = load_claim(write_file("marked.toml", marked));
-  CHECK(c.band_source == "stated principle");
   CHECK(!c.testable_at_init);
   CHECK(error_of(replaced(marked, "testable_at_init = false", "testable_at_init = \"no\""))
             .find("bad.toml:7: key 'testable_at_init': expected true or false") != std::string::npos);
+  // docs/claims.md requires band_source: a band must say where it comes from.
+  CHECK_THAT(error_of(replaced(
+                 kGood, "band_source = \"theory.md: the mean field is exact at infinite width\"\n", "")),
+             Catch::Contains("key 'band_source': missing"));
   // Every file decides it (docs/claims.md's one rule), and quotes the words it tests.
   CHECK_THAT(error_of(replaced(kGood, "testable_at_init = true\n", "")),
              Catch::Contains("bad.toml:1: key 'testable_at_init': missing"));
@@ -222,6 +225,11 @@ TEST_CASE("check_command writes verdicts, report and per-claim data", "[check][c
   std::string header;
   std::getline(data, header);
   CHECK(header == "x,measured,se,predicted");
+  // --no-plots draws no figure, so report.md links none (issue 25 13).
+  std::ifstream report(out / "report.md");
+  const std::string md(std::istreambuf_iterator<char>(report), {});
+  CHECK(md.find("figures/claim_") == std::string::npos);
+  CHECK(md.find("| not drawn |") != std::string::npos);
 }
 
 TEST_CASE("a [reference] config is compared sample by sample", "[check][claims]") {
@@ -378,4 +386,26 @@ TEST_CASE("check_command: a claim with no finite measurement exits 1", "[check][
   std::ifstream verdicts(out / "verdicts.json");
   const std::string text(std::istreambuf_iterator<char>(verdicts), {});
   CHECK(text.find("\"verdict\": \"no finite measurement\"") != std::string::npos);
+}
+
+// Issue 25 9: claim files that were accepted although wrong or meaningless.
+TEST_CASE("claim files: the validations a claim's meaning needs", "[check][claims]") {
+  CHECK_THAT(error_of(replaced(kGood, "[full]", "[figure]\nkind = \"pie\"\n\n[full]")),
+             Catch::Contains("key 'figure.kind': unknown figure kind 'pie'"));
+  CHECK_THAT(error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = 0.1\ntolerance = 0.05")),
+             Catch::Contains("key 'prediction.rel_tolerance': give tolerance or rel_tolerance, not both"));
+  CHECK_THAT(error_of(replaced(kGood, "rel_tolerance = 0.1", "rel_tolerance = 0.1\nlower = 0.2")),
+             Catch::Contains("give a tolerance around value, or lower/upper, not both"));
+  // [full] is checked without --full: a typo there is found on the first run, at its line.
+  CHECK_THAT(error_of(replaced(kGood, "samples = 8", "sampels = 8")),
+             Catch::Contains("unknown key 'sampels'"));
+  // layer may be an integer, as "3" is.
+  const ClaimSpec three =
+      load_claim(write_file("three.toml", replaced(kGood, "layer = \"last\"", "layer = 3")));
+  CHECK(three.layer == "3");
+  const fs::path empty = fs::temp_directory_path() / "normsim_check_noclaims";
+  fs::remove_all(empty);
+  fs::create_directories(empty);
+  CHECK_THROWS_WITH(load_claims(empty), Catch::Contains("no claim files"));
+  CHECK(check_command({"--claims", empty.string(), "--quiet", "--no-plots"}) == 2);
 }

@@ -2,10 +2,13 @@
 // back from a results folder as normsim.torch writes it. The run through Python is tests/python/
 // test_claim_block.py (skipped without torch).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "check/child_process.hpp"
 #include "check/claim.hpp"
 #include "check/torch_block.hpp"
 #include "sim/metrics.hpp"
@@ -52,4 +55,43 @@ TEST_CASE("records come back from a bridge results folder, NaN where it wrote no
   CHECK(records[0].nonfinite_statistics[0] == normsim::sim::NonFiniteStatistic{metric::act_sq, 1});
   CHECK_FALSE(records[1].nonfinite);
   fs::remove_all(dir);
+}
+
+// Issue 25 8: the block's Python runs in its own process group with a time limit; a block that hangs is
+// stopped (all of its group) at the limit, and one that exits without results is named with its claim.
+TEST_CASE("a child process is stopped at its time limit, its whole group", "[check][torch]") {
+  const fs::path dir = fs::temp_directory_path() / "normsim_child_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  // The shell starts a grandchild that would outlive a kill of the shell alone.
+  const ChildOutcome hung = run_child("sleep 30 & echo started; wait", dir / "log", 0.5);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(hung.timed_out);
+  CHECK(hung.exit_status == -1);
+  CHECK(seconds < 5);
+  const ChildOutcome done = run_child("echo hello; exit 3", dir / "log", 10);
+  CHECK_FALSE(done.timed_out);
+  CHECK(done.exit_status == 3);
+  std::ifstream log(dir / "log");
+  std::string line;
+  std::getline(log, line);
+  CHECK(line == "hello");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a block that exits early or hangs is named with its claim", "[check][torch]") {
+  const fs::path dir = fs::path(NORMSIM_SOURCE_DIR) / "experiments" / "claims";
+  const ClaimSpec c = load_claim(dir / "torch_preln_act_linear.toml");
+  CHECK(c.torch_timeout == 600);
+  // A "python" that exits at once with status 0, writing nothing.
+  ::setenv("NORMSIM_PYTHON", "/bin/true", 1);
+  CHECK_THROWS_WITH(run_torch_block(c.torch_file, c.grid.configs, c.id, 10),
+                    Catch::Contains("claim 'torch_preln_act_linear', block ") &&
+                        Catch::Contains("exited without writing the results of config 0"));
+  ::setenv("NORMSIM_PYTHON", "/bin/sleep", 1);  // "sleep -m ..." fails: status 1, named too
+  CHECK_THROWS_WITH(
+      run_torch_block(c.torch_file, c.grid.configs, c.id, 10),
+      Catch::Contains("claim 'torch_preln_act_linear'") && Catch::Contains("exited with status"));
+  ::unsetenv("NORMSIM_PYTHON");
 }

@@ -150,6 +150,50 @@ class Errors(unittest.TestCase):
         self.assertIn("python3-pandas", done.stdout)
 
 
+class DamagedFolders(unittest.TestCase):
+    """Issue 25 10: normsim.read on a damaged folder raises ValueError naming the file (and the line of a bad
+    index), never a raw pandas or json error, and never sizes arrays by a bogus index."""
+
+    def damaged(self, name, mutate):
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 2}, progress=False, out=out)
+            mutate(os.path.join(out, name))
+            with self.assertRaises(ValueError) as e:
+                normsim.read(out)
+            self.assertIn(os.path.join(out, name), str(e.exception))
+            return str(e.exception)
+
+    def test_each_damage_names_its_file(self):
+        def write(text, mode="w"):
+            def go(path):
+                with open(path, mode) as f:
+                    f.write(text)
+            return go
+
+        def truncate(path):
+            with open(path) as f:
+                text = f.read()
+            with open(path, "w") as f:
+                f.write(text[: len(text) // 3].rsplit(",", 1)[0])
+
+        def row_with(column, value):
+            def go(path):
+                df = pd.read_csv(path, keep_default_na=False)
+                df.loc[0, column] = value
+                df.to_csv(path, index=False)
+            return go
+
+        self.damaged("layers.csv", write(""))
+        self.damaged("summary.csv", write(""))
+        self.damaged("layers.csv", truncate)
+        self.damaged("run.json", write("{not json"))
+        self.damaged("run.json", write("{}"))
+        self.damaged("layers.csv", write(b"\x00\xff\xfe binary", "wb"))
+        self.assertIn("sample -5", self.damaged("layers.csv", row_with("sample", -5)))
+        self.assertIn("layers.csv:2: sample 999999999", self.damaged("layers.csv", row_with("sample", 999999999)))
+
+
 class TheoryCheckList(unittest.TestCase):
     def test_theory_alone(self):
         t = normsim.theory({"placement": "pre", "depth": 4, "width": 16})

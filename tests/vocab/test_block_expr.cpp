@@ -103,6 +103,15 @@ TEST_CASE("deep or long expressions are refused at a column, never a crash") {
   CHECK(parse_block(ok).span() == 1);  // 60 levels: within the bound
 }
 
+// Issue 25 13: a non-ASCII character is one column and is named whole (its UTF-8 bytes, not one of them); a
+// number past a double's range says so.
+TEST_CASE("columns count characters, and numbers out of range say so") {
+  CHECK_THROWS_WITH(parse_block("x + F(x) + é"), Catch::Contains("column 12: unexpected 'é'"));
+  CHECK_THROWS_WITH(parse_block("é + F(x)"), Catch::Equals("column 1: unexpected 'é'"));
+  CHECK_THROWS_WITH(parse_block("N(x + F(x)); x + F(x) + ü ü"), Catch::Contains("column 25"));
+  CHECK_THROWS_WITH(parse_scalar("1e400"), Catch::Contains("number 1e400 is out of range"));
+}
+
 TEST_CASE("numbers of an expression follow the sublayer and the config") {
   const Expr e = parse_scalar("1 / sqrt(K) + alpha * (k < 2) - floor(2.5)");
   CHECK(eval_scalar(e, e.root, env_at(1, 4)) == 1.0 / 2 + 0.5 - 2);
