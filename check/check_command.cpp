@@ -12,6 +12,7 @@
 #include "check/report.hpp"
 #include "cli/command_line.hpp"
 #include "sim/backend.hpp"
+#include "sim/out_lock.hpp"
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
 #include "plots/render_folder.hpp"
 #endif
@@ -89,6 +90,9 @@ int run(const Options& o) {
     return 0;
   }
   auto backend = sim::make_backend(o.backend, o.threads);
+  // OUT is this check's until it ends: a second check into it is refused, naming this one.
+  fs::create_directories(o.out);
+  const sim::OutLock lock(o.out);
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   const auto start = std::chrono::steady_clock::now();
   std::vector<CheckedClaim> checked;

@@ -10,6 +10,7 @@
 #include "sim/config_schema.hpp"
 #include "sim/csv.hpp"
 #include "sim/results.hpp"
+#include "sim/staged_folder.hpp"
 
 namespace normsim::check {
 
@@ -202,10 +203,13 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
 
 void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& claims, bool full,
                          const std::string& backend, int threads, double seconds, bool figures) {
-  fs::create_directories(out / "claims");
+  // Every file or none, and claims/ holds exactly this check's claims (no folder of an earlier claim set).
+  sim::StagedFolder staged(out);
+  const fs::path stage = staged.path();
+  fs::create_directories(stage / "claims");
   nlohmann::json verdicts = nlohmann::json::array();
   for (const auto& c : claims) {
-    const fs::path dir = out / "claims" / c.spec.id;
+    const fs::path dir = stage / "claims" / c.spec.id;
     fs::create_directories(dir);
     sim::write_file_atomic(dir / "data.csv", data_csv(c.result));
     sim::write_summary_csv(dir / "summary.csv", c.spec.grid, c.measurement.records);
@@ -213,16 +217,17 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   }
   sim::GridRecords records;
   const sim::Grid grid = combined_grid(claims, records);
-  sim::write_summary_csv(out / "summary.csv", grid, records);
+  sim::write_summary_csv(stage / "summary.csv", grid, records);
   sim::RunInfo info;
   info.backend = backend;
   info.threads = threads;
   info.started = sim::utc_now_iso8601();
   info.wall_seconds = seconds;
   info.peak_rss_bytes = sim::peak_rss_bytes();
-  sim::write_run_json(out / "run.json", grid, info);
-  sim::write_file_atomic(out / "verdicts.json", verdicts.dump(2) + "\n");
-  sim::write_file_atomic(out / "report.md", report_markdown(claims, full, seconds, figures));
+  sim::write_run_json(stage / "run.json", grid, info);
+  sim::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");
+  sim::write_file_atomic(stage / "report.md", report_markdown(claims, full, seconds, figures));
+  staged.commit({"run.json"});
 }
 
 }  // namespace normsim::check

@@ -12,6 +12,7 @@
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
 #include "sim/progress.hpp"
+#include "sim/staged_folder.hpp"
 #include "sim/unit_plan.hpp"
 
 namespace normsim::sim {
@@ -179,10 +180,14 @@ GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results
 void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
   info.config_seconds.assign(grid.configs.size(), 0.0);
   const GridRecords records = gather_records(grid, results, &info.config_seconds);
-  write_nonfinite_csv(out / "nonfinite.csv", records);
-  write_layers_csv(out / "layers.csv", grid, records);
-  write_summary_csv(out / "summary.csv", grid, records);
-  write_run_json(out / "run.json", grid, info);
+  // All four or none (a full disk leaves OUT as it was, its parts/ ready for --resume); run.json, the mark
+  // of a finished run, moves last.
+  StagedFolder staged(out);
+  write_nonfinite_csv(staged.path() / "nonfinite.csv", records);
+  write_layers_csv(staged.path() / "layers.csv", grid, records);
+  write_summary_csv(staged.path() / "summary.csv", grid, records);
+  write_run_json(staged.path() / "run.json", grid, info);
+  staged.commit({"run.json"});
 }
 
 namespace {

@@ -57,7 +57,9 @@ const GaussianKernel& Branch::kernel(double s) const {
 Branch::Eval Branch::evaluate(TokenGram in) const {
   // rho = in.cos(), without the division when in.diag is exactly 1 (a normalized input at gamma = 1): x / 1
   // is exact, and the division sits on the recursion's latency-bound critical path.
-  const double m = in.diag, rho = m == 1.0 ? in.off : in.cos();
+  // A second moment is never negative: a negative diagonal is the rounding of a difference that cancels
+  // (x - x), and is 0; a NaN stays NaN.
+  const double m = in.diag < 0.0 ? 0.0 : in.diag, rho = m == 1.0 ? in.off : in.cos();
   Eval e;
   if (!std::isfinite(m * std::max({s1_, sg_, 1.0}))) {  // an overflowed stream: nothing to predict
     const double nan = std::numeric_limits<double>::quiet_NaN();

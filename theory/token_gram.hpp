@@ -10,9 +10,10 @@ namespace normsim::theory {
 struct TokenGram {
   double diag = 0.0;  // mean_i x_t[i]^2
   double off = 0.0;   // mean_i x_t[i] x_s[i], t != s
-  // 0 for a zero stream (no direction); NaN for a NaN diagonal (an overflow), never a silent 0.
+  // 0 for a zero stream (no direction); NaN for a NaN or infinite diagonal (an overflow), never a silent 0.
   double cos() const {
-    return diag > 0.0 ? off / diag : diag == 0.0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+    if (diag > 0.0 && diag < std::numeric_limits<double>::infinity()) return off / diag;
+    return diag == 0.0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
   }
 };
 

@@ -2,6 +2,7 @@
 import builtins
 import json
 import os
+import shutil
 
 from . import _config, _core, _frames, _progress
 from ._deps import require
@@ -29,16 +30,26 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
     written there as well (Result.save)."""
     require("pandas", "normsim.run")
     g = _config.grid_of(config, overrides)
+    lock, created, saved = None, False, False
     if out is not None:
         check_out(out)  # before the run, not after it
-    bar = _progress.Bar("normsim run", _progress.wanted(progress))
+        created = not os.path.exists(out)
+        lock = _core.OutLock(os.fspath(out))  # held to the end: a second run into `out` is refused now
     try:
-        handle = _core.run(g, backend, threads, bar)
+        bar = _progress.Bar("normsim run", _progress.wanted(progress))
+        try:
+            handle = _core.run(g, backend, threads, bar)
+        finally:
+            bar.close()
+        result = from_run(handle, _theory_columns(g))
+        if out is not None:
+            handle.save(os.fspath(out), locked=True)
+            saved = True
     finally:
-        bar.close()
-    result = from_run(handle, _theory_columns(g))
-    if out is not None:
-        result.save(out)
+        if lock is not None:
+            lock.release()
+        if created and not saved:  # interrupted or failed: the folder this call made is absent again
+            shutil.rmtree(out, ignore_errors=True)
     return result
 
 

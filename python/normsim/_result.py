@@ -6,8 +6,10 @@ from . import _frames
 
 
 def check_out(out):
-    """Raises FileExistsError when the results folder `out` exists and is not empty."""
-    if os.path.isdir(out) and os.listdir(out):
+    """Raises FileExistsError when the results folder `out` exists and holds anything but a lock file or
+    temporaries (what a run killed before writing leaves)."""
+    leftovers = ("normsim.lock",)
+    if os.path.isdir(out) and [n for n in os.listdir(out) if n not in leftovers and ".tmp." not in n]:
         raise FileExistsError(f"{out} is not empty; pass force=True to Result.save to replace its result files")
 
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "check/claim.hpp"
 #include "check/evaluate.hpp"
@@ -13,6 +14,7 @@
 #include "plots/render_folder.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
+#include "sim/out_lock.hpp"
 
 #ifndef NORMSIM_CLAIMS_DIR
 #error "NORMSIM_CLAIMS_DIR must be defined by python/CMakeLists.txt"
@@ -56,6 +58,11 @@ py::list run_check(const CheckOptions& o, const py::object& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<check::ClaimSpec> claims = check::load_claims(claims_dir(o), o.ids, o.full);
   auto backend = sim::make_backend(o.backend, o.threads);
+  std::optional<sim::OutLock> lock;  // out= is this check's until it ends, as the CLI's --out
+  if (!o.out.empty()) {
+    std::filesystem::create_directories(o.out);
+    lock.emplace(o.out);
+  }
   std::vector<check::CheckedClaim> checked;
   py::list verdicts;
   for (auto& spec : claims) {

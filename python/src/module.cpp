@@ -3,6 +3,8 @@
 // exceptions carrying the CLI's message.
 #include <pybind11/pybind11.h>
 
+#include <system_error>
+
 #include "check.hpp"
 #include "check/claim.hpp"
 #include "lists.hpp"
@@ -24,6 +26,15 @@ PYBIND11_MODULE(_core, m) {
   auto& config_error = py::register_exception<normsim::sim::ConfigError>(m, "ConfigError", PyExc_ValueError);
   py::register_exception<normsim::check::ClaimError>(m, "ClaimError", config_error.ptr());
   py::register_exception<normsim::sim::BackendUnavailable>(m, "BackendUnavailable", PyExc_RuntimeError);
+  // A file that cannot be written or read (a full disk, no permission) is an OSError with its errno, as
+  // Python's own file functions raise it (std::filesystem_error is a std::system_error).
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::system_error& e) {
+      PyErr_SetObject(PyExc_OSError, py::make_tuple(e.code().value(), e.what()).ptr());
+    }
+  });
   normsim::python::bind_run(m);
   normsim::python::bind_lists(m);
   normsim::python::bind_check(m);

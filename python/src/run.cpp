@@ -5,10 +5,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "check/theory_overlay.hpp"
 #include "records.hpp"
 #include "sim/backend.hpp"
+#include "sim/out_lock.hpp"
+#include "sim/staged_folder.hpp"
 #include "sim/sweep.hpp"
 
 namespace normsim::python {
@@ -65,14 +69,40 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
   return run;
 }
 
-void Run::save(const std::string& out) const {
-  std::filesystem::create_directories(out);
-  sim::write_nonfinite_csv(std::filesystem::path(out) / "nonfinite.csv", records);
-  sim::write_layers_csv(std::filesystem::path(out) / "layers.csv", grid, records);
-  sim::write_summary_csv(std::filesystem::path(out) / "summary.csv", grid, records);
-  check::write_theory_csv(out, grid);
-  sim::write_run_json(std::filesystem::path(out) / "run.json", grid, info);  // last: marks a finished run
+void Run::save(const std::string& out, bool locked) const {
+  const bool created = !std::filesystem::exists(out);
+  try {
+    std::filesystem::create_directories(out);
+    std::optional<sim::OutLock> lock;
+    if (!locked) lock.emplace(out);
+    sim::StagedFolder staged(out);
+    const std::filesystem::path stage = staged.path();
+    sim::write_nonfinite_csv(stage / "nonfinite.csv", records);
+    sim::write_layers_csv(stage / "layers.csv", grid, records);
+    sim::write_summary_csv(stage / "summary.csv", grid, records);
+    check::write_theory_csv(stage, grid);
+    sim::write_run_json(stage / "run.json", grid, info);
+    staged.commit({"run.json"});  // last: marks a finished run
+  } catch (...) {
+    std::error_code ec;  // a folder this save made is absent again; one that existed keeps what it had
+    if (created && !locked) std::filesystem::remove_all(out, ec);
+    throw;
+  }
 }
+
+namespace {
+
+// OUT held by a Python run from before the simulation to after its files (normsim.run(out=...)).
+struct HeldOut {
+  std::unique_ptr<sim::OutLock> lock;
+  explicit HeldOut(const std::string& out) {
+    std::filesystem::create_directories(out);
+    lock = std::make_unique<sim::OutLock>(out);
+  }
+  void release() { lock.reset(); }
+};
+
+}  // namespace
 
 void bind_run(py::module_& m) {
   py::class_<sim::Grid>(m, "Grid", "The configurations of one run (a config file's Cartesian product).")
@@ -98,7 +128,11 @@ void bind_run(py::module_& m) {
            })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
       .def_readonly("grid", &Run::grid)
-      .def("save", &Run::save, py::arg("out"), py::call_guard<py::gil_scoped_release>());
+      .def("save", &Run::save, py::arg("out"), py::arg("locked") = false,
+           py::call_guard<py::gil_scoped_release>());
+  py::class_<HeldOut>(m, "OutLock", "A results folder held for one run (created if needed; refused if held).")
+      .def(py::init<const std::string&>(), py::arg("out"))
+      .def("release", &HeldOut::release);
   m.def("run", &run_grid, py::arg("grid"), py::arg("backend"), py::arg("threads"), py::arg("progress"));
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <string>
 
 #include "sim/config_file.hpp"
@@ -17,8 +18,9 @@ struct Run {
   sim::Grid grid;
   sim::GridRecords records;
   sim::RunInfo info;
-  // OUT/nonfinite.csv, layers.csv, summary.csv, run.json and theory.csv, as `normsim run` writes them.
-  void save(const std::string& out) const;
+  // OUT/nonfinite.csv, layers.csv, summary.csv, run.json and theory.csv, as `normsim run` writes them: all
+  // or none (sim/staged_folder.hpp), under OUT's lock (taken here unless `locked`: the caller holds it).
+  void save(const std::string& out, bool locked = false) const;
 };
 
 // Calls progress(done, total) (in units of cost: samples x depth x width^2 x tokens) after every unit and

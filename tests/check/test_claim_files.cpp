@@ -10,6 +10,7 @@
 #include "check/claim.hpp"
 #include "check/measure.hpp"
 #include "sim/metrics.hpp"
+#include "sim/out_lock.hpp"
 
 using namespace normsim::check;
 namespace fs = std::filesystem;
@@ -408,4 +409,33 @@ TEST_CASE("claim files: the validations a claim's meaning needs", "[check][claim
   fs::create_directories(empty);
   CHECK_THROWS_WITH(load_claims(empty), Catch::Contains("no claim files"));
   CHECK(check_command({"--claims", empty.string(), "--quiet", "--no-plots"}) == 2);
+}
+
+// Issue 25 11-12: `normsim check` holds OUT while it runs (a second check is refused, naming the first),
+// writes its files all or none, and leaves in claims/ exactly this check's claims.
+TEST_CASE("check_command: OUT locked while written, no stale claim folder", "[check][cli]") {
+  const fs::path dir = fs::temp_directory_path() / "normsim_check_lockclaims";
+  const fs::path out = fs::temp_directory_path() / "normsim_check_lockout";
+  fs::remove_all(dir);
+  fs::remove_all(out);
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.toml") << replaced(kGood, "id = \"tiny\"", "id = \"a\"");
+  std::ofstream(dir / "b.toml") << replaced(kGood, "id = \"tiny\"", "id = \"b\"");
+  const std::vector<std::string> common = {"--claims",   dir.string(), "--out", out.string(), "--quiet",
+                                           "--no-plots", "--threads",  "1",     "--backend",  "cpu"};
+  std::vector<std::string> both = common, only_a = common;
+  only_a.push_back("a");
+  {
+    fs::create_directories(out);
+    const normsim::sim::OutLock held(out);  // another check is writing OUT
+    CHECK(check_command(both) != 0);
+    CHECK_FALSE(fs::exists(out / "verdicts.json"));
+  }
+  CHECK((check_command(both) == 0));
+  CHECK(fs::is_directory(out / "claims" / "b"));
+  CHECK((check_command(only_a) == 0));
+  CHECK(fs::is_directory(out / "claims" / "a"));
+  CHECK_FALSE(fs::exists(out / "claims" / "b"));  // the earlier claim set's folder is gone
+  for (const auto& e : fs::directory_iterator(out))
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
 }

@@ -194,6 +194,54 @@ class DamagedFolders(unittest.TestCase):
         self.assertIn("layers.csv:2: sample 999999999", self.damaged("layers.csv", row_with("sample", 999999999)))
 
 
+class WholeOrNothing(unittest.TestCase):
+    """Issue 25 11-12: a results folder is locked while written and complete or absent after a failure."""
+
+    def test_full_disk_leaves_no_partial_folder(self):
+        # RLIMIT_FSIZE stands in for a full disk: every write past 20 kB fails (EFBIG, SIGXFSZ ignored).
+        code = textwrap.dedent("""
+            import os, resource, signal, sys
+            import normsim
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            r = normsim.run({"depth": 8, "width": 64, "samples": 8}, progress=False)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))
+            try:
+                r.save(sys.argv[1])
+            except OSError as e:
+                print("OSError", e.errno)
+            try:
+                normsim.run({"depth": 8, "width": 64, "samples": 8}, progress=False, out=sys.argv[2])
+            except OSError as e:
+                print("OSError", e.errno)
+            """)
+        with Scratch() as d:
+            first, second = os.path.join(d, "save"), os.path.join(d, "run")
+            done = subprocess.run([sys.executable, "-c", code, first, second], capture_output=True, text=True,
+                                  env=dict(os.environ))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout.split(), ["OSError", "27", "OSError", "27"])  # EFBIG
+            self.assertFalse(os.path.exists(first))  # Result.save made it: absent again
+            self.assertFalse(os.path.exists(second))  # run(out=) made it: absent again
+
+    def test_a_second_writer_is_refused_at_once(self):
+        with Scratch() as d:
+            out = os.path.join(d, "out")
+            held = normsim._core.OutLock(out)
+            try:
+                start = time.monotonic()
+                with self.assertRaises(RuntimeError) as e:
+                    normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, out=out)
+                self.assertIn("is in use by normsim", str(e.exception))
+                r = normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False)
+                with self.assertRaises(RuntimeError):
+                    r.save(out, force=True)
+                self.assertLess(time.monotonic() - start, 30)
+            finally:
+                held.release()
+            r.save(out, force=True)
+            self.assertTrue(os.path.isfile(os.path.join(out, "run.json")))
+
+
 class TheoryCheckList(unittest.TestCase):
     def test_theory_alone(self):
         t = normsim.theory({"placement": "pre", "depth": 4, "width": 16})

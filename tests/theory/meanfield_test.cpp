@@ -341,6 +341,7 @@ TEST_CASE("qk_norm changes no prediction of the uniform-attention mean field, an
 // entries are absent and listed in nonfinite (theory.csv leaves them out, nonfinite.csv names them).
 TEST_CASE("an overflowed mean field predicts nothing there, and says where") {
   CHECK(std::isnan(TokenGram{std::nan(""), 0.5}.cos()));
+  CHECK(std::isnan(TokenGram{INFINITY, 0.5}.cos()));  // was 0.5 / inf = 0
   CHECK(TokenGram{0.0, 0.0}.cos() == 0.0);
   StackSpec s = mlp_stack(Placement::none, 4);
   s.sigma_sq.w1 = s.sigma_sq.w2 = 1e200;  // init_gain 1e100

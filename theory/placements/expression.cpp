@@ -73,6 +73,7 @@ struct Tape {
     Node n{Node::Kind::add, a, b};
     for (int p = 0; p < kParts; ++p) n.lin[p] = nodes[a].lin[p] + nodes[b].lin[p];
     n.gram = nodes[a].gram + nodes[b].gram + 2.0 * cross(a, b);
+    if (n.gram.diag < 0.0) n.gram.diag = 0.0;  // x - x: a cancellation's rounding, not a negative moment
     return push(n);
   }
   int scale(int a, double s) {
