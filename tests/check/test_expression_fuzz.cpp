@@ -117,8 +117,11 @@ std::vector<std::string> hand_written() {
   std::string deep = "x + F(x)", minus = "x", flat = "x + F(x)";
   for (int i = 0; i < 200; ++i) deep = std::string("(") + deep + ")";
   for (int i = 0; i < 1500; ++i) minus = std::string("-") + minus;
+  std::string longest = "x + F(x)";  // 4,004 characters: the deepest tree the length bound lets through
+  for (int i = 0; i < 999; ++i) longest += " + x";
   for (int i = 0; i < 1500; ++i) flat += " + x";
-  return {"x + F(x)/0",
+  return {longest,
+          "x + F(x)/0",
           "x + F(x) * 0",
           "x + F(N(x*0))",
           "x + F(x); x0 + F(x0)",

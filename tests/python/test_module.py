@@ -113,6 +113,12 @@ class SameAsCli(unittest.TestCase):
         self.assertEqual(list(a.config.depth), [2, 3])
         self.assertEqual(list(a.config.samples), [2, 2])
         self.assertEqual(a.run_info["swept_keys"], ["depth"])
+        # A numpy array sweeps a key as a list does (issue 25 13: it failed in toml_value), a numpy scalar is
+        # one value.
+        b = normsim.run({"depth": np.array([2, 3]), "width": np.int64(16), "tokens": 4}, samples=2,
+                        progress=False)
+        self.assertEqual(list(b.config.depth), [2, 3])
+        pd.testing.assert_frame_equal(a.summary, b.summary)
 
 
 class Errors(unittest.TestCase):
