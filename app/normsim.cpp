@@ -53,7 +53,7 @@ Config keys, grids and result files: experiments/README.md.
 constexpr const char* kRunDescription =
     R"(Runs every configuration of the TOML file CONFIG (keys given as lists are swept over their Cartesian
 product, the first list varying slowest) and writes OUT/layers.csv, summary.csv, nonfinite.csv and
-run.json, then theory.csv and the figures. Finished units of work are saved under OUT/parts/ as they
+run.json with theory.csv (all or none), then the figures. Finished units of work are saved under OUT/parts/ as they
 finish, so an interrupted run can be completed with --resume.)";
 
 struct RunArgs {
@@ -147,6 +147,11 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   options.out = out;
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
+  // The mean field of every configuration beside the results (OUT/theory.csv, and its NaN or Inf entries in
+  // nonfinite.csv), for the figures' overlays: written with the other result files, all or none.
+  options.extra_files = [&grid](const std::filesystem::path& stage) {
+    normsim::check::write_theory_csv(stage, grid);
+  };
 
   SweepReport report;
   PreparedOut locked;  // OUT stays locked until theory.csv and the figures are written too
@@ -182,12 +187,6 @@ int cmd_run(const std::vector<std::string>& args) {
     if (report.units_resumed) std::cerr << ", " << report.units_resumed << " resumed";
     if (report.nonfinite_samples) std::cerr << ", " << report.nonfinite_samples << " samples with NaN or Inf";
     std::cerr << "\n";
-  }
-  // The mean field of every configuration beside the results (OUT/theory.csv), for the figures' overlays.
-  try {
-    normsim::check::write_theory_csv(out, grid);
-  } catch (const std::exception& e) {
-    std::cerr << kRunPrefix << "warning: no theory overlay (" << e.what() << ")\n";
   }
   // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
   // warning, and the run still succeeds.

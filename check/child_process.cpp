@@ -31,10 +31,16 @@ class SignalsNoted {
     struct sigaction noted {};
     noted.sa_handler = note_signal;
     sigemptyset(&noted.sa_mask);
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &noted, &old_[i]);
+    for (int i = 0; i < 3; ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      // An ignored signal stays ignored (nohup's SIGHUP): it would not have stopped normsim either.
+      replaced_[i] = old_[i].sa_handler != SIG_IGN;
+      if (replaced_[i]) sigaction(kSignals[i], &noted, nullptr);
+    }
   }
   ~SignalsNoted() {
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    for (int i = 0; i < 3; ++i)
+      if (replaced_[i]) sigaction(kSignals[i], &old_[i], nullptr);
   }
   SignalsNoted(const SignalsNoted&) = delete;
   SignalsNoted& operator=(const SignalsNoted&) = delete;
@@ -42,6 +48,7 @@ class SignalsNoted {
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction old_[3];
+  bool replaced_[3] = {false, false, false};
 };
 
 // Stops the group: SIGTERM, then SIGKILL if it has not ended within 2 s; reaps the child.
@@ -95,10 +102,8 @@ ChildOutcome run_child(const std::string& command, const std::filesystem::path& 
   return out;
 }
 
-[[noreturn]] void end_by_signal(int signal) {
-  std::signal(signal, SIG_DFL);
-  std::raise(signal);
-  std::_Exit(128 + signal);  // a signal whose default action is not to end the process
+void redeliver(int signal) {
+  std::raise(signal);  // under the action normsim had before the child ran
 }
 
 }  // namespace normsim::check

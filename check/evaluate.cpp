@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "sim/csv.hpp"
 
 namespace normsim::check {
 
@@ -83,20 +86,35 @@ double severity(const Decision& d, const Estimate& e, const Band& band) {
 
 // Several decisions reported as one: the refuted point furthest out, else the undecided one needing the most
 // samples, else the point closest to an edge.
-void pointwise(const ClaimSpec& c, const Measurement& m, ClaimResult& r,
-               const std::vector<Estimate>& per_point, const Band& band) {
+// A point the claim covers that has no finite measurement leaves the claim undecided there: "at every x"
+// cannot be supported with an x missing (a refutation elsewhere still stands). Named in the note.
+void missing_points(const Measurement& m, const std::vector<std::size_t>& missing, ClaimResult& r) {
+  if (missing.empty() || r.decision.verdict == Verdict::no_measurement) return;
+  std::string xs;
+  for (const std::size_t i : missing) xs += (xs.empty() ? "" : ", ") + sim::format_number(m.x[i]);
+  r.note += (r.note.empty() ? "" : " ") + std::string("No finite measurement at x = ") + xs + ".";
+  if (r.decision.verdict != Verdict::refuted) r.decision = {Verdict::inconclusive, std::nullopt};
+}
+
+// covered[i]: whether the claim speaks of point i (a profile only where the mean field predicts).
+void pointwise(const Measurement& m, ClaimResult& r, const std::vector<Estimate>& per_point, const Band& band,
+               const std::vector<bool>& covered) {
   r.band = band;
   r.decision = {Verdict::no_measurement, std::nullopt};
   double worst = -kInf;
+  std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < per_point.size(); ++i) {
     const Estimate& e = per_point[i];
     const Decision d = decide(e, band);
-    if (d.verdict == Verdict::no_measurement) continue;
+    if (d.verdict == Verdict::no_measurement) {
+      if (covered[i]) missing.push_back(i);
+      continue;
+    }
     if (const double m_i = severity(d, e, band); m_i > worst)
       worst = m_i, r.estimate = e, r.decided_at = m.x[i];
     r.decision = combine(r.decision, d);
   }
-  (void)c;
+  missing_points(m, missing, r);
 }
 
 // Per-sample log(y / denominator) at every x: the log ratio is closer to normal, and the interval comes back
@@ -120,6 +138,7 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
   }
   r.decision = {Verdict::no_measurement, std::nullopt};
   double worst = -kInf;
+  std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < m.x.size(); ++i) {
     if (c.decide_at && m.x[i] != *c.decide_at) continue;
     const std::optional<double> p = c.meanfield ? mf_at[i] : c.predicted;
@@ -127,7 +146,10 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
     const Estimate& e = logs_at[i];
     const Band log_band{lg(band.low), lg(band.high)};
     const Decision d = decide(e, log_band);
-    if (d.verdict == Verdict::no_measurement) continue;
+    if (d.verdict == Verdict::no_measurement) {
+      missing.push_back(i);
+      continue;
+    }
     r.decision = combine(r.decision, d);
     if (const double m_i = severity(d, e, log_band); m_i > worst)
       worst = m_i;
@@ -139,6 +161,7 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
     r.estimate.se = ratio * e.se;
     r.meanfield = mf_at[i], r.predicted = p, r.band = band, r.decided_at = m.x[i];
   }
+  missing_points(m, missing, r);
 }
 
 ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m);
@@ -186,7 +209,7 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       r.predicted =
           c.predicted ? c.predicted : (c.has_upper ? std::optional(c.upper) : std::optional(c.lower));
       for (auto& d : r.data) d.predicted = r.predicted;
-      pointwise(c, m, r, per_point, band_around(c, c.predicted));
+      pointwise(m, r, per_point, band_around(c, c.predicted), std::vector<bool>(per_point.size(), true));
       double mx = -kInf;
       for (const auto& v : m.meanfield)
         if (v) mx = std::max(mx, *v);
@@ -213,7 +236,9 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       Band band = tol > 0 || !(c.has_lower || c.has_upper) ? Band{-tol, tol} : Band{-kInf, kInf};
       if (c.has_lower) band.low = c.lower;
       if (c.has_upper) band.high = c.upper;
-      pointwise(c, m, r, per_point, band);
+      std::vector<bool> covered;
+      for (const auto& p : m.meanfield) covered.push_back(p.has_value());
+      pointwise(m, r, per_point, band, covered);
       return r;
     }
     case FitKind::convergence: {

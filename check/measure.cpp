@@ -127,8 +127,9 @@ std::pair<std::size_t, std::size_t> spoiled(const sim::NonFinite& bad, const sim
   return {0, std::min(n, at + 1)};
 }
 
-// Marks with kPoison every entry of `out` that the record says came out NaN or Inf: those a non-finite
-// stream spoils (spoiled()), and the statistics listed one by one (for gradw_layer, the layer holding one).
+// Marks with kPoison every entry of `out` that the record says came out NaN or Inf: the NaN entries in the
+// region a non-finite stream spoils (spoiled()), and the statistics listed one by one (for gradw_layer, the
+// layer holding one).
 void poison(const sim::SampleRecord& record, const std::string& metric, int span, std::vector<double>& out) {
   const auto table = sim::metric_table();
   for (const auto& name : factors(metric)) {
@@ -137,9 +138,10 @@ void poison(const sim::SampleRecord& record, const std::string& metric, int span
     const int group = name == kLayerGradient ? std::max(span, 1) : 1;
     for (const int id : ids) {
       if (id < 0) continue;
-      if (record.nonfinite) {
+      if (record.nonfinite) {  // a finite entry there is a real value the stream gave before it went bad
         const auto [from, to] = spoiled(*record.nonfinite, table[std::size_t(id)], out.size());
-        for (std::size_t i = from; i < to; ++i) out[i] = kPoison;
+        for (std::size_t i = from; i < to; ++i)
+          if (std::isnan(out[i])) out[i] = kPoison;
       }
       for (const auto& stat : record.nonfinite_statistics)
         if (stat.metric == id)

@@ -146,7 +146,8 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
   }
   if (done.signal != 0) {  // normsim was asked to stop: leave nothing behind, then stop
     fs::remove_all(dir);
-    end_by_signal(done.signal);
+    redeliver(done.signal);
+    throw Interrupted(who + ": interrupted by signal " + std::to_string(done.signal));
   }
   sim::GridRecords records;
   try {

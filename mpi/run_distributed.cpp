@@ -416,7 +416,7 @@ RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_na
         info.threads = options.threads;  // rank 0's; run.json's mpi.per_rank says where each rank ran
         info.started = started;
         info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        sim::write_final(options.out, grid, results, info);
+        sim::write_final(options.out, grid, results, info, options.extra_files);
         // run.json once more, with where each rank ran; write_final's info.config_seconds is recomputed
         // here, the same sums.
         info.config_seconds.assign(grid.configs.size(), 0.0);

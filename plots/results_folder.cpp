@@ -243,8 +243,8 @@ std::string ResultsFolder::left_out(const std::string& metric, const std::vector
   for (const auto& r : empty_rows)
     if (r.metric == metric && in_figure(r)) configs.insert(r.config), empty.insert(r.config);
   std::set<std::pair<std::string, std::string>> samples;
-  for (const auto& r : nonfinite)
-    if ((r.metric.empty() || r.metric == metric) && configs.count(r.config))
+  for (const auto& r : nonfinite)  // the mean field's rows (pass meanfield, sample -1) are no samples
+    if ((r.metric.empty() || r.metric == metric) && configs.count(r.config) && r.pass != "meanfield")
       samples.insert({r.config, r.sample});
   std::string s, list;
   if (!samples.empty())

@@ -244,12 +244,12 @@ std::string check_names(const vocab::Expr& e) {
 std::string dead_branch(const vocab::Block& b) {
   for (int j = 1; j < b.span(); ++j) {
     const vocab::Expr& e = b.sublayers[std::size_t(j)];
-    if (vocab::reads(e, vocab::ExprNode::Op::stream)) continue;
+    if (vocab::always_reads_stream(e, e.root)) continue;
     int column = 0;
     for (const auto& n : e.nodes) column = column == 0 ? n.column : std::min(column, n.column);
     return "column " + std::to_string(column) +
-           ": the second expression never reads x, so the first one's output reaches nothing (a dead branch: "
-           "its weights would get no gradient); read x in the second expression";
+           ": the second expression does not read x (on every arm of its conditions), so the first one's "
+           "output can reach nothing (a dead branch: its weights would get no gradient); read x there";
   }
   return "";
 }
@@ -260,6 +260,7 @@ std::string check_block(const KeyValue& v) {
   const auto& s = std::get<std::string>(v);
   if (s.empty()) return "";
   try {
+    vocab::check_expression_length(s);
     const vocab::Block block = vocab::parse_block(s);
     for (const vocab::Expr& e : block.sublayers)
       if (std::string why = check_names(e); !why.empty()) return why;
@@ -272,6 +273,7 @@ std::string check_block(const KeyValue& v) {
 
 std::string check_scalar_expression(const KeyValue& v) {
   try {
+    vocab::check_expression_length(std::get<std::string>(v));
     return check_names(vocab::parse_scalar(std::get<std::string>(v)));
   } catch (const vocab::ExprError& e) {
     return e.what();

@@ -14,7 +14,9 @@ namespace fs = std::filesystem;
 StagedFolder::StagedFolder(const fs::path& out)
     : out_(out), stage_(out / ("staging.tmp." + std::to_string(::getpid()))) {
   fs::create_directories(out_);
-  fs::remove_all(stage_);  // a crashed earlier run of this pid's number
+  // The caller holds OUT's lock, so any staging folder there is a killed writer's: remove it.
+  for (const auto& e : fs::directory_iterator(out_))
+    if (e.path().filename().string().rfind("staging.tmp.", 0) == 0) fs::remove_all(e.path());
   fs::create_directory(stage_);
 }
 
@@ -33,6 +35,9 @@ void StagedFolder::commit(std::initializer_list<std::string_view> last) {
   std::stable_sort(entries.begin(), entries.end(), [&](const fs::path& a, const fs::path& b) {
     return rank(a) < rank(b) || (rank(a) == rank(b) && a < b);
   });
+  // A crash while the entries move must not leave the old finished-mark beside new files: it goes first.
+  for (const auto name : last)
+    if (fs::exists(stage_ / name)) fs::remove(out_ / name);
   for (const auto& name : entries) {
     if (fs::is_directory(out_ / name)) fs::remove_all(out_ / name);
     fs::rename(stage_ / name, out_ / name);  // one file system: a rename, whole or not at all

@@ -11,8 +11,9 @@ namespace normsim::sim {
 
 class StagedFolder {
  public:
-  explicit StagedFolder(const std::filesystem::path& out);  // creates OUT (if needed) and the staging folder
-  ~StagedFolder();                                          // removes what was not committed
+  // Creates OUT (if needed) and the staging folder, removing a killed writer's: the caller holds OUT's lock.
+  explicit StagedFolder(const std::filesystem::path& out);
+  ~StagedFolder();  // removes what was not committed
   StagedFolder(const StagedFolder&) = delete;
   StagedFolder& operator=(const StagedFolder&) = delete;
 
@@ -20,7 +21,8 @@ class StagedFolder {
   const std::filesystem::path& path() const { return stage_; }
   // Moves every entry of the staging folder into OUT, replacing an entry of the same name (a folder is
   // removed first, so a claims/ folder keeps no stale claim); the entries named in `last` move last, in that
-  // order (run.json: the mark of a finished folder).
+  // order (run.json: the mark of a finished folder), and an old entry of those names is removed before any
+  // entry moves, so a crash half way never leaves the old mark beside new files.
   void commit(std::initializer_list<std::string_view> last = {});
 
  private:

@@ -177,7 +177,8 @@ GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results
   return records;
 }
 
-void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info) {
+void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResult> results, RunInfo info,
+                 const ExtraFiles& extra) {
   info.config_seconds.assign(grid.configs.size(), 0.0);
   const GridRecords records = gather_records(grid, results, &info.config_seconds);
   // All four or none (a full disk leaves OUT as it was, its parts/ ready for --resume); run.json, the mark
@@ -186,6 +187,7 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
   write_nonfinite_csv(staged.path() / "nonfinite.csv", records);
   write_layers_csv(staged.path() / "layers.csv", grid, records);
   write_summary_csv(staged.path() / "summary.csv", grid, records);
+  if (extra) extra(staged.path());
   write_run_json(staged.path() / "run.json", grid, info);
   staged.commit({"run.json"});
 }
@@ -369,7 +371,7 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
   info.peak_rss_bytes = peak_rss_bytes();
   info.started = started;
   info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_final(options.out, grid, results, info);
+  write_final(options.out, grid, results, info, options.extra_files);
   return report;
 }
 

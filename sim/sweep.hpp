@@ -7,6 +7,7 @@
 // records are gathered to one rank, and that rank calls write_final().
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -63,11 +64,15 @@ std::vector<std::string> nonfinite_warnings(const UnitResult& result);
 GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results,
                            std::vector<double>* config_seconds = nullptr);
 
-// Writes OUT/nonfinite.csv, layers.csv, summary.csv and finally run.json (its presence marks a finished
-// run), each atomically. `results` must cover every sample of every config exactly once, in any order.
-// info.config_seconds is filled from the results.
+// Files a caller adds to a run's results (the CLI's theory.csv): written into the staging folder given, so
+// they land with the others, all or none.
+using ExtraFiles = std::function<void(const std::filesystem::path& stage)>;
+
+// Writes OUT/nonfinite.csv, layers.csv, summary.csv, `extra`'s files and finally run.json (its presence marks
+// a finished run), all or none (sim/staged_folder.hpp). `results` must cover every sample of every config
+// exactly once, in any order. info.config_seconds is filled from the results.
 void write_final(const std::filesystem::path& out, const Grid& grid, std::span<const UnitResult> results,
-                 RunInfo info);
+                 RunInfo info, const ExtraFiles& extra = {});
 
 // A sweep that cannot start as asked (OUT not empty, --resume on a different grid): a usage error.
 class SweepError : public std::runtime_error {
@@ -83,6 +88,7 @@ struct SweepOptions {
   bool progress_bar = false;  // draw the bar (the CLI: stderr is a terminal and not --quiet)
   bool verbose = false;       // one line per finished config
   int threads = 0;            // recorded in run.json
+  ExtraFiles extra_files;     // more result files, written with the others (write_final)
 };
 
 struct SweepReport {

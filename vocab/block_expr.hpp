@@ -90,12 +90,22 @@ inline int expression_at(const Block& b, int unit, int pos) {
   return b.span() == 1 || pos < unit - 1 ? 0 : 1;
 }
 
-// Whether any node of e is `op` (x: ExprNode::Op::stream).
-inline bool reads(const Expr& e, ExprNode::Op op) {
-  for (const auto& n : e.nodes)
-    if (n.op == op) return true;
-  return false;
+// Whether the value of node i reads x (ExprNode::Op::stream) whichever arm each condition takes: a
+// condition's arms must both read it, any other node through one of its operands.
+inline bool always_reads_stream(const Expr& e, int i) {
+  if (i < 0) return false;
+  const ExprNode& n = e.node(i);
+  if (n.op == ExprNode::Op::stream) return true;
+  if (n.op == ExprNode::Op::cond) return always_reads_stream(e, n.b) && always_reads_stream(e, n.c);
+  return always_reads_stream(e, n.a) || always_reads_stream(e, n.b) || always_reads_stream(e, n.c);
 }
+
+// A block or scalar expression as a user writes it is at most this long: every interpreter walks the tree
+// recursively and a flat sum of n terms is a tree n deep (a crash past ~8,000 terms; parsing was quadratic).
+// Checked at the config's edge (sim/config_schema.cpp), not on the texts normsim renders and reads back.
+inline constexpr std::size_t kMaxExpressionLength = 4096;
+// Throws ExprError (column 4097) when `text` is longer.
+void check_expression_length(std::string_view text);
 
 // The expression written back in the language (`normsim list placements`, messages).
 std::string to_text(const Expr& e);

@@ -20,22 +20,15 @@ namespace {
 using Op = ExprNode::Op;
 
 // Every interpreter walks an expression recursively (the parser, the simulator's evaluator, the mean field):
-// text past these bounds would overflow the stack (a crash at ~16,500 nested parentheses, ~5,600 nested
-// N( or -) and parse in quadratic time, so it is refused here, at the edge, with its column.
-constexpr std::size_t kMaxLength = 4096;  // characters of one block or scalar expression
-constexpr int kMaxNesting = 64;           // parentheses, calls, unary minus and '?', one inside another
+// nesting past this bound would overflow the stack (a crash at ~16,500 nested parentheses, ~5,600 nested
+// N( or -), so it is refused here with its column. (The length bound is the config edge's:
+// check_expression_length.)
+constexpr int kMaxNesting = 64;  // parentheses, calls, unary minus and '?', one inside another
 
 int characters(std::string_view text) {
   int n = 0;
   for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return n;
-}
-
-void check_length(std::string_view text) {
-  if (text.size() > kMaxLength)
-    throw ExprError(static_cast<int>(kMaxLength) + 1, "the expression is " + std::to_string(text.size()) +
-                                                          " characters long; at most " +
-                                                          std::to_string(kMaxLength) + " are read");
 }
 
 class Parser {
@@ -216,7 +209,7 @@ class Parser {
     const auto [end, ec] = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), v);
     if (ec == std::errc::result_out_of_range)
       fail(col, "number " + std::string(text_.substr(pos_, std::size_t(end - text_.data()) - pos_)) +
-                    " is out of range (a double holds magnitudes up to about 1.8e308)");
+                    " is out of a double's range (nonzero magnitudes from about 2.2e-308 to 1.8e308)");
     if (ec != std::errc()) fail(col, "malformed number");
     pos_ = static_cast<std::size_t>(end - text_.data());
     ExprNode n = make(Op::number, col);
@@ -299,7 +292,6 @@ Expr parse_sublayer(std::string_view text, int offset, bool paired) {
 }  // namespace
 
 Block parse_block(std::string_view text) {
-  check_length(text);
   Block b;
   b.text = std::string(text);
   const std::size_t semi = text.find(';');
@@ -316,7 +308,6 @@ Block parse_block(std::string_view text) {
 }
 
 Expr parse_scalar(std::string_view text) {
-  check_length(text);
   Expr e = Parser(text, 0, false).parse_whole();
   if (e.node(e.root).is_stream) throw ExprError(1, "must be a number, not a stream");
   if (branch_calls(e, e.root) != 0) throw ExprError(1, "must not call F");
@@ -328,6 +319,13 @@ std::vector<std::string> params(const Expr& e) {
   for (const auto& n : e.nodes)
     if (n.op == Op::param) out.push_back(n.name);
   return out;
+}
+
+void check_expression_length(std::string_view text) {
+  if (text.size() > kMaxExpressionLength)
+    throw ExprError(static_cast<int>(kMaxExpressionLength) + 1,
+                    "the expression is " + std::to_string(characters(text)) + " characters long; at most " +
+                        std::to_string(kMaxExpressionLength) + " bytes are read");
 }
 
 }  // namespace normsim::vocab

@@ -46,10 +46,10 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
             handle.save(os.fspath(out), locked=True)
             saved = True
     finally:
-        if lock is not None:
-            lock.release()
         if created and not saved:  # interrupted or failed: the folder this call made is absent again
             shutil.rmtree(out, ignore_errors=True)
+        if lock is not None:  # released last: no other writer can have taken the folder just removed
+            lock.release()
     return result
 
 

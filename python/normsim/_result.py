@@ -1,6 +1,7 @@
 """Result: what normsim.run, normsim.read and normsim.torch.measure return."""
 import json
 import os
+import shutil
 
 from . import _frames
 
@@ -34,9 +35,20 @@ class Result:
     def save(self, out, force=False):
         """Writes the results folder `out` (the files `normsim run` writes, each atomically; `normsim plot out`
         draws its figures). Refuses a folder that is not empty unless force=True."""
-        if not force:
-            check_out(out)
-        self._saver(os.fspath(out))
+        from . import _core
+        path = os.fspath(out)
+        created = not os.path.exists(path)
+        lock = _core.OutLock(path)  # a folder another writer holds is refused at once
+        try:
+            if not force:
+                check_out(path)  # under the lock: two writers cannot both pass it
+            self._saver(path)
+        except BaseException:
+            if created:  # a folder this call made is absent again
+                shutil.rmtree(path, ignore_errors=True)
+            raise
+        finally:
+            lock.release()
         return out
 
     def __repr__(self):
@@ -58,7 +70,7 @@ def from_run(run, theory_columns):
         config=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
         nonfinite=_frames.nonfinite_table(run.nonfinite()),
-        saver=run.save)
+        saver=lambda out: run.save(out, locked=True))
 
 
 def read(out):
@@ -75,7 +87,7 @@ def read(out):
         for key, value in c["values"].items():
             configs.setdefault(key, []).append(value)
     layers = _checked(os.path.join(path, "layers.csv"), _frames.read_table)
-    _check_indices(os.path.join(path, "layers.csv"), layers, configs)
+    _checked(os.path.join(path, "layers.csv"), lambda p: _check_indices(p, layers, configs))
     summary = _checked(os.path.join(path, "summary.csv"), _frames.read_table)
     theory_path = os.path.join(path, "theory.csv")
     theory = _checked(theory_path, _frames.read_table) if os.path.isfile(theory_path) else None
@@ -97,7 +109,11 @@ def _checked(path, reader):
         return reader(path)
     except FileNotFoundError:
         raise
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as e:
+    except ValueError as e:
+        if str(e).startswith(path):  # already names the file (and the line)
+            raise
+        raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
+    except (KeyError, TypeError, UnicodeDecodeError, OSError) as e:
         raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
     except Exception as e:  # pandas' parser errors (pandas.errors.ParserError, EmptyDataError, ...)
         raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "check/child_process.hpp"
 #include "check/claim.hpp"
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
@@ -67,12 +68,15 @@ py::list run_check(const CheckOptions& o, const py::object& progress) {
   py::list verdicts;
   for (auto& spec : claims) {
     check::CheckedClaim c{std::move(spec), {}, {}, 0};
-    {
+    try {
       py::gil_scoped_release release;
       const auto t0 = std::chrono::steady_clock::now();
       c.measurement = check::measure(c.spec, *backend);
       c.result = check::evaluate(c.spec, c.measurement);
       c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } catch (const check::Interrupted&) {
+      check_signals();  // Ctrl-C while a [torch] block ran: KeyboardInterrupt, its child already stopped
+      throw;
     }
     verdicts.append(check::verdict_json(c).dump());
     checked.push_back(std::move(c));

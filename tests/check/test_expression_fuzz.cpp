@@ -81,8 +81,16 @@ std::string sublayer(Rng& rng, bool paired) {
   return pick(rng, 4) == 0 ? std::string("N(") + rest + " + " + f + ")" : rest + " + " + f;
 }
 
+// A sublayer, or a condition between two (each arm calls F once): an arm may skip x, a dead branch.
+std::string arm_or_condition(Rng& rng, bool paired) {
+  if (pick(rng, 4) != 0) return sublayer(rng, paired);
+  return number(rng, 1) + " < " + number(rng, 1) + " ? " + sublayer(rng, paired) + " : " +
+         sublayer(rng, paired);
+}
+
 std::string block(Rng& rng) {
-  return pick(rng, 3) == 0 ? sublayer(rng, true) + "; " + sublayer(rng, true) : sublayer(rng, false);
+  return pick(rng, 3) == 0 ? arm_or_condition(rng, true) + "; " + arm_or_condition(rng, true)
+                           : arm_or_condition(rng, false);
 }
 
 // Deletes, inserts or replaces a few characters (grammar-aware pieces as well as single characters).
@@ -117,8 +125,8 @@ std::vector<std::string> hand_written() {
   std::string deep = "x + F(x)", minus = "x", flat = "x + F(x)";
   for (int i = 0; i < 200; ++i) deep = std::string("(") + deep + ")";
   for (int i = 0; i < 1500; ++i) minus = std::string("-") + minus;
-  std::string longest = "x + F(x)";  // 4,004 characters: the deepest tree the length bound lets through
-  for (int i = 0; i < 999; ++i) longest += " + x";
+  std::string longest = "x+F(x)";  // 4,096 characters: the deepest tree the length bound lets through
+  for (int i = 0; i < 2045; ++i) longest += "+x";
   for (int i = 0; i < 1500; ++i) flat += " + x";
   return {longest,
           "x + F(x)/0",

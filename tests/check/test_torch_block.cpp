@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "check/child_process.hpp"
 #include "check/claim.hpp"
@@ -65,11 +66,21 @@ TEST_CASE("a child process is stopped at its time limit, its whole group", "[che
   fs::create_directories(dir);
   const auto t0 = std::chrono::steady_clock::now();
   // The shell starts a grandchild that would outlive a kill of the shell alone.
-  const ChildOutcome hung = run_child("sleep 30 & echo started; wait", dir / "log", 0.5);
+  const ChildOutcome hung = run_child("sleep 30 & echo $!; wait", dir / "log", 0.5);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(hung.timed_out);
   CHECK(hung.exit_status == -1);
   CHECK(seconds < 5);
+  std::ifstream grandchild_log(dir / "log");
+  int grandchild = 0;
+  grandchild_log >> grandchild;
+  REQUIRE(grandchild > 0);
+  // The whole group was stopped, not the shell alone: the grandchild is gone, or a zombie its new parent has
+  // not reaped yet (state Z in /proc/<pid>/stat), never running or sleeping.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+  std::string pid_field, name, state;
+  if (stat >> pid_field >> name >> state) CHECK(state == "Z");
   const ChildOutcome done = run_child("echo hello; exit 3", dir / "log", 10);
   CHECK_FALSE(done.timed_out);
   CHECK(done.exit_status == 3);

@@ -286,9 +286,18 @@ TEST_CASE("a claim with no finite measurement gets its own verdict", "[check][ve
   untestable.testable_at_init = false;  // nothing measured is said, whatever the claim is
   CHECK(evaluate(untestable, m).decision.verdict == Verdict::no_measurement);
   CHECK(to_string(Verdict::no_measurement) == "no finite measurement");
-  // One finite point is enough to decide.
+  // A claim "at every x" with one x unmeasured is not supported: inconclusive, the x named (a swept point
+  // that overflowed was dropped silently before); once every point is measured it is decided.
   for (auto& row : m.y) row[1] = 0.5;
+  const ClaimResult partial = evaluate(bound, m);
+  CHECK(partial.decision.verdict == Verdict::inconclusive);
+  CHECK_THAT(partial.note, Catch::Contains("No finite measurement at x = 1"));
+  CHECK(evaluate(ratio, m).decision.verdict == Verdict::inconclusive);
+  for (auto& row : m.y) row[0] = 0.25;
   CHECK(evaluate(bound, m).decision.verdict == Verdict::supported);
+  // A refutation at a measured point stands.
+  for (auto& row : m.y) row[0] = nan, row[1] = 5.0;
+  CHECK(evaluate(bound, m).decision.verdict == Verdict::refuted);
 }
 
 // A "last" that meets an entry the record says came out NaN or Inf is NaN: it never falls back to the last

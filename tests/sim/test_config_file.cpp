@@ -255,8 +255,14 @@ TEST_CASE("a dead branch in a pair is refused at its column") {
     parse("placement = \"custom\"\nblock = \"x + F(x); x0 + F(x0)\"\n");
     FAIL("no ConfigError");
   } catch (const ConfigError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("key 'block': column 11: the second expression never reads x"));
+    CHECK_THAT(e.what(), Catch::Contains("key 'block': column 11: the second expression does not read x"));
   }
+  // Through a condition: the arm that skips x is dead at the sublayers it runs.
+  CHECK_THROWS_AS(parse("placement = \"custom\"\nblock = \"x + F(x); k < 1000 ? x0 + F(x0) : x + F(x)\"\n"),
+                  ConfigError);
+  CHECK(
+      parse("placement = \"custom\"\nblock = \"x + F(x); k < 2 ? x + F(x0) : x + F(x)\"\n").configs.size() ==
+      1);
   CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x) + x0\"\n").configs.size() == 1);
   CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x0)\"\n").configs.size() == 1);
 }
