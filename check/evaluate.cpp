@@ -84,8 +84,6 @@ double severity(const Decision& d, const Estimate& e, const Band& band) {
   return std::max(e.high - band.high, band.low - e.low);
 }
 
-// Several decisions reported as one: the refuted point furthest out, else the undecided one needing the most
-// samples, else the point closest to an edge.
 // A point the claim covers that has no finite measurement leaves the claim undecided there: "at every x"
 // cannot be supported with an x missing (a refutation elsewhere still stands). Named in the note.
 void missing_points(const Measurement& m, const std::vector<std::size_t>& missing, ClaimResult& r) {
@@ -96,34 +94,42 @@ void missing_points(const Measurement& m, const std::vector<std::size_t>& missin
   if (r.decision.verdict != Verdict::refuted) r.decision = {Verdict::inconclusive, std::nullopt};
 }
 
-// covered[i]: whether the claim speaks of point i (a profile only where the mean field predicts).
-void pointwise(const Measurement& m, ClaimResult& r, const std::vector<Estimate>& per_point, const Band& band,
-               const std::vector<bool>& covered) {
-  r.band = band;
+// Several decisions reported as one: the refuted point furthest out, else the undecided one needing the most
+// samples, else the point closest to an edge. bands[i] is point i's band; covered[i] whether the claim
+// speaks of point i (a profile only where the mean field predicts, a ratio only at its decide_at). Returns
+// the reported point (r.estimate, r.band and r.decided_at are its), or nothing when none was measured.
+std::optional<std::size_t> pointwise(const Measurement& m, ClaimResult& r,
+                                     const std::vector<Estimate>& per_point, const std::vector<Band>& bands,
+                                     const std::vector<bool>& covered) {
   r.decision = {Verdict::no_measurement, std::nullopt};
   double worst = -kInf;
+  std::optional<std::size_t> reported;
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < per_point.size(); ++i) {
+    if (!covered[i]) continue;
     const Estimate& e = per_point[i];
-    const Decision d = decide(e, band);
+    const Decision d = decide(e, bands[i]);
     if (d.verdict == Verdict::no_measurement) {
-      if (covered[i]) missing.push_back(i);
+      missing.push_back(i);
       continue;
     }
-    if (const double m_i = severity(d, e, band); m_i > worst)
-      worst = m_i, r.estimate = e, r.decided_at = m.x[i];
+    if (const double m_i = severity(d, e, bands[i]); m_i > worst)
+      worst = m_i, reported = i, r.estimate = e, r.band = bands[i], r.decided_at = m.x[i];
     r.decision = combine(r.decision, d);
   }
   missing_points(m, missing, r);
+  return reported;
 }
 
 // Per-sample log(y / denominator) at every x: the log ratio is closer to normal, and the interval comes back
 // positive. Every point the statement covers is judged (the claim holds only where it holds at all of them),
-// or the one x the source names (decide_at); the reported estimate is the deciding point's.
+// or the one x the source names (decide_at); the reported estimate is the deciding point's, as a ratio.
 void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
   const auto lg = [](double v) { return v > 0 ? std::log(v) : -kInf; };
   std::vector<Estimate> logs_at;
-  std::vector<std::optional<double>> mf_at;
+  std::vector<std::optional<double>> predicted_at, mf_at;
+  std::vector<Band> log_bands;
+  std::vector<bool> covered;
   for (std::size_t i = 0; i < m.x.size(); ++i) {
     std::vector<double> logs;
     for (std::size_t s = 0; s < m.y.size(); ++s)
@@ -132,36 +138,21 @@ void ratio_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
     std::optional<double> mf;
     if (m.meanfield[i] && m.meanfield_den[i]) mf = *m.meanfield[i] / *m.meanfield_den[i];
     mf_at.push_back(mf);
+    predicted_at.push_back(c.meanfield ? mf : c.predicted);
+    const Band band = band_around(c, predicted_at.back());
+    log_bands.push_back({lg(band.low), lg(band.high)});
+    covered.push_back(!c.decide_at || m.x[i] == *c.decide_at);
     const double ratio = std::exp(logs_at.back().value);
     const Estimate& e = logs_at.back();
-    r.data.push_back({m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, c.meanfield ? mf : c.predicted});
+    r.data.push_back({m.x[i], ratio, std::isfinite(e.se) ? ratio * e.se : 0, predicted_at.back()});
   }
-  r.decision = {Verdict::no_measurement, std::nullopt};
-  double worst = -kInf;
-  std::vector<std::size_t> missing;
-  for (std::size_t i = 0; i < m.x.size(); ++i) {
-    if (c.decide_at && m.x[i] != *c.decide_at) continue;
-    const std::optional<double> p = c.meanfield ? mf_at[i] : c.predicted;
-    const Band band = band_around(c, p);
-    const Estimate& e = logs_at[i];
-    const Band log_band{lg(band.low), lg(band.high)};
-    const Decision d = decide(e, log_band);
-    if (d.verdict == Verdict::no_measurement) {
-      missing.push_back(i);
-      continue;
-    }
-    r.decision = combine(r.decision, d);
-    if (const double m_i = severity(d, e, log_band); m_i > worst)
-      worst = m_i;
-    else
-      continue;
-    const double ratio = std::exp(e.value);
-    r.estimate = e;
-    r.estimate.value = ratio, r.estimate.low = std::exp(e.low), r.estimate.high = std::exp(e.high);
-    r.estimate.se = ratio * e.se;
-    r.meanfield = mf_at[i], r.predicted = p, r.band = band, r.decided_at = m.x[i];
-  }
-  missing_points(m, missing, r);
+  const auto i = pointwise(m, r, logs_at, log_bands, covered);
+  if (!i) return;
+  const Estimate& e = logs_at[*i];
+  const double ratio = std::exp(e.value);
+  r.estimate.value = ratio, r.estimate.low = std::exp(e.low), r.estimate.high = std::exp(e.high);
+  r.estimate.se = ratio * e.se;
+  r.meanfield = mf_at[*i], r.predicted = predicted_at[*i], r.band = band_around(c, predicted_at[*i]);
 }
 
 ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m);
@@ -209,7 +200,10 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       r.predicted =
           c.predicted ? c.predicted : (c.has_upper ? std::optional(c.upper) : std::optional(c.lower));
       for (auto& d : r.data) d.predicted = r.predicted;
-      pointwise(m, r, per_point, band_around(c, c.predicted), std::vector<bool>(per_point.size(), true));
+      const Band band = band_around(c, c.predicted);
+      r.band = band;
+      pointwise(m, r, per_point, std::vector<Band>(per_point.size(), band),
+                std::vector<bool>(per_point.size(), true));
       double mx = -kInf;
       for (const auto& v : m.meanfield)
         if (v) mx = std::max(mx, *v);
@@ -238,7 +232,8 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       if (c.has_upper) band.high = c.upper;
       std::vector<bool> covered;
       for (const auto& p : m.meanfield) covered.push_back(p.has_value());
-      pointwise(m, r, per_point, band, covered);
+      r.band = band;
+      pointwise(m, r, per_point, std::vector<Band>(per_point.size(), band), covered);
       return r;
     }
     case FitKind::convergence: {
