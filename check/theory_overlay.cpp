@@ -43,39 +43,38 @@ std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::s
 
 namespace {
 
-// In file order: config, metric (the table's order), index.
-void sort_rows(std::vector<TheoryValue>& rows) {
-  std::sort(rows.begin(), rows.end(), [](const TheoryValue& a, const TheoryValue& b) {
+// nonfinite.csv's meanfield rows for theory_values' `nonfinite` entries, in file order (config, metric in the
+// table's order, index).
+std::vector<sim::NonFiniteRow> meanfield_rows(std::vector<TheoryValue> entries) {
+  std::sort(entries.begin(), entries.end(), [](const TheoryValue& a, const TheoryValue& b) {
     return std::tie(a.config, a.metric, a.index) < std::tie(b.config, b.metric, b.index);
   });
+  std::vector<sim::NonFiniteRow> rows;
+  for (const auto& e : entries)
+    rows.push_back({e.config, -1, kMeanFieldPass, sim::metric_table()[e.metric].name, int(e.index)});
+  return rows;
 }
 
 // nonfinite.csv with its meanfield rows replaced by `rows` (the simulator's rows kept as written).
-void put_meanfield_rows(const std::filesystem::path& path, const std::vector<TheoryValue>& rows) {
-  const std::string pass(kMeanFieldPass);
-  std::string marker = ",-1,";
-  marker += pass;
-  std::string csv = "config,sample,pass,layer,metric\n";
+void put_meanfield_rows(const std::filesystem::path& path, const std::vector<sim::NonFiniteRow>& rows) {
+  std::string csv(sim::kNonFiniteHeader);
   if (std::ifstream in(path); in) {
+    const std::string marker = ",-1," + std::string(kMeanFieldPass) + ",";
     std::string line;
     std::getline(in, line);
     while (std::getline(in, line))
       if (line.find(marker) == std::string::npos) csv.append(line).append("\n");
   }
-  for (const auto& r : rows) {
-    csv.append(std::to_string(r.config)).append(marker).append(",").append(std::to_string(r.index));
-    csv.append(",").append(sim::metric_table()[r.metric].name).append("\n");
-  }
+  for (const auto& r : rows) csv += sim::nonfinite_line(r);
   sim::write_file_atomic(path, csv);
 }
 
 }  // namespace
 
-std::vector<TheoryValue> theory_nonfinite(const sim::Grid& grid) {
-  std::vector<TheoryValue> rows;
-  theory_values(grid, nullptr, &rows);
-  sort_rows(rows);
-  return rows;
+std::vector<sim::NonFiniteRow> theory_nonfinite(const sim::Grid& grid) {
+  std::vector<TheoryValue> entries;
+  theory_values(grid, nullptr, &entries);
+  return meanfield_rows(std::move(entries));
 }
 
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
@@ -88,9 +87,8 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   for (const auto& v : values)
     csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index) + sim::format_number(v.value) + "\n";
   sim::write_file_atomic(out / "theory.csv", csv);
-  sort_rows(nonfinite);
   if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))
-    put_meanfield_rows(out / "nonfinite.csv", nonfinite);
+    put_meanfield_rows(out / "nonfinite.csv", meanfield_rows(std::move(nonfinite)));
   return values.size();
 }
 

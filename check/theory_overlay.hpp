@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/config_file.hpp"
+#include "sim/result_rows.hpp"
 
 namespace normsim::check {
 
@@ -23,12 +24,11 @@ struct TheoryValue {
 std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped = nullptr,
                                        std::vector<TheoryValue>* nonfinite = nullptr);
 
-// The entries of theory_values' `nonfinite`, in file order (config, metric, index): nonfinite.csv's
-// meanfield rows.
-std::vector<TheoryValue> theory_nonfinite(const sim::Grid& grid);
-
 // The pass name of the mean field's rows in nonfinite.csv; their sample is -1 (the mean field has none).
 inline constexpr std::string_view kMeanFieldPass = "meanfield";
+
+// nonfinite.csv's meanfield rows: theory_values' `nonfinite` entries, in file order (config, metric, index).
+std::vector<sim::NonFiniteRow> theory_nonfinite(const sim::Grid& grid);
 
 // Writes OUT/theory.csv atomically, and lists the mean field's NaN or Inf entries in OUT/nonfinite.csv
 // (pass "meanfield", sample -1, after the simulator's rows; earlier meanfield rows are replaced, so a rerun

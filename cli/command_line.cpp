@@ -1,6 +1,7 @@
 // The shared command-line layer (see command_line.hpp).
 #include "cli/command_line.hpp"
 
+#include <limits>
 #include <sstream>
 
 namespace normsim::cli {
@@ -35,21 +36,24 @@ std::string usage_message(const CLI::ParseError& e) {
   return what;
 }
 
+// Why `text` is not an integer in 0..max ("" when it is).
+std::string count_problem(const std::string& text, int max) {
+  std::size_t used = 0;
+  int n = -1;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || n < 0) return text + ": expected an integer >= 0";
+  return n <= max ? std::string() : text + ": at most " + std::to_string(max);
+}
+
 }  // namespace
 
 const CLI::Validator& count() {
   static const CLI::Validator validator(
-      [](const std::string& text) {
-        std::size_t used = 0;
-        int n = -1;
-        try {
-          n = std::stoi(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        return used == text.size() && n >= 0 ? std::string() : text + ": expected an integer >= 0";
-      },
-      "N");
+      [](const std::string& text) { return count_problem(text, std::numeric_limits<int>::max()); }, "N");
   return validator;
 }
 
@@ -73,18 +77,8 @@ void add_backend_options(CLI::App& app, std::string& backend, int& threads, int 
       ->type_name("NAME");
   app.add_option("--threads", threads,
                  "CPU threads (default 0: all cores; at most " + std::to_string(max_threads) + ")")
-      ->check(count())
       ->check(CLI::Validator(
-          [max_threads](const std::string& text) {
-            long n = 0;
-            try {
-              n = std::stol(text);
-            } catch (const std::exception&) {
-              return std::string();  // count() says why
-            }
-            return n <= max_threads ? std::string() : text + ": at most " + std::to_string(max_threads);
-          },
-          "N"));
+          [max_threads](const std::string& text) { return count_problem(text, max_threads); }, "N"));
 }
 
 bool parse(CLI::App& app, const std::vector<std::string>& args) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -150,37 +151,51 @@ ReportTable nonfinite_table(const ResultsFolder& folder) {
   return t;
 }
 
+namespace {
+
+// "0 supported, 2 refuted, 1 inconclusive, 1 not testable at init" for the claims `take` picks: the three
+// judged verdicts first, with their zeros (but for readings, whose words are their own), then any other
+// verdict in the order it first appears.
+std::string count_line(const ResultsFolder& folder, const std::function<bool(const Claim&)>& take,
+                       bool readings) {
+  std::vector<std::pair<std::string, int>> counts;
+  if (!readings) counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
+  for (const Claim& claim : folder.claims) {
+    if (!take(claim)) continue;
+    auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == claim.verdict; });
+    if (it == counts.end()) it = counts.insert(counts.end(), {claim.verdict, 0});
+    ++it->second;
+  }
+  std::string line;
+  for (const auto& [verdict, count] : counts)
+    line += (line.empty() ? "" : ", ") + std::to_string(count) + " " + verdict;
+  return line;
+}
+
+}  // namespace
+
 std::string verdict_tally(const ResultsFolder& folder) {
   // One count per kind: the literature's verdicts, normsim's readings and its own derivations never add up.
-  // (A verdicts.json without kinds, or with one, gets the one flat count.)
-  std::vector<std::string> kinds;
+  // A verdicts.json without kinds, or with one, gets the one flat count.
+  std::vector<std::string> kinds;  // in the order they first appear ("" for a claim without one)
   for (const Claim& claim : folder.claims)
     if (std::find(kinds.begin(), kinds.end(), claim.kind) == kinds.end()) kinds.push_back(claim.kind);
-  if (std::count_if(kinds.begin(), kinds.end(), [](const std::string& k) { return !k.empty(); }) < 2)
-    kinds = {""};
+  const std::string n = std::to_string(folder.claims.size()) + " claims";
+  if (std::count_if(kinds.begin(), kinds.end(), [](const std::string& k) { return !k.empty(); }) < 2) {
+    const bool readings = std::all_of(folder.claims.begin(), folder.claims.end(),
+                                      [](const Claim& c) { return c.kind == "reading"; });
+    return n + ": " +
+           count_line(
+               folder, [](const Claim&) { return true; }, readings);
+  }
   std::string tally;
   for (const std::string& kind : kinds) {
-    std::vector<std::pair<std::string, int>> counts;
-    const bool readings =
-        kind == "reading" || std::all_of(folder.claims.begin(), folder.claims.end(),
-                                         [](const Claim& c) { return c.kind == "reading"; });
-    if (!readings) counts = {{"supported", 0}, {"refuted", 0}, {"inconclusive", 0}};
-    int total = 0;
-    for (const Claim& claim : folder.claims) {
-      if (kinds.size() > 1 && claim.kind != kind) continue;
-      ++total;
-      auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == claim.verdict; });
-      if (it == counts.end()) it = counts.insert(counts.end(), {claim.verdict, 0});
-      ++it->second;
-    }
-    std::string line;
-    for (const auto& [verdict, count] : counts)
-      line += (line.empty() ? "" : ", ") + std::to_string(count) + " " + verdict;
-    tally += kinds.size() == 1 ? line
-                               : (tally.empty() ? "" : "; ") + (kind.empty() ? "no kind" : kind) + " " +
-                                     std::to_string(total) + ": " + line;
+    const auto of_kind = [&](const Claim& c) { return c.kind == kind; };
+    tally += (tally.empty() ? "" : "; ") + (kind.empty() ? "no kind" : kind) + " " +
+             std::to_string(std::count_if(folder.claims.begin(), folder.claims.end(), of_kind)) + ": " +
+             count_line(folder, of_kind, kind == "reading");
   }
-  return std::to_string(folder.claims.size()) + " claims" + (kinds.size() > 1 ? " (by kind) " : ": ") + tally;
+  return n + " (by kind) " + tally;
 }
 
 std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& figures) {

@@ -4,12 +4,12 @@ numbers the docs print are the ones `normsim check` measured (scripts/readme_fig
 
 Usage: python3 scripts/claims_tables.py out/check/verdicts.json
 It replaces the text between <!-- verdicts:begin --> and <!-- verdicts:end --> in docs/claims.md (tables by
-kind) and between <!-- tally:begin --> and <!-- tally:end --> in both files (one line a kind)."""
+kind) and between <!-- tally:begin --> and <!-- tally:end --> in both files with the tally lines of the
+report.md beside verdicts.json (one line a kind)."""
 import json
 import math
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 KINDS = [
@@ -44,16 +44,13 @@ def verdict_cell(v):
     return text
 
 
-def tally(verdicts):
-    lines = []
-    for kind, _ in KINDS:
-        of_kind = [v for v in verdicts if v.get("kind") == kind]
-        if not of_kind:
-            continue
-        counts = Counter(v["verdict"] for v in of_kind)
-        parts = ", ".join(f"{n} {w}" for w, n in sorted(counts.items(), key=lambda p: (-p[1], p[0])))
-        lines.append(f"- {kind} ({len(of_kind)}): {parts}")
-    return "\n".join(lines)
+def tally(report_md):
+    """The tally lines `normsim check` wrote into report.md (check/report.cpp, one line a kind): copied, not
+    counted again, so the docs say exactly what the report says."""
+    found = re.search(r"^\d+ claims .*:\n\n((?:- .*\n)+)", report_md, re.M)
+    if not found:
+        sys.exit("claims_tables.py: report.md has no tally lines")
+    return found.group(1).rstrip("\n")
 
 
 def tables(verdicts):
@@ -85,8 +82,9 @@ def main():
     verdicts = json.loads(Path(sys.argv[1]).read_text())
     root = Path(__file__).resolve().parent.parent
     replace_block(root / "docs" / "claims.md", "verdicts", tables(verdicts))
+    lines = tally((Path(sys.argv[1]).parent / "report.md").read_text())
     for doc in (root / "docs" / "claims.md", root / "README.md"):
-        replace_block(doc, "tally", f"{len(verdicts)} claims:\n\n" + tally(verdicts))
+        replace_block(doc, "tally", f"{len(verdicts)} claims:\n\n" + lines)
 
 
 if __name__ == "__main__":

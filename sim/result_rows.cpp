@@ -104,4 +104,9 @@ void for_each_nonfinite(const GridRecords& records, const std::function<void(con
     }
 }
 
+std::string nonfinite_line(const NonFiniteRow& r) {
+  return std::to_string(r.config) + "," + std::to_string(r.sample) + "," + csv_field(r.pass) + "," +
+         std::to_string(r.layer) + "," + std::string(r.metric) + "\n";
+}
+
 }  // namespace normsim::sim

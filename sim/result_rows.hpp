@@ -82,5 +82,8 @@ struct NonFiniteRow {
 };
 // Calls f(NonFiniteRow) for every row, in file order: config, sample, its statistics, then its stream.
 void for_each_nonfinite(const GridRecords& records, const std::function<void(const NonFiniteRow&)>& f);
+// nonfinite.csv's header, and one row as a line of it (every writer of the file uses both).
+inline constexpr std::string_view kNonFiniteHeader = "config,sample,pass,layer,metric\n";
+std::string nonfinite_line(const NonFiniteRow& r);
 
 }  // namespace normsim::sim

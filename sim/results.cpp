@@ -82,11 +82,8 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
 // from there on is missing; and one row per statistic that came out NaN or Inf from a finite stream.
 void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records) {
   CsvOut out(path);
-  out << "config,sample,pass,layer,metric\n";
-  for_each_nonfinite(records, [&](const NonFiniteRow& r) {
-    out << std::to_string(r.config) << "," << std::to_string(r.sample) << "," << csv_field(r.pass) << ","
-        << std::to_string(r.layer) << "," << r.metric << "\n";
-  });
+  out << kNonFiniteHeader;
+  for_each_nonfinite(records, [&](const NonFiniteRow& r) { out << nonfinite_line(r); });
   out.commit();
 }
 

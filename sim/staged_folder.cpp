@@ -42,7 +42,6 @@ void StagedFolder::commit(std::initializer_list<std::string_view> last) {
     if (fs::is_directory(out_ / name)) fs::remove_all(out_ / name);
     fs::rename(stage_ / name, out_ / name);  // one file system: a rename, whole or not at all
   }
-  committed_ = true;
 }
 
 }  // namespace normsim::sim

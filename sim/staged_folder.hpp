@@ -27,7 +27,6 @@ class StagedFolder {
 
  private:
   std::filesystem::path out_, stage_;
-  bool committed_ = false;
 };
 
 }  // namespace normsim::sim

@@ -77,8 +77,7 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
   return c;
 }
 
-}  // namespace
-
+// Every series of a profile under its conventions name, for metric() and name_of().
 std::span<const std::pair<std::string_view, const Series MeanFieldProfile::*>> series_table() {
   static const std::pair<std::string_view, const Series MeanFieldProfile::*> table[] = {
       {"act_sq", &MeanFieldProfile::act_sq},
@@ -94,6 +93,8 @@ std::span<const std::pair<std::string_view, const Series MeanFieldProfile::*>> s
       {"output_change", &MeanFieldProfile::output_change}};
   return table;
 }
+
+}  // namespace
 
 const Series* MeanFieldProfile::metric(std::string_view name) const {
   for (const auto& [n, s] : series_table())

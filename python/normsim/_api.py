@@ -1,12 +1,12 @@
 """The functions of the normsim package (see docs/python.md)."""
 import builtins
 import json
+import contextlib
 import os
-import shutil
 
 from . import _config, _core, _frames, _progress
 from ._deps import require
-from ._result import check_out, from_run
+from ._result import check_out, from_run, held_out
 
 
 def grid(config, **overrides):
@@ -30,26 +30,17 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
     written there as well (Result.save)."""
     require("pandas", "normsim.run")
     g = _config.grid_of(config, overrides)
-    lock, created, saved = None, False, False
-    if out is not None:
-        check_out(out)  # before the run, not after it
-        created = not os.path.exists(out)
-        lock = _core.OutLock(os.fspath(out))  # held to the end: a second run into `out` is refused now
-    try:
+    with held_out(out) if out is not None else contextlib.nullcontext() as path:
+        if path is not None:
+            check_out(path)  # before the run, under the lock (a second writer is refused at once)
         bar = _progress.Bar("normsim run", _progress.wanted(progress))
         try:
             handle = _core.run(g, backend, threads, bar)
         finally:
             bar.close()
         result = from_run(handle, _theory_columns(g))
-        if out is not None:
-            handle.save(os.fspath(out), locked=True)
-            saved = True
-    finally:
-        if created and not saved:  # interrupted or failed: the folder this call made is absent again
-            shutil.rmtree(out, ignore_errors=True)
-        if lock is not None:  # released last: no other writer can have taken the folder just removed
-            lock.release()
+        if path is not None:
+            handle.save(path)
     return result
 
 

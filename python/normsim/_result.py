@@ -1,9 +1,28 @@
 """Result: what normsim.run, normsim.read and normsim.torch.measure return."""
+import contextlib
 import json
 import os
 import shutil
 
 from . import _frames
+
+
+@contextlib.contextmanager
+def held_out(out):
+    """The results folder `out`, created if needed and locked for the block (a folder another writer holds is
+    refused at once); if the block fails or is interrupted, a folder this call made is absent again."""
+    from . import _core
+    path = os.fspath(out)
+    created = not os.path.exists(path)
+    lock = _core.OutLock(path)
+    try:
+        yield path
+    except BaseException:
+        if created:  # removed before the lock is released: no other writer can have taken it meanwhile
+            shutil.rmtree(path, ignore_errors=True)
+        raise
+    finally:
+        lock.release()
 
 
 def check_out(out):
@@ -35,20 +54,10 @@ class Result:
     def save(self, out, force=False):
         """Writes the results folder `out` (the files `normsim run` writes, each atomically; `normsim plot out`
         draws its figures). Refuses a folder that is not empty unless force=True."""
-        from . import _core
-        path = os.fspath(out)
-        created = not os.path.exists(path)
-        lock = _core.OutLock(path)  # a folder another writer holds is refused at once
-        try:
+        with held_out(out) as path:
             if not force:
                 check_out(path)  # under the lock: two writers cannot both pass it
             self._saver(path)
-        except BaseException:
-            if created:  # a folder this call made is absent again
-                shutil.rmtree(path, ignore_errors=True)
-            raise
-        finally:
-            lock.release()
         return out
 
     def __repr__(self):
@@ -70,7 +79,7 @@ def from_run(run, theory_columns):
         config=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
         nonfinite=_frames.nonfinite_table(run.nonfinite()),
-        saver=lambda out: run.save(out, locked=True))
+        saver=run.save)
 
 
 def read(out):
@@ -104,18 +113,16 @@ def _read_json(path):
 
 
 def _checked(path, reader):
-    """reader(path), its failure on a damaged file raised as ValueError naming the file."""
+    """reader(path), its failure on a damaged file raised as ValueError naming the file (a missing file stays
+    FileNotFoundError; an error that already names the file is kept). pandas' parser errors, json's,
+    UnicodeDecodeError, KeyError and the rest alike."""
     try:
         return reader(path)
     except FileNotFoundError:
         raise
-    except ValueError as e:
-        if str(e).startswith(path):  # already names the file (and the line)
+    except Exception as e:
+        if isinstance(e, ValueError) and str(e).startswith(path):
             raise
-        raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
-    except (KeyError, TypeError, UnicodeDecodeError, OSError) as e:
-        raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
-    except Exception as e:  # pandas' parser errors (pandas.errors.ParserError, EmptyDataError, ...)
         raise ValueError(f"{path}: not a readable normsim results file ({type(e).__name__}: {e})") from None
 
 

@@ -94,11 +94,13 @@ py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& record
   return out;
 }
 
+py::tuple nonfinite_tuple(const sim::NonFiniteRow& r) {
+  return py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, std::string(r.metric));
+}
+
 py::list nonfinite_rows(const sim::GridRecords& records) {
   py::list rows;
-  sim::for_each_nonfinite(records, [&](const sim::NonFiniteRow& r) {
-    rows.append(py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, std::string(r.metric)));
-  });
+  sim::for_each_nonfinite(records, [&](const sim::NonFiniteRow& r) { rows.append(nonfinite_tuple(r)); });
   return rows;
 }
 

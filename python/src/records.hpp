@@ -21,6 +21,8 @@ py::dict summary_columns(const sim::GridRecords& records);
 py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& records);
 // (config, sample, pass, layer, metric): the rows of nonfinite.csv.
 py::list nonfinite_rows(const sim::GridRecords& records);
+// One row of nonfinite.csv as a tuple (config, sample, pass, layer, metric).
+py::tuple nonfinite_tuple(const sim::NonFiniteRow& r);
 // Key name -> list of every config's value (bool, int, float or str), in key_columns() order, then the
 // lists of names (`metrics`: a list of str per config).
 py::dict config_values(const sim::Grid& grid);

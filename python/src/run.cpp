@@ -6,7 +6,6 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <optional>
 
 #include "check/theory_overlay.hpp"
 #include "records.hpp"
@@ -69,25 +68,15 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
   return run;
 }
 
-void Run::save(const std::string& out, bool locked) const {
-  const bool created = !std::filesystem::exists(out);
-  try {
-    std::filesystem::create_directories(out);
-    std::optional<sim::OutLock> lock;
-    if (!locked) lock.emplace(out);
-    sim::StagedFolder staged(out);
-    const std::filesystem::path stage = staged.path();
-    sim::write_nonfinite_csv(stage / "nonfinite.csv", records);
-    sim::write_layers_csv(stage / "layers.csv", grid, records);
-    sim::write_summary_csv(stage / "summary.csv", grid, records);
-    check::write_theory_csv(stage, grid);
-    sim::write_run_json(stage / "run.json", grid, info);
-    staged.commit({"run.json"});  // last: marks a finished run
-  } catch (...) {
-    std::error_code ec;  // a folder this save made is absent again; one that existed keeps what it had
-    if (created && !locked) std::filesystem::remove_all(out, ec);
-    throw;
-  }
+void Run::save(const std::string& out) const {
+  sim::StagedFolder staged(out);
+  const std::filesystem::path stage = staged.path();
+  sim::write_nonfinite_csv(stage / "nonfinite.csv", records);
+  sim::write_layers_csv(stage / "layers.csv", grid, records);
+  sim::write_summary_csv(stage / "summary.csv", grid, records);
+  check::write_theory_csv(stage, grid);
+  sim::write_run_json(stage / "run.json", grid, info);
+  staged.commit({"run.json"});  // last: marks a finished run
 }
 
 namespace {
@@ -121,15 +110,12 @@ void bind_run(py::module_& m) {
            [](const Run& r) {
              // nonfinite.csv's rows: the simulator's, then the mean field's (check/theory_overlay.hpp).
              py::list rows = nonfinite_rows(r.records);
-             for (const auto& v : check::theory_nonfinite(r.grid))
-               rows.append(py::make_tuple(v.config, -1, std::string(check::kMeanFieldPass), v.index,
-                                          std::string(sim::metric_table()[v.metric].name)));
+             for (const auto& row : check::theory_nonfinite(r.grid)) rows.append(nonfinite_tuple(row));
              return rows;
            })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
       .def_readonly("grid", &Run::grid)
-      .def("save", &Run::save, py::arg("out"), py::arg("locked") = false,
-           py::call_guard<py::gil_scoped_release>());
+      .def("save", &Run::save, py::arg("out"), py::call_guard<py::gil_scoped_release>());
   py::class_<HeldOut>(m, "OutLock", "A results folder held for one run (created if needed; refused if held).")
       .def(py::init<const std::string&>(), py::arg("out"))
       .def("release", &HeldOut::release);

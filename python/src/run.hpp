@@ -19,8 +19,8 @@ struct Run {
   sim::GridRecords records;
   sim::RunInfo info;
   // OUT/nonfinite.csv, layers.csv, summary.csv, run.json and theory.csv, as `normsim run` writes them: all
-  // or none (sim/staged_folder.hpp), under OUT's lock (taken here unless `locked`: the caller holds it).
-  void save(const std::string& out, bool locked = false) const;
+  // or none (sim/staged_folder.hpp). The caller holds OUT's lock (OutLock; normsim._result.held_out).
+  void save(const std::string& out) const;
 };
 
 // Calls progress(done, total) (in units of cost: samples x depth x width^2 x tokens) after every unit and

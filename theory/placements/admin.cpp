@@ -5,8 +5,6 @@
 // omega's running sum as s^2 times its Gram, and every map through it gains s^2.
 #include <cmath>
 
-#include "vocab/block_eval.hpp"
-
 #include "theory/placements/context.hpp"
 
 namespace normsim::theory::detail {
@@ -15,7 +13,7 @@ int step_admin(StackContext& ctx, int k) {
   const double omega = std::sqrt(ctx.admin_omega_sq);
   const TokenGram x = ctx.x(k);
   const Branch::Eval e = ctx.branch(k).evaluate(x);
-  const double s = vocab::eval_scalar(ctx.branch_scale, ctx.branch_scale.root, scalar_env(ctx, k));
+  const double s = branch_scale_at(ctx, k);
   const double s2 = s * s;
   const TokenGram h = (omega * omega) * x + s2 * e.out;
   ctx.x(k + 1) = normalized(h, ctx.gamma_sq, ctx.eps);

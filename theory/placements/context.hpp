@@ -123,6 +123,8 @@ inline double norm_cross(double gamma_sq, double in_sq, double eps) {
 
 // What the numbers of the expression read at sublayer k (vocab/block_eval.hpp).
 vocab::ScalarEnv scalar_env(const StackContext& ctx, int k);
+// branch_scale at sublayer k: what multiplies F_k's output, in every placement's step.
+double branch_scale_at(const StackContext& ctx, int k);
 
 // The mean field of the placement's expression over one unit (a sublayer, or a pair); returns its span.
 int step_expression(StackContext& ctx, int k);

@@ -98,7 +98,7 @@ struct Tape {
     n.lin[1 + n.slot] = 1.0;
     n.gram = evals[n.slot].out;
     const int out = push(n);
-    const double s = vocab::eval_scalar(ctx.branch_scale, ctx.branch_scale.root, scalar_env(ctx, k + sub));
+    const double s = branch_scale_at(ctx, k + sub);
     return s == 1.0 ? out : scale(out, s);
   }
 };
@@ -157,6 +157,10 @@ vocab::ScalarEnv scalar_env(const StackContext& ctx, int k) {
   env.attention = !ctx.branch(k).is_mlp();
   env.param = [&s](const std::string& name) { return parameter(s, name); };
   return env;
+}
+
+double branch_scale_at(const StackContext& ctx, int k) {
+  return vocab::eval_scalar(ctx.branch_scale, ctx.branch_scale.root, scalar_env(ctx, k));
 }
 
 int step_expression(StackContext& ctx, int k) {
