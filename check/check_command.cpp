@@ -126,7 +126,7 @@ int run(const Options& o) {
     checked.push_back(std::move(c));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_check_results(o.out, checked, o.full, backend->name(), threads, seconds, draws_figures(o));
+  write_check_results(o.out, checked, o.full, *backend, threads, seconds, draws_figures(o));
   if (!o.no_plots) {
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
     // Figures are a convenience on top of the verdicts: failing to draw them is a warning. Only the claim

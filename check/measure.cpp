@@ -352,6 +352,8 @@ Measurement measure_torch_block(const ClaimSpec& c) {
   const sim::GridRecords references(records.begin() + std::ptrdiff_t(n), records.end());
   records.resize(n);
   Measurement m = collect(c, records);
+  m.backend = "torch";
+  m.device = "normsim.torch (PyTorch, CPU) run by " + torch_block_python();
   if (!c.reference_per_x.empty()) {
     for (std::size_t i = 0; i < references.size(); ++i)
       subtract_reference_at(c, i, c.reference_per_x[i], references[i], m);
@@ -372,6 +374,8 @@ Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
   sim::GridRecords records;
   for (const auto& config : c.grid.configs) records.push_back(run(config));
   Measurement m = collect(c, records);
+  m.backend = backend.name();
+  m.device = backend.device();
   if (!c.reference_per_x.empty()) {
     for (std::size_t i = 0; i < c.reference_per_x.size(); ++i)
       subtract_reference_at(c, i, c.reference_per_x[i], run(c.reference_per_x[i]), m);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "sim/atomic_file.hpp"
 #include "sim/config_schema.hpp"
@@ -101,6 +102,8 @@ nlohmann::json verdict_json(const CheckedClaim& c) {
   j["log_y"] = s.figure_log_y;
   // Extras: how the verdict was reached.
   j["kind"] = std::string(to_string(s.kind));
+  j["backend"] = c.measurement.backend;
+  j["device"] = c.measurement.device;
   j["reading_of"] = s.reading_of;
   j["testable_at_init"] = s.testable_at_init;
   j["judged"] = s.judged;
@@ -157,6 +160,27 @@ std::string tally_by_kind(const std::vector<CheckedClaim>& claims) {
   return out;
 }
 
+namespace {
+
+// Which backends and devices computed the claims' numbers (verdicts.json names each claim's).
+std::string measured_on(const std::vector<CheckedClaim>& claims) {
+  std::vector<std::pair<std::string, int>> seen;
+  for (const auto& c : claims) {
+    const std::string who = "`" + c.measurement.backend + "` on " + c.measurement.device;
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == who; });
+    if (it == seen.end())
+      seen.emplace_back(who, 1);
+    else
+      ++it->second;
+  }
+  std::string out = "Measured by:";
+  for (const auto& [who, n] : seen)
+    out += "\n- " + who + ": " + std::to_string(n) + (n == 1 ? " claim" : " claims");
+  return out + "\n\n";
+}
+
+}  // namespace
+
 std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, double seconds,
                             bool figures) {
   std::ostringstream md;
@@ -172,6 +196,7 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
         "of a source and is consistent or inconsistent with that reading, never a verdict on the source; a "
         "self claim judges normsim's own theory. A claim about trained models is not testable at init (what "
         "init gives is reported); one on unconfirmed equations is reported per setting, not judged.\n\n"
+     << measured_on(claims)
      << "| claim | kind | statement | source | predicted | band | band from | measured [CI] | n | verdict "
         "| figure |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -202,7 +227,7 @@ std::string report_markdown(const std::vector<CheckedClaim>& claims, bool full, 
 }
 
 void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& claims, bool full,
-                         const std::string& backend, int threads, double seconds, bool figures) {
+                         const sim::Backend& backend, int threads, double seconds, bool figures) {
   // Every file or none, and claims/ holds exactly this check's claims (no folder of an earlier claim set).
   sim::StagedFolder staged(out);
   const fs::path stage = staged.path();
@@ -219,7 +244,8 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   const sim::Grid grid = combined_grid(claims, records);
   sim::write_summary_csv(stage / "summary.csv", grid, records);
   sim::RunInfo info;
-  info.backend = backend;
+  info.backend = backend.name();
+  info.device = backend.device();
   info.threads = threads;
   info.started = sim::utc_now_iso8601();
   info.wall_seconds = seconds;

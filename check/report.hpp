@@ -13,6 +13,7 @@
 #include "check/claim.hpp"
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
+#include "sim/backend.hpp"
 
 namespace normsim::check {
 
@@ -32,6 +33,6 @@ std::string tally_by_kind(const std::vector<CheckedClaim>& claims);
 
 // Writes every file above; `seconds` is the wall time recorded in the report and run.json.
 void write_check_results(const std::filesystem::path& out, const std::vector<CheckedClaim>& claims, bool full,
-                         const std::string& backend, int threads, double seconds, bool figures);
+                         const sim::Backend& backend, int threads, double seconds, bool figures);
 
 }  // namespace normsim::check

@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The Python that has numpy, pandas and torch (Debian's, as python/CMakeLists.txt picks it), and the folder
-// holding the built `normsim` package; NORMSIM_PYTHON overrides the first.
-std::string python() {
-  const char* given = std::getenv("NORMSIM_PYTHON");
-  return given && *given ? given : NORMSIM_PYTHON_EXECUTABLE;
-}
-
 std::string quoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -122,8 +115,22 @@ std::vector<sim::SampleRecord> read_bridge_records(const fs::path& folder, const
   return records;
 }
 
+// The Python the module was built for (python/CMakeLists.txt's Python_EXECUTABLE); NORMSIM_PYTHON
+// overrides it. The built `normsim` package is in NORMSIM_PYTHON_DIR.
+std::string torch_block_python() {
+  const char* given = std::getenv("NORMSIM_PYTHON");
+  return given && *given ? given : NORMSIM_PYTHON_EXECUTABLE;
+}
+
 sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs,
                                  const std::string& claim, double timeout_seconds) {
+  const char* given = std::getenv("NORMSIM_PYTHON");
+  if (!(given && *given) && !fs::exists(fs::path(NORMSIM_PYTHON_DIR) / "normsim" / "__init__.py"))
+    throw TorchBlockError(
+        "claim '" + claim + "', block " + file.string() +
+        ": normsim's Python module is not in this build (" NORMSIM_PYTHON_DIR
+        "); configure with -DNORMSIM_PYTHON=ON and -DPython_EXECUTABLE= the Python that has "
+        "torch, or set NORMSIM_PYTHON to a Python that imports normsim");
   std::string temp = (fs::temp_directory_path() / "normsim-torch-XXXXXX").string();
   if (!::mkdtemp(temp.data())) throw TorchBlockError(file.string() + ": cannot make a temporary folder");
   const fs::path dir = temp;
@@ -135,8 +142,9 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
       {"configs",
        sim::grid_json(grid)["configs"]}}.dump();
   const std::string cmd = "PYTHONPATH=" + quoted(NORMSIM_PYTHON_DIR) + "${PYTHONPATH:+:$PYTHONPATH}; " +
-                          "export PYTHONPATH; exec " + quoted(python()) + " -m normsim._claim_block " +
-                          quoted((dir / "request.json").string()) + " " + quoted((dir / "out").string());
+                          "export PYTHONPATH; exec " + quoted(torch_block_python()) +
+                          " -m normsim._claim_block " + quoted((dir / "request.json").string()) + " " +
+                          quoted((dir / "out").string());
   ChildOutcome done;
   try {
     done = run_child(cmd, dir / "log", timeout_seconds);
@@ -155,14 +163,15 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
       throw TorchBlockError(who + ": stopped after " + sim::format_number(timeout_seconds) +
                             " s (the claim's [torch] timeout)");
     if (done.exit_status != 0)
-      throw TorchBlockError(who + ": normsim.torch could not measure its blocks (" + python() +
+      throw TorchBlockError(who + ": normsim.torch could not measure its blocks (" + torch_block_python() +
                             " exited with status " + std::to_string(done.exit_status) + "):\n" +
                             last_lines(read_all(dir / "log"), 12));
     for (std::size_t c = 0; c < configs.size(); ++c) {
       const fs::path out = dir / "out" / std::to_string(c);
       if (!fs::is_regular_file(out / "layers.csv"))
-        throw TorchBlockError(who + ": " + python() + " exited without writing the results of config " +
-                              std::to_string(c) + ":\n" + last_lines(read_all(dir / "log"), 12));
+        throw TorchBlockError(who + ": " + torch_block_python() +
+                              " exited without writing the results of config " + std::to_string(c) + ":\n" +
+                              last_lines(read_all(dir / "log"), 12));
       records.push_back(read_bridge_records(out, configs[c]));
     }
   } catch (...) {

@@ -25,6 +25,9 @@ class TorchBlockError : public std::runtime_error {
 // Every config's records (samples 0..samples-1) as normsim.torch measures the blocks of `file` for claim
 // `claim` (named in every error), in a child process given `timeout_seconds` (check/child_process.hpp):
 // past it, or on SIGINT/SIGTERM/SIGHUP, the child's group is stopped and its temporary folder removed.
+// The interpreter that runs a claim's PyTorch blocks: NORMSIM_PYTHON, else the one the module was built for.
+std::string torch_block_python();
+
 sim::GridRecords run_torch_block(const std::filesystem::path& file, const std::vector<sim::Config>& configs,
                                  const std::string& claim, double timeout_seconds);
 

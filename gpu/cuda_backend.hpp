@@ -39,6 +39,7 @@ class CudaBackend final : public sim::Backend {
  public:
   explicit CudaBackend(int threads, CudaOptions options = options_from_environment());
   std::string name() const override { return "cuda"; }
+  std::string device() const override { return cuda_device_description(); }
   std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
   // A precision it lacks, or one sample that does not fit the device even with weights redrawn.
   std::string refusal(const sim::Config& config, int unit_samples) const override;

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <charconv>
+#include <cstdio>
 
 #include "gpu/cuda_check.hpp"
 
@@ -30,6 +31,21 @@ std::string cuda_device_name() {
   cudaDeviceProp p{};
   NORMSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
   return p.name;
+}
+
+std::string cuda_device_description() {
+  int dev = 0, driver = 0, runtime = 0;
+  NORMSIM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  NORMSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  NORMSIM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  NORMSIM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", double(p.totalGlobalMem) / double(1ull << 30));
+  return std::string(p.name) + " (compute capability " + std::to_string(p.major) + "." +
+         std::to_string(p.minor) + ", " + std::to_string(p.multiProcessorCount) + " SMs, " + memory +
+         "; CUDA driver " + version(driver) + ", runtime " + version(runtime) + ")";
 }
 
 bool built_for(int major, int minor, std::string_view archs) {

@@ -10,6 +10,9 @@ namespace normsim::gpu {
 // Number of CUDA devices; 0 with the reason in *why when there is none or the driver is missing.
 int cuda_device_count(std::string* why = nullptr);
 std::string cuda_device_name();
+// Device 0 for provenance: "NVIDIA H200 (compute capability 9.0, 132 SMs, 139.8 GiB; CUDA driver 13.0,
+// runtime 13.0)".
+std::string cuda_device_description();
 
 // Whether code built for `archs` (CMAKE_CUDA_ARCHITECTURES, comma-separated: "80", "90-real",
 // "90-virtual") runs on compute capability major.minor. SASS of sm_XY runs on X.Y' with Y' >= Y (same

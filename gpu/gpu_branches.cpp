@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/blas.hpp"
@@ -310,6 +311,36 @@ DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const double* d_
   return y;
 }
 
+// ||A^T B||_F^2 = <A A^T, B B^T>_F per sample into `sum`, the Grams formed in double (a float32 stack's
+// operands widened first). The CPU backend forms float32 Grams and, where their inner product cancels
+// (sim::cancelled: less than 1 % of sum |Ga Gb| survives, as for W_K's gradient under collapsed tokens),
+// A^T B in double; double Grams need no such fallback: their inner product is exact to double's rounding
+// (~1e-16 of sum |Ga Gb| against float's ~1e-7) everywhere, and on the data-centre parts this backend
+// targets a double GEMM of T x T x n runs at about float's non-tensor rate.
+template <class R>
+void gram_frobenius_sq(cublasHandle_t blas, const R* a, const R* b, int S, int T, int n, int m, double* sum) {
+  const auto in_double = [S, T](const R* x, int k) {
+    DeviceBuffer<double> w(std::size_t(S) * T * k);
+    widen(x, w.size(), w.get());
+    return w;
+  };
+  DeviceBuffer<double> wa, wb;
+  const double* da = nullptr;
+  const double* db = nullptr;
+  if constexpr (std::is_same_v<R, double>) {
+    da = a, db = b;
+  } else {
+    wa = in_double(a, n), wb = in_double(b, m);
+    da = wa.get(), db = wb.get();
+  }
+  DeviceBuffer<double> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
+  gemm<double>(blas, false, true, T, T, n, 1.0, da, n, (long long)T * n, da, n, (long long)T * n, 0.0,
+               ga.get(), T, (long long)T * T, S);
+  gemm<double>(blas, false, true, T, T, m, 1.0, db, m, (long long)T * m, db, m, (long long)T * m, 0.0,
+               gb.get(), T, (long long)T * T, S);
+  sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, sum);
+}
+
 }  // namespace
 
 // As sim::frobenius_of_AtB: the products run on A and B scaled per sample by powers of two (a float Gram of
@@ -328,13 +359,7 @@ void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, i
   const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, d_factor.get());
   const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, d_factor.get() + S);
   if (frobenius_by_gram(T, n, m)) {
-    // ||A^T B||_F^2 = <A A^T, B B^T>_F: two T x T Gram matrices per sample.
-    DeviceBuffer<R> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
-    gemm<R>(blas, false, true, T, T, n, 1.0, a.get(), n, (long long)T * n, a.get(), n, (long long)T * n, 0.0,
-            ga.get(), T, (long long)T * T, S);
-    gemm<R>(blas, false, true, T, T, m, 1.0, b.get(), m, (long long)T * m, b.get(), m, (long long)T * m, 0.0,
-            gb.get(), T, (long long)T * T, S);
-    sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, sum);
+    gram_frobenius_sq(blas, a.get(), b.get(), S, T, n, m, sum);
   } else {
     DeviceBuffer<R> g(std::size_t(S) * n * m);
     gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,

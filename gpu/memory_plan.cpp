@@ -17,9 +17,13 @@ bool frobenius_by_gram(int T, int n, int m) {
   return Td * Td * (nd + md) < Td * nd * md;
 }
 
+// The scaled operands, then either the operands widened to double and the two Grams in double (two float
+// elements per double; a float64 stack skips the widening, so its count is T (n + m) too high) or the
+// n x m product.
 std::size_t frobenius_scratch_elements(int T, int n, int m) {
   const std::size_t scaled_operands = std::size_t(T) * (std::size_t(n) + std::size_t(m));
-  return scaled_operands + (frobenius_by_gram(T, n, m) ? 2 * std::size_t(T) * T : std::size_t(n) * m);
+  const std::size_t double_grams = 2 * (scaled_operands + 2 * std::size_t(T) * T);
+  return scaled_operands + (frobenius_by_gram(T, n, m) ? double_grams : std::size_t(n) * m);
 }
 
 bool gradient_by_factors(int T, int n, int m) {

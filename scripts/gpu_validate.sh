@@ -1,51 +1,119 @@
 #!/usr/bin/env bash
-# Everything about the CUDA backend that needs a GPU, on a machine with an NVIDIA GPU of compute capability
-# >= 8.0 (docs/gpu.md "Device steps"):
-#   bash scripts/gpu_validate.sh                 all steps, in order (about 30-45 min on an H100)
-#   bash scripts/gpu_validate.sh STEP...         some of them (each fits a 10-minute slot), e.g. build tests
-# Steps (each writes docs/gpu_validation/STEP.log and STEP.rc, its exit status):
-#   build      Release build, CUDA on, sm_80 and sm_90 (BUILD_DIR, default build-gpu)
+# Everything about the CUDA backend that needs a GPU, on a bare GPU machine (nvcc, cmake, g++ and a Python
+# with torch; no Eigen, Boost or other headers, no network), in one budget (docs/gpu.md "Device steps"):
+#   bash scripts/gpu_validate.sh --fetch-deps    on the development machine (Debian, network): the header
+#                                                packages the build needs, into .gpu-deps/ (~12 MB, ignored
+#                                                by git); take the checkout with it to the GPU machine
+#   bash scripts/gpu_validate.sh [STEP...]       on the GPU machine, from the checkout: every step (or those
+#                                                named) within GPU_BUDGET seconds (default 480)
+# Steps, in order (each under its own limit inside the budget; one skipped when too little is left):
+#   build      Release, CUDA for this device's architecture; normsim, test_gpu, the benchmark and, when the
+#              Python has pybind11 and its headers, the Python module. Headers from /usr or .gpu-deps/.
 #   tests      test_gpu: every kernel against its CPU twin, the backend against the CPU backend
-#   memcheck racecheck initcheck synccheck
-#              compute-sanitizer on the kernel tests and on one backend test case ("ERROR SUMMARY: 0")
-#   bench      bench/gpu_bench.cpp: W1 and W2 GFLOP/s, fraction of cuBLAS SGEMM and TF32 measured in the
-#              same run, ratio to PyTorch eager (bench/gpu_torch.py, when python3 has CUDA torch)
-#   wide16     width 16384 x depth 1000 x 16 tokens end to end (bench/wide_deep.toml): wall time, peak memory
-#   wide256    width 16384 x depth 1000 x 256 tokens: the --dry-run plan, then the run (activations
-#              checkpointed, bench/wide_deep_256.toml)
-# After any step, docs/gpu_validation.md is rewritten from every log present: device, driver, date, each
-# step's exit status and its figures. Exits 1 when a step run now failed. Commit the logs and the summary.
+#   check      `normsim check` on the CPU backend and on the GPU; scripts/compare_verdicts.py compares them
+#   bench      bench/gpu_bench.cpp: W1 and W2 against cuBLAS and PyTorch eager in the same run
+#   memcheck   compute-sanitizer memcheck on the kernel tests and the Gram norms
+#   wide16     width 16384 x depth 1000 x 16 tokens end to end: wall time, peak memory
+#   racecheck initcheck   compute-sanitizer on the kernel tests
+#   bmemcheck  memcheck on the backend tests
+#   wide256    width 16384 x depth 1000 x 256 tokens (activations checkpointed)
+# Each step writes docs/gpu_validation/STEP.log and STEP.rc (exit status; 124 = stopped at its limit);
+# docs/gpu_validation.md is rewritten after every step from all logs present. Exits 1 when a step failed.
 set -u
+T0=${T0:-$(date +%s)}
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-build-gpu}
+cd "$here" || exit 2
+deps_dir="$here/.gpu-deps"
+packages=(libboost1.74-dev libboost-math1.74-dev libtomlplusplus-dev libtomlplusplus3 catch2 libeigen3-dev
+  librandom123-dev nlohmann-json3-dev libcli11-dev pkgconf pkgconf-bin libpkgconf3)
+
+if [ "${1:-}" = --fetch-deps ]; then
+  mkdir -p "$deps_dir" && cd "$deps_dir" || exit 2
+  apt-get download "${packages[@]}" 2>&1 | grep -v 'Download is performed unsandboxed' || true
+  n=$(ls -1 ./*.deb 2>/dev/null | wc -l)
+  echo "$n packages in $deps_dir"
+  [ "$n" -ge ${#packages[@]} ] || exit 1
+  exit 0
+fi
+
+BUDGET=${BUDGET:-${GPU_BUDGET:-480}}
+build=${build:-${BUILD_DIR:-/tmp/normsim-build-gpu}}
 logs="$here/docs/gpu_validation"
 summary="$here/docs/gpu_validation.md"
-all=(build tests memcheck racecheck initcheck synccheck bench wide16 wide256)
+all=(build tests check bench memcheck wide16 racecheck initcheck bmemcheck wide256)
+declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [memcheck]=90 [wide16]=150 [racecheck]=60
+  [initcheck]=60 [bmemcheck]=240 [wide256]=300)
+export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs"
-cd "$here" || exit 2
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
 
-sanitize() {  # sanitize TOOL: compute-sanitizer TOOL on the kernel tests and one backend case
-  local extra=()
-  [ "$1" = memcheck ] && extra=(--leak-check full)
-  compute-sanitizer --tool "$1" "${extra[@]}" --error-exitcode 1 "$build/tests/gpu/test_gpu" "[kernel]" &&
-    compute-sanitizer --tool "$1" "${extra[@]}" --error-exitcode 1 "$build/tests/gpu/test_gpu" \
-      "CUDA backend: recompute, batching and the mse loss do not change results"
+# The header-only packages, unpacked under the build folder (never into /), when /usr lacks them.
+unpack_deps() {
+  [ -f /usr/include/eigen3/Eigen/Dense ] && return 0
+  ls "$deps_dir"/*.deb >/dev/null 2>&1 ||
+    { echo "no Eigen in /usr and no .gpu-deps/: run 'bash scripts/gpu_validate.sh --fetch-deps' first"; return 3; }
+  local prefix="$build/deps"
+  mkdir -p "$prefix"
+  for f in "$deps_dir"/*.deb; do dpkg -x "$f" "$prefix" || return 3; done
+  sed -i "s|^prefix=/usr\$|prefix=$prefix/usr|" "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/tomlplusplus.pc
+  export CMAKE_PREFIX_PATH="$prefix/usr" PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+  command -v pkg-config >/dev/null || export PATH="$PATH:$prefix/usr/bin"
+}
+
+do_build() {
+  local cap py=() gen=()
+  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  # The Python that has torch (first on PATH), with pybind11 from pip when Debian's is absent.
+  if python3 -c 'import pybind11' 2>/dev/null; then
+    py=(-DPython_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)")
+  fi
+  cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF -DNORMSIM_CUDA_MOCK=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
+  local targets=(normsim test_gpu normsim_gpu_bench)
+  cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+}
+
+sanitize() {  # sanitize TOOL TEST-SPEC...: compute-sanitizer TOOL on test_gpu's matching cases
+  local tool=$1
+  shift
+  compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/gpu/test_gpu" "$@"
+}
+
+do_check() {
+  local out=/tmp/normsim-gpu-check ids=() f
+  rm -rf "$out"
+  if ! ls "$build"/python/normsim/_core*.so >/dev/null 2>&1; then  # no module: the PyTorch claims cannot run
+    for f in experiments/claims/*.toml; do
+      grep -q '^\[torch\]' "$f" && echo "not run (no Python module in this build): $(basename "$f" .toml)" ||
+        ids+=("$(basename "$f" .toml)")
+    done
+  fi
+  "$build/normsim" check --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
+  echo "cpu check exit $? ($(($(date +%s) - T0)) s into the validation)"
+  "$build/normsim" check --backend auto --no-plots --out "$out/gpu" "${ids[@]}"
+  echo "gpu check exit $?"
+  grep -A4 '^Measured by' "$out/gpu/report.md"
+  python3 scripts/compare_verdicts.py "$out/cpu/verdicts.json" "$out/gpu/verdicts.json"
 }
 
 run_step() {
   case $1 in
-    build) cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF &&
-      cmake --build "$build" -j"$(nproc)" ;;
-    tests) ctest --test-dir "$build" -R '^test_gpu' --output-on-failure ;;
-    memcheck | racecheck | initcheck | synccheck) sanitize "$1" ;;
+    build) do_build ;;
+    tests) "$build/tests/gpu/test_gpu" --durations no ;;
+    check) do_check ;;
     bench) "$build/bench/normsim_gpu_bench" all ;;
-    wide16) rm -rf out/gpu_validate_wide16 &&
-      /usr/bin/time -v "$build/normsim" run bench/wide_deep.toml --backend cuda --no-plots \
-        --out out/gpu_validate_wide16 ;;
-    wide256) "$build/normsim" run bench/wide_deep_256.toml --backend cuda --dry-run && rm -rf out/gpu_validate_wide256 &&
-      /usr/bin/time -v "$build/normsim" run bench/wide_deep_256.toml --backend cuda --no-plots \
-        --out out/gpu_validate_wide256 ;;
-    *) echo "unknown step $1 (steps: ${all[*]})" ; return 2 ;;
+    memcheck) sanitize memcheck "[kernel],[twin]" ;;
+    racecheck | initcheck) sanitize "$1" "[kernel]" ;;
+    bmemcheck) sanitize memcheck "[backend]" ;;
+    wide16) rm -rf /tmp/normsim-wide16 && /usr/bin/time -v "$build/normsim" run bench/wide_deep.toml \
+      --backend cuda --no-plots --out /tmp/normsim-wide16 ;;
+    wide256) "$build/normsim" run bench/wide_deep_256.toml --backend cuda --dry-run &&
+      rm -rf /tmp/normsim-wide256 && /usr/bin/time -v "$build/normsim" run bench/wide_deep_256.toml \
+        --backend cuda --no-plots --out /tmp/normsim-wide256 ;;
+    *) echo "unknown step $1 (steps: ${all[*]})"; return 2 ;;
   esac
 }
 
@@ -53,40 +121,60 @@ write_summary() {
   {
     echo "# GPU validation (scripts/gpu_validate.sh)"
     echo
-    echo "Rewritten by scripts/gpu_validate.sh on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)."
+    echo "Rewritten by scripts/gpu_validate.sh on $(date -u '+%Y-%m-%d %H:%M UTC'), commit" \
+      "$(git rev-parse --short HEAD 2>/dev/null || echo unknown), budget ${BUDGET} s."
     echo
     echo '```'
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
-    nvcc --version 2>&1 | tail -n 2
+    nvcc --version 2>&1 | tail -n 1
     echo '```'
     echo
-    echo "| step | exit status | log |"
-    echo "|---|---|---|"
+    echo "| step | exit status | seconds | log |"
+    echo "|---|---|---|---|"
     for s in "${all[@]}"; do
-      [ -f "$logs/$s.rc" ] && echo "| $s | $(cat "$logs/$s.rc") | gpu_validation/$s.log |"
+      [ -f "$logs/$s.rc" ] && echo "| $s | $(cat "$logs/$s.rc") | $(cat "$logs/$s.seconds" 2>/dev/null) |" \
+        "gpu_validation/$s.log |"
     done
     echo
     echo "## Figures"
     echo '```'
     for s in "${all[@]}"; do
       [ -f "$logs/$s.log" ] || continue
-      grep -hE 'tests passed|test cases|ERROR SUMMARY|GFLOP|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|samples with NaN' "$logs/$s.log" | sed "s/^/$s: /"
+      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in' \
+        "$logs/$s.log" | head -60 | sed "s/^/$s: /"
     done
     echo '```'
   } >"$summary"
 }
 
+if [ "${1:-}" = --one-step ]; then  # one step, run by the loop below under its limit
+  run_step "$2"
+  exit $?
+fi
+
+unpack_deps >"$logs/deps.log" 2>&1 || { cat "$logs/deps.log" >&2; exit 3; }
+export T0 BUDGET build CMAKE_PREFIX_PATH PKG_CONFIG_PATH LD_LIBRARY_PATH PATH
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=("${all[@]}")
 failed=0
 for s in "${steps[@]}"; do
-  echo "== $s" >&2
-  run_step "$s" >"$logs/$s.log" 2>&1
+  lim=${limit[$s]:-120}
+  l=$(left)
+  [ "$lim" -gt $((l - 5)) ] && lim=$((l - 5))
+  if [ "$lim" -lt 20 ]; then
+    echo "== $s skipped: ${l} s of the ${BUDGET} s budget left" >&2
+    continue
+  fi
+  echo "== $s (limit ${lim} s, $(($(date +%s) - T0)) s in)" >&2
+  t=$(date +%s)
+  timeout -k 5 "$lim" bash "$0" --one-step "$s" >"$logs/$s.log" 2>&1
   rc=$?
   echo "$rc" >"$logs/$s.rc"
-  echo "   exit $rc ($logs/$s.log)" >&2
+  echo "$(($(date +%s) - t))" >"$logs/$s.seconds"
+  echo "   exit $rc in $(cat "$logs/$s.seconds") s ($logs/$s.log)" >&2
   [ "$rc" = 0 ] || failed=1
   write_summary
+  [ "$s" = build ] && [ "$rc" != 0 ] && { tail -40 "$logs/build.log" >&2; exit 1; }
 done
-echo "summary: $summary" >&2
+echo "summary: $summary ($(($(date +%s) - T0)) s)" >&2
 exit $failed

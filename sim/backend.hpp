@@ -17,6 +17,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // The hardware this backend computes on, for provenance (run.json, verdicts.json, report.md).
+  virtual std::string device() const { return name(); }
   // Runs the given sample indices of one configuration; returns one record per sample, in order.
   // Results must not depend on how samples are split between calls or threads.
   virtual std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) = 0;

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "sim/cpu_graph.hpp"
@@ -50,6 +52,18 @@ void prepare_workspaces(std::vector<CpuWorkspace<R>>& ws, int outer, int inner, 
 }
 
 }  // namespace
+
+// "/proc/cpuinfo's model name, N threads" (Linux; "unknown CPU" elsewhere).
+std::string CpuBackend::device() const {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find_first_not_of(" \t", line.find(':') + 1));
+      break;
+    }
+  return model + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
+}
 
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {
   keep_freed_memory();

@@ -18,6 +18,7 @@ class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads);
   std::string name() const override { return "cpu"; }
+  std::string device() const override;  // the CPU's model name and the threads used
   std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) override;
   std::string refusal(const Config& config, int unit_samples) const override;
   int threads() const { return threads_; }

@@ -106,6 +106,7 @@ nlohmann::ordered_json run_json(const Grid& grid, const RunInfo& info) {
   j["description"] = grid.description;
   j["config_file"] = grid.config_file;
   j["backend"] = info.backend;
+  j["device"] = info.device;
   j["threads"] = info.threads;
   j["peak_memory_bytes"] = info.peak_memory_bytes;
   j["peak_rss_bytes"] = info.peak_rss_bytes;

@@ -19,6 +19,7 @@ namespace normsim::sim {
 // What run.json records about the run itself.
 struct RunInfo {
   std::string backend;
+  std::string device;  // Backend::device(): the hardware the numbers come from
   int threads = 0;
   std::size_t peak_memory_bytes = 0;   // as reported by the backend (0: not tracked)
   std::size_t peak_rss_bytes = 0;      // of this process

@@ -366,6 +366,7 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
 
   RunInfo info;
   info.backend = backend.name();
+  info.device = backend.device();
   info.threads = options.threads;
   info.peak_memory_bytes = backend.peak_memory_bytes();
   info.peak_rss_bytes = peak_rss_bytes();

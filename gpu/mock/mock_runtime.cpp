@@ -145,6 +145,17 @@ cudaError_t cudaSetDevice(int device) {
   return record(state(), context_status(state()));
 }
 
+// The mock claims the CUDA version it was written against (13.0).
+cudaError_t cudaDriverGetVersion(int* version) {
+  *version = 13000;
+  return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) {
+  *version = 13000;
+  return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   const Lock lock(state().mutex);
   const auto& d = state().device;

@@ -86,13 +86,13 @@ def _stack_builder(blocks, depth):
     return lambda: list(blocks())
 
 
-def _input_of(x0, generator, dtype):
+def _input_of(x0, generator, dtype, device):
     torch = _torch()
     if isinstance(x0, tuple):
-        return torch.randn(*x0, generator=generator, dtype=torch.float64).to(dtype)
+        return torch.randn(*x0, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
     if callable(x0):
-        return x0(generator).to(dtype)
-    return x0.to(dtype)
+        return x0(generator).to(device=device, dtype=dtype)
+    return x0.to(device=device, dtype=dtype)
 
 
 def _parameter_metric(name):
@@ -104,22 +104,23 @@ def _parameter_metric(name):
     return "gradw_" + name.replace(".", "_")
 
 
-def run_sample(build, x0, loss, final_norm, dtype, seed, sample):
+def run_sample(build, x0, loss, final_norm, dtype, seed, sample, device="cpu"):
     """One sample: fresh blocks and inputs, forward and backward. Returns {"values": metric -> list over its
     index (NaN where undefined), "nonfinite": (pass, layer) where a stream first held a NaN or Inf, or None,
-    "statistics": [(pass, layer, metric)] that came out NaN or Inf from a finite stream, "shape": (T, d)}."""
+    "statistics": [(pass, layer, metric)] that came out NaN or Inf from a finite stream, "shape": (T, d)}.
+    Weights, inputs and readouts are drawn on the CPU (the same numbers whatever the device), then moved."""
     from . import _metrics
     torch = _torch()
     torch.manual_seed(seed * 1_000_003 + sample)
     generator = torch.Generator().manual_seed(seed * 1_000_033 + sample + 17)
-    modules = [m.to(dtype) for m in build()]
+    modules = [m.to(device=device, dtype=dtype) for m in build()]
     branch_out = [None] * len(modules)
     hooks = []
     for k, m in enumerate(modules):
         if hasattr(m, "branch"):
             hooks.append(m.branch.register_forward_hook(
                 lambda _mod, _inp, out, k=k: branch_out.__setitem__(k, out.detach())))
-    x = _input_of(x0, generator, dtype).unsqueeze(0).requires_grad_(True)
+    x = _input_of(x0, generator, dtype, device).unsqueeze(0).requires_grad_(True)
     stream = [x]
     try:
         for m in modules:
@@ -137,7 +138,7 @@ def run_sample(build, x0, loss, final_norm, dtype, seed, sample):
               "nonfinite": ("forward", bad) if bad is not None else None}
     if bad is not None:
         return record
-    draw = torch.randn(y.shape, generator=generator, dtype=torch.float64).to(dtype)
+    draw = torch.randn(y.shape, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
     objective = (draw * y).sum() if loss == "readout" else 0.5 * ((y - draw) ** 2).sum()
     objective.backward()
     grads = {k: [(_parameter_metric(n), p.grad) for n, p in m.named_parameters() if p.requires_grad]
@@ -163,7 +164,7 @@ def _warn_nonfinite(config, sample, record):
 
 
 def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=None,
-            name="torch", progress=None):
+            name="torch", progress=None, device="cpu"):
     """Measures PyTorch residual blocks over `samples` fresh initialisations; returns a normsim Result.
 
     blocks      a factory k -> nn.Module (with depth=K), a factory () -> list of modules, or a list of modules
@@ -177,6 +178,8 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     loss        "readout" (sum g*y, g ~ N(0,1) per sample) or "mse" (1/2 |y - target|^2, target ~ N(0,1))
     final_norm  a module or callable applied to x_K to give y (None: y = x_K)
     dtype       "float64" or "float32"
+    device      where the passes run: "cpu" (default), "cuda", "cuda:1" or a torch.device; every draw is
+                made on the CPU first, so a device changes only the arithmetic's rounding, not the samples
     Blocks receive tensors of shape (1, T, d)."""
     torch = _torch()
     if loss not in ("readout", "mse"):
@@ -185,15 +188,16 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
         raise ValueError(f"dtype '{dtype}': expected float64 or float32")
     named = blocks if isinstance(blocks, dict) else {name: blocks}
     torch_dtype = getattr(torch, dtype)
+    device = _device_of(device)
     if isinstance(final_norm, torch.nn.Module):
-        final_norm = final_norm.to(torch_dtype)
+        final_norm = final_norm.to(device=device, dtype=torch_dtype)
     bar = _progress.Bar("normsim.torch", _progress.wanted(progress))
     started, t0 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.monotonic()
     records = []
     try:
         for c, (config_name, config_blocks) in enumerate(named.items()):
             build = _stack_builder(config_blocks, depth)
-            records.append([run_sample(build, x0, loss, final_norm, torch_dtype, seed, s)
+            records.append([run_sample(build, x0, loss, final_norm, torch_dtype, seed, s, device)
                             for s in _counted(range(samples), bar, c, len(named), samples)])
             for s, record in enumerate(records[-1]):
                 _warn_nonfinite(c, s, record)
@@ -202,7 +206,28 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     from . import _bridge_result
     return _bridge_result.build(list(named), records, loss, samples, seed, dtype,
                                 {"started": started, "wall_seconds": time.monotonic() - t0,
-                                 "backend": f"torch {torch.__version__}", "threads": torch.get_num_threads()})
+                                 "backend": f"torch {torch.__version__}", "device": _device_name(device),
+                                 "threads": torch.get_num_threads()})
+
+
+def _device_of(device):
+    """A torch.device for `device`, refused with the fix where this torch cannot use it."""
+    torch = _torch()
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device {device!r}: not a torch device ('cpu', 'cuda', 'cuda:1'): {e}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: this torch ({torch.__version__}) sees no CUDA device; "
+                         "use device='cpu' or a CUDA build of PyTorch on a machine with a GPU")
+    return dev
+
+
+def _device_name(device):
+    torch = _torch()
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return str(device)
 
 
 def _counted(items, bar, config, configs, samples):

@@ -44,7 +44,7 @@ std::filesystem::path claims_dir(const CheckOptions& o) {
 
 // check's files and (with plots) the claim figures, as `normsim check --out OUT` leaves them.
 void write_outputs(const CheckOptions& o, const std::vector<check::CheckedClaim>& checked,
-                   const std::string& backend, int threads, double seconds) {
+                   const sim::Backend& backend, int threads, double seconds) {
   check::write_check_results(o.out, checked, o.full, backend, threads, seconds, o.plots);
   if (!o.plots) return;
   plots::PlotOptions options;
@@ -86,7 +86,7 @@ py::list run_check(const CheckOptions& o, const py::object& progress) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!o.out.empty()) {
     py::gil_scoped_release release;
-    write_outputs(o, checked, backend->name(), o.threads > 0 ? o.threads : omp_get_max_threads(), seconds);
+    write_outputs(o, checked, *backend, o.threads > 0 ? o.threads : omp_get_max_threads(), seconds);
   }
   return verdicts;
 }

@@ -62,6 +62,7 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
   run.info.config_seconds.assign(grid.configs.size(), 0.0);
   run.records = sim::gather_records(grid, results, &run.info.config_seconds);
   run.info.backend = engine->name();
+  run.info.device = engine->device();
   run.info.peak_memory_bytes = engine->peak_memory_bytes();
   run.info.peak_rss_bytes = sim::peak_rss_bytes();
   run.info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

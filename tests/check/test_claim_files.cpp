@@ -5,10 +5,12 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "check/check_command.hpp"
 #include "check/claim.hpp"
 #include "check/measure.hpp"
+#include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
 
@@ -231,6 +233,15 @@ TEST_CASE("check_command writes verdicts, report and per-claim data", "[check][c
   const std::string md(std::istreambuf_iterator<char>(report), {});
   CHECK(md.find("figures/claim_") == std::string::npos);
   CHECK(md.find("| not drawn |") != std::string::npos);
+  // Provenance (issue 29 7): which backend and device computed each number.
+  const normsim::sim::CpuBackend cpu(1);
+  CHECK_THAT(md, Catch::Contains("Measured by:\n- `cpu` on " + cpu.device() + ": 1 claim"));
+  std::ifstream verdicts(out / "verdicts.json");
+  const auto v = nlohmann::json::parse(verdicts);
+  CHECK(v.at(0).at("backend") == "cpu");
+  CHECK(v.at(0).at("device") == cpu.device());
+  std::ifstream run(out / "run.json");
+  CHECK(nlohmann::json::parse(run).at("device") == cpu.device());
 }
 
 TEST_CASE("a [reference] config is compared sample by sample", "[check][claims]") {

@@ -231,6 +231,8 @@ PerLayer count_per_layer(sim::Config c) {
 // no blocking copy inside the layer loop (one copy and one sync per batch); the launch bounds are the
 // counts measured when this test was written (MLP 32 launches and 10 library calls, attention 55 and 24
 // per sublayer, statistics included), so a change that adds launches has to say so here and in the docs.
+// Since: +2 launches per weight-gradient norm taken through Grams (its operands widened to double, issue
+// 29): MLP 36 (2 weights), attention 63 (4).
 TEST_CASE("per sublayer: no synchronization, no blocking copy, a bounded number of launches",
           "[mock][sync]") {
   sim::Config c = mlp_config();
@@ -244,8 +246,8 @@ TEST_CASE("per sublayer: no synchronization, no blocking copy, a bounded number 
   }
   INFO("mlp: " << mlp.launches << " launches, " << mlp.library_calls << " cuBLAS/cuSOLVER calls; attention: "
                << attention.launches << ", " << attention.library_calls);
-  CHECK(mlp.launches <= 32);
-  CHECK(attention.launches <= 55);
+  CHECK(mlp.launches <= 36);
+  CHECK(attention.launches <= 63);
   CHECK(mlp.library_calls <= 10);
   CHECK(attention.library_calls <= 24);
 }

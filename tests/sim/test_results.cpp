@@ -122,8 +122,8 @@ TEST_CASE("run.json holds the contract's fields") {
   info.started = utc_now_iso8601();
   info.config_seconds = {0.5, 0.25};
   const auto j = run_json(grid, info);
-  for (const char* key : {"normsim_version", "git_commit", "threads", "backend", "started", "timings",
-                          "config_file", "swept_keys", "configs", "metrics", "peak_memory_bytes"})
+  for (const char* key : {"normsim_version", "git_commit", "threads", "backend", "device", "started",
+                          "timings", "config_file", "swept_keys", "configs", "metrics", "peak_memory_bytes"})
     CHECK(j.contains(key));
   CHECK(j["config_file"] == "exp/g.toml");
   CHECK(j["swept_keys"] == nlohmann::ordered_json::array({"depth"}));
