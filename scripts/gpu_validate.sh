@@ -18,7 +18,8 @@
 #   bmemcheck  memcheck on the backend tests
 #   wide256    width 16384 x depth 1000 x 256 tokens (activations checkpointed)
 # Each step writes docs/gpu_validation/STEP.log and STEP.rc (exit status; 124 = stopped at its limit);
-# docs/gpu_validation.md is rewritten after every step from all logs present. Exits 1 when a step failed.
+# docs/gpu_validation.md is rewritten after every step from all logs present (NORMSIM_COMMIT names the
+# code where the copy's git is not the checkout's). Exits 1 when a step failed.
 set -u
 T0=${T0:-$(date +%s)}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,11 +48,14 @@ export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs"
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 
-# The header-only packages, unpacked under the build folder (never into /), when /usr lacks them.
+# The header-only packages (and toml++'s library) of .gpu-deps/, unpacked under the build folder (never into
+# /) and searched first; without .gpu-deps/, what /usr has must do.
 unpack_deps() {
-  [ -f /usr/include/eigen3/Eigen/Dense ] && return 0
-  ls "$deps_dir"/*.deb >/dev/null 2>&1 ||
-    { echo "no Eigen in /usr and no .gpu-deps/: run 'bash scripts/gpu_validate.sh --fetch-deps' first"; return 3; }
+  if ! ls "$deps_dir"/*.deb >/dev/null 2>&1; then
+    [ -f /usr/include/eigen3/Eigen/Dense ] && return 0
+    echo "no Eigen in /usr and no .gpu-deps/: run 'bash scripts/gpu_validate.sh --fetch-deps' first"
+    return 3
+  fi
   local prefix="$build/deps"
   mkdir -p "$prefix"
   for f in "$deps_dir"/*.deb; do dpkg -x "$f" "$prefix" || return 3; done
@@ -82,21 +86,27 @@ sanitize() {  # sanitize TOOL TEST-SPEC...: compute-sanitizer TOOL on test_gpu's
   compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/gpu/test_gpu" "$@"
 }
 
+# The simulator's claims on the CPU backend and on the GPU, compared claim by claim; the PyTorch claims
+# (measured by the bridge whatever the backend) once, when this build has the Python module.
 do_check() {
-  local out=/tmp/normsim-gpu-check ids=() f
+  local out=/tmp/normsim-gpu-check ids=() torch_ids=() f rc=0
   rm -rf "$out"
-  if ! ls "$build"/python/normsim/_core*.so >/dev/null 2>&1; then  # no module: the PyTorch claims cannot run
-    for f in experiments/claims/*.toml; do
-      grep -q '^\[torch\]' "$f" && echo "not run (no Python module in this build): $(basename "$f" .toml)" ||
-        ids+=("$(basename "$f" .toml)")
-    done
-  fi
+  for f in experiments/claims/*.toml; do
+    if grep -q '^\[torch\]' "$f"; then torch_ids+=("$(basename "$f" .toml)"); else ids+=("$(basename "$f" .toml)"); fi
+  done
   "$build/normsim" check --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
   echo "cpu check exit $? ($(($(date +%s) - T0)) s into the validation)"
   "$build/normsim" check --backend auto --no-plots --out "$out/gpu" "${ids[@]}"
   echo "gpu check exit $?"
   grep -A4 '^Measured by' "$out/gpu/report.md"
-  python3 scripts/compare_verdicts.py "$out/cpu/verdicts.json" "$out/gpu/verdicts.json"
+  python3 scripts/compare_verdicts.py "$out/cpu/verdicts.json" "$out/gpu/verdicts.json" || rc=1
+  if ls "$build"/python/normsim/_core*.so >/dev/null 2>&1; then
+    "$build/normsim" check --no-plots --out "$out/torch" "${torch_ids[@]}"
+    echo "torch claims exit $?"
+  else
+    echo "torch claims not run: no Python module in this build (${torch_ids[*]})"
+  fi
+  return $rc
 }
 
 run_step() {
@@ -118,11 +128,12 @@ run_step() {
 }
 
 write_summary() {
+  local s
   {
     echo "# GPU validation (scripts/gpu_validate.sh)"
     echo
     echo "Rewritten by scripts/gpu_validate.sh on $(date -u '+%Y-%m-%d %H:%M UTC'), commit" \
-      "$(git rev-parse --short HEAD 2>/dev/null || echo unknown), budget ${BUDGET} s."
+      "${NORMSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, budget ${BUDGET} s."
     echo
     echo '```'
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
@@ -140,7 +151,7 @@ write_summary() {
     echo '```'
     for s in "${all[@]}"; do
       [ -f "$logs/$s.log" ] || continue
-      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in' \
+      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
         "$logs/$s.log" | head -60 | sed "s/^/$s: /"
     done
     echo '```'

@@ -11,6 +11,8 @@
 Reference: docs/python.md. numpy and pandas (and torch for normsim.torch) are imported when needed; a missing
 one raises MissingPackageError naming it.
 """
+from . import _build, _load_order
+_load_order.before_extension(_build.CUDA)
 from . import _core
 from ._core import BackendUnavailable, ClaimError, ConfigError, Grid
 from ._api import check, grid, list, plot, run, theory

@@ -311,6 +311,31 @@ class Interrupt(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
 
 
+class LoadOrder(unittest.TestCase):
+    """normsim/_load_order.py: pip's CUDA torch before a CUDA extension (docs/gpu.md), nothing otherwise."""
+
+    def run_python(self, code, path):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([path, os.environ.get("PYTHONPATH", "")])}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+
+    def test_torch_with_its_own_cuda_libraries_is_recognised_by_the_files_beside_it(self):
+        code = "from normsim import _load_order; print(_load_order.torch_ships_cuda())"
+        with Scratch() as d:
+            os.makedirs(os.path.join(d, "torch"))
+            open(os.path.join(d, "torch", "__init__.py"), "w").close()
+            self.assertEqual(self.run_python(code, d).stdout.strip(), "False")  # Debian's layout: no CUDA
+            os.makedirs(os.path.join(d, "nvidia"))  # pip's nvidia-* packages beside it
+            self.assertEqual(self.run_python(code, d).stdout.strip(), "True")
+
+    def test_a_cpu_only_torch_is_not_imported_by_import_normsim(self):
+        code = "import sys, normsim; print('torch' in sys.modules)"
+        with Scratch() as d:  # a torch that would announce itself if imported
+            os.makedirs(os.path.join(d, "torch"))
+            with open(os.path.join(d, "torch", "__init__.py"), "w") as f:
+                f.write("raise SystemExit('imported')\n")
+            self.assertEqual(self.run_python(code, d).stdout.strip(), "False")
+
+
 if __name__ == "__main__":
     os.chdir(SOURCE_DIR)  # normsim.check finds experiments/claims as the CLI does
     unittest.main()
