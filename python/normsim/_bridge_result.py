@@ -156,8 +156,11 @@ def _csv(df):
 
 
 def save(result, out):
+    """Any Result's frames as normsim's files (the bridge's, or one normsim.read returned)."""
     os.makedirs(out, exist_ok=True)
     _write(os.path.join(out, "nonfinite.csv"), _csv(result.nonfinite))
+    if result.theory is not None and len(result.theory):
+        _write(os.path.join(out, "theory.csv"), _csv(result.theory))
     _write(os.path.join(out, "layers.csv"), _csv(result.layers))
     _write(os.path.join(out, "summary.csv"), _csv(result.summary))
     _write(os.path.join(out, "run.json"), json.dumps(result.run_info, indent=2) + "\n")  # last: finished

@@ -79,7 +79,9 @@ def config_table(configs):
 def read_table(path):
     """A result CSV file as written by normsim (or the PyTorch bridge), typed like the in-memory tables."""
     pd = _pandas("reading a results folder")
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str},
+    header = pd.read_csv(path, nrows=0).columns
+    floats = {c: "float64" for c in header if c in _FLOAT_COLUMNS or key_types().get(c) == "float"}
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, **floats},
                      float_precision="round_trip")  # exact: normsim writes shortest round-trip numbers
     strings = {k for k, t in key_types().items() if t == "string"}
     for col in strings & set(df.columns):

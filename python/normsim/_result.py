@@ -101,10 +101,14 @@ def read(out):
     theory_path = os.path.join(path, "theory.csv")
     theory = _checked(theory_path, _frames.read_table) if os.path.isfile(theory_path) else None
     nonfinite_path = os.path.join(path, "nonfinite.csv")
-    nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) else None
-    return Result(summary=summary, layers=layers, theory=theory,
-                  per_sample=_frames.per_sample_from_layers(layers), config=_frames.config_table(configs),
-                  run_info=run_info, nonfinite=nonfinite)
+    nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) \
+        else _frames.nonfinite_table([])
+    from . import _bridge_result
+    result = Result(summary=summary, layers=layers, theory=theory,
+                    per_sample=_frames.per_sample_from_layers(layers), config=_frames.config_table(configs),
+                    run_info=run_info, nonfinite=nonfinite)
+    result._saver = lambda out: _bridge_result.save(result, out)
+    return result
 
 
 def _read_json(path):

@@ -156,6 +156,28 @@ class Errors(unittest.TestCase):
         self.assertIn("python3-pandas", done.stdout)
 
 
+class RoundTrip(unittest.TestCase):
+    """Issue 30: what normsim writes, normsim.read and pandas read back as the same doubles; any Result saves."""
+
+    def test_huge_values_read_back_exactly_and_a_read_result_saves(self):
+        # placement none, depth 48: act_sq grows ~2^l, past 1e14 and into the 1e18-1e22 range the issue found
+        r = normsim.run({"placement": "none", "depth": 48, "width": 16, "tokens": 2, "samples": 2, "seed": 3,
+                         "init_gain": 2.0, "precision": "float64", "metrics": "act_sq"}, progress=False)
+        values = r.per_sample["act_sq"]
+        self.assertGreater(np.nanmax(values), 1e18)
+        with Scratch() as d:
+            r.save(os.path.join(d, "a"))
+            back = normsim.read(os.path.join(d, "a"))
+            np.testing.assert_array_equal(back.per_sample["act_sq"], values)
+            self.assertEqual(back.layers["value"].dtype, np.float64)
+            raw = pd.read_csv(os.path.join(d, "a", "layers.csv"))  # a plain pandas read, no dtypes given
+            self.assertEqual(raw["value"].dtype, np.float64)
+            back.save(os.path.join(d, "b"))  # a Result normsim.read returned saves too
+            again = normsim.read(os.path.join(d, "b"))
+            np.testing.assert_array_equal(again.per_sample["act_sq"], values)
+            pd.testing.assert_frame_equal(again.summary, back.summary)
+
+
 class DamagedFolders(unittest.TestCase):
     """Issue 25 10: normsim.read on a damaged folder raises ValueError naming the file (and the line of a bad
     index), never a raw pandas or json error, and never sizes arrays by a bogus index."""
