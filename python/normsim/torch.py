@@ -76,7 +76,9 @@ def _stack_builder(blocks, depth):
         return _composed_builder(*blocks, depth)
     if isinstance(blocks, (list, tuple, torch.nn.ModuleList)):
         modules = list(blocks)
-
+        if depth is not None and depth != len(modules):
+            raise ValueError(f"depth={depth} with a list of {len(modules)} modules: the list is the stack; drop "
+                             "depth=, or pass a factory k -> module with depth=K")
         return lambda: [_reset(m) for m in modules]
     if not callable(blocks):
         raise TypeError("blocks must be a factory (k -> module, with depth=K, or () -> list of modules), a "
@@ -84,6 +86,32 @@ def _stack_builder(blocks, depth):
     if depth is not None:
         return lambda: [blocks(k) for k in range(depth)]
     return lambda: list(blocks())
+
+
+def _refuse_sequence_first(modules):
+    """nn.MultiheadAttention (and the nn.Transformer layers built on it) default to batch_first=False: given
+    the bridge's (1, T, d) they would see T sequences of one token each and never mix tokens."""
+    torch = _torch()
+    for k, block in enumerate(modules):
+        for name, sub in block.named_modules():
+            if isinstance(sub, torch.nn.MultiheadAttention) and not sub.batch_first:
+                where = f"block {k}" + (f", submodule '{name}'" if name else "")
+                raise ValueError(f"normsim.torch: {where} is nn.MultiheadAttention with batch_first=False: blocks "
+                                 "receive (1, T, d), which it would read as T sequences of one token (no mixing "
+                                 "between tokens). Construct it (or the nn.Transformer*Layer) with "
+                                 "batch_first=True")
+
+
+def _check_x0(x0):
+    torch = _torch()
+    if isinstance(x0, tuple):
+        if len(x0) != 2 or not all(isinstance(n, int) and n > 0 for n in x0):
+            raise ValueError(f"x0={x0!r}: a shape (T, d) of two positive integers (tokens, width)")
+    elif isinstance(x0, torch.Tensor):
+        if x0.dim() != 2:
+            raise ValueError(f"x0: a tensor of shape (T, d), got shape {tuple(x0.shape)}")
+    elif not callable(x0):
+        raise TypeError("x0 must be a shape (T, d), a tensor (T x d) or a callable taking a torch.Generator")
 
 
 def _input_of(x0, generator, dtype, device):
@@ -114,6 +142,7 @@ def run_sample(build, x0, loss, final_norm, dtype, seed, sample, device="cpu"):
     torch.manual_seed(seed * 1_000_003 + sample)
     generator = torch.Generator().manual_seed(seed * 1_000_033 + sample + 17)
     modules = [m.to(device=device, dtype=dtype) for m in build()]
+    _refuse_sequence_first(modules)
     branch_out = [None] * len(modules)
     hooks = []
     for k, m in enumerate(modules):
@@ -163,7 +192,10 @@ def _warn_nonfinite(config, sample, record):
                       f"out of the tables (see nonfinite)", RuntimeWarning, stacklevel=3)
 
 
-def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=None,
+_UNSET = object()
+
+
+def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=_UNSET,
             name="torch", progress=None, device="cpu"):
     """Measures PyTorch residual blocks over `samples` fresh initialisations; returns a normsim Result.
 
@@ -176,7 +208,9 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     x0          the input x_0 (T x d): a shape tuple (N(0,1) entries drawn per sample), a tensor (the same for
                 every sample) or a callable taking a torch.Generator
     loss        "readout" (sum g*y, g ~ N(0,1) per sample) or "mse" (1/2 |y - target|^2, target ~ N(0,1))
-    final_norm  a module or callable applied to x_K to give y (None: y = x_K)
+    final_norm  a module or callable applied to x_K to give y, or None (y = x_K). Not given: None, with a
+                warning, since normsim.run ends Pre-LN-like stacks in a norm by default (final_norm = "auto")
+                and the same stack's gradients then differ by an order of magnitude
     dtype       "float64" or "float32"
     device      where the passes run: "cpu" (default), "cuda", "cuda:1" or a torch.device; every draw is
                 made on the CPU first, so a device changes only the arithmetic's rounding, not the samples
@@ -187,6 +221,14 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype '{dtype}': expected float64 or float32")
     named = blocks if isinstance(blocks, dict) else {name: blocks}
+    _check_x0(x0)
+    if final_norm is _UNSET:
+        import warnings
+        warnings.warn("normsim.torch.measure: no final_norm given, so y = x_K; normsim.run's final_norm = "
+                      "'auto' ends pre, mix, sandwich and the other pre-norm placements in a norm. Pass "
+                      "final_norm=nn.LayerNorm(d) to measure what normsim.run measures, or final_norm=None to "
+                      "keep y = x_K without this warning", UserWarning, stacklevel=2)
+        final_norm = None
     torch_dtype = getattr(torch, dtype)
     device = _device_of(device)
     if isinstance(final_norm, torch.nn.Module):

@@ -61,7 +61,7 @@ class MatchesTheSimulator(unittest.TestCase):
 class Forms(unittest.TestCase):
     def test_same_seed_same_numbers_and_fresh_inits_per_sample(self):
         def measure(blocks, **kw):
-            return normsim.torch.measure(blocks, x0=(T, D), samples=3, seed=5, progress=False, **kw)
+            return normsim.torch.measure(blocks, x0=(T, D), samples=3, seed=5, progress=False, final_norm=None, **kw)
         a, b = measure(tb.pre_mlp(D), depth=3), measure(tb.pre_mlp(D), depth=3)
         np.testing.assert_array_equal(a.per_sample["grad_sq"], b.per_sample["grad_sq"])
         self.assertEqual(len(set(a.per_sample["gradw_w1"][0, :, 0])), 3)  # each sample its own weights
@@ -70,7 +70,8 @@ class Forms(unittest.TestCase):
         self.assertEqual(c.per_sample["act_sq"].shape, (1, 3, 4))
         self.assertEqual(len(set(c.per_sample["gradw_w1"][0, :, 0])), 3)
         fixed = torch.randn(T, D, dtype=torch.float64)  # a tensor: the same input for every sample
-        d = normsim.torch.measure(tb.pre_mlp(D), x0=fixed, depth=3, samples=3, seed=5, progress=False)
+        d = normsim.torch.measure(tb.pre_mlp(D), x0=fixed, depth=3, samples=3, seed=5, progress=False,
+                                  final_norm=None)
         self.assertEqual(len(set(d.per_sample["act_sq"][0, :, 0])), 1)
 
 
@@ -78,7 +79,7 @@ class Devices(unittest.TestCase):
     """device=: draws are made on the CPU, so a device changes the rounding of the arithmetic only."""
 
     def test_cpu_device_is_the_default_and_a_missing_cuda_is_refused_with_the_fix(self):
-        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False)
+        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None)
         a = normsim.torch.measure(tb.pre_mlp(D), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), device="cpu", **kw)
         pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
@@ -93,11 +94,51 @@ class Devices(unittest.TestCase):
     def test_cuda_gives_the_cpus_samples_to_rounding(self):
         # float64 on both: the same weights and inputs, sums in other orders. Relative differences of a
         # few 1e-16 per operation, through depth 3: far below 1e-9 (and far above it if a draw differed).
-        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False)
+        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None)
         a = normsim.torch.measure(tb.pre_mlp(D), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), device="cuda", **kw)
         np.testing.assert_allclose(b.per_sample["grad_sq"], a.per_sample["grad_sq"], rtol=1e-9)
         self.assertIn("cuda", b.run_info["device"])
+
+
+class Misuse(unittest.TestCase):
+    """Issue 30 item 3: set-ups the bridge can detect are refused or warned about, with the fix."""
+    kw = dict(x0=(T, D), samples=1, seed=0, progress=False, final_norm=None)
+
+    def test_sequence_first_attention_is_refused(self):
+        mha = lambda k: tb.PreLN(D, SelfAttention(torch.nn.MultiheadAttention(D, 4)))  # noqa: E731
+        with self.assertRaisesRegex(ValueError, "batch_first=False.*batch_first=True"):
+            normsim.torch.measure(mha, depth=2, **self.kw)
+        layer = lambda k: torch.nn.TransformerEncoderLayer(D, 4, dropout=0.0)  # noqa: E731
+        with self.assertRaisesRegex(ValueError, "submodule 'self_attn'"):
+            normsim.torch.measure(layer, depth=2, **self.kw)
+        ok = lambda k: torch.nn.TransformerEncoderLayer(D, 4, dropout=0.0, batch_first=True)  # noqa: E731
+        normsim.torch.measure(ok, depth=2, **self.kw)
+
+    def test_depth_that_a_list_would_ignore_and_bad_shapes_are_named(self):
+        with self.assertRaisesRegex(ValueError, "depth=5 with a list of 3 modules"):
+            normsim.torch.measure([tb.PreLN(D, tb.Mlp(D)) for _ in range(3)], depth=5, **self.kw)
+        with self.assertRaisesRegex(ValueError, r"x0=\(8,\): a shape \(T, d\)"):
+            normsim.torch.measure(tb.pre_mlp(D), depth=2, **{**self.kw, "x0": (8,)})
+
+    def test_a_missing_final_norm_is_warned_about_and_none_is_not(self):
+        with self.assertWarnsRegex(UserWarning, "final_norm=nn.LayerNorm"):
+            normsim.torch.measure(tb.pre_mlp(D), x0=(T, D), depth=2, samples=1, progress=False)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            normsim.torch.measure(tb.pre_mlp(D), depth=2, **self.kw)
+
+
+class SelfAttention(torch.nn.Module):
+    """An nn.MultiheadAttention as a branch: query, key and value all x."""
+
+    def __init__(self, mha):
+        super().__init__()
+        self.mha = mha
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]
 
 
 class ComposedForm(unittest.TestCase):
@@ -107,7 +148,7 @@ class ComposedForm(unittest.TestCase):
         # Mlp is built before the (parameter-free at init) LayerNorm in both: the same draws, the same numbers.
         parts = lambda k: {"norm": torch.nn.LayerNorm(D, eps=tb.EPS), "branch": tb.Mlp(D)}  # noqa: E731
         pre_ln = lambda m, x: x + m["branch"](m["norm"](x))  # noqa: E731
-        kw = dict(x0=(T, D), depth=4, samples=3, seed=2, progress=False)
+        kw = dict(x0=(T, D), depth=4, samples=3, seed=2, progress=False, final_norm=None)
         a = normsim.torch.measure((parts, pre_ln), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), **kw)
         pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
@@ -129,7 +170,7 @@ class ComposedForm(unittest.TestCase):
 class OnlyInPyTorch(unittest.TestCase):
     def test_qk_norm_block_plots_and_reports(self):
         r = normsim.torch.measure({"qknorm-out": tb.qknorm_output_norm(D, 4), "pre": tb.pre_transformer(D, 4)},
-                                  x0=(T, D), depth=K, samples=8, seed=SEED, progress=False)
+                                  x0=(T, D), depth=K, samples=8, seed=SEED, progress=False, final_norm=None)
         self.assertEqual(list(r.config.placement), ["qknorm-out", "pre"])
         self.assertIn("gradw_q_norm", set(r.summary.metric))  # every named parameter
         self.assertEqual(r.per_sample["act_sq"].shape, (2, 8, K + 1))
