@@ -2,14 +2,14 @@
 # Installs everything normsim needs to build, test and plot on Debian 12, then builds it and makes
 # `import normsim` work for Debian's python3 (a .pth file pointing at build/python).
 # Usage: bash scripts/setup.sh [--bench] [--no-build]
-#   --bench     also install OpenBLAS (a fair BLAS behind the benchmark's PyTorch reference)
+#   --bench     accepted for older instructions (OpenBLAS is now always installed)
 #   --no-build  install packages only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bench=0; build=1
+build=1
 for a in "$@"; do
   case "$a" in
-    --bench) bench=1 ;;
+    --bench) ;;  # OpenBLAS is installed by default now
     --no-build) build=0 ;;
     *) echo "setup.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
@@ -17,12 +17,13 @@ done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 libcli11-dev librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
       python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch
-      fonts-liberation2 poppler-utils)
+      python3-venv python3-pip libopenblas0-pthread fonts-liberation2 poppler-utils)
 # fonts-liberation2: the figures' pinned font (Liberation Sans); poppler-utils: pdffonts and pdftotext, with
 # which the plots tests read the font name and text size back from a drawn PDF.
-# python3-torch serves normsim.torch and the benchmark's PyTorch reference; --bench puts OpenBLAS behind
-# libblas.so.3 (Debian's default is the unoptimized reference BLAS, which would flatter normsim).
-[[ $bench == 1 ]] && pkgs+=(libopenblas0-pthread)
+# python3-torch serves normsim.torch and the benchmark's PyTorch reference; libopenblas0-pthread puts
+# OpenBLAS behind libblas.so.3 for it (Debian's default reference BLAS made a W1-sized PyTorch pass take 45 s
+# instead of 4.2 s, and would flatter normsim in the benchmark). python3-venv and python3-pip: `pip install .`
+# into a venv (docs/python.md "Install", tests/python/test_install.py).
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

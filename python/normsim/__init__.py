@@ -11,9 +11,15 @@
 Reference: docs/python.md. numpy and pandas (and torch for normsim.torch) are imported when needed; a missing
 one raises MissingPackageError naming it.
 """
-from . import _build, _load_order
+from . import _build, _extension, _load_order
 _load_order.before_extension(_build.CUDA)
-from . import _core
+try:
+    from . import _core
+except ImportError as _error:
+    _why = _extension.explain(_error)
+    if _why is None:
+        raise
+    raise ImportError(_why) from None
 from ._core import BackendUnavailable, ClaimError, ConfigError, Grid
 from ._api import check, grid, list, plot, run, theory
 from ._deps import MissingPackageError

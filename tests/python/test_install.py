@@ -1,0 +1,78 @@
+"""Issue 30 item 1: `pip install .` and `pip install -e .` into a fresh venv (no package index: the venv sees
+Debian's numpy and pandas through --system-site-packages), then README.md's Python example with that venv's
+python; and an extension built for another Python is named as such, with the rebuild command."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+from common import SOURCE_DIR, Scratch, require_or_skip
+
+require_or_skip("numpy", "pandas")
+BUILD = os.path.join(os.environ.get("NORMSIM_BINARY_DIR", os.path.join(SOURCE_DIR, "build")), "pip-test")
+
+
+def clean_env():
+    """The environment without the test harness's PYTHONPATH (which points at the build tree's package)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def readme_example():
+    with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+        section = f.read().split("## From Python", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(?:python)?\n(.*?)```", section, flags=re.S)[:2]
+
+
+class PipInstall(unittest.TestCase):
+    def install(self, venv, *how):
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
+        python = os.path.join(venv, "bin", "python")
+        done = subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet",
+                               "--config-settings", f"build-dir={BUILD}", *how, SOURCE_DIR],
+                              env=clean_env(), cwd=venv, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
+        return python
+
+    def check_venv_runs_the_readme(self, python, venv):
+        where = subprocess.run([python, "-c", "import normsim; print(normsim.__file__)"], env=clean_env(),
+                               cwd=venv, capture_output=True, text=True, check=True).stdout
+        code, output = readme_example()
+        done = subprocess.run([python, "-c", code], cwd=SOURCE_DIR, env=clean_env(), capture_output=True,
+                              text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, output)
+        return where
+
+    def test_wheel_and_editable_installs_run_the_readme_example(self):
+        with Scratch() as d:
+            venv = os.path.join(d, "venv")
+            python = self.install(venv)
+            self.assertTrue(self.check_venv_runs_the_readme(python, venv).startswith(venv))  # the wheel's copy
+            editable = os.path.join(d, "editable")
+            python = self.install(editable, "-e")
+            where = self.check_venv_runs_the_readme(python, editable)
+            self.assertTrue(where.startswith(os.path.join(BUILD, "python")), where)  # the .pth's build tree
+
+
+class OtherPython(unittest.TestCase):
+    def test_an_extension_built_for_another_python_says_so_and_how_to_rebuild(self):
+        import normsim
+        with Scratch() as d:
+            package = os.path.join(d, "normsim")
+            os.makedirs(package)
+            for f in glob.glob(os.path.join(os.path.dirname(normsim.__file__), "*.py")):
+                shutil.copy(f, package)
+            open(os.path.join(package, "_core.cpython-39-x86_64-linux-gnu.so"), "w").close()
+            done = subprocess.run([sys.executable, "-c", "import normsim"], env={**clean_env(), "PYTHONPATH": d},
+                                  capture_output=True, text=True)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("was built for another Python (_core.cpython-39-x86_64-linux-gnu.so)", done.stderr)
+            self.assertIn("-m pip install .", done.stderr)
+            self.assertNotIn("circular import", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
