@@ -90,20 +90,6 @@ std::unique_ptr<CLI::App> run_parser(RunArgs& r) {
   return app;
 }
 
-void print_grid(const Grid& grid, int unit_samples) {
-  std::size_t samples = 0;
-  for (const auto& c : grid.configs) samples += static_cast<std::size_t>(c.samples);
-  std::cout << grid.config_file << ": " << grid.configs.size() << " configurations, " << samples
-            << " samples, " << make_units(grid, unit_samples).size() << " units\n";
-  const auto columns = config_columns(grid);
-  for (std::size_t c = 0; c < grid.configs.size(); ++c) {
-    std::cout << "  config " << c << ":";
-    for (const auto& col : columns)
-      std::cout << " " << col << "=" << format_value(find_key(col)->get(grid.configs[c]));
-    std::cout << "\n";
-  }
-}
-
 // Keys set but read by no configuration: a warning each, or (--strict) an error listing them all.
 void report_unused_keys(const Grid& grid, bool strict) {
   if (strict && !grid.unused_keys.empty()) {
@@ -141,7 +127,6 @@ int cmd_run(const std::vector<std::string>& args) {
   const int unit_samples = std::max(options.unit_samples, 0);
   if (dry_run) {
     const auto engine = make_backend(backend, options.threads);
-    print_grid(grid, unit_samples);
     const int threads = options.threads ? options.threads : omp_get_max_threads();
     return normsim::app::print_plan(std::cout, grid, *engine, unit_samples, threads) ? 2 : 0;
   }
@@ -170,7 +155,10 @@ int cmd_run(const std::vector<std::string>& args) {
     check_out(grid, options);
     std::string fallback;
     auto engine = make_backend(backend, options.threads, &fallback);
-    if (!fallback.empty() && !quiet)
+    // A machine without a CUDA device is the usual case, said only with --verbose; a device this build
+    // cannot use is said always (issue 30 item 7).
+    const bool no_device = fallback.rfind("no CUDA device", 0) == 0;
+    if (!fallback.empty() && !quiet && (options.verbose || !no_device))
       std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << fallback << "\n";
     if (options.threads == 0) options.threads = omp_get_max_threads();
     std::string refused;

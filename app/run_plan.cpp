@@ -34,9 +34,11 @@ int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& back
   int refused = 0;
   const auto units = sim::make_units(grid, unit_samples);
   double total_flops = 0;
-  os << grid.config_file << ": " << grid.configs.size() << " configurations, " << units.size()
-     << " units; backend " << backend.name() << ", " << threads << " threads; this machine has "
-     << sim::human_bytes(sim::machine_memory_bytes()) << "\n";
+  std::size_t samples = 0;
+  for (const auto& c : grid.configs) samples += static_cast<std::size_t>(c.samples);
+  os << grid.config_file << ": " << grid.configs.size() << " configurations, " << samples << " samples, "
+     << units.size() << " units; backend " << backend.name() << ", " << threads
+     << " threads; this machine has " << sim::human_bytes(sim::machine_memory_bytes()) << "\n";
   for (std::size_t c = 0; c < grid.configs.size(); ++c) {
     const sim::Config& cfg = grid.configs[c];
     const sim::SampleMemory m = sim::cpu_sample_memory(cfg);

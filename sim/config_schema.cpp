@@ -569,10 +569,11 @@ std::vector<ConfigIssue> size_issues(const Config& c) {
                           std::to_string(INT_MAX),
                       {"width"}});
   else if (c.sublayer != vocab::Sublayer::attention && hidden * c.width > kMaxMatrixEntries)
-    issues.push_back({"mlp_ratio",
+    issues.push_back({"width",
                       "an MLP matrix of width " + std::to_string(c.width) + " x hidden " + shortest(hidden) +
-                          " has more than 2^34 entries, the most the weight draws can address",
-                      {"width"}});
+                          " (mlp_ratio " + shortest(c.mlp_ratio) +
+                          ") has more than 2^34 entries, the most the weight draws can address",
+                      {"mlp_ratio"}});
   if (double(c.width) * c.width > kMaxMatrixEntries && c.sublayer != vocab::Sublayer::mlp)
     issues.push_back({"width",
                       "an attention matrix of " + std::to_string(c.width) + " x " + std::to_string(c.width) +

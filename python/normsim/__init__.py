@@ -26,7 +26,8 @@ from ._deps import MissingPackageError
 from ._result import Result, read
 
 __version__ = _core.version()[0]
-__all__ = ["run", "theory", "check", "list", "read", "plot", "grid", "Result", "Grid", "ConfigError",
+# Not `list`: `from normsim import *` would replace the builtin (normsim.list stays).
+__all__ = ["run", "theory", "check", "read", "plot", "grid", "Result", "Grid", "ConfigError",
            "ClaimError", "BackendUnavailable", "MissingPackageError", "torch"]
 
 

@@ -56,5 +56,9 @@ def grid_of(config, overrides):
     if isinstance(config, dict):
         return _core.Grid.from_toml(dict_to_toml(config), "<dict>", sets)
     if isinstance(config, (str, os.PathLike)):
-        return _core.Grid.from_file(os.fspath(config), sets)
+        path = os.fspath(config)
+        if not os.path.isfile(path):  # as open() says it (issue 30 item 5), not a ConfigError
+            import errno
+            raise FileNotFoundError(errno.ENOENT, "no such config file", path)
+        return _core.Grid.from_file(path, sets)
     raise TypeError(f"config must be a dict or a path to a TOML file, not {type(config).__name__}")

@@ -211,15 +211,16 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     final_norm  a module or callable applied to x_K to give y, or None (y = x_K). Not given: None, with a
                 warning, since normsim.run ends Pre-LN-like stacks in a norm by default (final_norm = "auto")
                 and the same stack's gradients then differ by an order of magnitude
-    dtype       "float64" or "float32"
+    dtype       torch.float64 or torch.float32 (or "float64", "float32")
     device      where the passes run: "cpu" (default), "cuda", "cuda:1" or a torch.device; every draw is
                 made on the CPU first, so a device changes only the arithmetic's rounding, not the samples
     Blocks receive tensors of shape (1, T, d)."""
     torch = _torch()
     if loss not in ("readout", "mse"):
         raise ValueError(f"loss '{loss}': expected readout or mse")
+    dtype = {torch.float64: "float64", torch.float32: "float32"}.get(dtype, dtype)  # torch.float64 too
     if dtype not in ("float64", "float32"):
-        raise ValueError(f"dtype '{dtype}': expected float64 or float32")
+        raise ValueError(f"dtype {dtype!r}: expected torch.float64 or torch.float32 (or their names)")
     named = blocks if isinstance(blocks, dict) else {name: blocks}
     _check_x0(x0)
     if final_norm is _UNSET:

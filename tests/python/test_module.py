@@ -145,6 +145,15 @@ class Errors(unittest.TestCase):
             with self.assertRaises(ValueError):
                 normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, **kwargs)
 
+    def test_python_habits(self):
+        # Issue 30 item 5: a missing file is FileNotFoundError, as open() says it; `import *` keeps list().
+        with self.assertRaises(FileNotFoundError):
+            normsim.run("no/such/config.toml")
+        names = {}
+        exec("from normsim import *", names)
+        self.assertNotIn("list", names)
+        self.assertIn("run", names)
+
     def test_missing_pandas_is_named_not_a_crash(self):
         code = ("import sys; sys.modules['pandas'] = None\n"
                 "import normsim\n"

@@ -121,6 +121,13 @@ class Misuse(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"x0=\(8,\): a shape \(T, d\)"):
             normsim.torch.measure(tb.pre_mlp(D), depth=2, **{**self.kw, "x0": (8,)})
 
+    def test_dtype_as_torch_dtype_or_name(self):
+        a = normsim.torch.measure(tb.pre_mlp(D), depth=2, dtype=torch.float32, **self.kw)
+        b = normsim.torch.measure(tb.pre_mlp(D), depth=2, dtype="float32", **self.kw)
+        pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
+        with self.assertRaisesRegex(ValueError, "torch.float64 or torch.float32"):
+            normsim.torch.measure(tb.pre_mlp(D), depth=2, dtype=torch.int32, **self.kw)
+
     def test_a_missing_final_norm_is_warned_about_and_none_is_not(self):
         with self.assertWarnsRegex(UserWarning, "final_norm=nn.LayerNorm"):
             normsim.torch.measure(tb.pre_mlp(D), x0=(T, D), depth=2, samples=1, progress=False)
