@@ -57,7 +57,8 @@ run.json with theory.csv (all or none), then the figures. Finished units of work
 finish, so an interrupted run can be completed with --resume.)";
 
 struct RunArgs {
-  std::string config, out, backend = "auto";
+  std::string config, out;
+  normsim::vocab::BackendChoice backend = normsim::vocab::BackendChoice::auto_;
   std::vector<std::string> sets;
   SweepOptions options;
   normsim::cli::Verbosity verbosity;

@@ -32,7 +32,7 @@ inline double nominal_flops(const sim::Config& c) {
 inline Workload benchmark_workload(const std::string& name) {
   sim::Config c;
   c.placement = normsim::vocab::Placement::pre;
-  c.precision = "float32";
+  c.precision = normsim::vocab::Precision::float32;
   if (name == "w1") {
     c.sublayer = vocab::Sublayer::mlp, c.activation = vocab::Activation::gelu, c.depth = 64, c.width = 512,
     c.mlp_ratio = 4, c.tokens = 64;

@@ -46,7 +46,7 @@ struct Options {
   cli::Verbosity verbosity;
   fs::path out = "out/check", claims;
   int threads = 0;
-  std::string backend = "auto";
+  vocab::BackendChoice backend = vocab::BackendChoice::auto_;
 };
 
 std::unique_ptr<CLI::App> check_parser(Options& o) {
@@ -105,8 +105,8 @@ int run(const Options& o) {
     try {
       c.measurement = measure(c.spec, *backend);
     } catch (const sim::BackendUnavailable& e) {  // a feature the device backend lacks (update, Jacobians)
-      if (o.backend != "auto" || backend->name() == "cpu") throw;
-      if (!cpu) cpu = sim::make_backend("cpu", o.threads);
+      if (o.backend != vocab::BackendChoice::auto_ || backend->name() == "cpu") throw;
+      if (!cpu) cpu = sim::make_backend(vocab::BackendChoice::cpu, o.threads);
       if (!o.verbosity.quiet)
         std::cerr << "normsim check: " << c.spec.id << ": on the CPU backend (" << e.what() << ")\n";
       c.measurement = measure(c.spec, *cpu);

@@ -4,6 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include "vocab/names.hpp"
+
 namespace normsim::cli {
 
 namespace {
@@ -70,10 +72,15 @@ void add_verbosity(CLI::App& app, Verbosity& verbosity) {
   app.add_flag("-v,--verbose", verbosity.verbose, "a line per step (configuration, figure, claim) on stderr");
 }
 
-void add_backend_options(CLI::App& app, std::string& backend, int& threads, int max_threads) {
-  app.add_option("--backend", backend,
-                 "auto (default: cuda when built and a device exists, else cpu) | cpu | cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+void add_backend_options(CLI::App& app, vocab::BackendChoice& backend, int& threads, int max_threads) {
+  // The name becomes the enum here, the command line's edge; the names are vocab::BackendChoice's table.
+  std::vector<std::string> names;
+  for (const auto& n : vocab::table<vocab::BackendChoice>()) names.emplace_back(n.name);
+  app.add_option_function<std::string>(
+         "--backend",
+         [&backend](const std::string& name) { backend = vocab::parse<vocab::BackendChoice>(name); },
+         "auto (default: cuda when built and a device exists, else cpu) | cpu | cuda")
+      ->check(CLI::IsMember(names))
       ->type_name("NAME");
   app.add_option("--threads", threads,
                  "CPU threads (default 0: all cores; at most " + std::to_string(max_threads) + ")")

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vocab/enums.hpp"
+
 namespace normsim::cli {
 
 // Wrong arguments: exit status 2, printed as "normsim COMMAND: MESSAGE (normsim COMMAND --help)".
@@ -42,7 +44,7 @@ void add_verbosity(CLI::App& app, Verbosity& verbosity);
 
 // Adds --backend auto|cpu|cuda and --threads N (N >= 0; 0: all cores), as `run` and `check` take them.
 // --threads takes 0..max_threads (sim::kMaxThreads: the caller knows the backends, this layer does not).
-void add_backend_options(CLI::App& app, std::string& backend, int& threads, int max_threads);
+void add_backend_options(CLI::App& app, vocab::BackendChoice& backend, int& threads, int max_threads);
 
 // Checks that an option's value is an integer >= 0 (a count: threads, samples).
 const CLI::Validator& count();

@@ -1,4 +1,5 @@
 #include "gpu/cuda_backend.hpp"
+#include "vocab/names.hpp"
 
 #include <omp.h>
 
@@ -39,28 +40,32 @@ std::string jacobian_refusal() {
 
 CudaOptions CudaBackend::options_from_environment() {
   CudaOptions o;
-  if (const char* r = std::getenv("NORMSIM_CUDA_RECOMPUTE")) o.recompute = r;
+  if (const char* r = std::getenv("NORMSIM_CUDA_RECOMPUTE"); r && *r) {
+    o.recompute = vocab::find<vocab::Recompute>(r);
+    if (!o.recompute)
+      throw std::invalid_argument(std::string("NORMSIM_CUDA_RECOMPUTE: auto, true or false, not '") + r +
+                                  "'");
+  }
   return o;
 }
 
 CudaBackend::CudaBackend(int threads, CudaOptions options)
     : threads_(threads > 0 ? threads : omp_get_num_procs()), options_(std::move(options)) {
-  const std::string& r = options_.recompute;
-  if (!r.empty() && r != "auto" && r != "true" && r != "false")
-    throw std::invalid_argument("CUDA backend: recompute must be auto, true, false or empty, not '" +
-                                options_.recompute + "'");
   std::string why;
   if (!cuda_device_usable(&why)) throw sim::BackendUnavailable(why);
   keep_pool_memory();
 }
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
-  const std::string& p = config.precision;
-  if (p == "float64") return run_typed<double>(config, samples, false);
-  if (p == "float32") return run_typed<float>(config, samples, false);
-  if (p == "tf32") return run_typed<float>(config, samples, true);
-  throw std::invalid_argument("CUDA backend: precision '" + p +
-                              "' is not implemented (float32, float64, tf32; bf16 and fp16 are not yet)");
+  switch (config.precision) {
+    case vocab::Precision::float64:
+      return run_typed<double>(config, samples, false);
+    case vocab::Precision::float32:
+      return run_typed<float>(config, samples, false);
+    case vocab::Precision::tf32:
+      return run_typed<float>(config, samples, true);
+  }
+  throw std::invalid_argument("CUDA backend: an unknown precision");
 }
 
 namespace {
@@ -77,8 +82,8 @@ double seconds_since(Clock::time_point t0) {
 // they say (constructor or NORMSIM_CUDA_RECOMPUTE), win over the config's recompute key.
 MemoryPlan CudaBackend::plan(const sim::Config& config, int samples, double* budget) const {
   *budget = options_.memory_fraction * double(plannable_device_bytes());
-  const std::string& mode = options_.recompute.empty() ? config.recompute : options_.recompute;
-  const std::size_t element_bytes = config.precision == "float64" ? 8 : 4;
+  const vocab::Recompute mode = options_.recompute.value_or(config.recompute);
+  const std::size_t element_bytes = config.precision == vocab::Precision::float64 ? 8 : 4;
   return plan_memory(sim::StackShape(config), element_bytes, mode, *budget, samples);
 }
 
@@ -89,9 +94,6 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
-  const std::string& p = config.precision;
-  if (p != "float32" && p != "float64" && p != "tf32")
-    return "key 'precision': '" + p + "' is not float32, float64 or tf32";
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();

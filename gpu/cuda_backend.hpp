@@ -4,19 +4,21 @@
 // the CPU backend's own definitions. Plain C++ header.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "gpu/device_probe.hpp"
 #include "sim/backend.hpp"
+#include "vocab/enums.hpp"
 
 namespace normsim::gpu {
 
 struct CudaOptions {
-  // Weights: "false" keeps every weight from the forward for the backward; "true" draws them again from
-  // Philox in the backward (one layer's weights live at a time); "auto" recomputes when keeping them would
-  // not fit the memory budget. Empty: the config's `recompute` key decides. Set, it overrides the config
-  // (options_from_environment sets it from NORMSIM_CUDA_RECOMPUTE).
-  std::string recompute;
+  // Weights: `no` keeps every weight from the forward for the backward; `yes` draws them again from
+  // Philox in the backward (one layer's weights live at a time); `auto_` recomputes when keeping them
+  // would not fit the memory budget. Unset: the config's `recompute` key decides. Set, it overrides the
+  // config (options_from_environment sets it from NORMSIM_CUDA_RECOMPUTE: auto, true or false).
+  std::optional<vocab::Recompute> recompute;
   double memory_fraction = 0.85;  // of the device memory this process can use at the start of a call
 };
 

@@ -149,7 +149,7 @@ double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
   return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
 }
 
-MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
+MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, vocab::Recompute mode,
                        double budget, int samples) {
   MemoryPlan p;
   const double bytes = double(element_bytes);
@@ -165,12 +165,14 @@ MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, cons
   // or when keeping them does not fit even one sample.
   const int keep_batch = samples_that_fit(budget, tape + kept, samples);
   const int redraw_batch = samples_that_fit(budget, tape + scratch, samples);
-  p.recompute = mode == "true" || (mode == "auto" && (redraw_batch > keep_batch || tape + kept > budget));
+  const bool automatic = mode == vocab::Recompute::auto_;
+  p.recompute =
+      mode == vocab::Recompute::yes || (automatic && (redraw_batch > keep_batch || tape + kept > budget));
   p.weight_bytes = p.recompute ? scratch : kept;
   if (!p.forward_only && p.per_sample_bytes() > budget) {  // the whole tape does not fit: checkpoint it
     p.checkpoint_every = best_checkpoint_interval(s);
     p.activation_bytes = double(checkpointed_activation_elements(s, p.checkpoint_every)) * bytes;
-    if (mode == "auto") p.recompute = true, p.weight_bytes = scratch;
+    if (automatic) p.recompute = true, p.weight_bytes = scratch;
   }
   p.batch_samples = samples_that_fit(budget, p.per_sample_bytes(), samples);
   return p;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/stack.hpp"
+#include "vocab/enums.hpp"
 
 namespace normsim::gpu {
 
@@ -61,11 +62,11 @@ struct MemoryPlan {
   }
 };
 
-// mode: "auto", "true" or "false" (recompute; auto redraws when that fits more samples per batch, or when
+// mode: the recompute key's value (auto redraws when that fits more samples per batch, or when
 // keeping does not fit one); element_bytes: sizeof(R); budget: device bytes the run may use; samples: how
 // many the call runs. When one sample does not fit with the whole tape, the plan checkpoints activations
 // (and, unless mode is "false", redraws the weights).
-MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, const std::string& mode,
+MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, vocab::Recompute mode,
                        double budget, int samples);
 
 // One line: weights, tape, statistics, samples per batch and the budget (the --dry-run plan prints it).

@@ -230,12 +230,12 @@ Json mpi_json(int size, const std::vector<RankReport>& reports) {
 
 }  // namespace
 
-RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend_name, sim::SweepOptions options,
-                            std::ostream& err) {
+RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_name,
+                            sim::SweepOptions options, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string started = sim::utc_now_iso8601();
   // The GPU is chosen before anything can initialize CUDA (a CUDA-aware MPI_Init may).
-  const bool wants_gpu = backend_name != "cpu";
+  const bool wants_gpu = backend_name != vocab::BackendChoice::cpu;
   const std::optional<int> env_local_rank = local_rank_from_env();
   std::string device;
   if (wants_gpu && env_local_rank) device = bind_gpu(*env_local_rank);

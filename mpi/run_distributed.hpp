@@ -7,6 +7,7 @@
 
 #include "sim/config_file.hpp"
 #include "sim/sweep.hpp"
+#include "vocab/enums.hpp"
 
 namespace normsim::mpi {
 
@@ -27,7 +28,7 @@ struct RankOutcome {
 // is in OUT/parts/, and --resume lists the missing units and runs only those.
 // Test hooks: after saving n units, NORMSIM_TEST_ABORT_AFTER_UNITS=n makes rank 1 kill itself (SIGKILL),
 // NORMSIM_TEST_THROW_AFTER_UNITS=n makes it fail with an exception.
-RankOutcome run_distributed(const sim::Grid& grid, const std::string& backend, sim::SweepOptions options,
+RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend, sim::SweepOptions options,
                             std::ostream& err);
 
 }  // namespace normsim::mpi

@@ -23,13 +23,12 @@ void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_usable = device_usable;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads, std::string* fallback_reason) {
+std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
+                                      std::string* fallback_reason) {
   if (threads < 0 || threads > kMaxThreads)
     throw std::invalid_argument("threads " + std::to_string(threads) + ": expected 0 (all cores) to " +
                                 std::to_string(kMaxThreads));
-  if (name != "cpu" && name != "cuda" && name != "auto")
-    throw std::invalid_argument("unknown backend '" + name + "' (auto, cpu, cuda)");
-  if (name == "cpu") return std::make_unique<CpuBackend>(threads);
+  if (choice == vocab::BackendChoice::cpu) return std::make_unique<CpuBackend>(threads);
   std::string why = cuda_unusable_reason();
   if (why.empty()) {
     try {
@@ -38,7 +37,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, int threads, std:
       why = e.what();
     }
   }
-  if (name == "cuda") throw BackendUnavailable(why + " — use --backend cpu");
+  if (choice == vocab::BackendChoice::cuda) throw BackendUnavailable(why + " — use --backend cpu");
   if (fallback_reason && g_cuda_factory) *fallback_reason = why;
   return std::make_unique<CpuBackend>(threads);
 }

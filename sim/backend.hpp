@@ -41,12 +41,12 @@ class BackendUnavailable : public std::runtime_error {
 // libgomp) or reserves absurd memory (2^31 - 1: 481 GB), and no machine has that many cores.
 inline constexpr int kMaxThreads = 1024;
 
-// name: "cpu", "cuda" or "auto" (cuda when this build has it and a usable device exists, else cpu).
+// choice: cpu, cuda or auto (cuda when this build has it and a usable device exists, else cpu); parsed
+// from its name at the command line's or Python's edge (vocab::parse<vocab::BackendChoice>).
 // threads: CPU worker threads, 0..kMaxThreads (0 = all cores). Throws std::invalid_argument for another
-// name or count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With
-// "auto" in a build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real
-// cause.
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads,
+// count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With auto in a
+// build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real cause.
+std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
                                       std::string* fallback_reason = nullptr);
 
 // Registration hook for the CUDA backend (gpu/ provides it when built with CUDA). device_usable says

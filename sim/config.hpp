@@ -60,9 +60,9 @@ struct Config {
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
   // Run.
   std::uint64_t seed = 0;
-  int samples = 4;                    // independent initializations per configuration
-  std::string precision = "float32";  // float32 | float64 | tf32 (CUDA only)
-  std::string recompute = "auto";     // CUDA: auto | true | false (weights drawn again in the backward)
+  int samples = 4;                                         // independent initializations per configuration
+  vocab::Precision precision = vocab::Precision::float32;  // tf32: CUDA only
+  vocab::Recompute recompute = vocab::Recompute::auto_;    // CUDA: weights drawn again in the backward
   // Output: the metrics computed and written (a list of names; a list here does not sweep).
   MetricSet metrics = MetricSet::defaults();
 };

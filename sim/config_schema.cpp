@@ -44,16 +44,8 @@ const auto kInits = vocab_choices<vocab::Init>();
 const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
 const auto kLosses = vocab_choices<vocab::Loss>();
 const auto kUpdates = vocab_choices<vocab::Update>();
-constexpr std::array kPrecisions{
-    Choice{"float32", "weights, activations and gradients in float (metrics accumulated in double)"},
-    Choice{"float64", "everything in double"},
-    Choice{"tf32", "float32 storage, matrix products on TF32 tensor cores (CUDA backend only)"},
-};
-constexpr std::array kRecompute{
-    Choice{"auto", "recompute weights in the backward only when storing them would not fit (CUDA)"},
-    Choice{"true", "always draw weights again in the backward instead of storing them (CUDA)"},
-    Choice{"false", "store every weight for the backward"},
-};
+const auto kPrecisions = vocab_choices<vocab::Precision>();
+const auto kRecompute = vocab_choices<vocab::Recompute>();
 
 // The metrics (sim/metrics_table.cpp), as the valid names of the `metrics` key.
 const std::vector<Choice>& metric_list() {

@@ -19,6 +19,7 @@
 #include "sim/unit_plan.hpp"
 #include "sim/update_pass.hpp"
 #include "sim/weight_update.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::sim {
 
@@ -70,8 +71,8 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_n
 }
 
 std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
-  if (config.precision != "float32" && config.precision != "float64")
-    return "key 'precision': '" + config.precision +
+  if (config.precision == vocab::Precision::tf32)
+    return "key 'precision': '" + std::string(vocab::name(config.precision)) +
            "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
            "precision = \"float32\")";
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
@@ -161,7 +162,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   std::mutex error_mutex;
   if (const std::string why = refusal(config, int(samples.size())); !why.empty())
     throw BackendUnavailable(why);
-  const bool f64 = config.precision == "float64";
+  const bool f64 = config.precision == vocab::Precision::float64;
   const StackShape shape(config);
   // Samples run side by side, and the threads left over work inside them (samples 1 uses every thread);
   // a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).

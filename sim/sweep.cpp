@@ -91,14 +91,14 @@ void check_backend_can_run(const Grid& grid, const Backend& backend, int unit_sa
     throw ConfigError(grid.config_file + ": " + r.summary + "; nothing was written:" + r.configs);
 }
 
-std::unique_ptr<Backend> backend_for_grid(std::unique_ptr<Backend> engine, const std::string& requested,
+std::unique_ptr<Backend> backend_for_grid(std::unique_ptr<Backend> engine, vocab::BackendChoice requested,
                                           const Grid& grid, int unit_samples, int threads,
                                           std::string* note) {
-  if (requested != "auto" || engine->name() == "cpu") return engine;
+  if (requested != vocab::BackendChoice::auto_ || engine->name() == "cpu") return engine;
   const GridRefusal r = grid_refusal(grid, *engine, unit_samples);
   if (r.empty()) return engine;
   if (note) *note = r.summary + r.configs;
-  return make_backend("cpu", threads);
+  return make_backend(vocab::BackendChoice::cpu, threads);
 }
 
 std::vector<Unit> make_units(const Grid& grid, int unit_samples) {

@@ -25,7 +25,7 @@ Sizes sizes(const Config& c) {
           double(c.tokens),
           std::round(c.mlp_ratio * c.width),
           double(c.heads),
-          c.precision == "float64" ? 8.0 : 4.0,
+          c.precision == vocab::Precision::float64 ? 8.0 : 4.0,
           c.activation == vocab::Activation::swiglu};
 }
 
@@ -51,7 +51,8 @@ double sample_cost(const Config& c) {
   // update != none runs a second forward pass: about a third of a forward-and-backward more.
   const double jacobian = 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
   const double passes = 1.0 + jacobian + (c.update == vocab::Update::none ? 0.0 : 1.0 / 3.0);
-  return (c.depth * sublayer * passes + (c.depth + 1) * svd) * (c.precision == "float64" ? 2.0 : 1.0);
+  return (c.depth * sublayer * passes + (c.depth + 1) * svd) *
+         (c.precision == vocab::Precision::float64 ? 2.0 : 1.0);
 }
 
 SampleMemory cpu_sample_memory(const Config& c) {
@@ -63,8 +64,9 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // MLP, kept for the backward: h (+ g for SwiGLU, + the gate of float32 GELU, SiLU and SwiGLU:
   // activations_vec.hpp's keeps_gate) (T x H each); the backward's temporaries for one sublayer: a, dh (+
   // dg).
-  const bool keeps_gate = c.precision == "float32" && (c.activation == vocab::Activation::gelu ||
-                                                       c.activation == vocab::Activation::silu || s.swiglu);
+  const bool keeps_gate =
+      c.precision == vocab::Precision::float32 &&
+      (c.activation == vocab::Activation::gelu || c.activation == vocab::Activation::silu || s.swiglu);
   const double mlp_act = (1.0 + (s.swiglu ? 1.0 : 0.0) + (keeps_gate ? 1.0 : 0.0)) * s.t * s.h,
                mlp_tmp = (s.swiglu ? 3.0 : 2.0) * s.t * s.h;
   // Attention, kept: q, k, v before and after their norms, o (T x d) and the probabilities (heads x T x T).
@@ -100,7 +102,7 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
   const SampleMemory m = cpu_sample_memory(c);
   const double need = m.total() * concurrent;
   if (need <= machine) return "";
-  const std::string precision = c.precision == "float64" ? "float64" : "float32";
+  const std::string precision = c.precision == vocab::Precision::float64 ? "float64" : "float32";
   std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
   if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
   why += " (" + precision + ") needs " + human_bytes(m.weights) +

@@ -36,5 +36,13 @@ enum class Init { fanin, xavier, fixed };
 enum class FinalNorm { auto_, always, never };
 // The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
 enum class Update { none, random, sgd, adam };
+// The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
+enum class Precision { float32, float64, tf32 };
+// Whether the backward draws the weights again instead of keeping them from the forward (config names
+// "auto", "true", "false").
+enum class Recompute { auto_, yes, no };
+// Which backend computes (a command-line and Python option, not a config key): auto picks CUDA when this
+// build has it and a usable device exists, else the CPU.
+enum class BackendChoice { auto_, cpu, cuda };
 
 }  // namespace normsim::vocab

@@ -83,6 +83,26 @@ constexpr std::array kUpdates{
     Named<Update>{Update::adam, "adam",
                   "the first Adam step (bias-corrected): dW = -update_lr g / (|g| + 1e-8), g = dLoss/dW"},
 };
+constexpr std::array kPrecisions{
+    Named<Precision>{Precision::float32, "float32",
+                     "weights, activations and gradients in float (metrics accumulated in double)"},
+    Named<Precision>{Precision::float64, "float64", "everything in double"},
+    Named<Precision>{Precision::tf32, "tf32",
+                     "float32 storage, matrix products on TF32 tensor cores (CUDA backend only)"},
+};
+constexpr std::array kRecomputes{
+    Named<Recompute>{Recompute::auto_, "auto",
+                     "recompute weights in the backward only when storing them would not fit (CUDA)"},
+    Named<Recompute>{Recompute::yes, "true",
+                     "always draw weights again in the backward instead of storing them (CUDA)"},
+    Named<Recompute>{Recompute::no, "false", "store every weight for the backward"},
+};
+constexpr std::array kBackendChoices{
+    Named<BackendChoice>{BackendChoice::auto_, "auto",
+                         "cuda when this build has it and a usable device exists, else cpu"},
+    Named<BackendChoice>{BackendChoice::cpu, "cpu", "the CPU backend (all cores by default)"},
+    Named<BackendChoice>{BackendChoice::cuda, "cuda", "the CUDA backend (refused without a usable device)"},
+};
 }  // namespace
 
 NORMSIM_VOCAB_TABLE(Placement, "placement", placement_names())
@@ -94,6 +114,9 @@ NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
 NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
 NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
 NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
+NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
+NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
+NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

@@ -16,6 +16,7 @@
 #include "run.hpp"
 #include "sim/backend.hpp"
 #include "sim/out_lock.hpp"
+#include "vocab/names.hpp"
 
 #ifndef NORMSIM_CLAIMS_DIR
 #error "NORMSIM_CLAIMS_DIR must be defined by python/CMakeLists.txt"
@@ -58,7 +59,7 @@ void write_outputs(const CheckOptions& o, const std::vector<check::CheckedClaim>
 py::list run_check(const CheckOptions& o, const py::object& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<check::ClaimSpec> claims = check::load_claims(claims_dir(o), o.ids, o.full);
-  auto backend = sim::make_backend(o.backend, o.threads);
+  auto backend = sim::make_backend(vocab::parse<vocab::BackendChoice>(o.backend), o.threads);  // the edge
   std::optional<sim::OutLock> lock;  // out= is this check's until it ends, as the CLI's --out
   if (!o.out.empty()) {
     std::filesystem::create_directories(o.out);

@@ -13,6 +13,7 @@
 #include "sim/out_lock.hpp"
 #include "sim/staged_folder.hpp"
 #include "sim/sweep.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::python {
 
@@ -42,7 +43,7 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
   const auto t0 = std::chrono::steady_clock::now();
   Run run{grid, {}, {}};
   run.info.started = sim::utc_now_iso8601();
-  auto engine = sim::make_backend(backend, threads);
+  auto engine = sim::make_backend(vocab::parse<vocab::BackendChoice>(backend), threads);  // Python's edge
   run.info.threads = threads > 0 ? threads : omp_get_max_threads();
   // Units of one sample per thread: the backend still runs samples in parallel, and Ctrl-C waits for one
   // sample at most. The numbers do not depend on the split (sim/backend.hpp).

@@ -201,7 +201,7 @@ void one_case(const std::string& key, const std::string& expression, sim::Backen
 
 TEST_CASE("fuzzed block and branch_scale expressions: a run or a refusal with its column", "[fuzz]") {
   Rng rng(20261127);
-  auto backend = sim::make_backend("cpu", 1);
+  auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 1);
   int ran = 0, refused = 0;
   std::vector<std::pair<std::string, std::string>> cases;
   for (const auto& e : hand_written()) cases.emplace_back("block", e);

@@ -36,7 +36,7 @@ sim::Config stack(const std::string& placement, const std::string& activation) {
 }
 
 void compare(const sim::Config& c, const std::string& metric, double r) {
-  auto backend = sim::make_backend("cpu", 2);
+  auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
   const auto records = backend->run(c, samples);
@@ -133,7 +133,7 @@ TEST_CASE("Peri-LN at init gain 0.1: the eps-aware mean field gives the act_sq s
   c.init_gain = 0.1;
   c.depth = 16;
   c.samples = 16;
-  auto backend = sim::make_backend("cpu", 2);
+  auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
   const auto records = backend->run(c, samples);
@@ -282,7 +282,7 @@ TEST_CASE("the uniform-attention mean field misses the softmax's response to W_Q
           "[check][meanfield][update]") {
   sim::Config c = random_update("pre", "relu");
   c.sublayer = vocab::Sublayer::transformer;
-  auto backend = sim::make_backend("cpu", 2);
+  auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
   const auto records = backend->run(c, samples);

@@ -46,7 +46,7 @@ sim::Config small_config(vocab::Placement placement, const Kind& kind, const std
   c.mlp_ratio = 2.0;
   c.input_corr = 0.2;
   c.seed = 12345;
-  c.precision = precision;
+  c.precision = normsim::vocab::parse<normsim::vocab::Precision>(precision);
   return c;
 }
 
@@ -157,8 +157,8 @@ TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change resu
   c.loss = normsim::vocab::Loss::mse;
   c.input_norm = true;
   gpu::CudaOptions keep, again;
-  keep.recompute = "false";
-  again.recompute = "true";
+  keep.recompute = normsim::vocab::Recompute::no;
+  again.recompute = normsim::vocab::Recompute::yes;
   gpu::CudaBackend a(2, keep), b(2, again);
   const std::vector<int> all = {0, 1, 2, 3}, one = {2};
   const auto ra = a.run(c, all), rb = b.run(c, all), r1 = a.run(c, one);
@@ -176,13 +176,13 @@ TEST_CASE("CUDA backend: the config's recompute key decides unless the options o
   sim::Config c = small_config(vocab::Placement::pre, kKinds[0], "float32");
   gpu::CudaBackend from_config(1, gpu::CudaOptions{});
   gpu::CudaOptions never;
-  never.recompute = "false";
+  never.recompute = normsim::vocab::Recompute::no;
   gpu::CudaBackend overridden(1, never);
-  for (const char* key : {"true", "false"}) {
+  for (const auto key : {normsim::vocab::Recompute::yes, normsim::vocab::Recompute::no}) {
     c.recompute = key;
     from_config.run(c, std::vector<int>{0});
     overridden.run(c, std::vector<int>{0});
-    CHECK(from_config.last_run().recompute == (std::string(key) == "true"));
+    CHECK(from_config.last_run().recompute == (key == normsim::vocab::Recompute::yes));
     CHECK_FALSE(overridden.last_run().recompute);
   }
 }
@@ -348,6 +348,6 @@ TEST_CASE("CUDA backend matches the CPU backend's Jacobian metrics", "[backend][
 
 TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
   gpu::register_backend();
-  CHECK(sim::make_backend("cuda", 1)->name() == "cuda");
-  CHECK(sim::make_backend("auto", 1)->name() == "cuda");
+  CHECK(sim::make_backend(normsim::vocab::BackendChoice::cuda, 1)->name() == "cuda");
+  CHECK(sim::make_backend(normsim::vocab::BackendChoice::auto_, 1)->name() == "cuda");
 }

@@ -57,9 +57,10 @@ TEST_CASE("docs/gpu.md's memory table is the planner's", "[plan][docs]") {
     cfg.depth = std::stoi(c[2]), cfg.tokens = std::stoi(c[3]);
     const normsim::sim::StackShape s(cfg);
     const double budget = 0.85 * 80e9;
-    const auto keep = normsim::gpu::plan_memory(s, 4, "false", 1e18, 1);  // unlimited: the whole tape
-    const auto redraw = normsim::gpu::plan_memory(s, 4, "true", 1e18, 1);
-    const auto plan = normsim::gpu::plan_memory(s, 4, "auto", budget, 64);
+    const auto keep =
+        normsim::gpu::plan_memory(s, 4, normsim::vocab::Recompute::no, 1e18, 1);  // unlimited: the whole tape
+    const auto redraw = normsim::gpu::plan_memory(s, 4, normsim::vocab::Recompute::yes, 1e18, 1);
+    const auto plan = normsim::gpu::plan_memory(s, 4, normsim::vocab::Recompute::auto_, budget, 64);
     std::string how = plan.recompute ? "redraw" : "keep";
     if (plan.checkpoint_every > 0)
       how += ", checkpoint every " + std::to_string(plan.checkpoint_every) + ": " +
@@ -88,9 +89,10 @@ TEST_CASE("benchmark workloads W1 and W2 are their definitions", "[bench]") {
   const auto w2 = normsim::bench::benchmark_workload("w2").config;
   CHECK((w1.placement == V::Placement::pre && w1.sublayer == V::Sublayer::mlp &&
          w1.activation == V::Activation::gelu && w1.depth == 64 && w1.width == 512 && w1.mlp_ratio == 4 &&
-         w1.tokens == 64 && w1.samples == 4 && w1.precision == "float32"));
+         w1.tokens == 64 && w1.samples == 4 && w1.precision == normsim::vocab::Precision::float32));
   CHECK((w2.placement == V::Placement::pre && w2.sublayer == V::Sublayer::transformer && w2.width == 4096 &&
-         w2.depth == 96 && w2.tokens == 512 && w2.samples == 8 && w2.precision == "float32"));
+         w2.depth == 96 && w2.tokens == 512 && w2.samples == 8 &&
+         w2.precision == normsim::vocab::Precision::float32));
   for (const auto* w : {&w1, &w2})
     CHECK((w->heads == defaults.heads && w->causal == defaults.causal && w->norm == defaults.norm &&
            w->seed == defaults.seed && w->loss == defaults.loss));

@@ -95,7 +95,7 @@ TEST_CASE("the cost model grows with the work of a sample") {
   deeper.depth = 16;
   CHECK(mpi::sample_cost(deeper) == Approx(2 * base).epsilon(0.1));
   auto f64 = c;
-  f64.precision = "float64";
+  f64.precision = normsim::vocab::Precision::float64;
   CHECK(mpi::sample_cost(f64) == Approx(2 * base));
   auto attention = c, transformer = c;
   attention.sublayer = normsim::vocab::Sublayer::attention;

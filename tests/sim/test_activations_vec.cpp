@@ -250,7 +250,7 @@ TEST_CASE("float32 MLP gradients with the vectorised activations agree with floa
     c.tokens = 6;
     c.depth = 4;
     const SampleTensors f = simulate_sample_cpu<float>(c, 0);
-    c.precision = "float64";
+    c.precision = normsim::vocab::Precision::float64;
     const SampleTensors d = simulate_sample_cpu<double>(c, 0);
     REQUIRE(f.grad.size() == d.grad.size());
     // float32 rounding (6e-8 relative per operation) through a few hundred accumulated terms per entry and

@@ -81,7 +81,7 @@ Config small(const std::string& sub, const std::string& placement) {
   c.tokens = 3;
   c.depth = 4;
   c.mlp_ratio = 2;
-  c.precision = "float64";
+  c.precision = normsim::vocab::Precision::float64;
   c.seed = 3;
   c.mix_fraction = 0.5;
   c.rezero_alpha = 0.4;

@@ -69,7 +69,8 @@ TEST_CASE("cross-attention weight gradients and input gradient match finite diff
   Config c;
   c.sublayer = normsim::vocab::Sublayer::decoder;
   c.placement = normsim::vocab::Placement::post;
-  c.width = 8, c.heads = 2, c.tokens = 3, c.depth = 3, c.precision = "float64", c.seed = 5;
+  c.width = 8, c.heads = 2, c.tokens = 3, c.depth = 3, c.precision = normsim::vocab::Precision::float64,
+  c.seed = 5;
   c.encoder_cos = 0.4;
   c.init_wq = c.init_wk = "fanin:2";  // sharp softmax: its backward carries weight
   const StackShape s(c);

@@ -194,7 +194,7 @@ TEST_CASE("every placement's forward equals the hand computation", "[forward]") 
       c.tokens = 3;
       c.depth = 4;
       c.mlp_ratio = 2;
-      c.precision = "float64";
+      c.precision = normsim::vocab::Precision::float64;
       c.seed = 11;
       c.mix_fraction = 0.5;
       c.rezero_alpha = 0.3;
@@ -227,7 +227,7 @@ TEST_CASE("qk_norm: every placement's attention normalizes Q and K per head, as 
         c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
         c.qk_norm = true;
         c.width = 8, c.heads = 2, c.tokens = 3, c.depth = 4, c.mlp_ratio = 2, c.seed = 5;
-        c.precision = "float64";
+        c.precision = normsim::vocab::Precision::float64;
         c.norm_gain = 1.3;
         c.input_std = 3.0;  // logits of O(10) without the norm: the norm visibly changes the attention
         const std::vector<M> want = Ref{c, c.width, c.tokens, c.heads}.run();

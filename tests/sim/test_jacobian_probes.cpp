@@ -28,7 +28,7 @@ Config tiny(vocab::Placement p, vocab::Sublayer s) {
   c.depth = 4;
   c.heads = 2;
   c.activation = vocab::Activation::gelu;  // smooth: no kink within a finite-difference step
-  c.precision = "float64";
+  c.precision = normsim::vocab::Precision::float64;
   c.seed = 11;
   return c;
 }

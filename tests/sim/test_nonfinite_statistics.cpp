@@ -45,9 +45,9 @@ TEST_CASE("Post-LN at input_std 1e19: float32 weight gradients equal float64's, 
   c.tokens = 8;
   c.input_std = 1e19;
   const std::vector<int> samples{0, 1};
-  c.precision = "float32";
+  c.precision = normsim::vocab::Precision::float32;
   const auto f32 = CpuBackend(1).run(c, samples);
-  c.precision = "float64";
+  c.precision = normsim::vocab::Precision::float64;
   const auto f64 = CpuBackend(1).run(c, samples);
   for (std::size_t s = 0; s < samples.size(); ++s) {
     CHECK(f32[s].nonfinite_statistics.empty());

@@ -134,7 +134,7 @@ bool same_records(const std::vector<normsim::sim::SampleRecord>& a,
 TEST_CASE("placement = custom with a built-in's expression is that built-in, bit for bit", "[golden]") {
   namespace sim = normsim::sim;
   namespace vocab = normsim::vocab;
-  auto cpu = sim::make_backend("cpu", 2);
+  auto cpu = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   const std::vector<int> samples{0, 1};
   int compared = 0;
   for (const sim::Placement* p : sim::all_placements()) {
@@ -160,7 +160,7 @@ TEST_CASE("placement = custom with a built-in's expression is that built-in, bit
 
 TEST_CASE("branch_scale multiplies every branch output", "[golden]") {
   namespace sim = normsim::sim;
-  auto cpu = sim::make_backend("cpu", 2);
+  auto cpu = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   // ReZero's x + a F(x) is the norm-free x + F(x) with branch_scale = a: the same graph, the same numbers.
   sim::Config rezero;
   rezero.placement = normsim::vocab::Placement::rezero;

@@ -115,7 +115,7 @@ TEST_CASE("the memory estimate counts weights as their sizes say") {
   c.width = 100;
   c.mlp_ratio = 3;
   c.depth = 5;
-  c.precision = "float64";
+  c.precision = normsim::vocab::Precision::float64;
   // One 100 x 300 matrix at a time (weights are redrawn in the backward), whatever the depth.
   CHECK(normsim::sim::cpu_sample_memory(c).weights == 100 * 300 * 8);
   c.depth = 500;
@@ -162,14 +162,19 @@ TEST_CASE("backend auto falls back to the CPU for a grid the device backend refu
   const Grid plain = parse_grid("depth = 2\n", "plain.toml");
   const Grid stepped = parse_grid("depth = 2\nupdate = [\"none\", \"sgd\"]\n", "stepped.toml");
   std::string note;
-  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "auto", plain, 0, 1, &note)->name() == "fake");
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), normsim::vocab::BackendChoice::auto_, plain, 0,
+                         1, &note)
+            ->name() == "fake");
   CHECK(note.empty());
-  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "auto", stepped, 0, 1, &note)->name() == "cpu");
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), normsim::vocab::BackendChoice::auto_, stepped,
+                         0, 1, &note)
+            ->name() == "cpu");
   CHECK(note.find("cannot run 1 of 2 configurations") != std::string::npos);
   CHECK(note.find("key 'update'") != std::string::npos);
   note.clear();
-  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), "cuda", stepped, 0, 1, &note)->name() ==
-        "fake");
+  CHECK(backend_for_grid(std::make_unique<NoUpdateBackend>(), normsim::vocab::BackendChoice::cuda, stepped, 0,
+                         1, &note)
+            ->name() == "fake");
   CHECK(note.empty());
   const NoUpdateBackend fake;
   CHECK_THROWS_WITH(

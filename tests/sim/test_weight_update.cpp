@@ -34,7 +34,7 @@ Config small_config(normsim::vocab::Placement p, Update u) {
   c.tokens = 4;
   c.depth = 4;
   c.mlp_ratio = 2.0;
-  c.precision = "float64";
+  c.precision = normsim::vocab::Precision::float64;
   c.update = u;
   return c;
 }
@@ -135,7 +135,7 @@ TEST_CASE("an update leaves the first pass's metrics unchanged", "[update]") {
   for (const Update u : {Update::random, Update::sgd, Update::adam}) {
     Config none = small_config(normsim::vocab::Placement::admin, Update::none);
     none.sublayer = normsim::vocab::Sublayer::transformer;
-    none.precision = "float32";
+    none.precision = normsim::vocab::Precision::float32;
     Config with = none;
     with.update = u;
     const std::vector<int> samples{0, 1};
@@ -157,7 +157,7 @@ TEST_CASE("output_change is identical for 1 and 2 threads", "[update][threads]")
   for (const Update u : {Update::random, Update::adam}) {
     Config c = small_config(normsim::vocab::Placement::post, u);
     c.sublayer = normsim::vocab::Sublayer::transformer;
-    c.precision = "float32";
+    c.precision = normsim::vocab::Precision::float32;
     const std::vector<int> samples{0, 1, 2};
     const auto one = CpuBackend(1).run(c, samples), two = CpuBackend(2).run(c, samples);
     for (std::size_t s = 0; s < one.size(); ++s)
