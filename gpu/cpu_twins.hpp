@@ -11,6 +11,7 @@
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
 #include "sim/rownorm.hpp"
+#include "sim/softmax.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::gpu::cpu {
@@ -99,26 +100,13 @@ void scaled_sum(R* out, const R* a, const double* s, const R* b, std::size_t n, 
 
 template <class R>
 void softmax_forward(R* sc, int rows, int T, bool causal) {
-  for (int r = 0; r < rows; ++r) {
-    R* row = sc + std::size_t(r) * T;
-    const int last = causal ? r % T : T - 1;
-    R mx = row[0];
-    for (int s = 1; s <= last; ++s) mx = std::max(mx, row[s]);
-    double sum = 0;
-    for (int s = 0; s <= last; ++s) sum += std::exp(double(row[s] - mx));
-    for (int s = 0; s < T; ++s) row[s] = s <= last ? R(std::exp(double(row[s] - mx)) / sum) : R(0);
-  }
+  for (int r = 0; r < rows; ++r) sim::softmax_row(sc + std::size_t(r) * T, T, causal ? r % T : T - 1);
 }
 
 template <class R>
 void softmax_backward(const R* p, R* dp, int rows, int T, double scale) {
-  for (int r = 0; r < rows; ++r) {
-    const R* pr = p + std::size_t(r) * T;
-    R* dr = dp + std::size_t(r) * T;
-    double dot = 0;
-    for (int s = 0; s < T; ++s) dot += double(dr[s]) * double(pr[s]);
-    for (int s = 0; s < T; ++s) dr[s] = R(R(double(pr[s]) * (double(dr[s]) - dot)) * R(scale));
-  }
+  for (int r = 0; r < rows; ++r)
+    sim::softmax_backward_row(p + std::size_t(r) * T, dp + std::size_t(r) * T, T, scale);
 }
 
 template <class R>

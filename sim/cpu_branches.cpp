@@ -14,6 +14,7 @@
 #include "sim/encoder_output.hpp"
 #include "sim/head_norms.hpp"
 #include "sim/init.hpp"
+#include "sim/softmax.hpp"
 
 namespace normsim::sim {
 
@@ -322,14 +323,7 @@ class CpuAttention final : public CpuBranch<R> {
     }
     if (norms_.v) head_norm_forward(norms_.kind, v_raw_, v_, rv_, heads_, h, gain_, eps_);
     Mat<R> sc = head_logits(q(), k(), h, dh);
-    for (int t = 0; t < T; ++t) {
-      const int last = causal_ ? t : T - 1;
-      R mx = sc(t, 0);
-      for (int s = 1; s <= last; ++s) mx = std::max(mx, sc(t, s));
-      double sum = 0;
-      for (int s = 0; s <= last; ++s) sum += std::exp(double(sc(t, s) - mx));
-      for (int s = 0; s < T; ++s) sc(t, s) = s <= last ? R(std::exp(double(sc(t, s) - mx)) / sum) : R(0);
-    }
+    for (int t = 0; t < T; ++t) softmax_row(&sc(t, 0), T, causal_ ? t : T - 1);
     o_.middleCols(h * dh, dh).noalias() = sc * v().middleCols(h * dh, dh);
     probs_[std::size_t(h)] = std::move(sc);
   }
@@ -337,18 +331,12 @@ class CpuAttention final : public CpuBranch<R> {
   // Head h of the backward, from d_o = dLoss/d o_: its columns of every matrix of g.
   void backpropagate(int h, const Mat<R>& d_o, QkvGrads& g) const {
     const int T = int(d_o.rows()), dh = int(d_o.cols()) / heads_;
-    const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
     const Mat<R>& P = probs_[std::size_t(h)];
     const auto doh = d_o.middleCols(h * dh, dh);
     Mat<R>&gq = norms_.qk ? g.gq : g.dq, &gk = norms_.qk ? g.gk : g.dk, &gv = norms_.v ? g.gv : g.dv;
     gv.middleCols(h * dh, dh).noalias() = P.transpose() * doh;
     Mat<R> dP = doh * v().middleCols(h * dh, dh).transpose();
-    // softmax backward, row by row: dS = P * (dP - sum_s dP P)
-    for (int t = 0; t < T; ++t) {
-      double dot = 0;
-      for (int s = 0; s < T; ++s) dot += double(dP(t, s)) * double(P(t, s));
-      for (int s = 0; s < T; ++s) dP(t, s) = R(double(P(t, s)) * (double(dP(t, s)) - dot)) * inv_sqrt;
-    }
+    for (int t = 0; t < T; ++t) softmax_backward_row(&P(t, 0), &dP(t, 0), T, 1.0 / std::sqrt(double(dh)));
     gq.middleCols(h * dh, dh).noalias() = dP * k().middleCols(h * dh, dh);
     gk.middleCols(h * dh, dh).noalias() = dP.transpose() * q().middleCols(h * dh, dh);
     if (norms_.qk) {
