@@ -1,5 +1,6 @@
 // CPU twins of the kernels in gpu/kernels.hpp: same names and signatures, host pointers, plain loops over
-// the shared per-element code in sim/ (style.md: the twin is the specification the kernel is tested on).
+// the shared per-element code in sim/ (the twin is the specification the kernel is tested on:
+// docs/architecture.md §4).
 #pragma once
 #include <algorithm>
 #include <cmath>

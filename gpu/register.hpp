@@ -1,5 +1,5 @@
-// Public entry of the CUDA backend: makes sim::make_backend("cuda" / "auto") able to build it. Call once
-// at startup (the CLI does) in a build with NORMSIM_HAVE_CUDA.
+// Public entry of the CUDA backend: makes sim::make_backend(BackendChoice::cuda or auto_) able to build it.
+// Call once at startup (the CLI does) in a build with NORMSIM_HAVE_CUDA.
 #pragma once
 
 namespace normsim::gpu {

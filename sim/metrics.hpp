@@ -1,5 +1,5 @@
 // The table of per-layer metrics: name, whether it is indexed by stream (l = 0..K) or by sublayer
-// (k = 0..K-1), and its exact definition. Adding a metric: one row here, one function in metrics.cpp.
+// (k = 0..K-1), and its exact definition. Adding a metric: docs/architecture.md §3.3.
 #pragma once
 #include <span>
 #include <string_view>
