@@ -378,7 +378,7 @@ std::vector<KeyInfo> make_table() {
       key("precision", &Config::precision, "run", "floating-point type of the simulation",
           "float32 | float64 | tf32 (tf32: CUDA only)", one_of(kPrecisions), kPrecisions),
       key("recompute", &Config::recompute, "run",
-          "CUDA: draw weights again in the backward instead of storing them (memory for time)",
+          "draw weights again in the backward instead of storing them (memory for time; CPU and CUDA)",
           "auto | true | false", one_of(kRecompute), kRecompute),
       key("metrics", &Config::metrics, "run",
           "the metrics computed and written, a list that does not sweep (default: every metric not marked "

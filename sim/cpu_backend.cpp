@@ -77,7 +77,7 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
            "precision = \"float32\")";
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
   if (const std::string why = cpu_memory_refusal(config, at_once, machine_memory_bytes()); !why.empty())
-    return "keys 'width', 'depth', 'mlp_ratio', 'tokens': " + why;
+    return why.rfind("key '", 0) == 0 ? why : "keys 'width', 'depth', 'mlp_ratio', 'tokens': " + why;
   return "";
 }
 

@@ -94,13 +94,22 @@ double cpu_stack_weight_bytes(const Config& c) {
 }
 
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine) {
+  if (c.recompute == vocab::Recompute::yes) return false;
   const double kept = cpu_stack_weight_bytes(c) * concurrent;
-  return kept <= std::min(machine / 8, machine - cpu_sample_memory(c).total() * concurrent);
+  const double room = machine - cpu_sample_memory(c).total() * concurrent;
+  if (c.recompute == vocab::Recompute::no) return kept <= room;  // refused by cpu_memory_refusal otherwise
+  return kept <= std::min(machine / 8, room);
 }
 
 std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) {
   const SampleMemory m = cpu_sample_memory(c);
   const double need = m.total() * concurrent;
+  if (need <= machine && c.recompute == vocab::Recompute::no && !cpu_keeps_weights(c, concurrent, machine))
+    return "key 'recompute': false keeps every weight for the backward, " +
+           human_bytes(cpu_stack_weight_bytes(c) * concurrent) + " for " + std::to_string(concurrent) +
+           " samples at once beside the " + human_bytes(need) +
+           " the run needs otherwise, more than this machine's " + human_bytes(machine) +
+           " (recompute = \"auto\" or \"true\" draws them again instead)";
   if (need <= machine) return "";
   const std::string precision = c.precision == vocab::Precision::float64 ? "float64" : "float32";
   std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);

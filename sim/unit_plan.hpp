@@ -28,10 +28,12 @@ struct SampleMemory {
 };
 SampleMemory cpu_sample_memory(const Config& c);
 
-// Bytes of all the weight matrices of one sample's stack, and whether `concurrent` samples may keep them from
-// the forward to the backward instead of redrawing them (CpuWorkspace::keep_weights): when together they
-// take at most an eighth of `machine` and fit beside the memory cpu_sample_memory counts. All or none, so
-// that a stack too large to keep (width 2048 x depth 128: 16 GiB) costs what the plan says.
+// Bytes of all the weight matrices of one sample's stack, and whether `concurrent` samples keep them from
+// the forward to the backward instead of redrawing them (CpuWorkspace::keep_weights), as the `recompute`
+// key says: true never, false always (cpu_memory_refusal refuses what does not fit), auto when together
+// they take at most an eighth of `machine` and fit beside the memory cpu_sample_memory counts. All or none,
+// so that a stack too large to keep (width 2048 x depth 128: 16 GiB) costs what the plan says. The numbers
+// are the same either way (Philox redraws the same weights).
 double cpu_stack_weight_bytes(const Config& c);
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine);
 

@@ -92,9 +92,10 @@ constexpr std::array kPrecisions{
 };
 constexpr std::array kRecomputes{
     Named<Recompute>{Recompute::auto_, "auto",
-                     "recompute weights in the backward only when storing them would not fit (CUDA)"},
+                     "redraw weights in the backward when storing them would not fit (CUDA: or when "
+                     "redrawing fits more samples; CPU: when they would take over an eighth of memory)"},
     Named<Recompute>{Recompute::yes, "true",
-                     "always draw weights again in the backward instead of storing them (CUDA)"},
+                     "always draw weights again in the backward instead of storing them"},
     Named<Recompute>{Recompute::no, "false", "store every weight for the backward"},
 };
 constexpr std::array kBackendChoices{

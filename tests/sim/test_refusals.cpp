@@ -2,7 +2,11 @@
 // is written (exit 2, OUT left exactly as it was), with the keys and figures named.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <vector>
+
 #include "sim/config_file.hpp"
+#include "sim/cpu_backend.hpp"
 #include "sim/key_relevance.hpp"
 #include "sim/sweep.hpp"
 #include "sim/unit_plan.hpp"
@@ -181,4 +185,47 @@ TEST_CASE("backend auto falls back to the CPU for a grid the device backend refu
       check_backend_can_run(stepped, fake, 0),
       Catch::Contains("stepped.toml: the fake backend cannot run 1 of 2 configurations; nothing "
                       "was written:\n  config 1"));
+}
+
+// Issue 30 item 7: the `recompute` key is the CPU's too. true redraws the weights in the backward, false
+// keeps every one (refused by name where that cannot fit), auto keeps them when they take at most an eighth
+// of memory; Philox redraws the same weights, so the records are the same bits whichever it is.
+TEST_CASE("recompute on the CPU: keep or redraw as asked, the same numbers either way") {
+  using namespace normsim::sim;
+  using normsim::vocab::Recompute;
+  Config c;
+  c.width = 64, c.tokens = 8, c.depth = 4, c.samples = 2, c.seed = 3;
+  c.recompute = Recompute::yes;
+  CHECK_FALSE(cpu_keeps_weights(c, 1, 1e12));
+  c.recompute = Recompute::no;
+  CHECK(cpu_keeps_weights(c, 1, 1e12));
+  c.recompute = Recompute::auto_;
+  CHECK(cpu_keeps_weights(c, 1, 1e12));
+  // A machine that holds the activations but not every weight besides: false is refused, naming the key.
+  const double activations = cpu_sample_memory(c).total();
+  const double machine = activations + cpu_stack_weight_bytes(c) / 2;
+  c.recompute = Recompute::no;
+  CHECK_THAT(cpu_memory_refusal(c, 1, machine), Catch::Contains("key 'recompute': false keeps every weight"));
+  c.recompute = Recompute::auto_;
+  CHECK(cpu_memory_refusal(c, 1, machine).empty());
+  const std::vector<int> samples = {0, 1};
+  std::vector<std::vector<SampleRecord>> runs;
+  for (const Recompute r : {Recompute::yes, Recompute::no, Recompute::auto_}) {
+    c.recompute = r;
+    runs.push_back(CpuBackend(2).run(c, samples));
+  }
+  for (std::size_t s = 0; s < samples.size(); ++s) {
+    REQUIRE(runs[0][s].values.size() == runs[1][s].values.size());
+    for (std::size_t m = 0; m < runs[0][s].values.size(); ++m) {
+      for (std::size_t i = 0; i < runs[0][s].values[m].size(); ++i) {
+        const double a = runs[0][s].values[m][i], b = runs[1][s].values[m][i], d = runs[2][s].values[m][i];
+        if (std::isnan(a)) {
+          CHECK((std::isnan(b) && std::isnan(d)));
+        } else {
+          CHECK(a == b);
+          CHECK(a == d);
+        }
+      }
+    }
+  }
 }
