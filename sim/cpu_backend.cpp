@@ -76,9 +76,7 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
            "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
            "precision = \"float32\")";
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
-  if (const std::string why = cpu_memory_refusal(config, at_once, machine_memory_bytes()); !why.empty())
-    return why.rfind("key '", 0) == 0 ? why : "keys 'width', 'depth', 'mlp_ratio', 'tokens': " + why;
-  return "";
+  return cpu_memory_refusal(config, at_once, machine_memory_bytes());
 }
 
 namespace {

@@ -10,6 +10,7 @@
 
 #include "sim/config_schema.hpp"
 #include "sim/jacobian_wanted.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::sim {
 
@@ -111,10 +112,10 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
            " the run needs otherwise, more than this machine's " + human_bytes(machine) +
            " (recompute = \"auto\" or \"true\" draws them again instead)";
   if (need <= machine) return "";
-  const std::string precision = c.precision == vocab::Precision::float64 ? "float64" : "float32";
-  std::string why = "width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
+  std::string why = "keys 'width', 'depth', 'mlp_ratio', 'tokens': width " + std::to_string(c.width) +
+                    " x depth " + std::to_string(c.depth);
   if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
-  why += " (" + precision + ") needs " + human_bytes(m.weights) +
+  why += " (" + std::string(vocab::name(c.precision)) + ") needs " + human_bytes(m.weights) +
          " of weights (its largest weight matrix; they are drawn one at a time)";
   why += ", tokens " + std::to_string(c.tokens) + " " +
          human_bytes(m.activations + m.metric_copies + m.slack) +

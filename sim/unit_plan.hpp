@@ -38,7 +38,8 @@ double cpu_stack_weight_bytes(const Config& c);
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine);
 
 // Why `c` cannot run on the CPU backend with `concurrent` samples held at once (one per thread) in
-// `machine` bytes, naming the keys that make it large and the figures; "" when it fits.
+// `machine` bytes, beginning with the keys that make it large (or `recompute`) and giving the figures; ""
+// when it fits.
 std::string cpu_memory_refusal(const Config& c, int concurrent, double machine);
 
 // The memory this process may use: physical memory, or the cgroup's limit where one is set (bytes).
