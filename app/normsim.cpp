@@ -40,7 +40,7 @@ constexpr const char* kMainHelp =
 
 Usage: normsim COMMAND [options]
   normsim run CONFIG --out OUT [options]   run every configuration of CONFIG into the folder OUT
-  normsim list [WHAT] [--markdown]         what can be configured (keys, placements, metrics, ...)
+  normsim list [WHAT] [--markdown]         what can be configured (keys, placements, metrics, ...) and claims
   normsim check [claim ...] [options]      theory vs simulation: a verdict for every claim
   normsim plot OUT [options]               figures and a report from a results folder
   normsim --version                        version, git commit, CUDA and MPI support
@@ -256,7 +256,7 @@ int cmd_list(const std::vector<std::string>& args) {
   bool markdown = false;
   auto app = normsim::cli::make_command("list", "What can be configured.");
   app->add_option("WHAT", what,
-                  "keys, placements, sublayers, activations, norms, inits or metrics (default: all)");
+                  "keys, placements, sublayers, activations, norms, inits, metrics or claims (default: all)");
   app->add_flag("--markdown", markdown,
                 "Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`)");
   if (!normsim::cli::parse(*app, args)) return 0;
@@ -275,9 +275,11 @@ int cmd_list(const std::vector<std::string>& args) {
   if (section("norms")) list_choices(std::cout, "norms", norm_choices(), markdown);
   if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
+  if (section("claims")) normsim::check::list_claims(std::cout, markdown);
   if (!any)
-    throw normsim::cli::UsageError("unknown list '" + what +
-                                   "' (keys, placements, sublayers, activations, norms, inits, metrics)");
+    throw normsim::cli::UsageError(
+        "unknown list '" + what +
+        "' (keys, placements, sublayers, activations, norms, inits, metrics, claims)");
   return 0;
 }
 

@@ -6,13 +6,14 @@
 #include <filesystem>
 #include <iostream>
 
+#include "check/check_out.hpp"
 #include "check/claim.hpp"
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
 #include "check/report.hpp"
 #include "cli/command_line.hpp"
 #include "sim/backend.hpp"
-#include "sim/out_lock.hpp"
+#include "sim/sweep.hpp"
 #ifdef NORMSIM_CHECK_HAVE_PLOTS
 #include "plots/render_folder.hpp"
 #endif
@@ -42,7 +43,7 @@ disagree: a bug), or a claim with no finite measurement; 2 usage error or malfor
 
 struct Options {
   std::vector<std::string> ids;
-  bool full = false, no_plots = false, list = false;
+  bool full = false, no_plots = false, list = false, force = false;
   cli::Verbosity verbosity;
   fs::path out = "out/check", claims;
   int threads = 0;
@@ -54,13 +55,15 @@ std::unique_ptr<CLI::App> check_parser(Options& o) {
   app->footer(kExitStatus);
   app->add_option("CLAIM", o.ids, "only these claims (default: all)")->type_name("");
   app->add_flag("--full", o.full, "use each claim's larger [full] sweep");
-  app->add_option("--out", o.out, "results folder (default out/check); existing files there are replaced")
+  app->add_option("--out", o.out, "results folder (default out/check; must be empty unless --force)")
       ->type_name("DIR");
+  app->add_flag("--force", o.force,
+                "replace an earlier check's results in OUT (report, verdicts, claims/, figures/)");
   app->add_option("--claims", o.claims, "folder of claim files (default experiments/claims)")
       ->type_name("DIR");
   cli::add_backend_options(*app, o.backend, o.threads, sim::kMaxThreads);
   app->add_flag("--no-plots", o.no_plots, "do not draw the figures");
-  app->add_flag("--list", o.list, "list the claims and exit");
+  app->add_flag("--list", o.list, "list the claims and exit (the same as `normsim list claims`)");
   cli::add_verbosity(*app, o.verbosity);
   return app;
 }
@@ -82,17 +85,25 @@ bool draws_figures(const Options& o) {
 #endif
 }
 
+void print_claims(std::ostream& os, const std::vector<ClaimSpec>& claims, bool markdown) {
+  if (markdown) os << "### claims\n\n| id | kind | statement |\n|---|---|---|\n";
+  for (const auto& c : claims) {
+    if (markdown)
+      os << "| `" << c.id << "` | " << to_string(c.kind) << " | " << c.statement << " |\n";
+    else
+      os << c.id << " [" << to_string(c.kind) << "] " << c.statement << "\n";
+  }
+}
+
 int run(const Options& o) {
   std::vector<ClaimSpec> claims = load_claims(claims_dir(o), o.ids, o.full);
   if (o.list) {
-    for (const auto& c : claims)
-      std::cout << c.id << " [" << to_string(c.kind) << "] " << c.statement << "\n";
+    print_claims(std::cout, claims, false);
     return 0;
   }
   auto backend = sim::make_backend(o.backend, o.threads);
   // OUT is this check's until it ends: a second check into it is refused, naming this one.
-  fs::create_directories(o.out);
-  const sim::OutLock lock(o.out);
+  const auto lock = lock_check_out(o.out, o.force);
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   const auto start = std::chrono::steady_clock::now();
   std::vector<CheckedClaim> checked;
@@ -168,10 +179,19 @@ int run(const Options& o) {
 
 }  // namespace
 
+void list_claims(std::ostream& os, bool markdown) {
+  if (!markdown) os << "claims:\n";
+  print_claims(os, load_claims(claims_dir(Options{})), markdown);
+}
+
 int check_command(const std::vector<std::string>& args) {
   return cli::exit_status<ClaimError>("check", [&] {
     Options o;
-    return cli::parse(*check_parser(o), args) ? run(o) : 0;
+    try {
+      return cli::parse(*check_parser(o), args) ? run(o) : 0;
+    } catch (const sim::SweepError& e) {
+      throw cli::InputError(e.what());  // a refused OUT (not empty, locked by another check): exit 2
+    }
   });
 }
 

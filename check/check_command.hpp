@@ -4,6 +4,7 @@
 // or theory), 2 for usage errors and malformed claim files. Refuted literature claims are findings, not
 // failures.
 #pragma once
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -11,5 +12,9 @@ namespace normsim::check {
 
 // `args`: everything after the word `check`.
 int check_command(const std::vector<std::string>& args);
+
+// The claims of the default claims folder (./experiments/claims, else the source tree's), one line each
+// ("id [kind] statement") or a Markdown table: `normsim list claims` and `normsim check --list`.
+void list_claims(std::ostream& os, bool markdown);
 
 }  // namespace normsim::check

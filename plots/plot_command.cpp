@@ -11,7 +11,7 @@ namespace normsim::plots {
 namespace {
 
 struct Parsed {
-  std::string out, size, heatmap_layer;
+  std::string out, out_option, size, heatmap_layer;
   std::vector<std::string> formats;
   cli::Verbosity verbosity;
   bool no_report = false;
@@ -27,6 +27,8 @@ See docs/figures.md for every figure kind.)";
 std::unique_ptr<CLI::App> plot_parser(Parsed& p) {
   auto app = cli::make_command("plot", kDescription);
   app->add_option("OUT", p.out, "results folder")->type_name("");
+  app->add_option("--out", p.out_option, "the same folder, named as `run` and `check` name it")
+      ->type_name("OUT");
   app->add_option("--metric", p.options.metrics,
                   "these metrics (repeatable; `all`: every metric in summary.csv; default: the run's "
                   "`metrics`, else act_sq, grad_sq, gradw_w2)")
@@ -55,7 +57,12 @@ std::unique_ptr<CLI::App> plot_parser(Parsed& p) {
 
 // The values CLI11 leaves as text, checked and turned into options.
 void finish(Parsed& p) {
-  if (p.out.empty()) throw cli::UsageError("no results folder given: usage is `normsim plot OUT [options]`");
+  if (!p.out.empty() && !p.out_option.empty() && p.out != p.out_option)
+    throw cli::UsageError("two results folders given ('" + p.out + "' and --out '" + p.out_option +
+                          "'): give one");
+  if (p.out.empty()) p.out = p.out_option;
+  if (p.out.empty())
+    throw cli::UsageError("no results folder given: usage is `normsim plot OUT [options]` or `--out OUT`");
   if (p.size == "two-column")
     p.options.size = FigureSize::two_column;
   else if (!p.size.empty() && p.size != "one-column")

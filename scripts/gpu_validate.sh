@@ -94,14 +94,14 @@ do_check() {
   for f in experiments/claims/*.toml; do
     if grep -q '^\[torch\]' "$f"; then torch_ids+=("$(basename "$f" .toml)"); else ids+=("$(basename "$f" .toml)"); fi
   done
-  "$build/normsim" check --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
+  "$build/normsim" check --force --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
   echo "cpu check exit $? ($(($(date +%s) - T0)) s into the validation)"
-  "$build/normsim" check --backend auto --no-plots --out "$out/gpu" "${ids[@]}"
+  "$build/normsim" check --force --backend auto --no-plots --out "$out/gpu" "${ids[@]}"
   echo "gpu check exit $?"
   grep -A4 '^Measured by' "$out/gpu/report.md"
   python3 scripts/compare_verdicts.py "$out/cpu/verdicts.json" "$out/gpu/verdicts.json" || rc=1
   if ls "$build"/python/normsim/_core*.so >/dev/null 2>&1; then
-    "$build/normsim" check --no-plots --out "$out/torch" "${torch_ids[@]}"
+    "$build/normsim" check --force --no-plots --out "$out/torch" "${torch_ids[@]}"
     echo "torch claims exit $?"
   else
     echo "torch claims not run: no Python module in this build (${torch_ids[*]})"

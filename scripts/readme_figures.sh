@@ -4,7 +4,7 @@
 # Usage: bash scripts/readme_figures.sh  (after a build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build/normsim check --out out/check --quiet || true   # a refuted literature claim is a finding, not an error
+build/normsim check --out out/check --quiet --force || true   # a refuted literature claim is a finding, not an error
 mkdir -p docs/figures
 # Every claim's figure, beside the report, whose links are made relative to docs/figures/ (README.md and
 # docs/claims.md link some of the same files).

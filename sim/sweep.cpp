@@ -192,20 +192,18 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
   staged.commit({"run.json"});
 }
 
-namespace {
-
-// Whether `dir` holds anything but a lock file, stale temporaries and (in OUT) a parts/ folder that holds
-// nothing else either: what a run killed before its checkpoint existed leaves behind.
-bool occupied(const fs::path& dir, bool top = true) {
+bool holds_results(const fs::path& dir, bool top) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const fs::path name = e.path().filename();
     if (name == kLockFileName || is_atomic_temp(e.path())) continue;
-    if (top && name == "parts" && e.is_directory(ec) && !occupied(e.path(), false)) continue;
+    if (top && name == "parts" && e.is_directory(ec) && !holds_results(e.path(), false)) continue;
     return true;
   }
   return false;
 }
+
+namespace {
 
 // The unit size stored by the run in OUT, after checking that its grid is this one.
 int check_resume(const fs::path& out, const nlohmann::ordered_json& now, const SweepOptions& options) {
@@ -256,7 +254,7 @@ int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw SweepError(out.string() + " exists and is not a folder");
-  const bool full = fs::exists(out, ec) && occupied(out);
+  const bool full = fs::exists(out, ec) && holds_results(out);
   const nlohmann::ordered_json now = grid_json(grid);
   if (options.resume && full) {
     const int stored = check_resume(out, now, options);

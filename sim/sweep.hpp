@@ -96,6 +96,11 @@ struct SweepReport {
   std::size_t nonfinite_samples = 0;
 };
 
+// Whether `dir` holds anything but a lock file, stale temporaries and (top level) a parts/ folder that holds
+// nothing else either (what a run killed before its checkpoint existed leaves behind): the test by which
+// `run` and `check` refuse a folder that is not empty.
+bool holds_results(const std::filesystem::path& dir, bool top = true);
+
 // Checks and prepares OUT (creates it, OUT/parts and OUT/parts/grid.json). Throws SweepError when OUT
 // holds anything and neither resume nor force is set, or when resume finds a different grid. Returns the
 // unit size to use. Writes nothing when it throws.

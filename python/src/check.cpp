@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "check/check_out.hpp"
 #include "check/child_process.hpp"
 #include "check/claim.hpp"
 #include "check/evaluate.hpp"
@@ -15,7 +16,7 @@
 #include "plots/render_folder.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
-#include "sim/out_lock.hpp"
+#include "sim/sweep.hpp"
 #include "vocab/names.hpp"
 
 #ifndef NORMSIM_CLAIMS_DIR
@@ -33,7 +34,7 @@ struct CheckOptions {
   bool full = false;
   std::string claims_dir, backend, out;
   int threads = 0;
-  bool plots = false;
+  bool plots = false, force = false;
 };
 
 // As the CLI: the folder given, else ./experiments/claims, else the source tree's.
@@ -60,10 +61,13 @@ py::list run_check(const CheckOptions& o, const py::object& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<check::ClaimSpec> claims = check::load_claims(claims_dir(o), o.ids, o.full);
   auto backend = sim::make_backend(vocab::parse<vocab::BackendChoice>(o.backend), o.threads);  // the edge
-  std::optional<sim::OutLock> lock;  // out= is this check's until it ends, as the CLI's --out
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(o.out);
-    lock.emplace(o.out);
+  std::unique_ptr<sim::OutLock> lock;  // out= is this check's until it ends, refused as the CLI's --out
+  try {
+    if (!o.out.empty()) lock = check::lock_check_out(o.out, o.force);
+  } catch (const sim::SweepError& e) {
+    PyErr_SetString(PyExc_FileExistsError,
+                    e.what());  // as normsim.run(out=) refuses a folder that is not empty
+    throw py::error_already_set();
   }
   std::vector<check::CheckedClaim> checked;
   py::list verdicts;
@@ -98,16 +102,16 @@ void bind_check(py::module_& m) {
   m.def(
       "check",
       [](std::vector<std::string> ids, bool full, std::string claims, std::string backend, int threads,
-         std::string out, bool plots, py::object progress) {
-        return run_check(
-            {std::move(ids), full, std::move(claims), std::move(backend), std::move(out), threads, plots},
-            progress);
+         std::string out, bool plots, py::object progress, bool force) {
+        return run_check({std::move(ids), full, std::move(claims), std::move(backend), std::move(out),
+                          threads, plots, force},
+                         progress);
       },
       py::arg("ids"), py::arg("full"), py::arg("claims_dir"), py::arg("backend"), py::arg("threads"),
-      py::arg("out"), py::arg("plots"), py::arg("progress"));
+      py::arg("out"), py::arg("plots"), py::arg("progress"), py::arg("force") = false);
   m.def("claim_ids", [](const std::string& dir) {
     std::vector<std::string> ids;
-    for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false})))
+    for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false, false})))
       ids.push_back(c.id);
     return ids;
   });

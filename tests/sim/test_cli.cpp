@@ -159,7 +159,7 @@ TEST_CASE("run's progress, warnings and summary lines start with 'normsim run: '
 TEST_CASE("list prints every category") {
   ScratchDir dir("cli-list");
   for (const std::string what :
-       {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics"}) {
+       {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics", "claims"}) {
     INFO(what);
     for (const std::string md : {"", " --markdown"}) {
       const Result r = run_cli("list " + what + md, dir);
@@ -177,6 +177,52 @@ TEST_CASE("list prints every category") {
     CHECK(at > previous);
     previous = at;
   }
+}
+
+TEST_CASE("claims are listed by `list claims` as by `check --list`") {
+  ScratchDir dir("cli-list-claims");
+  const Result listed = run_cli("list claims", dir);
+  const Result checked = run_cli("check --list", dir);
+  REQUIRE(listed.status == 0);
+  REQUIRE(checked.status == 0);
+  CHECK(listed.out == "claims:\n" + checked.out);
+  CHECK(listed.out.find("\nxiong_thm1_preln [literature] ") != std::string::npos);
+}
+
+TEST_CASE("check refuses an OUT holding results as run does; --force replaces its own files only") {
+  ScratchDir dir("cli-check-out");
+  const std::string out = quote((dir / "check").string());
+  const std::string args = "check xiong_thm1_preln --no-plots --quiet --out " + out;
+  REQUIRE(run_cli(args, dir).status == 0);
+  write_text(dir / "check" / "notes.txt", "mine");
+  const std::string verdicts = read_text(dir / "check" / "verdicts.json");
+  const Result again = run_cli(args, dir);
+  CHECK(again.status == 2);
+  CHECK(again.err.find("is not empty") != std::string::npos);
+  CHECK(again.err.find("--force") != std::string::npos);
+  CHECK(read_text(dir / "check" / "verdicts.json") == verdicts);  // refused: nothing touched
+  const Result forced = run_cli(args + " --force", dir);
+  CHECK(forced.status == 0);
+  CHECK(read_text(dir / "check" / "notes.txt") == "mine");  // not a check's file: kept
+  CHECK(std::filesystem::exists(dir / "check" / "verdicts.json"));
+}
+
+TEST_CASE("plot takes the results folder positionally or as --out, not two different ones") {
+  ScratchDir dir("cli-plot-out");
+  const auto config = dir / "ok.toml";
+  write_text(config, "depth = [2, 4]\nwidth = 8\ntokens = 2\nsamples = 2\n");
+  const std::string out = quote((dir / "out").string());
+  REQUIRE(run_cli("run " + quote(config.string()) + " --out " + out + " --no-plots --quiet", dir).status ==
+          0);
+  const std::string only = " --format svg --metric act_sq --no-report --quiet";
+  REQUIRE(run_cli("plot " + out + only, dir).status == 0);
+  const std::string positional = read_text(dir / "out" / "figures" / "depth_act_sq_last.csv");
+  std::filesystem::remove_all(dir / "out" / "figures");
+  REQUIRE(run_cli("plot --out " + out + only, dir).status == 0);
+  CHECK(read_text(dir / "out" / "figures" / "depth_act_sq_last.csv") == positional);
+  const Result two = run_cli("plot " + out + " --out elsewhere" + only, dir);
+  CHECK(two.status == 2);
+  CHECK(two.err.find("two results folders") != std::string::npos);
 }
 
 TEST_CASE("experiments/README.md holds the output of `normsim list keys --markdown`") {
