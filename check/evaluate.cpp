@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/csv.hpp"
+#include "stats/growth.hpp"
 
 namespace normsim::check {
 
@@ -54,10 +55,9 @@ void basic_data(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
 }
 
 void slope_fit(const ClaimSpec& c, const Measurement& m, ClaimResult& r) {
-  std::vector<double> slopes;
-  for (const auto& row : m.y)
-    if (const double s = fit_slope(c, m.x, row); std::isfinite(s)) slopes.push_back(s);
-  r.estimate = mean_ci(slopes, c.confidence);
+  // The figures' depth fits are this function too (stats/growth.hpp): one fit for claims and figures.
+  const auto fit = stats::fit_lines(m.x, m.y, c.log_x, c.log_y, c.confidence);
+  r.estimate = fit ? fit->slope : mean_ci({}, c.confidence);
   std::vector<double> mf;
   for (const auto& v : m.meanfield) mf.push_back(v ? *v : std::numeric_limits<double>::quiet_NaN());
   if (const double s = fit_slope(c, m.x, mf); std::isfinite(s)) r.meanfield = s;

@@ -9,10 +9,10 @@
 #include "check/torch_block.hpp"
 
 #include "check/spec_from_config.hpp"
-#include "check/stats.hpp"
 #include "check/torch_block.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
+#include "stats/estimate.hpp"
 #include "theory/meanfield.hpp"
 
 namespace normsim::check {
@@ -79,7 +79,7 @@ double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::strin
     const double v = c.reduce == "logslope" ? std::log(s[i]) : s[i];
     if (std::isfinite(v)) x.push_back(i), y.push_back(v);
   }
-  return ols_slope(x, y);
+  return stats::ols_slope(x, y);
 }
 
 }  // namespace

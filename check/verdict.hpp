@@ -17,9 +17,17 @@
 #include <string>
 #include <string_view>
 
-#include "check/stats.hpp"
+#include "stats/estimate.hpp"
 
 namespace normsim::check {
+
+// The statistics check's code reads unqualified (stats/ is shared with the figures).
+using stats::bootstrap;
+using stats::Estimate;
+using stats::kConfidence;
+using stats::mean_ci;
+using stats::ols_slope;
+using stats::t_quantile;
 
 enum class Verdict { supported, refuted, inconclusive, not_testable, not_judged, no_measurement };
 std::string_view to_string(Verdict v);

@@ -176,7 +176,11 @@ std::string log_axis_tics(const std::string& axis, double lo, double hi, int mos
   std::ostringstream gp;
   double decades = std::log10(hi / lo);
   if (decades >= log_decade_tics_from) {
-    const int step = std::max(1, int(std::ceil(decades / most)));
+    // Every `step`-th of the whole decades inside the range, at most `most` intervals between them, counted
+    // from the decades that are there (1.5 to 3e5 holds 10^1..10^5, four intervals: step 1; taking
+    // ceil(5.3 / 5) = 2 from the span left that colour bar with two labels).
+    const int intervals = int(std::floor(std::log10(hi))) - int(std::ceil(std::log10(lo)));
+    const int step = std::max(1, (intervals + most - 1) / most);
     // The labels are listed, every `step` decades: gnuplot 5.4 never finishes a log axis given a tic
     // increment of 10^9 or more (seen at 1 to 1e72), and its minor tics would number 10^step - 1 per label.
     gp << "set " << axis << "tics (";

@@ -436,6 +436,7 @@ TEST_CASE("check_command: OUT locked while written, no stale claim folder", "[ch
                                            "--no-plots", "--threads",  "1",     "--backend",  "cpu"};
   std::vector<std::string> both = common, only_a = common;
   only_a.push_back("a");
+  only_a.push_back("--force");  // OUT holds the first check's results: replaced only when asked
   {
     fs::create_directories(out);
     const normsim::sim::OutLock held(out);  // another check is writing OUT

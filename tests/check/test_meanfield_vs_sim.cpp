@@ -9,11 +9,11 @@
 
 #include "check/measure.hpp"
 #include "check/spec_from_config.hpp"
-#include "check/stats.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
+#include "stats/estimate.hpp"
 #include "theory/meanfield.hpp"
 #include "vocab/builtin_blocks.hpp"
 #include "vocab/names.hpp"
@@ -140,14 +140,14 @@ TEST_CASE("Peri-LN at init gain 0.1: the eps-aware mean field gives the act_sq s
   std::vector<double> layers(c.depth + 1);
   std::iota(layers.begin(), layers.end(), 0.0);
   std::vector<double> slopes;
-  for (const auto& rec : records) slopes.push_back(check::ols_slope(layers, check::series(rec, "act_sq")));
+  for (const auto& rec : records) slopes.push_back(stats::ols_slope(layers, check::series(rec, "act_sq")));
   const sim::Summary s = sim::summarize(slopes);
   const auto spec = check::to_stack_spec(c);
   CHECK(spec.eps == c.norm_eps);
   const auto profile = theory::meanfield(spec);
   std::vector<double> predicted;
   for (const auto& v : profile.act_sq) predicted.push_back(v.value());
-  const double p = check::ols_slope(layers, predicted);
+  const double p = stats::ols_slope(layers, predicted);
   INFO("measured slope " << s.mean << " +- " << s.se << ", eps-aware mean field " << p);
   CHECK(std::abs(s.mean - p) <= 4 * s.se);
   CHECK(std::abs(s.mean - 1.0) > 4 * s.se);  // the eps -> 0 value 1 is rejected

@@ -6,7 +6,7 @@
 
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
-#include "check/stats.hpp"
+#include "stats/estimate.hpp"
 #include "check/verdict.hpp"
 #include "sim/metrics.hpp"
 

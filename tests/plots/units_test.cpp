@@ -1,11 +1,10 @@
-// The pieces under the figures: power-law fits with their CI, CSV reading and quoting, text escaping.
+// The pieces under the figures (fits: tests/stats): CSV reading and quoting, text escaping.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 
 #include "plots/csv_table.hpp"
 #include "plots/figure.hpp"
-#include "plots/fit.hpp"
 #include "plots/line_chart.hpp"
 #include "plots/metric_labels.hpp"
 #include "plots/plot_error.hpp"
@@ -14,38 +13,6 @@
 
 using namespace normsim::plots;
 using namespace normsim::plots::test;
-
-TEST_CASE("a power law is fitted exactly, with a CI from the Student t quantile", "[plots][fit]") {
-  SECTION("exact data: exponent recovered, zero-width CI") {
-    const std::vector<double> depth = {4, 8, 16, 32, 64};
-    std::vector<double> y;
-    for (double K : depth) y.push_back(3.0 * std::pow(K, -0.5));
-    const auto fit = fit_power_law(depth, y);
-    REQUIRE(fit);
-    CHECK(fit->exponent == Approx(-0.5).margin(1e-12));
-    CHECK(fit->predict(10) == Approx(3.0 / std::sqrt(10.0)));
-    CHECK(fit->exponent_ci95 == Approx(0).margin(1e-10));
-  }
-  SECTION("noisy data: CI = t_{0.975,n-2} * se(slope), checked by hand") {
-    // In log space u = (0, 1, 2) (x = 1, e, e^2), v = (0, 1.1, 1.9): slope 0.95, residuals (0.05, -0.1,
-    // 0.05), SSR 0.015, Sxx 2, se = sqrt(0.015 / 1 / 2); t_{0.975,1} = 12.7062047.
-    const std::vector<double> x = {1, std::exp(1.0), std::exp(2.0)};
-    const std::vector<double> y = {1, std::exp(1.1), std::exp(1.9)};
-    const auto fit = fit_power_law(x, y);
-    REQUIRE(fit);
-    CHECK(fit->exponent == Approx(0.95));
-    CHECK(fit->exponent_ci95 == Approx(12.7062047 * std::sqrt(0.0075)).epsilon(1e-6));
-  }
-  SECTION("two points: a slope without a CI; non-positive values: no fit") {
-    const auto two = fit_power_law({2, 4}, {1, 2});
-    REQUIRE(two);
-    CHECK(two->exponent == Approx(1));
-    CHECK(std::isnan(two->exponent_ci95));
-    CHECK_FALSE(fit_power_law({2, 4, 8}, {1, 0, 2}));
-    CHECK_FALSE(fit_power_law({2}, {1}));
-    CHECK_FALSE(fit_power_law({4, 4}, {1, 2}));
-  }
-}
 
 TEST_CASE("CSV fields with quotes and commas round-trip", "[plots][csv]") {
   TempDir dir("csv");
@@ -94,4 +61,7 @@ TEST_CASE("a log axis over 72 decades draws in finite time", "[plots][log]") {
   CHECK(tics.find("set ytics (1e0, 1e15, 1e30, 1e45, 1e60)") != std::string::npos);
   CHECK(tics.find("set mytics 1") != std::string::npos);
   CHECK(normsim::plots::log_axis_tics("y", 1.0, 1e5, 5).find("mytics") == std::string::npos);
+  // 5.3 decades holding 10^1..10^5: every decade labelled, not every other one (a colour bar with two labels).
+  CHECK(normsim::plots::log_axis_tics("cb", 1.5, 3e5, 5).find("set cbtics (1e1, 1e2, 1e3, 1e4, 1e5)") !=
+        std::string::npos);
 }

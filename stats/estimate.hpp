@@ -1,12 +1,13 @@
-// The statistics behind every verdict: means with Student-t intervals over independent samples, least-squares
-// slopes, and a percentile bootstrap where a statistic cannot be computed per sample.
+// The statistics behind every verdict and every fitted figure (check/ and plots/ read them; one definition):
+// means with Student-t intervals over independent samples, least-squares slopes, and a percentile bootstrap
+// where a statistic cannot be computed per sample.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <vector>
 
-namespace normsim::check {
+namespace normsim::stats {
 
 // An estimate with its standard error and the interval it implies.
 struct Estimate {
@@ -36,4 +37,4 @@ Estimate bootstrap(const std::vector<std::vector<double>>& groups,
                    const std::function<double(const std::vector<std::vector<double>>&)>& statistic,
                    int replicates = 2000, std::uint64_t seed = 12345, double confidence = kConfidence);
 
-}  // namespace normsim::check
+}  // namespace normsim::stats

@@ -1,5 +1,5 @@
-// Statistics (see stats.hpp).
-#include "check/stats.hpp"
+// Statistics (see estimate.hpp).
+#include "stats/estimate.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-namespace normsim::check {
+namespace normsim::stats {
 
 double t_quantile(int n, double confidence) {
   if (n < 2) return std::numeric_limits<double>::infinity();
@@ -89,4 +89,4 @@ Estimate bootstrap(const std::vector<std::vector<double>>& groups,
   return e;
 }
 
-}  // namespace normsim::check
+}  // namespace normsim::stats

@@ -1,0 +1,86 @@
+// layers.csv streamed for the end values of each configuration (see sample_values.hpp).
+#include "sample_values.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+
+#include "plot_error.hpp"
+
+namespace normsim::plots {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One line's fields (quoted fields may hold commas and doubled quotes; layers.csv has no newlines in fields).
+std::vector<std::string> split_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+      fields.back() += '"', ++i;
+    else if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      fields.emplace_back();
+    else if (c != '\r' || quoted)
+      fields.back() += c;
+  }
+  return fields;
+}
+
+int column(const std::vector<std::string>& header, const std::string& name, const std::string& file) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return int(i);
+  throw input_error(file + ": no column '" + name + "' in the header (docs/conventions.md)");
+}
+
+double number(const std::string& field, const std::string& where) {
+  char* end = nullptr;
+  const double v = std::strtod(field.c_str(), &end);
+  if (field.empty() || *end != '\0') throw input_error(where + ": '" + field + "' is not a number");
+  return v;
+}
+
+void store(std::vector<double>& by_sample, std::size_t sample, double value) {
+  if (by_sample.size() <= sample) by_sample.resize(sample + 1, kNaN);
+  by_sample[sample] = value;
+}
+
+}  // namespace
+
+SampleValues read_end_values(const std::filesystem::path& layers_csv, const std::set<std::string>& metrics) {
+  SampleValues values;
+  std::ifstream in(layers_csv);
+  std::string line;
+  if (!in || !std::getline(in, line)) return values;
+  const std::string file = layers_csv.string();
+  const auto header = split_line(line);
+  const int config = column(header, "config", file), sample = column(header, "sample", file);
+  const int metric = column(header, "metric", file), l = column(header, "l", file);
+  const int k = column(header, "k", file), value = column(header, "value", file);
+  for (int n = 2; std::getline(in, line); ++n) {
+    const auto f = split_line(line);
+    const std::string where = file + ":" + std::to_string(n);
+    if (f.size() != header.size())
+      throw input_error(where + ": " + std::to_string(f.size()) + " fields, " + "the header has " +
+                        std::to_string(header.size()));
+    if (!metrics.contains(f[std::size_t(metric)])) continue;
+    const std::string& index = f[std::size_t(l)].empty() ? f[std::size_t(k)] : f[std::size_t(l)];
+    const int layer = int(number(index, where));
+    const auto s = std::size_t(number(f[std::size_t(sample)], where));
+    const double v = number(f[std::size_t(value)], where);
+    EndValues& e = values[{f[std::size_t(config)], f[std::size_t(metric)]}];
+    if (e.first_layer < 0 || layer < e.first_layer)
+      e.first_layer = layer, e.first.assign(e.first.size(), kNaN);
+    if (layer == e.first_layer) store(e.first, s, v);
+    if (layer > e.last_layer) e.last_layer = layer, e.last.assign(e.last.size(), kNaN);
+    if (layer == e.last_layer) store(e.last, s, v);
+  }
+  return values;
+}
+
+}  // namespace normsim::plots
