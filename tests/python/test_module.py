@@ -302,6 +302,40 @@ class TheoryCheckList(unittest.TestCase):
                                                "inits", "metrics"})
 
 
+class PlotKeywords(unittest.TestCase):
+    """Issue 30 item 5: normsim.plot takes keywords (the CLI's strings still work, with a DeprecationWarning)."""
+
+    def test_keywords_choose_the_figures(self):
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, out=out)
+            self.assertEqual(normsim.plot(out, format="png", metric=["act_sq"], report=False), out)
+            figures = sorted(os.listdir(os.path.join(out, "figures")))
+            self.assertEqual([f for f in figures if not f.endswith((".csv", ".gp"))], ["profile_act_sq.png"])
+            self.assertFalse(os.path.exists(os.path.join(out, "report.html")))
+            normsim.plot(out, format=["svg", "png"], metric="grad_sq", size="two-column")
+            self.assertTrue(os.path.isfile(os.path.join(out, "figures", "profile_grad_sq.svg")))
+            self.assertTrue(os.path.isfile(os.path.join(out, "report.html")))
+
+    def test_cli_strings_still_work_with_a_deprecation_warning(self):
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, out=out)
+            with self.assertWarnsRegex(DeprecationWarning, "pass keywords"):
+                normsim.plot(out, "--format", "png", "--metric", "act_sq", "--no-report")
+            self.assertTrue(os.path.isfile(os.path.join(out, "figures", "profile_act_sq.png")))
+
+    def test_bad_keywords_are_named(self):
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'formats'; it takes metric, format"):
+            normsim.plot("nowhere", formats="png")
+        with self.assertRaisesRegex(TypeError, "latex takes True or False"):
+            normsim.plot("nowhere", latex="yes")
+        with self.assertRaisesRegex(TypeError, "format takes a string or a non-empty list"):
+            normsim.plot("nowhere", format=[])
+        with self.assertRaisesRegex(RuntimeError, "--size takes one-column"):  # the command's own check
+            normsim.plot("nowhere", size="huge")
+
+
 class Gil(unittest.TestCase):
     def test_the_simulation_releases_the_gil(self):
         # One sample on one thread: a single unit of about half a second. Another Python thread keeps
