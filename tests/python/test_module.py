@@ -1,5 +1,8 @@
 """import normsim: the same numbers and files as the CLI, the CLI's error messages, theory/check/list,
 Ctrl-C without files, and a clear error when pandas is missing."""
+import contextlib
+import importlib.util
+import io
 import os
 import signal
 import subprocess
@@ -8,6 +11,7 @@ import textwrap
 import threading
 import time
 import unittest
+from unittest import mock
 
 from common import PROGRAM, SOURCE_DIR, Scratch, require_or_skip
 
@@ -355,6 +359,31 @@ class Gil(unittest.TestCase):
         self.assertLess(longest_stall, alone / 2, f"the main thread stalled {longest_stall:.3f} s of {alone:.3f} s")
 
 
+class Progress(unittest.TestCase):
+    """Issue 30 item 5: tqdm draws the bar when it is installed, normsim's own text bar when it is not."""
+
+    def drawn(self, progress=True):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            normsim.run({"depth": 2, "width": 8, "samples": 4}, threads=1, progress=progress)
+        return err.getvalue()
+
+    @unittest.skipUnless(importlib.util.find_spec("tqdm"), "tqdm is not installed (python3-tqdm)")
+    def test_tqdm_when_installed(self):
+        text = self.drawn()
+        self.assertIn("normsim run: 100%|", text)
+        self.assertNotIn("normsim run [", text)
+
+    def test_own_bar_without_tqdm(self):
+        with mock.patch.dict(sys.modules, {"tqdm": None, "tqdm.auto": None}):  # import tqdm now fails
+            text = self.drawn()
+        self.assertIn("normsim run [##############################] 100%", text)
+        self.assertTrue(text.endswith("\n"))  # close() ends the line
+
+    def test_progress_false_draws_nothing(self):
+        self.assertEqual(self.drawn(progress=False), "")
+
+
 class Interrupt(unittest.TestCase):
     def test_ctrl_c_stops_and_writes_nothing(self):
         with Scratch() as d:
@@ -364,14 +393,14 @@ class Interrupt(unittest.TestCase):
                     " progress=True)\n")
             proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
             seen, deadline = "", time.monotonic() + 120
-            while "normsim run [" not in seen and time.monotonic() < deadline:  # the bar: units are running
+            while "%" not in seen and time.monotonic() < deadline:  # the bar (tqdm's or normsim's): units run
                 seen += proc.stderr.read(1)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=120)
             err = seen + err
             self.assertNotEqual(proc.returncode, 0)
             self.assertIn("KeyboardInterrupt", err)
-            self.assertIn("normsim run [", err)  # interrupted while running, not during the import
+            self.assertRegex(err, r"normsim run\W.*\d+%")  # interrupted while running, not during the import
             self.assertNotIn("100%", err)
             self.assertFalse(os.path.exists(out))
 
