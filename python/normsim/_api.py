@@ -45,12 +45,13 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
 
 
 def theory(config, **overrides):
-    """The mean-field prediction of every configuration (theory.csv's columns) in milliseconds, without a
-    simulation. Metrics without a controlled prediction are absent."""
+    """The mean-field prediction of every configuration (theory.csv's columns, every key) in milliseconds,
+    without a simulation. Metrics without a controlled prediction are absent."""
     require("pandas", "normsim.theory")
     g = _config.grid_of(config, overrides)
     metric_names = [m[0] for m in _core.metrics()]
-    return _frames.table("theory", _theory_columns(g), g.values(), metric_names)
+    # Every key, unlike a Result's frames: there is no Result.configs here to join them from.
+    return _frames.table("theory", _theory_columns(g), g.values(), metric_names, every_key=True)
 
 
 def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0, out=None, plots=False,

@@ -47,7 +47,7 @@ class SameAsCli(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             r = normsim.run(config, progress=False)
             files = normsim.read(os.path.join(d, "cli"))
-            for table in ("summary", "layers", "theory", "config"):
+            for table in ("summary", "layers", "theory", "configs"):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
             pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
             for metric, values in files.per_sample.items():
@@ -55,17 +55,22 @@ class SameAsCli(unittest.TestCase):
             self.assertEqual(r.per_sample["act_sq"].shape, (2, 3, 5))  # configs, samples, l = 0..K
             self.assertEqual(r.per_sample["cos_next"].shape, (2, 3, 4))  # k = 0..K-1
             r.save(os.path.join(d, "py"))
+            files.save(os.path.join(d, "read"))  # the frames lack the fixed keys; the files have them all
             for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
-                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
-                    self.assertEqual(a.read(), b.read(), name)
+                for copy in ("py", "read"):
+                    with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, copy, name)) as b:
+                        self.assertEqual(a.read(), b.read(), f"{copy}/{name}")
+            again = normsim.read(os.path.join(d, "py"))  # Result.save's folder reads back as the run
+            for table in ("summary", "layers", "theory", "configs"):
+                pd.testing.assert_frame_equal(getattr(r, table), getattr(again, table), check_exact=True)
 
     def test_metrics_key_computes_only_those(self):
         config = {"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}
         r = normsim.run(config, metrics=["act_sq", "grad_sq"], progress=False)  # a list, not a sweep
-        self.assertEqual(len(r.config), 2)
+        self.assertEqual(len(r.configs), 2)
         self.assertEqual(set(r.summary.metric), {"act_sq", "grad_sq"})
         self.assertEqual(set(r.per_sample), {"act_sq", "grad_sq"})
-        self.assertEqual(list(r.config.metrics), [["act_sq", "grad_sq"]] * 2)
+        self.assertEqual(list(r.configs.metrics), [["act_sq", "grad_sq"]] * 2)
         full = normsim.run(config, progress=False)
         same = full.summary[full.summary.metric.isin(["act_sq", "grad_sq"])].reset_index(drop=True)
         pd.testing.assert_frame_equal(r.summary, same, check_exact=True)
@@ -96,17 +101,27 @@ class SameAsCli(unittest.TestCase):
             self.assertFalse(((r.theory.metric == "token_cos") & (r.theory["value"] == 0)).any())
             pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
 
-    def test_columns_are_the_files_columns(self):
-        r = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
-        self.assertEqual(list(r.summary.columns), normsim._core.columns("summary"))
-        self.assertEqual(list(r.layers.columns), normsim._core.columns("layers"))
-        self.assertEqual(list(r.theory.columns), normsim._core.columns("theory"))
+    def test_frames_carry_a_config_id_and_the_keys_that_vary(self):
+        # Issue 30 item 5: the keys that are the same in every configuration are in r.configs, not on every row.
+        r = normsim.run({"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}, progress=False)
+        self.assertEqual(list(r.summary.columns), ["config", "depth", "metric", "l", "k", "mean", "se", "n"])
+        self.assertEqual(list(r.layers.columns), ["config", "depth", "sample", "metric", "l", "k", "value"])
+        self.assertEqual(list(r.theory.columns), ["config", "depth", "metric", "l", "k", "value"])
         keys = normsim.list("keys")
-        columns = keys[keys.type != "list of names"]["name"]  # all but `metrics`, which picks the rows
-        self.assertTrue(set(columns) <= set(r.summary.columns))  # every key, swept or not
-        self.assertEqual(set(keys.name), set(r.config.columns))
-        stream = r.summary[r.summary.metric == "act_sq"]
-        sublayer = r.summary[r.summary.metric == "cos_next"]
+        self.assertEqual(set(keys.name), set(r.configs.columns))
+        self.assertEqual(r.configs.index.name, "config")
+        full = r.summary.merge(r.configs.reset_index(), how="left")  # docs/python.md's one line
+        self.assertTrue(set(normsim._core.columns("summary")) <= set(full.columns))  # every key again
+        self.assertEqual(len(full), len(r.summary))
+        self.assertEqual(set(full.width), {16})
+        self.assertEqual(list(full.groupby("config").depth.first()), [2, 3])
+        pd.testing.assert_frame_equal(full[r.summary.columns], r.summary)
+        single = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
+        self.assertEqual(list(single.summary.columns), ["config", "metric", "l", "k", "mean", "se", "n"])
+        # normsim.theory returns a bare DataFrame, with no configs table to join: every key stays.
+        self.assertEqual(list(normsim.theory({"depth": 2}).columns), normsim._core.columns("theory"))
+        stream = r.summary[(r.summary.metric == "act_sq") & (r.summary.config == 0)]
+        sublayer = r.summary[(r.summary.metric == "cos_next") & (r.summary.config == 0)]
         self.assertEqual(list(stream.l), [0, 1, 2])
         self.assertTrue(stream.k.isna().all())
         self.assertEqual(list(sublayer.k), [0, 1])
@@ -114,14 +129,14 @@ class SameAsCli(unittest.TestCase):
 
     def test_overrides_and_dicts(self):
         a = normsim.run({"depth": [2, 3], "width": 16, "tokens": 4}, samples=2, progress=False)
-        self.assertEqual(list(a.config.depth), [2, 3])
-        self.assertEqual(list(a.config.samples), [2, 2])
+        self.assertEqual(list(a.configs.depth), [2, 3])
+        self.assertEqual(list(a.configs.samples), [2, 2])
         self.assertEqual(a.run_info["swept_keys"], ["depth"])
         # A numpy array sweeps a key as a list does (issue 25 13: it failed in toml_value), a numpy scalar is
         # one value.
         b = normsim.run({"depth": np.array([2, 3]), "width": np.int64(16), "tokens": 4}, samples=2,
                         progress=False)
-        self.assertEqual(list(b.config.depth), [2, 3])
+        self.assertEqual(list(b.configs.depth), [2, 3])
         pd.testing.assert_frame_equal(a.summary, b.summary)
 
 
