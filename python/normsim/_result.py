@@ -40,7 +40,10 @@ class Result:
                 config, the keys that vary, metric, l, k, mean, se, n
     layers      DataFrame, likewise layers.csv's: config, the keys that vary, sample, metric, l, k, value
     theory      DataFrame, likewise theory.csv's (the mean field; empty where the theory has no prediction)
-    per_sample  dict metric -> numpy array [config, sample, index] (NaN: missing, not finite or undefined)
+    per_sample  dict metric -> its values per config, sample and index l or k, labelled: an xarray.DataArray
+                when xarray is installed, else a DataFrame (rows: MultiIndex config, sample; columns: l or k).
+                NaN: missing, not finite or undefined
+    array(m)    metric m's values as a plain numpy array [config, sample, index], whichever per_sample has
     configs     DataFrame, one row per config with every key (index: config); a frame's full config is
                 `r.summary.merge(r.configs.reset_index(), how="left")`. `config` is the same table
     run_info    dict, run.json's content (version, commit, backend, threads, timings, seeds, metrics)
@@ -49,9 +52,27 @@ class Result:
     """
 
     def __init__(self, summary, layers, theory, per_sample, configs, run_info, nonfinite, saver=None):
+        """per_sample: metric -> numpy array [config, sample, index], labelled when first asked for."""
         self.summary, self.layers, self.theory = summary, layers, theory
-        self.per_sample, self.configs, self.run_info, self.nonfinite = per_sample, configs, run_info, nonfinite
+        self.configs, self.run_info, self.nonfinite = configs, run_info, nonfinite
+        self._arrays, self._labelled = per_sample, None
         self._saver = saver
+
+    @property
+    def per_sample(self):
+        """metric -> labelled per-sample values (an xarray.DataArray, else a DataFrame: docs/python.md)."""
+        if self._labelled is None:
+            from . import _labelled
+            varying = [c for c in self.summary.columns if c in self.configs.columns]
+            self._labelled = _labelled.labelled(self._arrays, self.configs, varying)
+        return self._labelled
+
+    def array(self, metric):
+        """Metric `metric`'s values as a numpy array [config, sample, index] (index l = 0..K or k = 0..K-1;
+        NaN where absent), the same whether xarray is installed or not; KeyError naming the metrics."""
+        if metric not in self._arrays:
+            raise KeyError(f"no per-sample values of '{metric}' in this Result; it has {', '.join(self._arrays)}")
+        return self._arrays[metric]
 
     @property
     def config(self):
@@ -70,7 +91,15 @@ class Result:
     def __repr__(self):
         n = len(self.configs)
         return (f"<normsim.Result: {n} configuration{'s' if n != 1 else ''}, {len(self.summary)} summary rows, "
-                f"metrics {sorted(self.per_sample)}>")
+                f"metrics {sorted(self._arrays)}>")
+
+
+def _measured(arrays):
+    """The metrics with at least one value: the simulator also returns all-NaN arrays for metrics this stack
+    does not have (gradw_wgate without a gate), which layers.csv has no rows of, so normsim.read of the
+    saved folder would lack them."""
+    import numpy as np
+    return {m: a for m, a in arrays.items() if not np.isnan(a).all()}
 
 
 def from_run(run, theory_columns):
@@ -82,7 +111,7 @@ def from_run(run, theory_columns):
         summary=_frames.table("summary", run.summary(), configs, metric_names),
         layers=_frames.table("layers", run.layers(), configs, metric_names),
         theory=_frames.table("theory", theory_columns, configs, metric_names),
-        per_sample=run.per_sample(),
+        per_sample=_measured(run.per_sample()),
         configs=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
         nonfinite=_frames.nonfinite_table(run.nonfinite()),

@@ -50,10 +50,11 @@ class SameAsCli(unittest.TestCase):
             for table in ("summary", "layers", "theory", "configs"):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
             pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
-            for metric, values in files.per_sample.items():
-                np.testing.assert_array_equal(r.per_sample[metric], values)
-            self.assertEqual(r.per_sample["act_sq"].shape, (2, 3, 5))  # configs, samples, l = 0..K
-            self.assertEqual(r.per_sample["cos_next"].shape, (2, 3, 4))  # k = 0..K-1
+            self.assertEqual(set(r.per_sample), set(files.per_sample))
+            for metric in files.per_sample:
+                np.testing.assert_array_equal(r.array(metric), files.array(metric))
+            self.assertEqual(r.array("act_sq").shape, (2, 3, 5))  # configs, samples, l = 0..K
+            self.assertEqual(r.array("cos_next").shape, (2, 3, 4))  # k = 0..K-1
             r.save(os.path.join(d, "py"))
             files.save(os.path.join(d, "read"))  # the frames lack the fixed keys; the files have them all
             for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
@@ -184,6 +185,55 @@ class Errors(unittest.TestCase):
         self.assertIn("python3-pandas", done.stdout)
 
 
+class PerSample(unittest.TestCase):
+    """Issue 30 item 5: r.per_sample is labelled, an xarray.DataArray when xarray is installed, else a
+    DataFrame with a named MultiIndex; r.array gives the plain numpy array either way."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config = {"placement": ["pre", "post"], "depth": [2, 3], "width": 16, "tokens": 4, "samples": 3}
+
+    def value(self, r, metric, config, sample, index):
+        """The layers frame's value of one metric at (config, sample, l or k)."""
+        rows = r.layers[(r.layers.metric == metric) & (r.layers.config == config) & (r.layers["sample"] == sample)]
+        return rows[(rows.l == index) | (rows.k == index)]["value"].item()
+
+    @unittest.skipUnless(importlib.util.find_spec("xarray"), "xarray is not installed (python3-xarray)")
+    def test_a_data_array_with_xarray(self):
+        r = normsim.run(self.config, progress=False)
+        act, cos = r.per_sample["act_sq"], r.per_sample["cos_next"]
+        self.assertEqual(act.dims, ("config", "sample", "l"))
+        self.assertEqual(cos.dims, ("config", "sample", "k"))
+        self.assertEqual(act.name, "act_sq")
+        self.assertEqual(list(act.placement.values), list(r.configs.placement))  # the keys that vary
+        self.assertEqual(list(act.depth.values), [2, 3, 2, 3])
+        self.assertNotIn("width", act.coords)  # the same everywhere: r.configs has it
+        np.testing.assert_array_equal(act.values, r.array("act_sq"))
+        self.assertEqual(float(act.sel(config=3, sample=1, l=3)), self.value(r, "act_sq", 3, 1, 3))
+        self.assertTrue(np.isnan(act.sel(config=0, l=3)).all())  # depth 2: no x_3
+
+    def test_a_data_frame_without_xarray(self):
+        r = normsim.run(self.config, progress=False)
+        with mock.patch.dict(sys.modules, {"xarray": None}):  # import xarray now fails
+            act, cos = r.per_sample["act_sq"], r.per_sample["cos_next"]
+        self.assertIsInstance(act, pd.DataFrame)
+        self.assertEqual(list(act.index.names), ["config", "sample"])
+        self.assertEqual(act.columns.name, "l")
+        self.assertEqual(cos.columns.name, "k")
+        self.assertEqual(act.shape, (4 * 3, 4))
+        self.assertEqual(act.loc[(3, 1), 3], self.value(r, "act_sq", 3, 1, 3))
+        self.assertEqual(cos.loc[(2, 0), 1], self.value(r, "cos_next", 2, 0, 1))
+        np.testing.assert_array_equal(act.to_numpy().reshape(4, 3, 4), r.array("act_sq"))
+        self.assertTrue(act.loc[0, 3].isna().all())  # config 0 has depth 2: no x_3
+        full = act.join(r.configs[["depth"]], on="config")  # the config one join away, as for the frames
+        self.assertEqual(list(full.depth), [2, 2, 2, 3, 3, 3] * 2)
+
+    def test_array_names_the_metrics_it_has(self):
+        r = normsim.run({"depth": 2, "width": 8, "samples": 1}, metrics=["act_sq"], progress=False)
+        with self.assertRaisesRegex(KeyError, "no per-sample values of 'grad_sq' in this Result; it has act_sq"):
+            r.array("grad_sq")
+
+
 class RoundTrip(unittest.TestCase):
     """Issue 30: what normsim writes, normsim.read and pandas read back as the same doubles; any Result saves."""
 
@@ -191,18 +241,18 @@ class RoundTrip(unittest.TestCase):
         # placement none, depth 48: act_sq grows ~2^l, past 1e14 and into the 1e18-1e22 range the issue found
         r = normsim.run({"placement": "none", "depth": 48, "width": 16, "tokens": 2, "samples": 2, "seed": 3,
                          "init_gain": 2.0, "precision": "float64", "metrics": "act_sq"}, progress=False)
-        values = r.per_sample["act_sq"]
+        values = r.array("act_sq")
         self.assertGreater(np.nanmax(values), 1e18)
         with Scratch() as d:
             r.save(os.path.join(d, "a"))
             back = normsim.read(os.path.join(d, "a"))
-            np.testing.assert_array_equal(back.per_sample["act_sq"], values)
+            np.testing.assert_array_equal(back.array("act_sq"), values)
             self.assertEqual(back.layers["value"].dtype, np.float64)
             raw = pd.read_csv(os.path.join(d, "a", "layers.csv"))  # a plain pandas read, no dtypes given
             self.assertEqual(raw["value"].dtype, np.float64)
             back.save(os.path.join(d, "b"))  # a Result normsim.read returned saves too
             again = normsim.read(os.path.join(d, "b"))
-            np.testing.assert_array_equal(again.per_sample["act_sq"], values)
+            np.testing.assert_array_equal(again.array("act_sq"), values)
             pd.testing.assert_frame_equal(again.summary, back.summary)
 
 
