@@ -16,7 +16,7 @@ for a in "$@"; do
 done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 libcli11-dev librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
-      python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch
+      python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch python3-tqdm python3-xarray
       python3-venv python3-pip libopenblas0-pthread fonts-liberation2 poppler-utils)
 # fonts-liberation2: the figures' pinned font (Liberation Sans); poppler-utils: pdffonts and pdftotext, with
 # which the plots tests read the font name and text size back from a drawn PDF.

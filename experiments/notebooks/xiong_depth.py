@@ -13,8 +13,8 @@ import normsim
 
 r = normsim.run({"placement": "pre", "sublayer": "transformer", "init": "xavier", "mlp_ratio": 1.0,
                  "depth": [8, 16, 32, 64], "width": 64, "tokens": 8, "samples": 32})
-K = r.config.depth.to_numpy()
-g = np.stack([r.per_sample["gradw_w2"][c, :, k - 1] for c, k in enumerate(K)], axis=1)  # [sample, depth]
+K = r.configs.depth.to_numpy()
+g = np.stack([r.array("gradw_w2")[c, :, k - 1] for c, k in enumerate(K)], axis=1)  # [sample, depth]
 slopes = np.polyfit(np.log(K), np.log(g).T, 1)[0]  # one least-squares exponent per sample
 half = 2.040 * slopes.std(ddof=1) / np.sqrt(len(slopes))  # 95% Student-t half-width, 31 degrees of freedom
 print(f"exponent {slopes.mean():.3f} ± {half:.3f}")

@@ -18,7 +18,7 @@ import sysconfig
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXTRAS = {"data": ["numpy", "pandas"], "plots": ["matplotlib"], "torch": ["torch"]}
+EXTRAS = {"data": ["numpy", "pandas", "xarray", "tqdm"], "plots": ["matplotlib"], "torch": ["torch"]}
 
 
 def _version():

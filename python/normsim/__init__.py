@@ -2,7 +2,9 @@
 
     import normsim
     r = normsim.run("experiments/prenorm_depth.toml", depth=16)     # or a dict of config keys
-    r.summary                                                      # pandas, summary.csv's columns
+    r.summary                                                      # pandas: config id, swept keys, metric, ...
+    r.configs                                                      # every key of every configuration
+    r.per_sample["act_sq"]                                         # labelled (xarray.DataArray if installed)
     normsim.theory({"placement": "post", "depth": 8})              # the mean field alone
     normsim.check(claims=["xiong_thm1_preln"])                     # verdicts
     normsim.list("placements")

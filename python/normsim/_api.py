@@ -45,12 +45,13 @@ def run(config, *, backend="auto", threads=0, progress=None, out=None, **overrid
 
 
 def theory(config, **overrides):
-    """The mean-field prediction of every configuration (theory.csv's columns) in milliseconds, without a
-    simulation. Metrics without a controlled prediction are absent."""
+    """The mean-field prediction of every configuration (theory.csv's columns, every key) in milliseconds,
+    without a simulation. Metrics without a controlled prediction are absent."""
     require("pandas", "normsim.theory")
     g = _config.grid_of(config, overrides)
     metric_names = [m[0] for m in _core.metrics()]
-    return _frames.table("theory", _theory_columns(g), g.values(), metric_names)
+    # Every key, unlike a Result's frames: there is no Result.configs here to join them from.
+    return _frames.table("theory", _theory_columns(g), g.values(), metric_names, every_key=True)
 
 
 def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0, out=None, plots=False,
@@ -93,10 +94,55 @@ def list(what=None):
     raise ValueError(f"no list '{what}' ({', '.join(_LISTS)})")
 
 
-def plot(out, *args):
-    """Draws the figures and report of a results folder, as `normsim plot OUT ARGS` does (args: its options,
-    e.g. "--format", "png"); raises RuntimeError with its message when it fails."""
-    status, err = _core.plot([os.fspath(out), *args])
+# normsim.plot's keywords and the `normsim plot` options they stand for (plots/plot_command.cpp): a string or
+# a list of strings for the comma-separated options, a bool for the flags. --quiet and --verbose are left out:
+# the command's stderr is captured and only shown in the error of a failed plot.
+_PLOT_LISTS = {"metric": "--metric", "format": "--format"}
+_PLOT_CHOICES = {"size": "--size", "heatmap_layer": "--heatmap-layer"}
+_PLOT_FLAGS = {"latex": "--latex", "depth_at_first_layer": "--depth-at-first-layer", "claims_only": "--claims-only"}
+_PLOT_KEYWORDS = (*_PLOT_LISTS, *_PLOT_CHOICES, *_PLOT_FLAGS, "report")
+
+
+def _plot_options(keywords):
+    """The `normsim plot` options of normsim.plot's keywords; TypeError naming the valid ones otherwise."""
+    options = []
+    for name, value in keywords.items():
+        if name not in _PLOT_KEYWORDS:
+            raise TypeError(f"normsim.plot() got an unexpected keyword argument '{name}'; it takes "
+                            f"{', '.join(_PLOT_KEYWORDS)}")
+        if name in _PLOT_LISTS:
+            items = [value] if isinstance(value, str) else builtins.list(value)
+            if not items or not all(isinstance(v, str) for v in items):
+                raise TypeError(f"normsim.plot: {name} takes a string or a non-empty list of strings, not "
+                                f"{value!r}")
+            options += [_PLOT_LISTS[name], ",".join(items)]
+        elif name in _PLOT_CHOICES:
+            if not isinstance(value, str):
+                raise TypeError(f"normsim.plot: {name} takes a string, not {value!r}")
+            options += [_PLOT_CHOICES[name], value]
+        else:
+            if not isinstance(value, bool):
+                raise TypeError(f"normsim.plot: {name} takes True or False, not {value!r}")
+            if name == "report":
+                options += [] if value else ["--no-report"]
+            elif value:
+                options.append(_PLOT_FLAGS[name])
+    return options
+
+
+def plot(out, *args, **options):
+    """Draws the figures and report of a results folder as `normsim plot` does, e.g.
+    normsim.plot(out, metric=["act_sq", "grad_sq"], format="png", size="two-column", report=False).
+    Keywords: metric, format (a string or a list), size ("one-column", "two-column"), heatmap_layer
+    ("normalized", "raw"), latex, depth_at_first_layer, claims_only, report (bools). Returns out; raises
+    RuntimeError with the command's message when it fails. Options given as CLI strings (normsim.plot(out,
+    "--format", "png")) still work, with a DeprecationWarning."""
+    if args:
+        import warnings
+        warnings.warn("normsim.plot(out, \"--option\", ...) with the command's strings is deprecated: pass "
+                      "keywords, e.g. normsim.plot(out, format=\"png\", metric=[\"act_sq\"], report=False)",
+                      DeprecationWarning, stacklevel=2)
+    status, err = _core.plot([os.fspath(out), *map(str, args), *_plot_options(options)])
     if status != 0:
         raise RuntimeError(err.strip() or f"normsim plot {out} failed (status {status})")
     return out

@@ -160,7 +160,7 @@ def save(result, out):
     os.makedirs(out, exist_ok=True)
     _write(os.path.join(out, "nonfinite.csv"), _csv(result.nonfinite))
     if result.theory is not None and len(result.theory):
-        _write(os.path.join(out, "theory.csv"), _csv(result.theory))
-    _write(os.path.join(out, "layers.csv"), _csv(result.layers))
-    _write(os.path.join(out, "summary.csv"), _csv(result.summary))
+        _write(os.path.join(out, "theory.csv"), _csv(_frames.with_every_key(result.theory, result.configs, "theory")))
+    _write(os.path.join(out, "layers.csv"), _csv(_frames.with_every_key(result.layers, result.configs, "layers")))
+    _write(os.path.join(out, "summary.csv"), _csv(_frames.with_every_key(result.summary, result.configs, "summary")))
     _write(os.path.join(out, "run.json"), json.dumps(result.run_info, indent=2) + "\n")  # last: finished

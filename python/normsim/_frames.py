@@ -1,9 +1,11 @@
-"""The result tables as pandas DataFrames. Their columns are the CSV files' (normsim._core.columns, defined
-once in sim/result_rows.hpp): config, every config key, [sample,] metric, l, k, then mean, se, n or value.
-One function, typed(), gives every table the same dtypes whether it was built in memory or read from a
-file: config keys by their schema type (numpy's int64 and bool, or pandas' nullable Int64 and boolean where a
-value is absent, as for keys a PyTorch block does not have), l and k nullable Int64 (one of them empty per
-row)."""
+"""The result tables as pandas DataFrames. The files' columns (normsim._core.columns, defined once in
+sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, then mean, se, n or value; a
+Result's frames keep of the keys only those whose value differs between its configurations (varying_keys),
+since the others, repeated on every row, took most of a sweep's memory (docs/python.md, "Result frames"); the
+full config is one merge away (Result.configs). One function, typed(), gives every table the same dtypes
+whether it was built in memory or read from a file: config keys by their schema type (numpy's int64 and
+bool, or pandas' nullable Int64 and boolean where a value is absent, as for keys a PyTorch block does not
+have), l and k nullable Int64 (one of them empty per row)."""
 from . import _core
 from ._deps import require
 
@@ -49,22 +51,36 @@ def _dense(column, dtype):
     return column.astype(dtype) if not column.isna().any() else column
 
 
-def table(name, columns, configs, metric_names):
+def varying_keys(configs):
+    """The config keys (of key -> list of values, one per config) whose value is not the same in every
+    configuration, in the files' column order; `metrics` (which rows exist) is no column."""
+    return [key for key in _core.columns("theory") if key in configs and len({repr(v) for v in configs[key]}) > 1]
+
+
+def frame_columns(name, configs, every_key=False):
+    """The columns of a Result's frame `name`: the file's, less the keys that do not vary (all of them with
+    every_key, as the files and normsim.theory have them)."""
+    keep = set(configs) if every_key else set(varying_keys(configs))
+    return [c for c in _core.columns(name) if c not in configs or c in keep]
+
+
+def table(name, columns, configs, metric_names, every_key=False):
     """DataFrame `name` (layers, summary, theory) from column arrays indexed by config and metric code, and
-    the key values of every config (key -> list)."""
+    the key values of every config (key -> list): the config id and the keys that vary (every_key: all)."""
     pd = _pandas()
     np = require("numpy", "normsim's result tables")
     rows = columns["config"]
     data = {"config": rows}
+    wanted = frame_columns(name, configs, every_key)
     for key, values in configs.items():
-        if key not in _core.columns(name):
-            continue  # `metrics`: which rows exist, not a column
+        if key not in wanted:
+            continue  # a key that does not vary, or `metrics` (which rows exist, not a column)
         data[key] = np.asarray(values, dtype=object)[rows] if len(rows) else np.asarray([], dtype=object)
     data["metric"] = np.asarray(metric_names, dtype=object)[columns["metric"]] if len(rows) else []
     for col, values in columns.items():
         if col not in ("config", "metric"):
             data[col] = values
-    return typed(pd.DataFrame(data)[_core.columns(name)])
+    return typed(pd.DataFrame(data)[wanted])
 
 
 def config_table(configs):
@@ -76,13 +92,23 @@ def config_table(configs):
     return df
 
 
-def read_table(path):
-    """A result CSV file as written by normsim (or the PyTorch bridge), typed like the in-memory tables."""
+def with_every_key(frame, configs, name):
+    """A Result's frame `name` with every config key again, in its file's column order (what Result.save
+    writes): the keys that do not vary joined from `configs` (Result.configs) by config id."""
+    missing = [c for c in _core.columns(name) if c in configs.columns and c not in frame.columns]
+    full = frame.join(configs[missing], on="config")
+    return full[[c for c in _core.columns(name) if c in full.columns]]
+
+
+def read_table(path, columns=None):
+    """A result CSV file as written by normsim (or the PyTorch bridge), typed like the in-memory tables;
+    only `columns` (None: all) are read, so the keys a Result leaves out never take memory."""
     pd = _pandas("reading a results folder")
     header = pd.read_csv(path, nrows=0).columns
     floats = {c: "float64" for c in header if c in _FLOAT_COLUMNS or key_types().get(c) == "float"}
     df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, **floats},
-                     float_precision="round_trip")  # exact: normsim writes shortest round-trip numbers
+                     float_precision="round_trip",  # exact: normsim writes shortest round-trip numbers
+                     usecols=None if columns is None else [c for c in header if c in columns])
     strings = {k for k, t in key_types().items() if t == "string"}
     for col in strings & set(df.columns):
         df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
@@ -99,9 +125,10 @@ def read_nonfinite(path):
     return nonfinite_table(pd.read_csv(path, keep_default_na=False, dtype={"pass": str, "metric": str}))
 
 
-def per_sample_from_layers(layers):
-    """metric -> array [config, sample, index] (NaN where absent) from a layers table; the index runs over
-    0..K for a stream metric (l) and 0..K-1 for a sublayer metric (k), K the largest depth."""
+def per_sample_from_layers(layers, depths):
+    """metric -> array [config, sample, index] (NaN where absent) from a layers table and the depth of every
+    config; the index runs over 0..K for a stream metric (l) and 0..K-1 for a sublayer metric (k), K the
+    largest depth."""
     np = require("numpy", "normsim's per-sample arrays")
     pd = _pandas()
     out = {}
@@ -109,7 +136,7 @@ def per_sample_from_layers(layers):
         return out
     configs = int(layers["config"].max()) + 1
     samples = int(layers["sample"].max()) + 1
-    depth = int(layers["depth"].max()) if layers["depth"].notna().any() else 0
+    depth = max((int(d) for d in depths if d is not None), default=0)
     index = layers["l"].fillna(layers["k"]).astype("int64").to_numpy()
     for metric, rows in layers.groupby("metric", sort=False).indices.items():
         stream = bool(layers["l"].iloc[rows[0]] is not pd.NA)

@@ -36,20 +36,48 @@ def check_out(out):
 class Result:
     """A run's results.
 
-    summary     DataFrame, summary.csv's columns: config, every config key, metric, l, k, mean, se, n
-    layers      DataFrame, layers.csv's columns: config, every config key, sample, metric, l, k, value
-    theory      DataFrame, theory.csv's columns (the mean field; empty where the theory has no prediction)
-    per_sample  dict metric -> numpy array [config, sample, index] (NaN: missing, not finite or undefined)
-    config      DataFrame, one row per config with every key (index: config)
+    summary     DataFrame, summary.csv's columns less the keys that are the same in every configuration:
+                config, the keys that vary, metric, l, k, mean, se, n
+    layers      DataFrame, likewise layers.csv's: config, the keys that vary, sample, metric, l, k, value
+    theory      DataFrame, likewise theory.csv's (the mean field; empty where the theory has no prediction)
+    per_sample  dict metric -> its values per config, sample and index l or k, labelled: an xarray.DataArray
+                when xarray is installed, else a DataFrame (rows: MultiIndex config, sample; columns: l or k).
+                NaN: missing, not finite or undefined
+    array(m)    metric m's values as a plain numpy array [config, sample, index], whichever per_sample has
+    configs     DataFrame, one row per config with every key (index: config); a frame's full config is
+                `r.summary.merge(r.configs.reset_index(), how="left")`. `config` is the same table
     run_info    dict, run.json's content (version, commit, backend, threads, timings, seeds, metrics)
     nonfinite   DataFrame, nonfinite.csv's columns config, sample, pass, layer, metric: where a NaN or Inf first
                 appeared in a stream (metric ""), and statistics that came out NaN or Inf from a finite one
     """
 
-    def __init__(self, summary, layers, theory, per_sample, config, run_info, nonfinite, saver=None):
+    def __init__(self, summary, layers, theory, per_sample, configs, run_info, nonfinite, saver=None):
+        """per_sample: metric -> numpy array [config, sample, index], labelled when first asked for."""
         self.summary, self.layers, self.theory = summary, layers, theory
-        self.per_sample, self.config, self.run_info, self.nonfinite = per_sample, config, run_info, nonfinite
+        self.configs, self.run_info, self.nonfinite = configs, run_info, nonfinite
+        self._arrays, self._labelled = per_sample, None
         self._saver = saver
+
+    @property
+    def per_sample(self):
+        """metric -> labelled per-sample values (an xarray.DataArray, else a DataFrame: docs/python.md)."""
+        if self._labelled is None:
+            from . import _labelled
+            varying = [c for c in self.summary.columns if c in self.configs.columns]
+            self._labelled = _labelled.labelled(self._arrays, self.configs, varying)
+        return self._labelled
+
+    def array(self, metric):
+        """Metric `metric`'s values as a numpy array [config, sample, index] (index l = 0..K or k = 0..K-1;
+        NaN where absent), the same whether xarray is installed or not; KeyError naming the metrics."""
+        if metric not in self._arrays:
+            raise KeyError(f"no per-sample values of '{metric}' in this Result; it has {', '.join(self._arrays)}")
+        return self._arrays[metric]
+
+    @property
+    def config(self):
+        """Result.configs under its earlier name (code written before the frames left out the fixed keys)."""
+        return self.configs
 
     def save(self, out, force=False):
         """Writes the results folder `out` (the files `normsim run` writes, each atomically; `normsim plot out`
@@ -61,9 +89,17 @@ class Result:
         return out
 
     def __repr__(self):
-        n = len(self.config)
+        n = len(self.configs)
         return (f"<normsim.Result: {n} configuration{'s' if n != 1 else ''}, {len(self.summary)} summary rows, "
-                f"metrics {sorted(self.per_sample)}>")
+                f"metrics {sorted(self._arrays)}>")
+
+
+def _measured(arrays):
+    """The metrics with at least one value: the simulator also returns all-NaN arrays for metrics this stack
+    does not have (gradw_wgate without a gate), which layers.csv has no rows of, so normsim.read of the
+    saved folder would lack them."""
+    import numpy as np
+    return {m: a for m, a in arrays.items() if not np.isnan(a).all()}
 
 
 def from_run(run, theory_columns):
@@ -75,8 +111,8 @@ def from_run(run, theory_columns):
         summary=_frames.table("summary", run.summary(), configs, metric_names),
         layers=_frames.table("layers", run.layers(), configs, metric_names),
         theory=_frames.table("theory", theory_columns, configs, metric_names),
-        per_sample=run.per_sample(),
-        config=_frames.config_table(configs),
+        per_sample=_measured(run.per_sample()),
+        configs=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
         nonfinite=_frames.nonfinite_table(run.nonfinite()),
         saver=run.save)
@@ -95,20 +131,26 @@ def read(out):
     for c in _checked(os.path.join(path, "run.json"), lambda _: run_info["configs"]):
         for key, value in c["values"].items():
             configs.setdefault(key, []).append(value)
-    layers = _checked(os.path.join(path, "layers.csv"), _frames.read_table)
+    layers = _checked(os.path.join(path, "layers.csv"), _table_reader("layers", configs))
     _checked(os.path.join(path, "layers.csv"), lambda p: _check_indices(p, layers, configs))
-    summary = _checked(os.path.join(path, "summary.csv"), _frames.read_table)
+    summary = _checked(os.path.join(path, "summary.csv"), _table_reader("summary", configs))
     theory_path = os.path.join(path, "theory.csv")
-    theory = _checked(theory_path, _frames.read_table) if os.path.isfile(theory_path) else None
+    theory = _checked(theory_path, _table_reader("theory", configs)) if os.path.isfile(theory_path) else None
     nonfinite_path = os.path.join(path, "nonfinite.csv")
     nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) \
         else _frames.nonfinite_table([])
     from . import _bridge_result
     result = Result(summary=summary, layers=layers, theory=theory,
-                    per_sample=_frames.per_sample_from_layers(layers), config=_frames.config_table(configs),
+                    per_sample=_frames.per_sample_from_layers(layers, configs.get("depth", [])),
+                    configs=_frames.config_table(configs),
                     run_info=run_info, nonfinite=nonfinite)
     result._saver = lambda out: _bridge_result.save(result, out)
     return result
+
+
+def _table_reader(name, configs):
+    """Reads the file of table `name` with the columns a Result's frame has (_frames.frame_columns)."""
+    return lambda path: _frames.read_table(path, _frames.frame_columns(name, configs))
 
 
 def _read_json(path):

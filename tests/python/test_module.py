@@ -1,5 +1,8 @@
 """import normsim: the same numbers and files as the CLI, the CLI's error messages, theory/check/list,
 Ctrl-C without files, and a clear error when pandas is missing."""
+import contextlib
+import importlib.util
+import io
 import os
 import signal
 import subprocess
@@ -8,6 +11,7 @@ import textwrap
 import threading
 import time
 import unittest
+from unittest import mock
 
 from common import PROGRAM, SOURCE_DIR, Scratch, require_or_skip
 
@@ -43,25 +47,31 @@ class SameAsCli(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             r = normsim.run(config, progress=False)
             files = normsim.read(os.path.join(d, "cli"))
-            for table in ("summary", "layers", "theory", "config"):
+            for table in ("summary", "layers", "theory", "configs"):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
             pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
-            for metric, values in files.per_sample.items():
-                np.testing.assert_array_equal(r.per_sample[metric], values)
-            self.assertEqual(r.per_sample["act_sq"].shape, (2, 3, 5))  # configs, samples, l = 0..K
-            self.assertEqual(r.per_sample["cos_next"].shape, (2, 3, 4))  # k = 0..K-1
+            self.assertEqual(set(r.per_sample), set(files.per_sample))
+            for metric in files.per_sample:
+                np.testing.assert_array_equal(r.array(metric), files.array(metric))
+            self.assertEqual(r.array("act_sq").shape, (2, 3, 5))  # configs, samples, l = 0..K
+            self.assertEqual(r.array("cos_next").shape, (2, 3, 4))  # k = 0..K-1
             r.save(os.path.join(d, "py"))
+            files.save(os.path.join(d, "read"))  # the frames lack the fixed keys; the files have them all
             for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
-                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
-                    self.assertEqual(a.read(), b.read(), name)
+                for copy in ("py", "read"):
+                    with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, copy, name)) as b:
+                        self.assertEqual(a.read(), b.read(), f"{copy}/{name}")
+            again = normsim.read(os.path.join(d, "py"))  # Result.save's folder reads back as the run
+            for table in ("summary", "layers", "theory", "configs"):
+                pd.testing.assert_frame_equal(getattr(r, table), getattr(again, table), check_exact=True)
 
     def test_metrics_key_computes_only_those(self):
         config = {"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}
         r = normsim.run(config, metrics=["act_sq", "grad_sq"], progress=False)  # a list, not a sweep
-        self.assertEqual(len(r.config), 2)
+        self.assertEqual(len(r.configs), 2)
         self.assertEqual(set(r.summary.metric), {"act_sq", "grad_sq"})
         self.assertEqual(set(r.per_sample), {"act_sq", "grad_sq"})
-        self.assertEqual(list(r.config.metrics), [["act_sq", "grad_sq"]] * 2)
+        self.assertEqual(list(r.configs.metrics), [["act_sq", "grad_sq"]] * 2)
         full = normsim.run(config, progress=False)
         same = full.summary[full.summary.metric.isin(["act_sq", "grad_sq"])].reset_index(drop=True)
         pd.testing.assert_frame_equal(r.summary, same, check_exact=True)
@@ -92,17 +102,27 @@ class SameAsCli(unittest.TestCase):
             self.assertFalse(((r.theory.metric == "token_cos") & (r.theory["value"] == 0)).any())
             pd.testing.assert_frame_equal(r.nonfinite, normsim.read(os.path.join(d, "py")).nonfinite)
 
-    def test_columns_are_the_files_columns(self):
-        r = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
-        self.assertEqual(list(r.summary.columns), normsim._core.columns("summary"))
-        self.assertEqual(list(r.layers.columns), normsim._core.columns("layers"))
-        self.assertEqual(list(r.theory.columns), normsim._core.columns("theory"))
+    def test_frames_carry_a_config_id_and_the_keys_that_vary(self):
+        # Issue 30 item 5: the keys that are the same in every configuration are in r.configs, not on every row.
+        r = normsim.run({"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}, progress=False)
+        self.assertEqual(list(r.summary.columns), ["config", "depth", "metric", "l", "k", "mean", "se", "n"])
+        self.assertEqual(list(r.layers.columns), ["config", "depth", "sample", "metric", "l", "k", "value"])
+        self.assertEqual(list(r.theory.columns), ["config", "depth", "metric", "l", "k", "value"])
         keys = normsim.list("keys")
-        columns = keys[keys.type != "list of names"]["name"]  # all but `metrics`, which picks the rows
-        self.assertTrue(set(columns) <= set(r.summary.columns))  # every key, swept or not
-        self.assertEqual(set(keys.name), set(r.config.columns))
-        stream = r.summary[r.summary.metric == "act_sq"]
-        sublayer = r.summary[r.summary.metric == "cos_next"]
+        self.assertEqual(set(keys.name), set(r.configs.columns))
+        self.assertEqual(r.configs.index.name, "config")
+        full = r.summary.merge(r.configs.reset_index(), how="left")  # docs/python.md's one line
+        self.assertTrue(set(normsim._core.columns("summary")) <= set(full.columns))  # every key again
+        self.assertEqual(len(full), len(r.summary))
+        self.assertEqual(set(full.width), {16})
+        self.assertEqual(list(full.groupby("config").depth.first()), [2, 3])
+        pd.testing.assert_frame_equal(full[r.summary.columns], r.summary)
+        single = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 2}, progress=False)
+        self.assertEqual(list(single.summary.columns), ["config", "metric", "l", "k", "mean", "se", "n"])
+        # normsim.theory returns a bare DataFrame, with no configs table to join: every key stays.
+        self.assertEqual(list(normsim.theory({"depth": 2}).columns), normsim._core.columns("theory"))
+        stream = r.summary[(r.summary.metric == "act_sq") & (r.summary.config == 0)]
+        sublayer = r.summary[(r.summary.metric == "cos_next") & (r.summary.config == 0)]
         self.assertEqual(list(stream.l), [0, 1, 2])
         self.assertTrue(stream.k.isna().all())
         self.assertEqual(list(sublayer.k), [0, 1])
@@ -110,14 +130,14 @@ class SameAsCli(unittest.TestCase):
 
     def test_overrides_and_dicts(self):
         a = normsim.run({"depth": [2, 3], "width": 16, "tokens": 4}, samples=2, progress=False)
-        self.assertEqual(list(a.config.depth), [2, 3])
-        self.assertEqual(list(a.config.samples), [2, 2])
+        self.assertEqual(list(a.configs.depth), [2, 3])
+        self.assertEqual(list(a.configs.samples), [2, 2])
         self.assertEqual(a.run_info["swept_keys"], ["depth"])
         # A numpy array sweeps a key as a list does (issue 25 13: it failed in toml_value), a numpy scalar is
         # one value.
         b = normsim.run({"depth": np.array([2, 3]), "width": np.int64(16), "tokens": 4}, samples=2,
                         progress=False)
-        self.assertEqual(list(b.config.depth), [2, 3])
+        self.assertEqual(list(b.configs.depth), [2, 3])
         pd.testing.assert_frame_equal(a.summary, b.summary)
 
 
@@ -165,6 +185,55 @@ class Errors(unittest.TestCase):
         self.assertIn("python3-pandas", done.stdout)
 
 
+class PerSample(unittest.TestCase):
+    """Issue 30 item 5: r.per_sample is labelled, an xarray.DataArray when xarray is installed, else a
+    DataFrame with a named MultiIndex; r.array gives the plain numpy array either way."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config = {"placement": ["pre", "post"], "depth": [2, 3], "width": 16, "tokens": 4, "samples": 3}
+
+    def value(self, r, metric, config, sample, index):
+        """The layers frame's value of one metric at (config, sample, l or k)."""
+        rows = r.layers[(r.layers.metric == metric) & (r.layers.config == config) & (r.layers["sample"] == sample)]
+        return rows[(rows.l == index) | (rows.k == index)]["value"].item()
+
+    @unittest.skipUnless(importlib.util.find_spec("xarray"), "xarray is not installed (python3-xarray)")
+    def test_a_data_array_with_xarray(self):
+        r = normsim.run(self.config, progress=False)
+        act, cos = r.per_sample["act_sq"], r.per_sample["cos_next"]
+        self.assertEqual(act.dims, ("config", "sample", "l"))
+        self.assertEqual(cos.dims, ("config", "sample", "k"))
+        self.assertEqual(act.name, "act_sq")
+        self.assertEqual(list(act.placement.values), list(r.configs.placement))  # the keys that vary
+        self.assertEqual(list(act.depth.values), [2, 3, 2, 3])
+        self.assertNotIn("width", act.coords)  # the same everywhere: r.configs has it
+        np.testing.assert_array_equal(act.values, r.array("act_sq"))
+        self.assertEqual(float(act.sel(config=3, sample=1, l=3)), self.value(r, "act_sq", 3, 1, 3))
+        self.assertTrue(np.isnan(act.sel(config=0, l=3)).all())  # depth 2: no x_3
+
+    def test_a_data_frame_without_xarray(self):
+        r = normsim.run(self.config, progress=False)
+        with mock.patch.dict(sys.modules, {"xarray": None}):  # import xarray now fails
+            act, cos = r.per_sample["act_sq"], r.per_sample["cos_next"]
+        self.assertIsInstance(act, pd.DataFrame)
+        self.assertEqual(list(act.index.names), ["config", "sample"])
+        self.assertEqual(act.columns.name, "l")
+        self.assertEqual(cos.columns.name, "k")
+        self.assertEqual(act.shape, (4 * 3, 4))
+        self.assertEqual(act.loc[(3, 1), 3], self.value(r, "act_sq", 3, 1, 3))
+        self.assertEqual(cos.loc[(2, 0), 1], self.value(r, "cos_next", 2, 0, 1))
+        np.testing.assert_array_equal(act.to_numpy().reshape(4, 3, 4), r.array("act_sq"))
+        self.assertTrue(act.loc[0, 3].isna().all())  # config 0 has depth 2: no x_3
+        full = act.join(r.configs[["depth"]], on="config")  # the config one join away, as for the frames
+        self.assertEqual(list(full.depth), [2, 2, 2, 3, 3, 3] * 2)
+
+    def test_array_names_the_metrics_it_has(self):
+        r = normsim.run({"depth": 2, "width": 8, "samples": 1}, metrics=["act_sq"], progress=False)
+        with self.assertRaisesRegex(KeyError, "no per-sample values of 'grad_sq' in this Result; it has act_sq"):
+            r.array("grad_sq")
+
+
 class RoundTrip(unittest.TestCase):
     """Issue 30: what normsim writes, normsim.read and pandas read back as the same doubles; any Result saves."""
 
@@ -172,18 +241,18 @@ class RoundTrip(unittest.TestCase):
         # placement none, depth 48: act_sq grows ~2^l, past 1e14 and into the 1e18-1e22 range the issue found
         r = normsim.run({"placement": "none", "depth": 48, "width": 16, "tokens": 2, "samples": 2, "seed": 3,
                          "init_gain": 2.0, "precision": "float64", "metrics": "act_sq"}, progress=False)
-        values = r.per_sample["act_sq"]
+        values = r.array("act_sq")
         self.assertGreater(np.nanmax(values), 1e18)
         with Scratch() as d:
             r.save(os.path.join(d, "a"))
             back = normsim.read(os.path.join(d, "a"))
-            np.testing.assert_array_equal(back.per_sample["act_sq"], values)
+            np.testing.assert_array_equal(back.array("act_sq"), values)
             self.assertEqual(back.layers["value"].dtype, np.float64)
             raw = pd.read_csv(os.path.join(d, "a", "layers.csv"))  # a plain pandas read, no dtypes given
             self.assertEqual(raw["value"].dtype, np.float64)
             back.save(os.path.join(d, "b"))  # a Result normsim.read returned saves too
             again = normsim.read(os.path.join(d, "b"))
-            np.testing.assert_array_equal(again.per_sample["act_sq"], values)
+            np.testing.assert_array_equal(again.array("act_sq"), values)
             pd.testing.assert_frame_equal(again.summary, back.summary)
 
 
@@ -302,6 +371,40 @@ class TheoryCheckList(unittest.TestCase):
                                                "inits", "metrics"})
 
 
+class PlotKeywords(unittest.TestCase):
+    """Issue 30 item 5: normsim.plot takes keywords (the CLI's strings still work, with a DeprecationWarning)."""
+
+    def test_keywords_choose_the_figures(self):
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, out=out)
+            self.assertEqual(normsim.plot(out, format="png", metric=["act_sq"], report=False), out)
+            figures = sorted(os.listdir(os.path.join(out, "figures")))
+            self.assertEqual([f for f in figures if not f.endswith((".csv", ".gp"))], ["profile_act_sq.png"])
+            self.assertFalse(os.path.exists(os.path.join(out, "report.html")))
+            normsim.plot(out, format=["svg", "png"], metric="grad_sq", size="two-column")
+            self.assertTrue(os.path.isfile(os.path.join(out, "figures", "profile_grad_sq.svg")))
+            self.assertTrue(os.path.isfile(os.path.join(out, "report.html")))
+
+    def test_cli_strings_still_work_with_a_deprecation_warning(self):
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, out=out)
+            with self.assertWarnsRegex(DeprecationWarning, "pass keywords"):
+                normsim.plot(out, "--format", "png", "--metric", "act_sq", "--no-report")
+            self.assertTrue(os.path.isfile(os.path.join(out, "figures", "profile_act_sq.png")))
+
+    def test_bad_keywords_are_named(self):
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'formats'; it takes metric, format"):
+            normsim.plot("nowhere", formats="png")
+        with self.assertRaisesRegex(TypeError, "latex takes True or False"):
+            normsim.plot("nowhere", latex="yes")
+        with self.assertRaisesRegex(TypeError, "format takes a string or a non-empty list"):
+            normsim.plot("nowhere", format=[])
+        with self.assertRaisesRegex(RuntimeError, "--size takes one-column"):  # the command's own check
+            normsim.plot("nowhere", size="huge")
+
+
 class Gil(unittest.TestCase):
     def test_the_simulation_releases_the_gil(self):
         # One sample on one thread: a single unit of about half a second. Another Python thread keeps
@@ -321,6 +424,31 @@ class Gil(unittest.TestCase):
         self.assertLess(longest_stall, alone / 2, f"the main thread stalled {longest_stall:.3f} s of {alone:.3f} s")
 
 
+class Progress(unittest.TestCase):
+    """Issue 30 item 5: tqdm draws the bar when it is installed, normsim's own text bar when it is not."""
+
+    def drawn(self, progress=True):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            normsim.run({"depth": 2, "width": 8, "samples": 4}, threads=1, progress=progress)
+        return err.getvalue()
+
+    @unittest.skipUnless(importlib.util.find_spec("tqdm"), "tqdm is not installed (python3-tqdm)")
+    def test_tqdm_when_installed(self):
+        text = self.drawn()
+        self.assertIn("normsim run: 100%|", text)
+        self.assertNotIn("normsim run [", text)
+
+    def test_own_bar_without_tqdm(self):
+        with mock.patch.dict(sys.modules, {"tqdm": None, "tqdm.auto": None}):  # import tqdm now fails
+            text = self.drawn()
+        self.assertIn("normsim run [##############################] 100%", text)
+        self.assertTrue(text.endswith("\n"))  # close() ends the line
+
+    def test_progress_false_draws_nothing(self):
+        self.assertEqual(self.drawn(progress=False), "")
+
+
 class Interrupt(unittest.TestCase):
     def test_ctrl_c_stops_and_writes_nothing(self):
         with Scratch() as d:
@@ -330,14 +458,14 @@ class Interrupt(unittest.TestCase):
                     " progress=True)\n")
             proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
             seen, deadline = "", time.monotonic() + 120
-            while "normsim run [" not in seen and time.monotonic() < deadline:  # the bar: units are running
+            while "%" not in seen and time.monotonic() < deadline:  # the bar (tqdm's or normsim's): units run
                 seen += proc.stderr.read(1)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=120)
             err = seen + err
             self.assertNotEqual(proc.returncode, 0)
             self.assertIn("KeyboardInterrupt", err)
-            self.assertIn("normsim run [", err)  # interrupted while running, not during the import
+            self.assertRegex(err, r"normsim run\W.*\d+%")  # interrupted while running, not during the import
             self.assertNotIn("100%", err)
             self.assertFalse(os.path.exists(out))
 

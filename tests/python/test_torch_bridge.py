@@ -63,16 +63,16 @@ class Forms(unittest.TestCase):
         def measure(blocks, **kw):
             return normsim.torch.measure(blocks, x0=(T, D), samples=3, seed=5, progress=False, final_norm=None, **kw)
         a, b = measure(tb.pre_mlp(D), depth=3), measure(tb.pre_mlp(D), depth=3)
-        np.testing.assert_array_equal(a.per_sample["grad_sq"], b.per_sample["grad_sq"])
-        self.assertEqual(len(set(a.per_sample["gradw_w1"][0, :, 0])), 3)  # each sample its own weights
+        np.testing.assert_array_equal(a.array("grad_sq"), b.array("grad_sq"))
+        self.assertEqual(len(set(a.array("gradw_w1")[0, :, 0])), 3)  # each sample its own weights
         modules = [tb.PreLN(D, tb.Mlp(D)) for _ in range(3)]  # a list: reset_parameters() per sample
         c = measure(modules)
-        self.assertEqual(c.per_sample["act_sq"].shape, (1, 3, 4))
-        self.assertEqual(len(set(c.per_sample["gradw_w1"][0, :, 0])), 3)
+        self.assertEqual(c.array("act_sq").shape, (1, 3, 4))
+        self.assertEqual(len(set(c.array("gradw_w1")[0, :, 0])), 3)
         fixed = torch.randn(T, D, dtype=torch.float64)  # a tensor: the same input for every sample
         d = normsim.torch.measure(tb.pre_mlp(D), x0=fixed, depth=3, samples=3, seed=5, progress=False,
                                   final_norm=None)
-        self.assertEqual(len(set(d.per_sample["act_sq"][0, :, 0])), 1)
+        self.assertEqual(len(set(d.array("act_sq")[0, :, 0])), 1)
 
 
 class Devices(unittest.TestCase):
@@ -97,7 +97,7 @@ class Devices(unittest.TestCase):
         kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None)
         a = normsim.torch.measure(tb.pre_mlp(D), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), device="cuda", **kw)
-        np.testing.assert_allclose(b.per_sample["grad_sq"], a.per_sample["grad_sq"], rtol=1e-9)
+        np.testing.assert_allclose(b.array("grad_sq"), a.array("grad_sq"), rtol=1e-9)
         self.assertIn("cuda", b.run_info["device"])
 
 
@@ -166,7 +166,7 @@ class ComposedForm(unittest.TestCase):
         parts = [torch.nn.LayerNorm(D, eps=tb.EPS), tb.Mlp(D)]
         r = normsim.torch.measure((parts, lambda m, x: x + m[1](m[0](x))), x0=(T, D), depth=3, samples=2,
                                   seed=0, progress=False)
-        w1 = r.per_sample["gradw_1_w1"]  # part 1's parameter w1
+        w1 = r.array("gradw_1_w1")  # part 1's parameter w1
         self.assertEqual(w1.shape, (1, 2, 3))
         self.assertEqual(len(set(w1[0, 0])), 3)  # three blocks, three weight draws: not tied
         self.assertNotEqual(w1[0, 0, 0], w1[0, 1, 0])  # each sample its own weights
@@ -180,12 +180,12 @@ class OnlyInPyTorch(unittest.TestCase):
                                   x0=(T, D), depth=K, samples=8, seed=SEED, progress=False, final_norm=None)
         self.assertEqual(list(r.config.placement), ["qknorm-out", "pre"])
         self.assertIn("gradw_q_norm", set(r.summary.metric))  # every named parameter
-        self.assertEqual(r.per_sample["act_sq"].shape, (2, 8, K + 1))
+        self.assertEqual(r.array("act_sq").shape, (2, 8, K + 1))
         with Scratch() as d:
             out = os.path.join(d, "out")
             r.save(out)
             back = normsim.read(out)
-            np.testing.assert_array_equal(back.per_sample["act_sq"], r.per_sample["act_sq"])
+            np.testing.assert_array_equal(back.array("act_sq"), r.array("act_sq"))
             done = subprocess.run([PROGRAM, "plot", out, "--format", "png"], capture_output=True, text=True)
             self.assertEqual(done.returncode, 0, done.stderr)
             figures = os.listdir(os.path.join(out, "figures"))
