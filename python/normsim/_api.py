@@ -55,16 +55,18 @@ def theory(config, **overrides):
 
 
 def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0, out=None, plots=False,
-          progress=None):
+          progress=None, force=False):
     """Runs claims (ids, one id, or None for every claim in experiments/claims/) and returns the verdict
     table: one row per claim with verdicts.json's fields (docs/claims.md). With out=FOLDER it also writes what
-    `normsim check --out FOLDER` writes (plots=True: the claim figures too)."""
+    `normsim check --out FOLDER` writes (plots=True: the claim figures too); a FOLDER that already holds
+    results raises FileExistsError, as `normsim check --out` refuses it, unless force=True (which replaces an
+    earlier check's files there)."""
     pd = require("pandas", "normsim.check")
     ids = [claims] if isinstance(claims, str) else builtins.list(claims or [])
     bar = _progress.Bar("normsim check", _progress.wanted(progress))
     try:
         verdicts = _core.check(ids, full, os.fspath(claims_dir or ""), backend, threads, os.fspath(out or ""),
-                               plots, bar)
+                               plots, bar, force)
     finally:
         bar.close()
     table = pd.DataFrame([json.loads(v) for v in verdicts])
@@ -76,17 +78,20 @@ def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0
 _VERDICT_FIRST = ("id", "statement", "verdict", "measured", "ci_low", "ci_high", "predicted", "meanfield")
 
 
-_LISTS = ("keys", "placements", "sublayers", "activations", "norms", "inits", "metrics")
+_LISTS = ("keys", "placements", "sublayers", "activations", "norms", "inits", "metrics", "claims")
 
 
 def list(what=None):
     """What can be configured, as DataFrames: keys, placements, sublayers, activations, norms, inits or
-    metrics (None: a dict of all of them), the content of `normsim list`."""
+    metrics, and the claims `normsim check` runs (id, kind, statement) (None: a dict of all of them), the
+    content of `normsim list`."""
     pd = require("pandas", "normsim.list")
     if what is None:
         return {w: list(w) for w in _LISTS}
     if what == "keys":
         return pd.DataFrame(_core.keys())
+    if what == "claims":
+        return pd.DataFrame(_core.claims(""), columns=["id", "kind", "statement"])
     if what == "metrics":
         return pd.DataFrame(_core.metrics(), columns=["metric", "index", "definition", "default"])
     if what in _LISTS:

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "check/check_out.hpp"
 #include "check/child_process.hpp"
@@ -109,6 +110,12 @@ void bind_check(py::module_& m) {
       },
       py::arg("ids"), py::arg("full"), py::arg("claims_dir"), py::arg("backend"), py::arg("threads"),
       py::arg("out"), py::arg("plots"), py::arg("progress"), py::arg("force") = false);
+  m.def("claims", [](const std::string& dir) {
+    std::vector<std::tuple<std::string, std::string, std::string>> rows;
+    for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false, false})))
+      rows.emplace_back(c.id, std::string(check::to_string(c.kind)), c.statement);
+    return rows;
+  });
   m.def("claim_ids", [](const std::string& dir) {
     std::vector<std::string> ids;
     for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false, false})))

@@ -363,12 +363,28 @@ class TheoryCheckList(unittest.TestCase):
         with self.assertRaises(normsim.ClaimError):
             normsim.check("no_such_claim", progress=False)
 
+    def test_check_refuses_an_out_holding_results_unless_forced(self):
+        with Scratch() as d:
+            out = os.path.join(d, "check")
+            normsim.check("preln_act_linear_relu", progress=False, out=out)
+            with open(os.path.join(out, "verdicts.json")) as f:
+                first = f.read()
+            with self.assertRaises(FileExistsError) as refused:
+                normsim.check("preln_act_linear_relu", progress=False, out=out)
+            self.assertIn("force", str(refused.exception))
+            with open(os.path.join(out, "verdicts.json")) as f:
+                self.assertEqual(f.read(), first)  # refused before anything was written
+            normsim.check("preln_act_linear_relu", progress=False, out=out, force=True)
+            self.assertTrue(os.path.isfile(os.path.join(out, "verdicts.json")))
+
     def test_lists(self):
         self.assertIn("pre", list(normsim.list("placements").name))
         metrics = normsim.list("metrics")
         self.assertEqual(metrics.set_index("metric").loc["cos_next", "index"], "k")
         self.assertEqual(set(normsim.list()), {"keys", "placements", "sublayers", "activations", "norms",
-                                               "inits", "metrics"})
+                                               "inits", "metrics", "claims"})
+        claims = normsim.list("claims").set_index("id")  # what `normsim list claims` prints
+        self.assertEqual(claims.loc["xiong_thm1_preln", "kind"], "literature")
 
 
 class PlotKeywords(unittest.TestCase):
