@@ -34,7 +34,7 @@ simulation sweep, the statistic and what counts as agreement) against the simula
   OUT/report.md          one row per claim: predicted, measured [95% CI], verdict, figure
   OUT/verdicts.json      the same as data (docs/claims.md lists the fields)
   OUT/claims/<id>/       data.csv (x,measured,se,predicted) and summary.csv of the claim's runs
-  OUT/figures/           claim_<id>.png, drawn by the plots library
+  OUT/figures/           claim_<id>.pdf/.svg/.png, drawn by the plots library
 With CLAIM ids, only those claims run.)";
 
 constexpr const char* kExitStatus =
@@ -42,7 +42,7 @@ constexpr const char* kExitStatus =
 disagree: a bug), or a claim with no finite measurement; 2 usage error or malformed claim file. Refuted literature claims are findings.)";
 
 struct Options {
-  std::vector<std::string> ids;
+  std::vector<std::string> ids, formats;
   bool full = false, no_plots = false, list = false, force = false;
   cli::Verbosity verbosity;
   fs::path out = "out/check", claims;
@@ -63,6 +63,10 @@ std::unique_ptr<CLI::App> check_parser(Options& o) {
       ->type_name("DIR");
   cli::add_backend_options(*app, o.backend, o.threads, sim::kMaxThreads);
   app->add_flag("--no-plots", o.no_plots, "do not draw the figures");
+  app->add_option("--format", o.formats, "claim figures in any of pdf, svg, png (default: all three)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->type_name("F[,F...]");
   app->add_flag("--list", o.list, "list the claims and exit (the same as `normsim list claims`)");
   cli::add_verbosity(*app, o.verbosity);
   return app;
@@ -147,7 +151,7 @@ int run(const Options& o) {
       plots::PlotOptions options;
       options.quiet = o.verbosity.quiet;
       options.verbose = o.verbosity.verbose;
-      options.formats = {"png"};
+      if (!o.formats.empty()) options.formats = o.formats;  // default: PDF, SVG and PNG, as `normsim plot`
       options.claims_only = true;
       options.report_markdown = false;  // report.md is check's own; plots adds report.html
       plots::render_folder(o.out, options);

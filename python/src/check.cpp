@@ -52,7 +52,6 @@ void write_outputs(const CheckOptions& o, const std::vector<check::CheckedClaim>
   if (!o.plots) return;
   plots::PlotOptions options;
   options.quiet = true;
-  options.formats = {"png"};
   options.claims_only = true;
   options.report_markdown = false;  // report.md is check's own
   plots::render_folder(o.out, options);

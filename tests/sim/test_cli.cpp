@@ -207,6 +207,18 @@ TEST_CASE("check refuses an OUT holding results as run does; --force replaces it
   CHECK(std::filesystem::exists(dir / "check" / "verdicts.json"));
 }
 
+TEST_CASE("check draws its claim figures as PDF, SVG and PNG, or the formats --format names") {
+  ScratchDir dir("cli-check-formats");
+  const std::string figures = (dir / "all" / "figures" / "claim_xiong_thm1_preln").string();
+  REQUIRE(run_cli("check xiong_thm1_preln --quiet --out " + quote((dir / "all").string()), dir).status == 0);
+  for (const char* ext : {".pdf", ".svg", ".png"}) CHECK(std::filesystem::exists(figures + ext));
+  REQUIRE(run_cli("check xiong_thm1_preln --quiet --format svg --out " + quote((dir / "svg").string()), dir)
+              .status == 0);
+  const std::string svg = (dir / "svg" / "figures" / "claim_xiong_thm1_preln").string();
+  CHECK(std::filesystem::exists(svg + ".svg"));
+  CHECK_FALSE(std::filesystem::exists(svg + ".png"));
+}
+
 TEST_CASE("plot takes the results folder positionally or as --out, not two different ones") {
   ScratchDir dir("cli-plot-out");
   const auto config = dir / "ok.toml";
