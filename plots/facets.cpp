@@ -1,6 +1,8 @@
 // Facets by placement family or value runs (see facets.hpp).
 #include "facets.hpp"
 
+#include <algorithm>
+
 #include "vocab/builtin_blocks.hpp"
 #include "vocab/names.hpp"
 
@@ -67,7 +69,44 @@ std::vector<Facet> facets_of(const std::string& key, const std::vector<std::stri
   return facets;
 }
 
-std::vector<ChartPanel> facet_panels(const ChartPanel& panel, const std::string& key) {
+namespace {
+
+bool same_points(const ChartSeries& a, const ChartSeries& b) {
+  if (a.points.size() != b.points.size()) return false;
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    const ChartPoint &p = a.points[i], &q = b.points[i];
+    if (p.x != q.x || p.mean != q.mean || p.se != q.se || p.reference != q.reference) return false;
+  }
+  return true;
+}
+
+// Lines with identical values (a swept key the metric does not depend on: the loss for act_sq) are drawn
+// once, their legend entry naming every one ("loss = readout, mse (identical)"): four entries for one visible
+// line said nothing about the three hidden under it. The first line's label stays (facets group by it).
+ChartPanel merge_identical_series(const ChartPanel& panel) {
+  ChartPanel merged = panel;
+  merged.series.clear();
+  std::vector<std::string> others;  // by merged series: the labels of the lines it stands for, after its own
+  for (const auto& s : panel.series) {
+    auto same = std::find_if(merged.series.begin(), merged.series.end(),
+                             [&](const ChartSeries& m) { return same_points(m, s); });
+    if (same == merged.series.end()) {
+      merged.series.push_back(s);
+      others.emplace_back();
+    } else {
+      others[std::size_t(same - merged.series.begin())] += ", " + s.label;
+    }
+  }
+  for (std::size_t i = 0; i < merged.series.size(); ++i)
+    if (!others[i].empty())
+      merged.series[i].title = merged.series[i].title + plain_text(others[i] + " (identical)");
+  return merged;
+}
+
+}  // namespace
+
+std::vector<ChartPanel> facet_panels(const ChartPanel& unmerged, const std::string& key) {
+  const ChartPanel panel = merge_identical_series(unmerged);
   std::vector<std::string> values;
   for (const auto& s : panel.series) values.push_back(s.label);
   const auto facets = facets_of(key, values);

@@ -26,6 +26,12 @@ Figure gradient_figure(const ResultsFolder& folder, const Layout& layout, const 
       "Gradient norms per layer (" + shown + "), mean and standard-error band" +
       (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
       (where.empty() ? "" : "; " + where) + (facet.empty() ? "" : "; " + facet) + ".";
+  bool any_theory = false;  // the caption says only what is drawn
+  for (const auto& panel : panels)
+    for (const auto& series : panel.series)
+      for (const auto& point : series.points) any_theory |= point.reference.has_value();
+  if (any_theory)
+    figure.caption += " Thin grey dashes: the mean-field theory (theory.csv), where it has a prediction.";
   for (std::size_t i = 0; i < panels.size() && i < panels_of.size(); ++i) {
     std::vector<ChartPanel> one{panels[i]};
     mark_left_out(one, figure.caption, folder.left_out(panels_of[i], layout.figure_keys, group.values));
@@ -34,7 +40,7 @@ Figure gradient_figure(const ResultsFolder& folder, const Layout& layout, const 
   figure.csv = chart_csv(panels);
   figure.script = {figure.name,
                    "Gradient-norm profiles" + (where.empty() ? "" : " (" + where + ")") +
-                       (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
+                       (any_theory ? "; dashed: mean-field theory from theory.csv" : ""),
                    chart_columns,
                    chart_preamble(panels),
                    chart_body(panels),

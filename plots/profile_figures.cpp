@@ -23,11 +23,13 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
       panel.log_y = metric_log_scale(metric);
       panel.reference_title = plain_text("mean field");
       long fewest = -1, most = 0;
+      bool any_theory = false;
       for (const auto& s : split_series(folder, layout.series_key, group.rows)) {
         ChartSeries series{s.title, s.value.empty() ? s.config : s.value, {}};
         for (const SummaryRow* row : s.rows) {
           series.points.push_back(
               {double(row->layer), row->mean, row->se, folder.theory_at(row->config, row->layer, metric)});
+          any_theory |= series.points.back().reference.has_value();
           fewest = fewest < 0 ? row->n : std::min(fewest, row->n);
           most = std::max(most, row->n);
         }
@@ -44,8 +46,10 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
           (fewest == most ? std::to_string(most) : std::to_string(fewest) + "-" + std::to_string(most)) +
           " samples" +
           (layout.series_key >= 0 ? ", one line per " + folder.keys[std::size_t(layout.series_key)] : "") +
-          (where.empty() ? "" : "; " + where) +
-          ". Thin grey dashes: the mean-field theory, where theory.csv has it.";
+          (where.empty() ? "" : "; " + where) + "." +
+          // Only what is drawn: a folder without theory.csv (a PyTorch bridge result) has no grey curve.
+          (any_theory ? " Thin grey dashes: the mean-field theory (theory.csv), where it has a prediction."
+                      : "");
       const auto panels =
           facet_panels(panel, layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "");
       if (panels.size() > 1)
@@ -57,7 +61,7 @@ std::vector<Figure> profile_figures(const ResultsFolder& folder, const std::vect
       figure.script =
           chart_script(figure.name,
                        "Per-layer profile of " + metric + (where.empty() ? "" : " (" + where + ")") +
-                           (folder.theory.empty() ? "" : "; dashed: mean-field theory from theory.csv"),
+                           (any_theory ? "; dashed: mean-field theory from theory.csv" : ""),
                        marked);
       figures.push_back(std::move(figure));
     }

@@ -144,3 +144,19 @@ TEST_CASE("twelve placements over depths: a faceted depth-scaling figure", "[plo
     CHECK(fs::is_regular_file(figures / ("gradients_depth-8_" + std::string(family) + ".png")));
   }
 }
+
+TEST_CASE("lines with identical values are drawn once, their legend entry naming each", "[plots][facets]") {
+  ChartPanel panel;
+  const std::vector<ChartPoint> points = {{0, 1.0, 0.1, 1.0}, {1, 2.0, 0.1, 2.0}};
+  panel.series.push_back({plain_text("loss = readout"), "readout", points});
+  panel.series.push_back({plain_text("loss = mse"), "mse", points});
+  auto other = points;
+  other[1].mean = 2.5;
+  panel.series.push_back({plain_text("loss = other"), "other", other});
+  const auto panels = facet_panels(panel, "loss");
+  REQUIRE(panels.size() == 1);
+  REQUIRE(panels[0].series.size() == 2);
+  CHECK(panels[0].series[0].title.enhanced == "loss = readout, mse (identical)");
+  CHECK(panels[0].series[0].label == "readout");
+  CHECK(panels[0].series[1].title.enhanced == "loss = other");
+}

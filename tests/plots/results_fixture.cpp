@@ -55,8 +55,21 @@ void write(const fs::path& path, const std::string& text) {
   REQUIRE(out.good());
 }
 
-// The synthetic mean of a metric at one layer: smooth, positive, and with known depth scaling.
+double synthetic_mean_of_pre_or_post(const std::string& placement, int depth, const std::string& metric,
+                                     int layer);
+
+// The synthetic mean of a metric at one layer: smooth, positive, and with known depth scaling. Placements
+// other than pre and post get post's values scaled by a factor of their own, so that no two lines are
+// identical (identical lines are drawn once: facets.cpp).
 double synthetic_mean(const std::string& placement, int depth, const std::string& metric, int layer) {
+  double own = 1;
+  if (placement != "pre" && placement != "post")
+    for (char c : placement) own += 0.001 * static_cast<unsigned char>(c);
+  return own * synthetic_mean_of_pre_or_post(placement, depth, metric, layer);
+}
+
+double synthetic_mean_of_pre_or_post(const std::string& placement, int depth, const std::string& metric,
+                                     int layer) {
   const bool pre = placement == "pre";
   const double K = depth;
   // A small depth-dependent wiggle so fitted exponents have a non-zero residual (and a finite CI).
