@@ -113,6 +113,28 @@ def _layer_columns(per_sample, metrics):
             "value": grid[config, sample, code, index]}
 
 
+def _table(name, columns, configs, metrics):
+    """_frames.table(name, ...) with its config-key columns typed once per config, not once per row:
+    _frames.table converts every key column from Python objects (40-odd of them), which for the 5000 rows of
+    a 16-sample depth-24 run took most of the result's time. Here it types the first row of each config,
+    whose key values are that config's, so every dtype is the one the whole table gets (a key is nullable
+    exactly where some config lacks it), and those rows are repeated; the other columns are typed as
+    _frames.typed types them."""
+    np = require("numpy", "normsim.torch")
+    rows = np.asarray(columns["config"])
+    if not len(rows):
+        return _frames.table(name, columns, configs, metrics)
+    present, first, position = np.unique(rows, return_index=True, return_inverse=True)
+    head = _frames.table(name, {c: np.asarray(v)[first] for c, v in columns.items()}, configs, metrics)
+    table = head.iloc[position].reset_index(drop=True)
+    own = _frames.typed(require("pandas", "normsim.torch").DataFrame(
+        {"metric": np.asarray(metrics, dtype=object)[columns["metric"]],
+         **{c: v for c, v in columns.items() if c not in ("config", "metric")}}))
+    for col in own.columns:
+        table[col] = own[col].to_numpy() if own[col].dtype != "Int64" else own[col].array
+    return table
+
+
 def _definitions(metrics):
     known = {m[0]: m[2] for m in _core.metrics()}
     return {m: known.get(m, f"Frobenius norm of dLoss/d(parameter '{m[len('gradw_'):]}') of block k (PyTorch)")
@@ -146,8 +168,8 @@ def build(names, records, loss, samples, seed, dtype, info):
     metrics = _metric_order(records)
     configs = _config_values(names, records, loss, samples, seed, dtype)
     per_sample = _per_sample(records, metrics)
-    summary = _frames.table("summary", _summary_columns(per_sample, metrics), configs, metrics)
-    layers = _frames.table("layers", _layer_columns(per_sample, metrics), configs, metrics)
+    summary = _table("summary", _summary_columns(per_sample, metrics), configs, metrics)
+    layers = _table("layers", _layer_columns(per_sample, metrics), configs, metrics)
     theory = _frames.table("theory", {"config": [], "metric": [], "l": [], "k": [], "value": []}, configs,
                            metrics)
     nonfinite = _frames.nonfinite_table(_nonfinite_rows(records))

@@ -68,8 +68,13 @@ def gradient_sq(grads):
 
 
 def frobenius(grad):
-    """The Frobenius norm of each sample's gradient, grad (S, ...) -> numpy (S,)."""
-    return grad.double().reshape(grad.shape[0], -1).norm(dim=1).cpu().numpy()
+    """The Frobenius norm of each sample's gradient, grad (S, ...) -> numpy (S,), summed in float64. A vmapped
+    weight's gradient is a transposed view: reduced in place, not copied to a contiguous (S, n) first."""
+    torch = _torch()
+    dims = tuple(range(1, grad.dim())) or None
+    if dims is None:  # a scalar parameter: its absolute value
+        return grad.double().abs().cpu().numpy()
+    return torch.linalg.vector_norm(grad, dim=dims, dtype=torch.float64).cpu().numpy()
 
 
 def _first_false(ok):
