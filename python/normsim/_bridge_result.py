@@ -13,10 +13,7 @@ from ._result import Result
 def _metric_order(records):
     """The simulator's metrics in table order, then the bridge's own (gradw_<parameter>) in first appearance."""
     table = [m[0] for m in _core.metrics()]
-    seen = []
-    for config in records:
-        for sample in config:
-            seen += [m for m in sample["values"] if m not in seen]
+    seen = list(dict.fromkeys(m for config in records for m in config["values"]))
     return [m for m in table if m in seen] + [m for m in seen if m not in table]
 
 
@@ -24,8 +21,8 @@ def _config_values(names, records, loss, samples, seed, dtype):
     """Every config key (empty where a PyTorch block has no such key), placement = the block's name."""
     values = {key: [None] * len(names) for key in _core.columns("summary")[1:-6]}
     for c, name in enumerate(names):
-        T, d = records[c][0]["shape"]
-        known = {"placement": name, "width": d, "tokens": T, "depth": len(records[c][0]["values"]["cos_next"]),
+        T, d = records[c]["shape"]
+        known = {"placement": name, "width": d, "tokens": T, "depth": records[c]["depth"],
                  "loss": loss, "seed": seed, "samples": samples, "precision": dtype}
         for key, value in known.items():
             values[key][c] = value
@@ -33,16 +30,17 @@ def _config_values(names, records, loss, samples, seed, dtype):
 
 
 def _per_sample(records, metrics):
+    """metric -> [config, sample, index], NaN where a value is missing or not finite."""
     np = require("numpy", "normsim.torch")
-    samples = max(len(c) for c in records)
+    samples = max(len(c["nonfinite"]) for c in records)
     out = {}
     for m in metrics:
-        size = max(len(s["values"].get(m, [])) for c in records for s in c)
+        size = max(c["values"][m].shape[1] for c in records if m in c["values"])
         a = np.full((len(records), samples, size), np.nan)
         for c, config in enumerate(records):
-            for s, sample in enumerate(config):
-                row = np.asarray(sample["values"].get(m, []), dtype=float)
-                a[c, s, : len(row)] = np.where(np.isfinite(row), row, np.nan)
+            if m in config["values"]:
+                v = config["values"][m]
+                a[c, : v.shape[0], : v.shape[1]] = np.where(np.isfinite(v), v, np.nan)
         out[m] = a
     return out
 
@@ -51,46 +49,90 @@ def _stream_metric(metric):
     return metric in ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank", "grad_sq")
 
 
-def _summary_columns(per_sample, metrics):
-    """summary.csv's columns: mean, se (sample sd / sqrt(n), 0 when n = 1) and n over the finite samples."""
+def _index_columns(metrics, code, index):
+    """l and k of rows with metric codes `code` and indices `index`: the index in l for a stream metric, in k
+    for a sublayer metric, NaN in the other."""
     np = require("numpy", "normsim.torch")
-    cols = {c: [] for c in ("config", "metric", "l", "k", "mean", "se", "n")}
-    for c in range(next(iter(per_sample.values())).shape[0]):
+    stream = np.array([_stream_metric(m) for m in metrics], dtype=bool)[code]
+    index = index.astype(float)
+    return np.where(stream, index, np.nan), np.where(stream, np.nan, index)
+
+
+def _row_statistics(a):
+    """mean, se (sample sd / sqrt(n), 0 when n = 1) and n over the finite values of each row of a (rows,
+    samples). Rows with every value finite are reduced together along their contiguous last axis, which
+    numpy sums as it sums one row alone (pairwise), so the figures equal those of the per-row computation;
+    the few rows with missing values are computed one by one."""
+    np = require("numpy", "normsim.torch")
+    finite = np.isfinite(a)
+    n = finite.sum(axis=1)
+    mean, se = np.full(len(a), np.nan), np.full(len(a), np.nan)
+    full = n == a.shape[1]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rows = np.ascontiguousarray(a[full])
+        mean[full] = rows.mean(axis=1)
+        se[full] = np.std(rows, axis=1, ddof=1) / np.sqrt(a.shape[1]) if a.shape[1] > 1 else 0.0
+        for r in np.nonzero(~full & (n > 0))[0]:
+            v = a[r][finite[r]]
+            mean[r] = v.mean()
+            se[r] = np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0
+    return mean, se, n
+
+
+def _summary_columns(per_sample, metrics):
+    """summary.csv's columns: mean, se and n over the finite samples, rows by config, metric, index; a row
+    whose mean or se is not finite is left out (summary.csv never holds NaN or Inf)."""
+    np = require("numpy", "normsim.torch")
+    configs = next(iter(per_sample.values())).shape[0]
+    parts = []
+    for c in range(configs):
         for code, m in enumerate(metrics):
-            a = per_sample[m][c]
-            for i in range(a.shape[1]):
-                v = a[:, i][np.isfinite(a[:, i])]
-                if not len(v):
-                    continue
-                with np.errstate(over="ignore", invalid="ignore"):
-                    mean = float(v.mean())
-                    se = float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
-                if math.isfinite(mean) and math.isfinite(se):  # never NaN or Inf, as summary.csv
-                    _append(cols, c, code, m, i, mean=mean, se=se, n=len(v))
-    return {k: np.asarray(v) for k, v in cols.items()}
+            rows = per_sample[m][c].T  # (index, samples)
+            mean, se, n = _row_statistics(rows)
+            keep = (n > 0) & np.isfinite(mean) & np.isfinite(se)
+            index = np.nonzero(keep)[0]
+            parts.append((np.full(len(index), c), np.full(len(index), code), index, mean[keep], se[keep],
+                          n[keep]))
+    config, code, index, mean, se, n = (np.concatenate(p) for p in zip(*parts))
+    l, k = _index_columns(metrics, code.astype(int), index)
+    return {"config": config.astype(int), "metric": code.astype(int), "l": l, "k": k, "mean": mean, "se": se,
+            "n": n.astype(int)}
 
 
 def _layer_columns(per_sample, metrics):
     """layers.csv's columns: every finite value, ordered by config, sample, metric, index."""
     np = require("numpy", "normsim.torch")
-    cols = {c: [] for c in ("config", "sample", "metric", "l", "k", "value")}
     configs, samples = next(iter(per_sample.values())).shape[:2]
-    for c in range(configs):
-        for s in range(samples):
-            for code, m in enumerate(metrics):
-                for i, v in enumerate(per_sample[m][c, s]):
-                    if np.isfinite(v):
-                        _append(cols, c, code, m, i, sample=s, value=float(v))
-    return {k: np.asarray(v) for k, v in cols.items()}
+    size = max(a.shape[2] for a in per_sample.values())
+    grid = np.full((configs, samples, len(metrics), size), np.nan)
+    for code, m in enumerate(metrics):
+        grid[:, :, code, : per_sample[m].shape[2]] = per_sample[m]
+    config, sample, code, index = np.nonzero(np.isfinite(grid))  # C order: config, sample, metric, index
+    l, k = _index_columns(metrics, code, index)
+    return {"config": config, "metric": code, "l": l, "k": k, "sample": sample,
+            "value": grid[config, sample, code, index]}
 
 
-def _append(cols, c, code, metric, index, **fields):
-    cols["config"].append(c)
-    cols["metric"].append(code)
-    cols["l"].append(index if _stream_metric(metric) else float("nan"))
-    cols["k"].append(float("nan") if _stream_metric(metric) else index)
-    for k, v in fields.items():
-        cols[k].append(v)
+def _table(name, columns, configs, metrics):
+    """_frames.table(name, ...) with its config-key columns typed once per config, not once per row:
+    _frames.table converts every key column from Python objects (40-odd of them), which for the 5000 rows of
+    a 16-sample depth-24 run took most of the result's time. Here it types the first row of each config,
+    whose key values are that config's, so every dtype is the one the whole table gets (a key is nullable
+    exactly where some config lacks it), and those rows are repeated; the other columns are typed as
+    _frames.typed types them."""
+    np = require("numpy", "normsim.torch")
+    rows = np.asarray(columns["config"])
+    if not len(rows):
+        return _frames.table(name, columns, configs, metrics)
+    present, first, position = np.unique(rows, return_index=True, return_inverse=True)
+    head = _frames.table(name, {c: np.asarray(v)[first] for c, v in columns.items()}, configs, metrics)
+    table = head.iloc[position].reset_index(drop=True)
+    own = _frames.typed(require("pandas", "normsim.torch").DataFrame(
+        {"metric": np.asarray(metrics, dtype=object)[columns["metric"]],
+         **{c: v for c, v in columns.items() if c not in ("config", "metric")}}))
+    for col in own.columns:
+        table[col] = own[col].to_numpy() if own[col].dtype != "Int64" else own[col].array
+    return table
 
 
 def _definitions(metrics):
@@ -103,11 +145,22 @@ def _nonfinite_rows(records):
     """nonfinite.csv's rows in the simulator's order: config, sample, its statistics, then its stream."""
     rows = []
     for c, config in enumerate(records):
-        for s, r in enumerate(config):
-            rows += [(c, s, pass_, layer, metric) for pass_, layer, metric in r["statistics"]]
-            if r["nonfinite"]:
-                rows.append((c, s, *r["nonfinite"], ""))
+        for s, (statistics, stream) in enumerate(zip(config["statistics"], config["nonfinite"])):
+            rows += [(c, s, pass_, layer, metric) for pass_, layer, metric in statistics]
+            if stream:
+                rows.append((c, s, *stream, ""))
     return rows
+
+
+def _bridge_notes(record):
+    """What run.json says of a configuration's run beyond the simulator's fields: every block's token-mixing
+    probe (true, false, or null where it could not be probed), the samples per batch, and the blocks run
+    sample by sample with why."""
+    notes = {"token_mixing": record["token_mixing"], "batch": record["batch"],
+             "per_sample_blocks": {str(k): why for k, why in sorted(record["per_sample_blocks"].items())}}
+    if record["one_at_a_time"]:
+        notes["batch_note"] = record["one_at_a_time"]
+    return notes
 
 
 def build(names, records, loss, samples, seed, dtype, info):
@@ -115,8 +168,8 @@ def build(names, records, loss, samples, seed, dtype, info):
     metrics = _metric_order(records)
     configs = _config_values(names, records, loss, samples, seed, dtype)
     per_sample = _per_sample(records, metrics)
-    summary = _frames.table("summary", _summary_columns(per_sample, metrics), configs, metrics)
-    layers = _frames.table("layers", _layer_columns(per_sample, metrics), configs, metrics)
+    summary = _table("summary", _summary_columns(per_sample, metrics), configs, metrics)
+    layers = _table("layers", _layer_columns(per_sample, metrics), configs, metrics)
     theory = _frames.table("theory", {"config": [], "metric": [], "l": [], "k": [], "value": []}, configs,
                            metrics)
     nonfinite = _frames.nonfinite_table(_nonfinite_rows(records))
@@ -126,7 +179,7 @@ def build(names, records, loss, samples, seed, dtype, info):
                 "normsim.torch.measure", "config_file": "", **info, "peak_memory_bytes": 0,
                 "timings": {"wall_seconds": wall}, "swept_keys": ["placement"],
                 "configs": [{"id": c, "values": {k: v[c] for k, v in configs.items() if v[c] is not None},
-                             "seed": seed} for c in range(len(names))],
+                             "seed": seed, **_bridge_notes(records[c])} for c in range(len(names))],
                 "metrics": _definitions(metrics)}
     result = Result(summary, layers, theory, per_sample, _frames.config_table(configs), run_info, nonfinite)
     result._saver = lambda out: save(result, out)

@@ -1,101 +1,176 @@
 """normsim's per-layer metrics (docs/metrics.md) on PyTorch tensors, computed in float64 with the simulator's
-definitions (sim/stream_metrics.cpp, sim/sample_metrics.cpp), for the PyTorch bridge."""
-import math
+definitions (sim/stream_metrics.cpp, sim/sample_metrics.cpp), for the PyTorch bridge: every metric of every
+sample and layer of a batch in a few batched tensor operations (one statistic per (sample, layer) row)."""
+from ._deps import require
 
 STREAM = ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank", "grad_sq")
 SUBLAYER = ("cos_next", "rel_update", "branch_sq")
-NAN = float("nan")
+# The forward statistics in the order the simulator computes them for one stream (and stores their NaN/Inf).
+STREAM_FORWARD = ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank")
+
+
+def _torch():
+    return require("torch", "normsim.torch")
 
 
 def token_cosine(x):
-    """Mean over token pairs t != s of cos(x[t], x[s])."""
-    T = x.shape[0]
-    if T < 2:
-        return NAN
-    norms = x.norm(dim=1, keepdim=True)
+    """Mean over token pairs t != s of cos(x[..., t, :], x[..., s, :]) for x (..., T, d), T >= 2; a zero token
+    counts as a zero vector (cosine 0 with every other)."""
+    T = x.shape[-2]
+    norms = x.norm(dim=-1, keepdim=True)
     n = x / norms.where(norms > 0, norms.new_ones(()))
-    total = n.sum(dim=0).pow(2).sum() - n.pow(2).sum()
-    return float(total) / (T * (T - 1))
+    total = n.sum(dim=-2).pow(2).sum(dim=-1) - n.pow(2).sum(dim=(-2, -1))
+    return total / (T * (T - 1))
 
 
 def effective_rank(x):
-    """exp(entropy of s / sum s), s the singular values of x (Roy & Vetterli)."""
-    import torch
+    """exp(entropy of s / sum s), s the singular values of each T x d matrix of x (..., T, d) (Roy & Vetterli);
+    NaN where the singular values sum to 0."""
+    torch = _torch()
     s = torch.linalg.svdvals(x)
-    total = float(s.sum())
-    if not total > 0:
-        return NAN
-    p = s / total
-    p = p[p > 0]
-    return math.exp(float(-(p * p.log()).sum()))
+    total = s.sum(dim=-1, keepdim=True)
+    p = s / total.where(total > 0, total.new_ones(()))
+    entropy = -torch.where(p > 0, p * p.log(), p.new_zeros(())).sum(dim=-1)
+    return entropy.exp().where(total[..., 0] > 0, entropy.new_full((), float("nan")))
 
 
 def mean_token_cosine(a, b):
-    return float(((a * b).sum(dim=1) / (a.norm(dim=1) * b.norm(dim=1))).mean())
+    """Mean over tokens of cos(a[..., t, :], b[..., t, :])."""
+    return ((a * b).sum(dim=-1) / (a.norm(dim=-1) * b.norm(dim=-1))).mean(dim=-1)
 
 
 def mean_relative_update(before, after):
-    return float(((after - before).norm(dim=1) / before.norm(dim=1)).mean())
+    """Mean over tokens of ||after[t] - before[t]|| / ||before[t]||."""
+    return ((after - before).norm(dim=-1) / before.norm(dim=-1)).mean(dim=-1)
 
 
-def _finite(t):
-    import torch
-    return bool(torch.isfinite(t).all())
+def forward(stream, branches):
+    """metric -> float64 numpy (S, index) of every forward statistic, from the stream x_0..x_K (S, K+1, T, d),
+    zero where a sample's stream is not finite (its values there are not used), and the branch outputs
+    [(S, T, d) or None per block] (branch_sq NaN for a block without one)."""
+    torch = _torch()
+    x = stream.double()
+    out = {"act_sq": x.pow(2).mean(dim=(-2, -1)), "act_mean_abs": x.abs().mean(dim=(-2, -1)),
+           "act_max_abs": x.abs().amax(dim=(-2, -1)), "eff_rank": effective_rank(x)}
+    if x.shape[-2] > 1:
+        out["token_cos"] = token_cosine(x)
+    out["cos_next"] = mean_token_cosine(x[:, :-1], x[:, 1:])
+    out["rel_update"] = mean_relative_update(x[:, :-1], x[:, 1:])
+    nan = x.new_full((x.shape[0],), float("nan"))
+    out["branch_sq"] = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1))
+                                    for b in branches], dim=1)
+    return {m: v.cpu().numpy() for m, v in out.items()}
 
 
-class Store:
-    """Where one sample's values go, as the simulator's measure_sample stores them (sim/sample_metrics.cpp):
-    values[metric][index], and (pass, index, metric) for every statistic that came out NaN or Inf although
-    its stream was finite (`nonfinite`, in the order computed), so that none vanishes silently."""
-
-    def __init__(self, K):
-        self.values = {m: [NAN] * (K + 1) for m in STREAM}
-        self.values.update({m: [NAN] * K for m in SUBLAYER})
-        self.nonfinite = []
-
-    def __call__(self, metric, index, compute, size=None, pass_="forward"):
-        value = float(compute())
-        self.values.setdefault(metric, [NAN] * (size or 0))[index] = value
-        if not math.isfinite(value):
-            self.nonfinite.append((pass_, index, metric))
+def gradient_sq(grads):
+    """grad_sq (S, K+1) from dLoss/dx_l (S, T, d) per l (zero where a sample's gradient is not used)."""
+    return _torch().stack([g.double().pow(2).mean(dim=(-2, -1)) for g in grads], dim=1).cpu().numpy()
 
 
-def forward_metrics(store, stream, y, branch_out):
-    """Stream and sublayer metrics of one sample from x_0..x_K (T x d each), the output y and the branch
-    outputs, into `store`; returns the first non-finite stream index (K+1 for y), or None."""
-    K = len(stream) - 1
-    bad = next((l for l, x in enumerate(stream) if not _finite(x)), None)
-    if bad is None and not _finite(y):
-        bad = K + 1
-    end = K + 1 if bad is None else bad
-    xs = [x.double() for x in stream[:end]]
-    for l, x in enumerate(xs):
-        store("act_sq", l, lambda: x.pow(2).mean())
-        store("act_mean_abs", l, lambda: x.abs().mean())
-        store("act_max_abs", l, lambda: x.abs().max())
-        if x.shape[0] > 1:
-            store("token_cos", l, lambda: token_cosine(x))
-        store("eff_rank", l, lambda: effective_rank(x))
-    for k in range(min(K, end - 1)):
-        store("cos_next", k, lambda: mean_token_cosine(xs[k], xs[k + 1]))
-        store("rel_update", k, lambda: mean_relative_update(xs[k], xs[k + 1]))
-    for k in range(min(K, end)):
-        if branch_out[k] is not None:
-            store("branch_sq", k, lambda: branch_out[k].double().pow(2).mean())
-    return bad
+def frobenius(grad):
+    """The Frobenius norm of each sample's gradient, grad (S, ...) -> numpy (S,), summed in float64. A vmapped
+    weight's gradient is a transposed view: reduced in place, not copied to a contiguous (S, n) first."""
+    torch = _torch()
+    dims = tuple(range(1, grad.dim())) or None
+    if dims is None:  # a scalar parameter: its absolute value
+        return grad.double().abs().cpu().numpy()
+    return torch.linalg.vector_norm(grad, dim=dims, dtype=torch.float64).cpu().numpy()
 
 
-def backward_metrics(store, grads, params):
-    """grad_sq from the stream gradients (x_0..x_K) and gradw_<name> of every block's parameters
-    ({k: [(metric, grad)]}), into `store`; the backward runs from x_K down, so a non-finite gradient at l
-    ends it. Returns that l, or None."""
-    K = len(grads) - 1
-    bad = next((l for l in range(K, -1, -1) if grads[l] is None or not _finite(grads[l])), None)
-    stop = -1 if bad is None else bad
-    for l in range(K, stop, -1):
-        store("grad_sq", l, lambda: grads[l].double().pow(2).mean(), pass_="backward")
-    for k in range(K - 1, max(stop, 0) - 1, -1):
-        for metric, grad in params.get(k, []):
-            if grad is not None:
-                store(metric, k, lambda: grad.double().norm(), size=K, pass_="backward")
-    return bad
+def _first_false(ok):
+    """Per row of a boolean numpy array, the first column that is False, or -1."""
+    np = require("numpy", "normsim.torch")
+    return np.where(ok.all(axis=1), -1, np.argmin(ok, axis=1))
+
+
+def measure(passes):
+    """Every metric of a batch's samples, as the simulator's measure_sample stores them (sim/sample_metrics.cpp):
+    {"values": metric -> numpy (S, index), NaN where a statistic is not computed, "statistics": per sample
+    the (pass, index, metric) of each statistic that came out NaN or Inf from a finite stream, in the order
+    computed, "nonfinite": per sample (pass, layer) where a stream first held a NaN or Inf, or None}.
+    The forward ends at the first non-finite stream (K+1 for y) and skips the backward; the backward runs
+    from x_K down and ends at the first non-finite (or missing) gradient, whose block still has gradw."""
+    np = require("numpy", "normsim.torch")
+    torch = _torch()
+    stream = torch.stack([s.detach()[:, 0] for s in passes.stream], dim=1)  # (S, K+1, T, d)
+    S, K = stream.shape[0], stream.shape[1] - 1
+    finite = torch.isfinite(stream).flatten(2).all(2)
+    values = forward(stream.where(finite[..., None, None], stream.new_zeros(())),
+                     [None if b is None else b[:, 0] for b in passes.branches])
+    y_finite = torch.isfinite(passes.y.detach()).flatten(1).all(1).cpu().numpy()
+    bad = _first_false(finite.cpu().numpy())
+    bad = np.where((bad < 0) & ~y_finite, K + 1, bad)
+    end = np.where(bad < 0, K + 1, bad)
+    l, k = np.arange(K + 1), np.arange(K)
+    masks = {m: l[None] < end[:, None] for m in STREAM_FORWARD if m in values}
+    masks.update({m: k[None] < np.minimum(K, end - 1)[:, None] for m in ("cos_next", "rel_update")})
+    has_branch = np.array([b is not None for b in passes.branches], dtype=bool)
+    masks["branch_sq"] = (k[None] < np.minimum(K, end)[:, None]) & has_branch[None]
+    stop = _backward_values(passes, values, masks, bad < 0)
+    gradw_order = _gradw_order(passes.params, masks, S, K)
+    out = {"values": {}, "nonfinite": [], "statistics": [], "gradw_order": gradw_order}
+    for metric, v in values.items():
+        if metric in masks and (metric in STREAM or metric in SUBLAYER or metric in gradw_order):
+            out["values"][metric] = np.where(masks[metric], v, np.nan)
+    out["values"].setdefault("token_cos", np.full((S, K + 1), np.nan))  # one token: undefined
+    for s in range(S):
+        out["nonfinite"].append(("forward", int(bad[s])) if bad[s] >= 0 else
+                                ("backward", int(stop[s])) if stop[s] >= 0 else None)
+        out["statistics"].append(_nonfinite_statistics(values, masks, passes.params, s, K))
+    return out
+
+
+def _backward_values(passes, values, masks, ran):
+    """grad_sq and gradw_<name> into `values` and their masks into `masks` for the samples that `ran` the
+    backward; returns per sample the stream index where the backward ended (-1: none)."""
+    np = require("numpy", "normsim.torch")
+    torch = _torch()
+    S, K = len(ran), len(passes.stream) - 1
+    present = np.array([g is not None for g in passes.grads])
+    grads = [g[:, 0] if g is not None else _zeros_like_stream(passes.stream[0])
+             for g in passes.grads]
+    ok = torch.stack([torch.isfinite(g).flatten(1).all(1) for g in grads], dim=1).cpu().numpy() & present
+    top_bad = _first_false(ok[:, ::-1])
+    stop = np.where(top_bad < 0, -1, K - top_bad)
+    stop = np.where(ran, stop, -1)
+    values["grad_sq"] = gradient_sq(grads)
+    masks["grad_sq"] = ran[:, None] & (np.arange(K + 1)[None] > stop[:, None])
+    for k, block in enumerate(passes.params):
+        for metric, grad, have in block:
+            if grad is None:
+                continue
+            if metric not in values:
+                values[metric], masks[metric] = np.full((S, K), np.nan), np.zeros((S, K), bool)
+            values[metric][:, k] = frobenius(grad)
+            masks[metric][:, k] = ran & np.asarray(have) & (k >= np.maximum(stop, 0))
+    return stop
+
+
+def _zeros_like_stream(x):
+    """(S, T, d) zeros for a stream x (S, 1, T, d) that no gradient reached (its grad_sq is not stored)."""
+    return x.new_zeros((x.shape[0], *x.shape[2:]))
+
+
+def _nonfinite_statistics(values, masks, params, s, K):
+    """Sample s's statistics that came out NaN or Inf, in the order the simulator computes them."""
+    import math
+    if all(math.isfinite(v) for m in masks for v in values[m][s][masks[m][s]]):
+        return []
+    order = [("forward", l, m) for l in range(K + 1) for m in STREAM_FORWARD if m in masks]  # token_cos: T > 1
+    order += [("forward", k, m) for k in range(K) for m in ("cos_next", "rel_update")]
+    order += [("forward", k, "branch_sq") for k in range(K)]
+    order += [("backward", l, "grad_sq") for l in range(K, -1, -1)]
+    order += [("backward", k, metric) for k in range(K - 1, -1, -1) for metric, grad, _ in params[k]
+              if grad is not None]
+    return [(p, i, m) for p, i, m in order if masks[m][s, i] and not math.isfinite(values[m][s, i])]
+
+
+def _gradw_order(params, masks, S, K):
+    """gradw_<name> in the order a sample first stores them (blocks from K-1 down, parameters in order)."""
+    seen = {}
+    for s in range(S):
+        for k in range(K - 1, -1, -1):
+            for metric, grad, _ in params[k]:
+                if grad is not None and masks[metric][s, k]:
+                    seen.setdefault(metric, None)
+    return list(seen)

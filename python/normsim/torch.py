@@ -5,8 +5,11 @@
     r.save("out/myblock"); normsim.plot("out/myblock")
 
 For every sample, fresh blocks are built (the factory is called again under a seed derived from (seed,
-sample)), a fresh input and readout drawn, the stack run forward and backward with hooks, and every metric of
-docs/metrics.md measured with the simulator's definitions (normsim._metrics). Stream x_0 is the input, x_{k+1}
+sample)), a fresh input and readout drawn, the stack run forward and backward, and every metric of
+docs/metrics.md measured with the simulator's definitions (normsim._metrics). Samples are built one by one
+and run in batches (normsim._bridge_passes: each block under vmap over the samples' stacked parameters, or
+sample by sample where vmap cannot run it); the first sample's blocks are probed for token mixing
+(normsim._bridge_checks). Stream x_0 is the input, x_{k+1}
 = blocks[k](x_k); y = final_norm(x_K) (or x_K) feeds the loss. branch_sq is measured on a block's submodule
 named `branch` (its output is F_k); gradw_<name> is the Frobenius norm of dLoss/d(parameter) for every named
 parameter of block k (".weight" and a leading "branch." dropped, dots as underscores: `w1 = nn.Linear(...)` in
@@ -14,9 +17,8 @@ the block or its branch gives gradw_w1, as the simulator names W1).
 """
 import time
 
-from . import _frames, _progress
+from . import _progress
 from ._deps import require
-from ._result import Result
 
 
 def _torch():
@@ -69,6 +71,15 @@ def _composed_builder(parts, compose, depth):
     return lambda: [_reset(composed(copy.deepcopy(parts), compose)) for _ in range(depth)]
 
 
+def _reusing(build):
+    """Marks a builder that returns the same module objects for every sample (re-initialised): a batch copies
+    each sample's blocks once they are built and moved (normsim._bridge_passes.Sample), since the next
+    sample's reset would change them; moving first keeps the draws of sample-by-sample runs, where the next
+    reset ran on the blocks the last sample had moved to the device and dtype."""
+    build.reuses_modules = True
+    return build
+
+
 def _stack_builder(blocks, depth):
     """A function () -> list of modules building fresh blocks under the current torch seed."""
     torch = _torch()
@@ -79,27 +90,13 @@ def _stack_builder(blocks, depth):
         if depth is not None and depth != len(modules):
             raise ValueError(f"depth={depth} with a list of {len(modules)} modules: the list is the stack; drop "
                              "depth=, or pass a factory k -> module with depth=K")
-        return lambda: [_reset(m) for m in modules]
+        return _reusing(lambda: [_reset(m) for m in modules])
     if not callable(blocks):
         raise TypeError("blocks must be a factory (k -> module, with depth=K, or () -> list of modules), a "
                         "list of modules, or (parts, compose) with depth=K")
     if depth is not None:
         return lambda: [blocks(k) for k in range(depth)]
     return lambda: list(blocks())
-
-
-def _refuse_sequence_first(modules):
-    """nn.MultiheadAttention (and the nn.Transformer layers built on it) default to batch_first=False: given
-    the bridge's (1, T, d) they would see T sequences of one token each and never mix tokens."""
-    torch = _torch()
-    for k, block in enumerate(modules):
-        for name, sub in block.named_modules():
-            if isinstance(sub, torch.nn.MultiheadAttention) and not sub.batch_first:
-                where = f"block {k}" + (f", submodule '{name}'" if name else "")
-                raise ValueError(f"normsim.torch: {where} is nn.MultiheadAttention with batch_first=False: blocks "
-                                 "receive (1, T, d), which it would read as T sequences of one token (no mixing "
-                                 "between tokens). Construct it (or the nn.Transformer*Layer) with "
-                                 "batch_first=True")
 
 
 def _check_x0(x0):
@@ -123,71 +120,17 @@ def _input_of(x0, generator, dtype, device):
     return x0.to(device=device, dtype=dtype)
 
 
-def _parameter_metric(name):
-    """gradw_<name>: ".weight" dropped, the block's `branch.` prefix dropped, dots as underscores."""
-    if name.startswith("branch."):
-        name = name[len("branch."):]
-    if name.endswith(".weight"):
-        name = name[: -len(".weight")]
-    return "gradw_" + name.replace(".", "_")
-
-
-def run_sample(build, x0, loss, final_norm, dtype, seed, sample, device="cpu"):
-    """One sample: fresh blocks and inputs, forward and backward. Returns {"values": metric -> list over its
-    index (NaN where undefined), "nonfinite": (pass, layer) where a stream first held a NaN or Inf, or None,
-    "statistics": [(pass, layer, metric)] that came out NaN or Inf from a finite stream, "shape": (T, d)}.
-    Weights, inputs and readouts are drawn on the CPU (the same numbers whatever the device), then moved."""
-    from . import _metrics
-    torch = _torch()
-    torch.manual_seed(seed * 1_000_003 + sample)
-    generator = torch.Generator().manual_seed(seed * 1_000_033 + sample + 17)
-    modules = [m.to(device=device, dtype=dtype) for m in build()]
-    _refuse_sequence_first(modules)
-    branch_out = [None] * len(modules)
-    hooks = []
-    for k, m in enumerate(modules):
-        if hasattr(m, "branch"):
-            hooks.append(m.branch.register_forward_hook(
-                lambda _mod, _inp, out, k=k: branch_out.__setitem__(k, out.detach())))
-    x = _input_of(x0, generator, dtype, device).unsqueeze(0).requires_grad_(True)
-    stream = [x]
-    try:
-        for m in modules:
-            x = m(x)
-            x.retain_grad()
-            stream.append(x)
-    finally:
-        for h in hooks:
-            h.remove()
-    y = final_norm(x) if final_norm is not None else x
-    shape = tuple(stream[0].shape[1:])
-    store = _metrics.Store(len(modules))
-    bad = _metrics.forward_metrics(store, [s.detach()[0] for s in stream], y.detach(), branch_out)
-    record = {"values": store.values, "statistics": store.nonfinite, "shape": shape,
-              "nonfinite": ("forward", bad) if bad is not None else None}
-    if bad is not None:
-        return record
-    draw = torch.randn(y.shape, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
-    objective = (draw * y).sum() if loss == "readout" else 0.5 * ((y - draw) ** 2).sum()
-    objective.backward()
-    grads = {k: [(_parameter_metric(n), p.grad) for n, p in m.named_parameters() if p.requires_grad]
-             for k, m in enumerate(modules)}
-    bad = _metrics.backward_metrics(store, [None if s.grad is None else s.grad[0] for s in stream], grads)
-    record["nonfinite"] = ("backward", bad) if bad is not None else None
-    return record
-
-
-def _warn_nonfinite(config, sample, record):
+def _warn_nonfinite(config, sample, statistics, nonfinite):
     """The simulator's warnings (sim/sweep.cpp, nonfinite_warnings) as Python warnings."""
     import warnings
     who = f"normsim.torch: config {config} sample {sample}"
-    if record["statistics"]:
-        pass_, layer, metric = record["statistics"][0]
-        warnings.warn(f"{who}: {len(record['statistics'])} statistic(s) came out NaN or Inf from a finite "
+    if statistics:
+        pass_, layer, metric = statistics[0]
+        warnings.warn(f"{who}: {len(statistics)} statistic(s) came out NaN or Inf from a finite "
                       f"stream, first {metric} at layer {layer}; left out of the tables (see nonfinite)",
                       RuntimeWarning, stacklevel=3)
-    if record["nonfinite"]:
-        pass_, layer = record["nonfinite"]
+    if nonfinite:
+        pass_, layer = nonfinite
         warnings.warn(f"{who}: NaN or Inf in the {pass_} pass at layer {layer}; non-finite values are left "
                       f"out of the tables (see nonfinite)", RuntimeWarning, stacklevel=3)
 
@@ -196,7 +139,7 @@ _UNSET = object()
 
 
 def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=_UNSET,
-            name="torch", progress=None, device="cpu"):
+            name="torch", progress=None, device="cpu", batch=None):
     """Measures PyTorch residual blocks over `samples` fresh initialisations; returns a normsim Result.
 
     blocks      a factory k -> nn.Module (with depth=K), a factory () -> list of modules, or a list of modules
@@ -214,6 +157,11 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     dtype       torch.float64 or torch.float32 (or "float64", "float32")
     device      where the passes run: "cpu" (default), "cuda", "cuda:1" or a torch.device; every draw is
                 made on the CPU first, so a device changes only the arithmetic's rounding, not the samples
+    batch       samples built and run together: None (default) as many as 256 MiB of parameters hold, n at
+                most n; their passes run each block under vmap over the samples' stacked parameters (a block
+                vmap cannot run goes sample by sample, noted in run_info). False: sample by sample without
+                vmap, one sample's blocks in memory at a time, as before batching. The samples' draws are the
+                same whatever the batch; values differ by rounding only (docs/python.md)
     Blocks receive tensors of shape (1, T, d)."""
     torch = _torch()
     if loss not in ("readout", "mse"):
@@ -221,36 +169,126 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     dtype = {torch.float64: "float64", torch.float32: "float32"}.get(dtype, dtype)  # torch.float64 too
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype {dtype!r}: expected torch.float64 or torch.float32 (or their names)")
+    if not (batch is None or batch is False or (type(batch) is int and batch >= 1)):
+        raise ValueError(f"batch={batch!r}: None (as many samples as fit), a positive int, or False (sample by "
+                         "sample)")
     named = blocks if isinstance(blocks, dict) else {name: blocks}
     _check_x0(x0)
-    if final_norm is _UNSET:
-        import warnings
-        warnings.warn("normsim.torch.measure: no final_norm given, so y = x_K; normsim.run's final_norm = "
-                      "'auto' ends pre, mix, sandwich and the other pre-norm placements in a norm. Pass "
-                      "final_norm=nn.LayerNorm(d) to measure what normsim.run measures, or final_norm=None to "
-                      "keep y = x_K without this warning", UserWarning, stacklevel=2)
-        final_norm = None
+    final_norm = _final_norm_given(final_norm)
     torch_dtype = getattr(torch, dtype)
     device = _device_of(device)
     if isinstance(final_norm, torch.nn.Module):
         final_norm = final_norm.to(device=device, dtype=torch_dtype)
     bar = _progress.Bar("normsim.torch", _progress.wanted(progress))
     started, t0 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.monotonic()
+    timings = dict.fromkeys(("build_seconds", "probe_seconds", "passes_seconds", "metrics_seconds"), 0.0)
     records = []
     try:
         for c, (config_name, config_blocks) in enumerate(named.items()):
-            build = _stack_builder(config_blocks, depth)
-            records.append([run_sample(build, x0, loss, final_norm, torch_dtype, seed, s, device)
-                            for s in _counted(range(samples), bar, c, len(named), samples)])
-            for s, record in enumerate(records[-1]):
-                _warn_nonfinite(c, s, record)
+            run = _ConfigRun(_stack_builder(config_blocks, depth), x0, torch_dtype, device, seed, batch, timings)
+            records.append(run(loss, final_norm, samples,
+                               lambda done: bar(c * samples + done, len(named) * samples)))
+            for s, (statistics, nonfinite) in enumerate(zip(records[-1]["statistics"], records[-1]["nonfinite"])):
+                _warn_nonfinite(c, s, statistics, nonfinite)
     finally:
         bar.close()
     from . import _bridge_result
-    return _bridge_result.build(list(named), records, loss, samples, seed, dtype,
-                                {"started": started, "wall_seconds": time.monotonic() - t0,
-                                 "backend": f"torch {torch.__version__}", "device": _device_name(device),
-                                 "threads": torch.get_num_threads()})
+    t1 = time.perf_counter()
+    result = _bridge_result.build(list(named), records, loss, samples, seed, dtype,
+                                  {"started": started, "wall_seconds": time.monotonic() - t0,
+                                   "backend": f"torch {torch.__version__}", "device": _device_name(device),
+                                   "threads": torch.get_num_threads()})
+    result.run_info["timings"].update(timings, result_seconds=time.perf_counter() - t1)
+    return result
+
+
+def _final_norm_given(final_norm):
+    if final_norm is _UNSET:
+        import warnings
+        warnings.warn("normsim.torch.measure: no final_norm given, so y = x_K; normsim.run's final_norm = "
+                      "'auto' ends pre, mix, sandwich and the other pre-norm placements in a norm. Pass "
+                      "final_norm=nn.LayerNorm(d) to measure what normsim.run measures, or final_norm=None to "
+                      "keep y = x_K without this warning", UserWarning, stacklevel=3)
+        return None
+    return final_norm
+
+
+class _ConfigRun:
+    """One configuration's samples, in batches: built with the seeds and in the order of sample-by-sample
+    runs, token mixing probed on the first sample's blocks, passes, metrics; call it for the record."""
+
+    def __init__(self, build, x0, dtype, device, seed, batch, timings):
+        from . import _bridge_passes
+        self.build, self.dtype, self.device, self.seed, self.batch = build, dtype, device, seed, batch
+        self.draw_input = lambda generator: _input_of(x0, generator, dtype, device)
+        self.plan = _bridge_passes.Plan(vectorize=batch is not False)
+        self.timings = timings
+        self.mixing = None
+
+    def _built(self, start, samples, size):
+        """Samples start.. of one batch (its size decided on the first sample's bytes when `size` is None)."""
+        from . import _bridge_checks, _bridge_passes
+        t = time.perf_counter()
+        make = lambda s: _bridge_passes.Sample(self.build, self.draw_input, self.dtype, self.device,  # noqa: E731
+                                               self.seed, s, _bridge_checks.refuse_sequence_first)
+        built = [make(start)]
+        size = size or _bridge_passes.batch_size(self.batch, built[0], samples)
+        built += [make(s) for s in range(start + 1, min(samples, start + size))]
+        self.timings["build_seconds"] += time.perf_counter() - t
+        return built, size
+
+    def __call__(self, loss, final_norm, samples, progress):
+        from . import _bridge_passes, _metrics
+        parts, start, size = [], 0, None
+        while start < samples:
+            built, size = self._built(start, samples, size)
+            if size > 1 and _shares_modules(built):  # a factory handing out the same module objects again
+                self.plan.note_shared_across_samples()
+                size = 1
+                continue
+            if self.mixing is None:
+                self._probe(built[0])
+            passes = _bridge_passes.run(built, self.plan, final_norm, loss, self.dtype, self.device)
+            self.timings["passes_seconds"] += passes.seconds
+            t = time.perf_counter()
+            parts.append(_metrics.measure(passes))
+            self.timings["metrics_seconds"] += time.perf_counter() - t
+            start += len(built)
+            progress(start)
+        return _merged(parts, tuple(built[0].x.shape), self.mixing, self.plan, size)
+
+    def _probe(self, sample):
+        from . import _bridge_checks
+        t = time.perf_counter()
+        self.plan.note_shared_across_blocks(sample.modules)
+        self.mixing = _bridge_checks.token_mixing(sample.modules, *sample.x.shape, self.dtype, self.device)
+        self.timings["probe_seconds"] += time.perf_counter() - t
+
+
+def _shares_modules(built):
+    """Whether two samples of a batch hold the same module object (running them together would give every
+    sample the last one's parameters)."""
+    seen = [{id(m) for m in s.modules} for s in built]
+    return len(set().union(*seen)) < sum(len(s) for s in seen)
+
+
+def _merged(parts, shape, mixing, plan, size):
+    """One configuration's record from its batches' measurements: values metric -> (samples, index), the
+    per-sample statistics and nonfinite lists, gradw_<name> in first appearance, and the probe and plan."""
+    import numpy as np
+    order = list(dict.fromkeys(m for p in parts for m in p["gradw_order"]))
+    values = {}
+    for metric in [m for m in parts[0]["values"] if not m.startswith("gradw_") or m in order] + order:
+        if metric in values:
+            continue
+        width = next(p["values"][metric].shape[1] for p in parts if metric in p["values"])
+        values[metric] = np.concatenate([p["values"].get(metric, np.full((len(p["nonfinite"]), width), np.nan))
+                                         for p in parts])
+    return {"values": values, "shape": shape, "depth": len(mixing), "gradw_order": order,
+            "statistics": [s for p in parts for s in p["statistics"]],
+            "nonfinite": [n for p in parts for n in p["nonfinite"]],
+            "token_mixing": mixing, "per_sample_blocks": dict(plan.per_sample), "batch": size,
+            "one_at_a_time": plan.one_at_a_time}
 
 
 def _device_of(device):
@@ -271,9 +309,3 @@ def _device_name(device):
     if device.type == "cuda":
         return f"{device} ({torch.cuda.get_device_name(device)})"
     return str(device)
-
-
-def _counted(items, bar, config, configs, samples):
-    for i in items:
-        yield i
-        bar(config * samples + i + 1, configs * samples)

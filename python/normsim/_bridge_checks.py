@@ -1,0 +1,97 @@
+"""Set-ups the PyTorch bridge can detect (issue 30): refused where the mistake is certain, warned about where
+a correct block could look the same."""
+import warnings
+
+from ._deps import require
+
+
+def _torch():
+    return require("torch", "normsim.torch")
+
+
+def refuse_sequence_first(modules):
+    """nn.MultiheadAttention (and the nn.Transformer layers built on it) default to batch_first=False: given
+    the bridge's (1, T, d) they would see T sequences of one token each and never mix tokens."""
+    torch = _torch()
+    for k, block in enumerate(modules):
+        for name, sub in block.named_modules():
+            if isinstance(sub, torch.nn.MultiheadAttention) and not sub.batch_first:
+                where = f"block {k}" + (f", submodule '{name}'" if name else "")
+                raise ValueError(f"normsim.torch: {where} is nn.MultiheadAttention with batch_first=False: blocks "
+                                 "receive (1, T, d), which it would read as T sequences of one token (no mixing "
+                                 "between tokens). Construct it (or the nn.Transformer*Layer) with "
+                                 "batch_first=True")
+
+
+def attention_like(block):
+    """(name, class name) of the block's first submodule that should mix tokens: nn.MultiheadAttention, an
+    nn.Transformer*Layer, or a class whose name contains "Attention" or "Attn"; None if there is none."""
+    torch = _torch()
+    known = (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer)
+    for name, sub in block.named_modules():
+        cls = type(sub).__name__
+        if isinstance(sub, known) or "attention" in cls.lower() or "attn" in cls.lower():
+            return name or "(the block itself)", cls
+    return None
+
+
+def _mixes_tokens(block, x, generator):
+    """Whether the block's output at a token depends on the input at another token. Two vector-Jacobian
+    products, one from the first and one from the last output token (a causal block mixes into the last
+    token only, an anti-causal one into the first only): an input token other than that one with a nonzero
+    gradient mixes. A block that mixes nothing gives exact zeros there (its graph does not connect the
+    tokens), so the test is != 0, with no tolerance to choose. The cotangent is random, not all ones: a
+    LayerNorm's output sums to a constant, so the all-ones direction has zero gradient through it."""
+    torch = _torch()
+    x = x.detach().requires_grad_(True)
+    out = block(x)
+    if not isinstance(out, torch.Tensor) or not out.requires_grad or out.shape != x.shape:
+        return None  # no per-token output to probe
+    for t in (0, x.shape[-2] - 1):
+        cotangent = torch.zeros_like(out)
+        cotangent[..., t, :] = torch.randn(out.shape[-1], generator=generator, dtype=torch.float64).to(out)
+        (grad,) = torch.autograd.grad(out, x, cotangent, retain_graph=True, allow_unused=True)
+        if grad is not None and bool((torch.cat([grad[..., :t, :], grad[..., t + 1:, :]], -2) != 0).any()):
+            return True
+    return False
+
+
+def token_mixing(modules, T, d, dtype, device):
+    """Per block, whether its output at a token depends on the other tokens (None where T < 2 or the output
+    has no tokens to probe), from one probe on a random (1, T, d) input. Each block is probed as it is (train
+    mode), with the global RNG and the buffers (running statistics) restored afterwards so that the samples'
+    draws and values are the same as without the probe. Warns where a block with an attention-like submodule
+    mixes no tokens (attention over the wrong axis, most often): a warning and not a refusal, because a
+    correct block can look the same (a squeeze-and-excitation "ChannelAttention" mixes channels, not tokens;
+    an attention masked to the diagonal or with a window of one token mixes nothing by design)."""
+    torch = _torch()
+    if T < 2:
+        return [None] * len(modules)
+    generator = torch.Generator().manual_seed(30)
+    x = torch.randn(1, T, d, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
+    mixing = []
+    devices = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        for k, block in enumerate(modules):
+            saved = [(b, b.detach().clone()) for b in block.buffers()]
+            try:
+                mixing.append(_mixes_tokens(block, x, generator))
+            finally:
+                with torch.no_grad():
+                    for buffer, value in saved:
+                        buffer.copy_(value)
+            _warn_unmixed(k, block, mixing[-1])
+    return mixing
+
+
+def _warn_unmixed(k, block, mixes):
+    attention = attention_like(block) if mixes is False else None
+    if attention is None:
+        return
+    name, cls = attention
+    warnings.warn(f"normsim.torch: block {k}'s output at a token does not depend on the other tokens, yet its "
+                  f"submodule '{name}' ({cls}) looks like attention, which the simulator's attention mixes "
+                  "tokens with: attention over the wrong axis? Blocks receive (1, T, d) (batch, tokens, "
+                  "width); attend over dim -2, the T tokens (scores q @ k.transpose(-2, -1) of shape (..., T, "
+                  "T), softmax over the last dim). run_info['configs'][c]['token_mixing'] has every block's "
+                  "probe", UserWarning, stacklevel=4)
