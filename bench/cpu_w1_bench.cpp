@@ -116,9 +116,12 @@ double time_normsim(CpuBackend& backend, const Config& c) {
   return seconds_since(t0);
 }
 
-// bench/w1_torch.py in `mode` with `threads`; OpenBLAS (Debian's, if installed) behind PyTorch.
+// bench/w1_torch.py in `mode` with `threads`; OpenBLAS (Debian's, if installed) behind PyTorch: the OpenMP
+// build setup.sh installs (it shares torch's thread pool), else the pthreads one earlier figures used.
 double run_torch(const std::string& python, const std::string& mode, int threads) {
-  const std::string blas = "/usr/lib/x86_64-linux-gnu/openblas-pthread";
+  const std::string openmp = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
+  const std::string blas =
+      std::filesystem::exists(openmp) ? openmp : "/usr/lib/x86_64-linux-gnu/openblas-pthread";
   const std::string env = (std::filesystem::exists(blas) ? "LD_LIBRARY_PATH=" + blas + " " : std::string()) +
                           "OMP_NUM_THREADS=" + std::to_string(threads) +
                           " OPENBLAS_NUM_THREADS=" + std::to_string(threads) + " ";

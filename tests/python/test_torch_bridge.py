@@ -188,9 +188,9 @@ class Batching(unittest.TestCase):
         for config in batched.run_info["configs"]:
             self.assertEqual(sorted(config["per_sample_blocks"]), [str(k) for k in range(K)])
             self.assertIn("vmap", config["per_sample_blocks"]["0"])
-        for metric, values in alone.per_sample.items():
-            np.testing.assert_array_equal(batched.per_sample[metric], values, metric)
-        self.assertEqual(len(set(alone.per_sample["act_sq"][0, :, K])), 4)  # dropout differs per sample
+        for metric in alone.per_sample:
+            np.testing.assert_array_equal(batched.array(metric), alone.array(metric), metric)
+        self.assertEqual(len(set(alone.array("act_sq")[0, :, K])), 4)  # dropout differs per sample
 
     def test_tied_weights_and_a_list_of_modules(self):
         """Blocks sharing parameters run sample by sample (gradw is the whole parameter's gradient, every use
