@@ -54,7 +54,7 @@ constexpr const char* kRunDescription =
     R"(Runs every configuration of the TOML file CONFIG (keys given as lists are swept over their Cartesian
 product, the first list varying slowest) and writes OUT/layers.csv, summary.csv, nonfinite.csv and
 run.json with theory.csv (all or none), then the figures. Finished units of work are saved under OUT/parts/ as they
-finish, so an interrupted run can be completed with --resume.)";
+finish, so an interrupted run can be completed with --resume; OUT/parts/ is removed once the run finishes.)";
 
 struct RunArgs {
   std::string config, out;
@@ -75,8 +75,9 @@ std::unique_ptr<CLI::App> run_parser(RunArgs& r) {
                   "depth=[8,16] --set placement=post --set 'init_w2=\"fixed:0.01\"'")
       ->allow_extra_args(false)
       ->type_name("KEY=VALUE");
-  app->add_flag("--resume", r.options.resume,
-                "continue an interrupted run in OUT (its grid must be the same)");
+  app->add_flag(
+      "--resume", r.options.resume,
+      "continue an interrupted run in OUT (its grid must be the same; a finished one: nothing to do)");
   app->add_flag("--force", r.options.force,
                 "discard earlier results in OUT (result files and OUT/parts/) and start over");
   normsim::cli::add_backend_options(*app, r.backend, r.options.threads, normsim::sim::kMaxThreads);

@@ -266,12 +266,14 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   sim::PreparedOut prepared;             // rank 0: OUT locked until the run ends
   std::vector<sim::UnitResult> results;  // rank 0: every unit's result, gathered here
   std::vector<int> pending;              // indices into `units` of the units to run
+  int finished = 0;                      // --resume on this grid's finished run: nothing to do
   try {
     if (rank == 0) {
       prepared = sim::lock_and_prepare_out(grid, options);
       unit_samples = prepared.unit_samples;
+      finished = prepared.finished;
       const auto units = sim::make_units(grid, unit_samples);
-      for (std::size_t i = 0; i < units.size(); ++i) {
+      for (std::size_t i = 0; i < units.size() && !finished; ++i) {
         if (options.resume)
           if (auto r = sim::load_part(options.out, units[i], id)) {
             results.push_back(std::move(*r));
@@ -285,8 +287,17 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   }
   if (const Failure f = agree(local, rank, size)) return fail(f, rank, true);
   MPI_Bcast(&unit_samples, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&finished, 1, MPI_INT, 0, MPI_COMM_WORLD);
   bcast_ints(pending);
   const auto units = sim::make_units(grid, unit_samples);
+  if (finished) {  // its files stand: nothing runs or is rewritten (sim::run_prepared does the same)
+    sim::SweepReport done;
+    done.units_total = done.units_resumed = units.size();
+    if (rank == 0)
+      err << sim::kRunPrefix << options.out.string()
+          << " holds this grid's finished run (run.json): nothing to resume\n";
+    return {rank == 0, done, std::move(prepared)};
+  }
   std::vector<sim::Unit> pending_units;
   for (int i : pending) pending_units.push_back(units[static_cast<std::size_t>(i)]);
   std::vector<double> costs;

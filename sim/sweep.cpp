@@ -57,6 +57,8 @@ std::string grid_difference(const nlohmann::ordered_json& was, const nlohmann::o
   return "";
 }
 
+constexpr int kFinished = -1;  // plan_out: OUT holds this grid's finished run
+
 void remove_stale_temps(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
@@ -190,6 +192,10 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
   if (extra) extra(staged.path());
   write_run_json(staged.path() / "run.json", grid, info);
   staged.commit({"run.json"});
+  // The checkpoint has served: a finished run is its result files (issue 30 item 7), and --resume on it finds
+  // run.json instead (check_resume). A part that cannot be removed is left, never an error.
+  std::error_code ec;
+  fs::remove_all(parts_dir(out), ec);
 }
 
 bool holds_results(const fs::path& dir, bool top) {
@@ -206,6 +212,23 @@ bool holds_results(const fs::path& dir, bool top) {
 namespace {
 
 // The unit size stored by the run in OUT, after checking that its grid is this one.
+// Whether OUT holds a finished run of this grid (run.json, its checkpoint removed): nothing to resume.
+bool finished_run(const fs::path& out, const nlohmann::ordered_json& now) {
+  std::error_code ec;
+  if (fs::exists(grid_file(out), ec) || !fs::exists(out / "run.json", ec)) return false;
+  std::ifstream in(out / "run.json");
+  nlohmann::ordered_json run;
+  try {
+    run = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw SweepError((out / "run.json").string() + ": cannot read: " + e.what());
+  }
+  if (const std::string diff = grid_difference(run, now); !diff.empty())
+    throw SweepError("cannot resume in " + out.string() + ": it holds a finished run of another grid (" +
+                     diff + "); use another --out, or --force to discard its results");
+  return true;
+}
+
 int check_resume(const fs::path& out, const nlohmann::ordered_json& now, const SweepOptions& options) {
   std::ifstream in(grid_file(out));
   if (!in)
@@ -247,7 +270,7 @@ void start_checkpoint(const fs::path& out, nlohmann::ordered_json grid, int unit
   }
 }
 
-// prepare_out's checks; with `write`, its effects too.
+// prepare_out's checks; with `write`, its effects too. -1: OUT holds this grid's finished run (--resume).
 int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   const fs::path& out = options.out;
   if (options.resume && options.force) throw SweepError("--resume and --force exclude each other");
@@ -257,6 +280,7 @@ int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   const bool full = fs::exists(out, ec) && holds_results(out);
   const nlohmann::ordered_json now = grid_json(grid);
   if (options.resume && full) {
+    if (finished_run(out, now)) return kFinished;
     const int stored = check_resume(out, now, options);
     if (write) {
       remove_stale_temps(out);
@@ -292,6 +316,8 @@ PreparedOut lock_and_prepare_out(const Grid& grid, const SweepOptions& options) 
   try {
     p.lock = std::make_unique<OutLock>(options.out);
     p.unit_samples = prepare_out(grid, options);
+    p.finished = p.unit_samples == kFinished;
+    if (p.finished) p.unit_samples = std::max(options.unit_samples, 0);
   } catch (...) {
     p.lock.reset();
     if (created) fs::remove_all(options.out, ec);  // a refused run leaves OUT as it was: absent
@@ -314,6 +340,12 @@ SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions&
 
   SweepReport report;
   report.units_total = units.size();
+  if (prepared.finished) {  // --resume on a finished run: its files stand, nothing runs or is rewritten
+    report.units_resumed = units.size();
+    err << kRunPrefix << options.out.string()
+        << " holds this grid's finished run (run.json): nothing to resume\n";
+    return report;
+  }
   std::vector<UnitResult> results;
   std::vector<Unit> pending;
   std::vector<int> remaining(grid.configs.size(), 0);

@@ -103,7 +103,8 @@ bool holds_results(const std::filesystem::path& dir, bool top = true);
 
 // Checks and prepares OUT (creates it, OUT/parts and OUT/parts/grid.json). Throws SweepError when OUT
 // holds anything and neither resume nor force is set, or when resume finds a different grid. Returns the
-// unit size to use. Writes nothing when it throws.
+// unit size to use, or -1 when resume finds this grid's finished run (run.json; write_final removes the
+// checkpoint, OUT/parts, once the result files are in place). Writes nothing when it throws.
 int prepare_out(const Grid& grid, const SweepOptions& options);
 // The checks of prepare_out alone, writing nothing (the CLI calls it before starting a backend).
 void check_out(const Grid& grid, const SweepOptions& options);
@@ -112,6 +113,7 @@ void check_out(const Grid& grid, const SweepOptions& options);
 struct PreparedOut {
   std::unique_ptr<OutLock> lock;
   int unit_samples = 0;
+  bool finished = false;  // --resume found this grid's finished run (run.json): nothing to run or write
 };
 // check_out, then OUT created if absent, locked, and prepare_out. When anything fails, OUT is left as it
 // was (a folder this call created is removed) and the error is rethrown.

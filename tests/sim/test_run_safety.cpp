@@ -1,8 +1,12 @@
 // Issue 16 through the program: --force discards every earlier output, a disk that fills while the
 // checkpoint is started leaves an OUT that a run and --resume accept, and an altered part file is refused
-// on --resume with its name, then redone once removed.
+// on --resume with its name, then redone once removed; a finished run keeps only its result files, and
+// --resume on it does nothing.
 #include <catch2/catch.hpp>
 
+#include "sim/backend.hpp"
+#include "sim/config_file.hpp"
+#include "sim/sweep.hpp"
 #include "test_util.hpp"
 
 using namespace normsim::test;
@@ -46,10 +50,22 @@ TEST_CASE("a disk that fills while grid.json is written leaves an OUT both a run
 }
 
 TEST_CASE("an altered part file is refused on --resume, by name, and redone once removed") {
-  ScratchDir dir("altered");
+  ScratchDir dir("altered"), whole("altered-whole");
   write_text(dir / "grid.toml", kGrid);
-  REQUIRE(run_cli(run_args(dir, "--unit-samples 1"), dir).status == 0);
-  const std::string before = read_text(dir / "out" / "summary.csv");
+  write_text(whole / "grid.toml", kGrid);
+  REQUIRE(run_cli(run_args(whole, ""), whole).status == 0);
+  const std::string before = read_text(whole / "out" / "summary.csv");
+  CHECK_FALSE(std::filesystem::exists(whole / "out" / "parts"));  // a finished run is its result files
+  // A run interrupted after every unit was saved, before its result files: the checkpoint a crash leaves.
+  const normsim::sim::Grid grid = normsim::sim::parse_grid(kGrid, (dir / "grid.toml").string());
+  normsim::sim::SweepOptions o;
+  o.out = dir / "out";
+  o.unit_samples = 1;
+  std::filesystem::create_directories(o.out);
+  const int unit_samples = normsim::sim::prepare_out(grid, o);
+  const auto backend = normsim::sim::make_backend(normsim::vocab::BackendChoice::cpu, 1);
+  for (const auto& u : normsim::sim::make_units(grid, unit_samples))
+    normsim::sim::save_part(o.out, normsim::sim::run_unit(*backend, grid, u), normsim::sim::grid_id(grid));
   const auto part = dir / "out" / "parts" / "cfg-000001.s0-0.part";
   std::string text = read_text(part);
   text[text.find("act_sq ") + 9] ^= 1;  // one digit of a value
@@ -61,4 +77,24 @@ TEST_CASE("an altered part file is refused on --resume, by name, and redone once
   std::filesystem::remove(part);
   REQUIRE(run_cli(run_args(dir, "--resume"), dir).status == 0);
   CHECK(read_text(dir / "out" / "summary.csv") == before);
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "parts"));
+}
+
+TEST_CASE("a finished run: --resume runs nothing and rewrites nothing; on another grid it is refused") {
+  ScratchDir dir("finished");
+  write_text(dir / "grid.toml", kGrid);
+  REQUIRE(run_cli(run_args(dir, ""), dir).status == 0);
+  const auto written = std::filesystem::last_write_time(dir / "out" / "layers.csv");
+  const std::string before = read_text(dir / "out" / "layers.csv");
+  const CliResult again = run_cli("run " + quote((dir / "grid.toml").string()) + " --out " +
+                                      quote((dir / "out").string()) + " --no-plots --resume",
+                                  dir);
+  CHECK(again.status == 0);
+  CHECK(again.err.find("nothing to resume") != std::string::npos);
+  CHECK(std::filesystem::last_write_time(dir / "out" / "layers.csv") == written);
+  CHECK(read_text(dir / "out" / "layers.csv") == before);
+  const CliResult other = run_cli(run_args(dir, "--resume --set depth=3"), dir);
+  CHECK(other.status == 2);
+  CHECK(other.err.find("finished run of another grid") != std::string::npos);
+  CHECK(other.err.find("key 'depth' was 2, now 3") != std::string::npos);
 }

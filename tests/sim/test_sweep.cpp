@@ -131,7 +131,8 @@ TEST_CASE("an interrupted sweep, resumed, writes the same files as an uninterrup
   CHECK(stable_run_json(cut / "out") == stable_run_json(whole / "out"));
   for (const auto& name : listing(cut / "out")) CHECK(name.find(".tmp.") == std::string::npos);
 
-  // Resuming a finished run runs nothing and rewrites the same files.
+  // Resuming a finished run runs nothing and rewrites nothing (its checkpoint is gone: run.json says it).
+  CHECK_FALSE(std::filesystem::exists(cut / "out" / "parts"));
   FakeBackend none;
   const auto third = run_sweep(grid, none, resume, err);
   CHECK(third.units_run == 0);
@@ -190,9 +191,9 @@ TEST_CASE("a non-empty OUT is refused without --resume or --force, and left as i
 TEST_CASE("resuming on a different grid says what differs") {
   ScratchDir dir("mismatch");
   std::ostringstream err;
+  FakeBackend failing(3);  // interrupted: OUT holds its checkpoint (parts/), no result files
+  CHECK_THROWS(run_sweep(parse_grid(kGrid, "g.toml"), failing, options(dir / "out"), err));
   FakeBackend backend;
-  run_sweep(parse_grid(kGrid, "g.toml"), backend, options(dir / "out"), err);
-  const std::string before = read_text(dir / "out" / "layers.csv");
   SweepOptions o = options(dir / "out", -1);
   o.resume = true;
   const Grid other = parse_grid(kGrid, "g.toml", std::vector<std::string>{"depth=[2,4]"});
@@ -203,6 +204,17 @@ TEST_CASE("resuming on a different grid says what differs") {
   o.unit_samples = 1;
   CHECK_THROWS_WITH(run_sweep(parse_grid(kGrid, "g.toml"), backend, o, err),
                     Catch::Contains("--unit-samples 2"));
+  CHECK(backend.calls() == 0);
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "run.json"));
+
+  // Finished (its checkpoint removed): another grid is refused by what differs, run.json read for it.
+  o.unit_samples = -1;
+  run_sweep(parse_grid(kGrid, "g.toml"), backend, o, err);
+  REQUIRE_FALSE(std::filesystem::exists(dir / "out" / "parts"));
+  const std::string before = read_text(dir / "out" / "layers.csv");
+  CHECK_THROWS_WITH(run_sweep(other, backend, o, err),
+                    Catch::Contains("finished run of another grid") &&
+                        Catch::Contains("config 2: key 'depth' was 3, now 4"));
   CHECK(read_text(dir / "out" / "layers.csv") == before);
 }
 
