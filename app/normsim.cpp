@@ -136,8 +136,9 @@ int cmd_run(const std::vector<std::string>& args) {
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);
   // The mean field of every configuration beside the results (OUT/theory.csv, and its NaN or Inf entries in
   // nonfinite.csv), for the figures' overlays: written with the other result files, all or none.
-  options.extra_files = [&grid](const std::filesystem::path& stage) {
-    normsim::check::write_theory_csv(stage, grid);
+  std::vector<std::string> no_theory;  // configurations the mean field does not cover, and why
+  options.extra_files = [&grid, &no_theory](const std::filesystem::path& stage) {
+    normsim::check::write_theory_csv(stage, grid, &no_theory);
   };
 
   SweepReport report;
@@ -177,6 +178,9 @@ int cmd_run(const std::vector<std::string>& args) {
     if (report.units_resumed) std::cerr << ", " << report.units_resumed << " resumed";
     if (report.nonfinite_samples) std::cerr << ", " << report.nonfinite_samples << " samples with NaN or Inf";
     std::cerr << "\n";
+    if (!no_theory.empty())  // said, never silent: the figures then draw no mean field for them
+      std::cerr << kRunPrefix << "no mean field (theory.csv) for " << no_theory.size() << " of "
+                << grid.configs.size() << " configurations, e.g. " << no_theory.front() << "\n";
   }
   // The figures are a convenience on top of the results: failing to draw them (no gnuplot, say) is a
   // warning, and the run still succeeds.

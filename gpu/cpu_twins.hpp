@@ -11,6 +11,7 @@
 #include "sim/activations.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
+#include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 #include "sim/softmax.hpp"
 #include "sim/update_step.hpp"
@@ -61,6 +62,20 @@ void row_norm_backward(const R* y, const R* dy, R* dx, const double* rstd, int r
   for (int r = 0; r < rows; ++r) {
     const std::size_t o = std::size_t(r) * n;
     sim::row_norm_backward(kind, y + o, dy + o, dx + o, n, gain, rstd[r], accumulate);
+  }
+}
+
+template <class R>
+void pointwise_norm_forward(const R* x, R* y, std::size_t n, sim::PointwiseNorm f) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = R(f(double(x[i])));
+}
+
+template <class R>
+void pointwise_norm_backward(const R* x, const R* dy, R* dx, std::size_t n, sim::PointwiseNorm f,
+                             bool accumulate) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const R v = R(double(dy[i]) * f.slope(double(x[i])));
+    dx[i] = accumulate ? dx[i] + v : v;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "gpu/stat_kernels.hpp"
 #include "sim/head_norms.hpp"
 #include "sim/init.hpp"
+#include "sim/norm_site.hpp"
 
 namespace normsim::gpu {
 
@@ -160,6 +161,11 @@ DeviceBuffer<R> encoder_output(const sim::StackShape& s, const GpuContext<R>& ct
   const DeviceBuffer<R> ones = DeviceBuffer<R>::from_host(std::vector<R>(std::size_t(T), R(1)));
   gemm<R>(ctx.blas, false, false, T, d, 1, 1.0, ones.get(), 1, 0, c.get(), d, d, 1.0, e.get(), d,
           (long long)T * d, S);
+  if (vocab::is_pointwise(s.norm)) {  // the encoder's final norm (sim/norm_site.hpp)
+    const sim::NormAt at = sim::final_norm_at(s);
+    pointwise_norm_forward(e.get(), e.get(), e.size(), {s.norm, s.cfg.norm_gain, at.alpha, at.shift});
+    return e;
+  }
   DeviceBuffer<double> rstd(std::size_t(S) * T);
   row_norm_forward(e.get(), e.get(), rstd.get(), S * T, d, s.norm, s.cfg.norm_gain, s.cfg.norm_eps);
   return e;

@@ -31,9 +31,15 @@ Value GpuGraph<R>::input(DeviceBuffer<R> x) {
 }
 
 template <class R>
-Value GpuGraph<R>::norm(Value x) {
+Value GpuGraph<R>::norm(Value x, sim::NormAt at) {
   const int rows = ctx_.S * shape_.tokens;
   DeviceBuffer<R> y(value_size());
+  if (vocab::is_pointwise(shape_.norm)) {
+    pointwise_norm_forward(values_[x.id].get(), y.get(), value_size(), pointwise(at));
+    Op op{Kind::norm, x.id};
+    op.at = at;
+    return push(op, std::move(y));
+  }
   DeviceBuffer<double> rstd(rows);
   row_norm_forward(values_[x.id].get(), y.get(), rstd.get(), rows, shape_.width, shape_.norm,
                    shape_.cfg.norm_gain, shape_.cfg.norm_eps);
@@ -87,7 +93,8 @@ template <class R>
 void GpuGraph<R>::release_forward(const std::vector<Value>& keep) {
   std::vector<bool> needed(values_.size(), false);
   for (std::size_t i = 0; i < ops_.size(); ++i) {
-    if (ops_[i].kind == Kind::norm) needed[i] = true;            // the backward reads y
+    if (ops_[i].kind == Kind::norm)  // the backward reads y, or x for a pointwise norm (dyt, derf)
+      needed[vocab::is_pointwise(shape_.norm) ? std::size_t(ops_[i].a) : i] = true;
     if (ops_[i].kind == Kind::branch) needed[ops_[i].a] = true;  // the branch reads its input
   }
   for (const Value v : keep) needed[v.id] = true;
@@ -129,6 +136,11 @@ void GpuGraph<R>::backward(Value out, DeviceBuffer<R> dout, const std::vector<Va
         case Kind::norm: {
           const bool first = grads_[op.a].empty();
           if (first) grads_[op.a] = DeviceBuffer<R>(value_size());
+          if (vocab::is_pointwise(shape_.norm)) {
+            pointwise_norm_backward(values_[op.a].get(), g, grads_[op.a].get(), value_size(),
+                                    pointwise(op.at), !first);
+            break;
+          }
           row_norm_backward(values_[i].get(), g, grads_[op.a].get(), aux_[i].get(), rows, shape_.width,
                             shape_.norm, shape_.cfg.norm_gain, !first);
           break;

@@ -21,7 +21,7 @@ class GpuGraph final : public sim::StackOps {
   GpuGraph(const sim::StackShape& shape, const sim::Placement& placement, const GpuContext<R>& ctx);
 
   int batch() const override { return ctx_.S; }
-  sim::Value norm(sim::Value x) override;
+  sim::Value norm(sim::Value x, sim::NormAt at) override;
   sim::Value add(sim::Value a, sim::Value b) override;
   sim::Value scale(sim::Value a, const sim::Scalars& s) override;
   using sim::StackOps::scale;
@@ -43,9 +43,13 @@ class GpuGraph final : public sim::StackOps {
   struct Op {
     Kind kind;
     int a = -1, b = -1;
-    int k = -1;  // sublayer of a branch
+    int k = -1;           // sublayer of a branch
+    sim::NormAt at = {};  // a dyt or derf norm's alpha and shift
   };
   sim::Value push(Op op, DeviceBuffer<R> v);
+  sim::PointwiseNorm pointwise(sim::NormAt at) const {
+    return {shape_.norm, shape_.cfg.norm_gain, at.alpha, at.shift};
+  }
   void accumulate(int id, const R* d_g, const double* d_scale);
 
   sim::StackShape shape_;

@@ -99,6 +99,20 @@ __global__ void row_norm_backward_kernel(const R* y, const R* dy, R* dx, const d
 }
 
 template <class R>
+__global__ void pointwise_norm_forward_kernel(const R* x, R* y, std::size_t n, sim::PointwiseNorm f) {
+  NORMSIM_GRID_LOOP(i, n) y[i] = R(f(double(x[i])));
+}
+
+template <class R>
+__global__ void pointwise_norm_backward_kernel(const R* x, const R* dy, R* dx, std::size_t n,
+                                               sim::PointwiseNorm f, bool accumulate) {
+  NORMSIM_GRID_LOOP(i, n) {
+    const R v = R(double(dy[i]) * f.slope(double(x[i])));
+    dx[i] = accumulate ? dx[i] + v : v;
+  }
+}
+
+template <class R>
 __global__ void activation_forward_kernel(const R* h, R* a, std::size_t n, sim::Activation act) {
   NORMSIM_GRID_LOOP(i, n) a[i] = sim::activate(act, h[i]);
 }
@@ -268,6 +282,19 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
   if (rows == 0) return;
   row_norm_backward_kernel<<<rows, row_threads(n)>>>(d_y, d_dy, d_dx, d_rstd, n, kind, gain, accumulate);
   check_launch("row_norm_backward_kernel");
+}
+
+template <class R>
+void pointwise_norm_forward(const R* d_x, R* d_y, std::size_t n, sim::PointwiseNorm f) {
+  pointwise_norm_forward_kernel<<<grid_for(n), kThreads>>>(d_x, d_y, n, f);
+  check_launch("pointwise_norm_forward_kernel");
+}
+
+template <class R>
+void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n, sim::PointwiseNorm f,
+                             bool accumulate) {
+  pointwise_norm_backward_kernel<<<grid_for(n), kThreads>>>(d_x, d_dy, d_dx, n, f, accumulate);
+  check_launch("pointwise_norm_backward_kernel");
 }
 
 template <class R>

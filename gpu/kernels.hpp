@@ -8,6 +8,7 @@
 
 #include "sim/activations.hpp"
 #include "sim/philox.hpp"
+#include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 
 namespace normsim::gpu {
@@ -37,6 +38,13 @@ void row_norm_forward(const R* d_x, R* d_y, double* d_rstd, int rows, int n, sim
 template <class R>
 void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rstd, int rows, int n,
                        sim::NormKind kind, double gain, bool accumulate);
+
+// DyT or Derf (sim/pointwise_norm.hpp) entry by entry: y = f(x); dx (= or += when accumulate) = dy f'(x).
+template <class R>
+void pointwise_norm_forward(const R* d_x, R* d_y, std::size_t n, sim::PointwiseNorm f);
+template <class R>
+void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n, sim::PointwiseNorm f,
+                             bool accumulate);
 
 // a = act(h); dh = da * act'(h) (dh may alias da).
 template <class R>
@@ -100,6 +108,8 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
   template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
                                      bool);                                                                  \
+  template void pointwise_norm_forward<R>(const R*, R*, std::size_t, sim::PointwiseNorm);                    \
+  template void pointwise_norm_backward<R>(const R*, const R*, R*, std::size_t, sim::PointwiseNorm, bool);   \
   template void activation_forward<R>(const R*, R*, std::size_t, sim::Activation);                           \
   template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
   template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \

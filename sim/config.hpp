@@ -18,6 +18,12 @@ struct Config {
   vocab::Norm norm = vocab::Norm::layernorm;
   double norm_eps = 1e-5;  // epsilon inside the norm's square root
   double norm_gain = 1.0;  // gamma of every norm at init (bias is 0)
+  // dyt, derf: alpha and shift of the norms of sublayer k (expressions of k, K, b, L, attention and numeric
+  // keys), and of the final norm (also the encoder output's).
+  std::string norm_alpha = "0.5";
+  std::string norm_shift = "0";
+  double final_norm_alpha = 0.5;
+  double final_norm_shift = 0.0;
   int width = 256;         // d
   int tokens = 16;         // T
   int depth = 16;          // K residual sublayers

@@ -282,8 +282,20 @@ std::vector<KeyInfo> make_table() {
           "mlp | attention | transformer | decoder", one_of(kSublayers), kSublayers),
       key("placement", &Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
           one_of(placement_list()), placement_list()),
-      key("norm", &Config::norm, "model", "the norm used by the placement", "layernorm | rmsnorm",
-          one_of(kNorms), kNorms),
+      key("norm", &Config::norm, "model", "the norm used by the placement",
+          "layernorm | rmsnorm | dyt | derf", one_of(kNorms), kNorms),
+      key("norm_alpha", &Config::norm_alpha, "model",
+          "dyt, derf: alpha of the norms of sublayer k; 0.5 is both codes' alpha_init_value (jiachenzhu/DyT "
+          "dynamic_tanh.py L7, zlab-princeton/Derf ViT/dynamic_erf.py L7); DyT's LLaMA-7B recipe is "
+          "\"attention ? 0.8 : 0.2\" with final_norm_alpha = 0.2 (other_tasks/LLaMA/README.md L61-63)",
+          "an expression of numbers, k, K, b, L, attention and numeric keys", check_scalar_expression),
+      key("norm_shift", &Config::norm_shift, "model",
+          "derf: the shift s inside erf(alpha x + s) of the norms of sublayer k (Derf's shift_init_value 0)",
+          "an expression of numbers, k, K, b, L, attention and numeric keys", check_scalar_expression),
+      key("final_norm_alpha", &Config::final_norm_alpha, "model",
+          "dyt, derf: alpha of the final norm and of the decoder's encoder output", "finite", any_finite()),
+      key("final_norm_shift", &Config::final_norm_shift, "model",
+          "derf: shift of the final norm and of the decoder's encoder output", "finite", any_finite()),
       key("norm_eps", &Config::norm_eps, "model", "epsilon inside the norm's square root", ">= 0",
           float_range(0, INFINITY)),
       key("norm_gain", &Config::norm_gain, "model", "gain (gamma) of every norm at init; its bias is 0",
@@ -537,6 +549,11 @@ std::vector<ConfigIssue> validate(const Config& c) {
                             "\" pairs sublayers and needs it even",
                         {"placement"}});
   }
+  if (vocab::is_pointwise(c.norm) && c.qk_norm && attention)
+    issues.push_back({"qk_norm",
+                      "qk_norm normalizes each head's Q and K with the configured norm, which for norm = \"" +
+                          std::string(vocab::name(c.norm)) + "\" is not implemented (layernorm or rmsnorm)",
+                      {"norm"}});
   if (c.sublayer != Sublayer::attention && std::lround(c.mlp_ratio * c.width) < 1)
     issues.push_back(
         {"mlp_ratio",

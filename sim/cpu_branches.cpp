@@ -14,6 +14,7 @@
 #include "sim/encoder_output.hpp"
 #include "sim/head_norms.hpp"
 #include "sim/init.hpp"
+#include "sim/norm_site.hpp"
 #include "sim/softmax.hpp"
 
 namespace normsim::sim {
@@ -222,6 +223,11 @@ Mat<R> encoder_matrix(const StackShape& s, SampleKey key) {
   Mat<R> e(T, d), E(T, d);
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < d; ++i) e(t, i) = R(encoder_entry(key.seed, key.sample, t, i, d, s.cfg.encoder_cos));
+  if (vocab::is_pointwise(s.norm)) {  // the encoder's final norm (sim/norm_site.hpp)
+    const NormAt at = final_norm_at(s);
+    const PointwiseNorm f{s.norm, s.cfg.norm_gain, at.alpha, at.shift};
+    return e.unaryExpr([&](R v) { return R(f(double(v))); });
+  }
   for (int t = 0; t < T; ++t)
     row_norm_forward(s.norm, e.data() + std::size_t(t) * d, E.data() + std::size_t(t) * d, d, s.cfg.norm_gain,
                      s.cfg.norm_eps);

@@ -34,9 +34,16 @@ Value CpuGraph<R>::input(Mat<R> x) {
 }
 
 template <class R>
-Value CpuGraph<R>::norm(Value x) {
+Value CpuGraph<R>::norm(Value x, NormAt at) {
   const Mat<R>& in = values_[x.id];
   Mat<R> y(in.rows(), in.cols());
+  if (vocab::is_pointwise(shape_.norm)) {
+    const PointwiseNorm f{shape_.norm, shape_.cfg.norm_gain, at.alpha, at.shift};
+    y = in.unaryExpr([&](R v) { return R(f(double(v))); });
+    Op op{Kind::norm, x.id};
+    op.at = at;
+    return push(op, std::move(y));
+  }
   std::vector<double> rstd(in.rows());
   for (Eigen::Index t = 0; t < in.rows(); ++t)
     rstd[t] = row_norm_forward(shape_.norm, in.row(t).data(), y.row(t).data(), int(in.cols()),
@@ -100,6 +107,12 @@ void CpuGraph<R>::reverse(Value out, const Mat<R>& dout, int floor, NormsOf norm
         accumulate(op.a, g * R(op.s));
         break;
       case Kind::norm: {
+        if (vocab::is_pointwise(shape_.norm)) {  // dx = dy f'(x), entry by entry
+          const PointwiseNorm f{shape_.norm, shape_.cfg.norm_gain, op.at.alpha, op.at.shift};
+          accumulate(op.a, g.binaryExpr(values_[op.a],
+                                        [&](R dy, R v) { return R(double(dy) * f.slope(double(v))); }));
+          break;
+        }
         const Mat<R>& y = values_[i];
         Mat<R> dx(y.rows(), y.cols());
         for (Eigen::Index t = 0; t < y.rows(); ++t)

@@ -21,7 +21,7 @@ class CpuGraph final : public StackOps {
            UpdateHooks<R> hooks = {});
 
   int batch() const override { return 1; }
-  Value norm(Value x) override;
+  Value norm(Value x, NormAt at) override;
   Value add(Value a, Value b) override;
   Value scale(Value a, const Scalars& s) override;
   using StackOps::scale;
@@ -48,7 +48,8 @@ class CpuGraph final : public StackOps {
     Kind kind;
     int a = -1, b = -1;
     double s = 0;
-    int k = -1;  // sublayer of a branch
+    int k = -1;      // sublayer of a branch
+    NormAt at = {};  // a dyt or derf norm's alpha and shift
   };
   Value push(Op op, Mat<R> v);
   void accumulate(int id, const Mat<R>& g);

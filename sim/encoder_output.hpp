@@ -1,7 +1,8 @@
 // The decoder's encoder output: one fixed T x d token matrix per sample, the same for every layer, from its
 // own Philox streams (Stream::encoder_*), shared by every backend:
 //   e[t,i] = sqrt(rho) c[i] + sqrt(1 - rho) z[t,i]   (c, z standard normal; rho = encoder_cos)
-//   E[t,:] = N(e[t,:])                              (the configured norm, gain norm_gain, eps norm_eps)
+//   E[t,:] = N(e[t,:])                              (the configured norm, gain norm_gain, eps norm_eps;
+//                                                    dyt, derf: final_norm_alpha, final_norm_shift)
 // i.e. unit-variance tokens with token correlation rho, normalized as an encoder's final norm leaves them:
 // every token has mean square norm_gain^2 (docs/conventions.md, Branches, cross-attention).
 #pragma once

@@ -54,6 +54,12 @@ std::string placement_parameter(std::string_view key, const Config& c) {
 std::string why_key_unused(std::string_view key, const Config& c) {
   if (std::string why = placement_parameter(key, c); !why.empty()) return why;
   const bool attention = c.sublayer != vocab::Sublayer::mlp, mlp = c.sublayer != vocab::Sublayer::attention;
+  const bool pointwise = vocab::is_pointwise(c.norm);
+  if ((key == "norm_alpha" || key == "final_norm_alpha") && !pointwise)
+    return "norm = " + quoted(c.norm) + " has no alpha (only dyt and derf)";
+  if ((key == "norm_shift" || key == "final_norm_shift") && c.norm != vocab::Norm::derf)
+    return "norm = " + quoted(c.norm) + " has no shift (only derf)";
+  if (key == "norm_eps" && pointwise) return "norm = " + quoted(c.norm) + " is pointwise: no epsilon";
   if ((key == "heads" || key == "causal" || key == "qk_norm") && !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "sim/norm_site.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/block_eval.hpp"
 
@@ -15,7 +16,7 @@ class BranchScaledOps final : public StackOps {
   BranchScaledOps(StackOps& inner, const StackShape& s)
       : inner_(inner), shape_(s), scale_(vocab::parse_scalar(s.cfg.branch_scale)) {}
   int batch() const override { return inner_.batch(); }
-  Value norm(Value x) override { return inner_.norm(x); }
+  Value norm(Value x, NormAt at) override { return inner_.norm(x, at); }
   Value add(Value a, Value b) override { return inner_.add(a, b); }
   Value scale(Value a, const Scalars& s) override { return inner_.scale(a, s); }
   using StackOps::scale;
@@ -58,14 +59,14 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
     throw std::invalid_argument("build_segment: a segment splits a placement unit");
   StackValues out;
   out.stream.reserve(last - first + 1);
-  if (first == 0 && s.cfg.input_norm) x = ops.norm(x);
+  if (first == 0 && s.cfg.input_norm) x = ops.norm(x, norm_at(s, 0));
   out.stream.push_back(x);
   BranchScaledOps scaled(ops, s);
   for (int k = first; k < last; ++k) {
     x = p.sublayer(scaled, s, k, x, state);
     out.stream.push_back(x);
   }
-  out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x) : x;
+  out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x, final_norm_at(s)) : x;
   return out;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <vector>
 
+#include "sim/pointwise_norm.hpp"
+
 namespace normsim::sim {
 
 struct Value {
@@ -15,8 +17,10 @@ using Scalars = std::vector<double>;
 class StackOps {
  public:
   virtual ~StackOps() = default;
-  virtual int batch() const = 0;                       // samples per Value
-  virtual Value norm(Value x) = 0;                     // the configured norm (gain norm_gain)
+  virtual int batch() const = 0;  // samples per Value
+  // The configured norm (gain norm_gain); `at`: its alpha and shift where the norm is dyt or derf
+  // (sim/norm_site.hpp says which a norm of sublayer k and the final norm take).
+  virtual Value norm(Value x, NormAt at) = 0;
   virtual Value add(Value a, Value b) = 0;             // a + b
   virtual Value scale(Value a, const Scalars& s) = 0;  // a * s (per sample)
   Value scale(Value a, double s) { return scale(a, Scalars(batch(), s)); }

@@ -7,6 +7,7 @@
 
 #include "vocab/block_eval.hpp"
 #include "vocab/builtin_blocks.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::theory {
 namespace {
@@ -66,6 +67,10 @@ void validate(const StackSpec& s) {
   if (s.v0 <= 0.0 || !std::isfinite(s.v0)) fail("v0", "must be finite and > 0");
   if (s.rho0 < -1.0 || s.rho0 > 1.0) fail("rho0", "must lie in [-1, 1]");
   if (s.gamma <= 0.0) fail("gamma", "must be > 0");
+  // DyT and Derf map each coordinate through tanh or erf: no longer a per-token rescaling, so the linear
+  // decomposition of theory/placements/expression.cpp does not hold for them (not yet derived).
+  if (vocab::is_pointwise(s.norm))
+    fail("norm", std::string(vocab::name(s.norm)) + " is pointwise; its mean field is not implemented yet");
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");

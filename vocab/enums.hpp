@@ -29,7 +29,12 @@ enum class PlacementFamily { stream_norm, branch_norm, mixed, no_norm };
 enum class Sublayer { mlp, attention, transformer, decoder };
 // swiglu is a branch shape (a gated MLP with silu), not a pointwise map.
 enum class Activation { relu, gelu, silu, tanh, linear, swiglu };
-enum class Norm { layernorm, rmsnorm };
+// layernorm and rmsnorm normalize each token (a row); dyt and derf are pointwise maps that replace them in
+// normalization-free transformers (DyT: Zhu et al. 2025; Derf: Chen et al. 2025), with an alpha and a shift.
+enum class Norm { layernorm, rmsnorm, dyt, derf };
+constexpr bool is_pointwise(Norm n) {
+  return n == Norm::dyt || n == Norm::derf;
+}
 enum class Loss { readout, mse };
 enum class Init { fanin, xavier, fixed };
 // Whether the output y is N(x_K): auto applies it when the placement does not end in a norm.

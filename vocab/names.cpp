@@ -58,6 +58,12 @@ constexpr std::array kActivations{
 constexpr std::array kNorms{
     Named<Norm>{Norm::layernorm, "layernorm", "(x - mean(x)) / sqrt(var(x) + eps) * gain"},
     Named<Norm>{Norm::rmsnorm, "rmsnorm", "x / sqrt(mean(x^2) + eps) * gain"},
+    Named<Norm>{
+        Norm::dyt, "dyt",
+        "tanh(alpha x) * gain, pointwise (DyT, Zhu et al. 2025; alpha: norm_alpha, final_norm_alpha)"},
+    Named<Norm>{
+        Norm::derf, "derf",
+        "erf(alpha x + shift) * gain, pointwise (Derf, Chen et al. 2025; norm_alpha, norm_shift, ...)"},
 };
 constexpr std::array kLosses{
     Named<Loss>{Loss::readout, "readout",

@@ -45,6 +45,19 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
 }
 
 template <class R>
+void pointwise_norm_forward(const R* d_x, R* d_y, std::size_t n, sim::PointwiseNorm f) {
+  mock::count_launch();
+  cpu::pointwise_norm_forward(d_x, d_y, n, f);
+}
+
+template <class R>
+void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n, sim::PointwiseNorm f,
+                             bool accumulate) {
+  mock::count_launch();
+  cpu::pointwise_norm_backward(d_x, d_dy, d_dx, n, f, accumulate);
+}
+
+template <class R>
 void activation_forward(const R* d_h, R* d_a, std::size_t n, sim::Activation act) {
   mock::count_launch();
   cpu::activation_forward(d_h, d_a, n, act);

@@ -109,10 +109,25 @@ def read_table(path, columns=None):
     df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, **floats},
                      float_precision="round_trip",  # exact: normsim writes shortest round-trip numbers
                      usecols=None if columns is None else [c for c in header if c in columns])
+    _refuse_short_rows(path, df)
     strings = {k for k, t in key_types().items() if t == "string"}
     for col in strings & set(df.columns):
         df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
     return typed(df)
+
+
+# Columns normsim fills on every row it writes (with a number, never "nan": non-finite values are left out of
+# layers.csv and theory.csv, and a summary row with no finite sample has n = 0, its mean "nan"): empty there
+# means a short (truncated) or damaged row, which pandas would otherwise pad with NaN.
+_ALWAYS_FILLED = ("config", "metric", "value", "n")
+
+
+def _refuse_short_rows(path, df):
+    filled = [c for c in _ALWAYS_FILLED if c in df.columns]
+    bad = df[filled].isna().any(axis=1).to_numpy().nonzero()[0] if filled else []
+    if len(bad):
+        raise ValueError(f"{path}:{int(bad[0]) + 2}: a row with empty or missing fields "
+                         f"({', '.join(filled)} must be filled): the file is truncated or damaged")
 
 
 def nonfinite_table(rows):

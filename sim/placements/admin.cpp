@@ -5,6 +5,7 @@
 // omega is a constant of the backward pass (as after profiling).
 #include <cmath>
 
+#include "sim/norm_site.hpp"
 #include "sim/placements/all.hpp"
 
 namespace normsim::sim {
@@ -17,7 +18,7 @@ class Admin final : public Placement {
            "variances, measured  (Admin, Liu et al. 2020)";
   }
   bool ends_in_norm(const StackShape&) const override { return true; }
-  Value sublayer(StackOps& ops, const StackShape&, int k, Value x, PlacementState& state) const override {
+  Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const override {
     if (state.omega_sq.empty()) state.omega_sq.assign(ops.batch(), 1.0);
     if (state.replay)
       state.omega_sq = state.omega_sq_used.at(k);
@@ -26,7 +27,7 @@ class Admin final : public Placement {
     const Value f = ops.branch(k, x);
     Scalars omega(state.omega_sq.size());
     for (std::size_t i = 0; i < omega.size(); ++i) omega[i] = std::sqrt(state.omega_sq[i]);
-    const Value out = ops.norm(ops.add(ops.scale(x, omega), f));
+    const Value out = ops.norm(ops.add(ops.scale(x, omega), f), norm_at(s, k));
     const Scalars var_f = ops.mean_sq(f);
     for (std::size_t i = 0; i < omega.size(); ++i) state.omega_sq[i] += var_f[i];
     return out;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "sim/config_schema.hpp"
+#include "sim/norm_site.hpp"
 #include "sim/placements/all.hpp"
 
 namespace normsim::sim {
@@ -12,8 +13,9 @@ namespace {
 struct OpsStreams {
   using Value = sim::Value;
   StackOps& ops;
+  const StackShape& shape;
   int k;
-  Value norm(Value a) { return ops.norm(a); }
+  Value norm(Value a) { return ops.norm(a, norm_at(shape, k)); }
   Value add(Value a, Value b) { return ops.add(a, b); }
   Value scale(Value a, double s) { return ops.scale(a, s); }
   Value branch(Value u, bool qkv_norm) { return ops.branch(k, u, qkv_norm); }
@@ -74,7 +76,7 @@ Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, V
   const int unit = vocab::unit_size(block_, s.cfg.sublayer), pos = k % unit;
   if (unit > 1 && pos == 0) state.saved = x;  // the unit's input, x0 of its expressions
   const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, pos)];
-  OpsStreams streams{ops, k};
+  OpsStreams streams{ops, s, k};
   return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x);
 }
 

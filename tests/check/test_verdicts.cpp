@@ -6,9 +6,9 @@
 
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
-#include "stats/estimate.hpp"
 #include "check/verdict.hpp"
 #include "sim/metrics.hpp"
+#include "stats/estimate.hpp"
 
 using namespace normsim::check;
 

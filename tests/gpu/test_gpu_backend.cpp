@@ -121,6 +121,30 @@ TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_nor
         }
 }
 
+// DyT and Derf run the pointwise-norm kernels (twinned in test_gpu_kernels.cpp) in every site, the
+// decoder's encoder output included, with per-site alphas and a shift: every placement, both precisions,
+// under the tolerances above (the same draws and the same tanh/erf of the same inputs, to rounding).
+TEST_CASE("CUDA backend matches the CPU backend with DyT and Derf", "[backend][dyt]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[1], kKinds[5], kKinds[6]})
+      for (const vocab::Norm norm : {vocab::Norm::dyt, vocab::Norm::derf})
+        for (const sim::Placement* p : sim::all_placements()) {
+          sim::Config c = small_config(p->id(), kind, precision);
+          c.norm = norm;
+          c.norm_alpha = std::string("attention ? 0.8 : 0.2");
+          c.norm_shift = std::string(norm == vocab::Norm::derf ? "0.1" : "0");
+          c.final_norm_alpha = 0.3;
+          c.input_std = 2.0;  // tanh and erf away from their linear range
+          INFO(precision << " " << kind.sublayer << " " << vocab::name(norm) << " " << p->id());
+          const bool f64 = std::string(precision) == "float64";
+          require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
+                                f64 ? 1e-4 : 3e-3);
+        }
+}
+
 // A custom block (the expression interpreter on the device's ops) with a branch_scale that varies with the
 // sublayer and the depth, and one reading a named config parameter: the CPU's records, as for a built-in.
 TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_scale", "[backend][custom]") {

@@ -141,6 +141,30 @@ TEMPLATE_TEST_CASE("activations and SwiGLU match their CPU twins", "[kernel]", f
   require_close(d_dh.to_host(), dh, t, t);
 }
 
+// DyT and Derf, forward and backward (= and +=): computed in double from R inputs and rounded once, so the
+// twins differ only by the device's tanh/erf/exp (<= 2 ulps of double) before that rounding: 2 ulps of R
+// cover it, 4 for the backward's product of two such values and its accumulate.
+TEMPLATE_TEST_CASE("DyT and Derf match their CPU twins", "[kernel][dyt]", float, double) {
+  using R = TestType;
+  const auto x = random_vector<R>(kN, 6, 3.0), dy = random_vector<R>(kN, 7);
+  const auto d_x = DeviceBuffer<R>::from_host(x), d_dy = DeviceBuffer<R>::from_host(dy);
+  for (const sim::PointwiseNorm f : {sim::PointwiseNorm{normsim::vocab::Norm::dyt, 1.3, 0.5, 0.0},
+                                     sim::PointwiseNorm{normsim::vocab::Norm::derf, 0.8, 0.7, -0.3}}) {
+    DeviceBuffer<R> d_y(kN);
+    std::vector<R> y(kN);
+    gpu::pointwise_norm_forward(d_x.get(), d_y.get(), kN, f);
+    gpu::cpu::pointwise_norm_forward(x.data(), y.data(), kN, f);
+    require_close(d_y.to_host(), y, 2 * ulp<R>(), 2 * ulp<R>());
+    for (const bool acc : {false, true}) {
+      auto d_dx = DeviceBuffer<R>::from_host(x);  // accumulate onto x
+      std::vector<R> dx = x;
+      gpu::pointwise_norm_backward(d_x.get(), d_dy.get(), d_dx.get(), kN, f, acc);
+      gpu::cpu::pointwise_norm_backward(x.data(), dy.data(), dx.data(), kN, f, acc);
+      require_close(d_dx.to_host(), dx, 4 * ulp<R>(), 4 * ulp<R>());
+    }
+  }
+}
+
 // One multiply and one add: nvcc may fuse them (one rounding instead of two), hence 2 ulps.
 TEMPLATE_TEST_CASE("scaled_sum matches its CPU twin", "[kernel]", float, double) {
   using R = TestType;

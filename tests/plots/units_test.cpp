@@ -61,7 +61,8 @@ TEST_CASE("a log axis over 72 decades draws in finite time", "[plots][log]") {
   CHECK(tics.find("set ytics (1e0, 1e15, 1e30, 1e45, 1e60)") != std::string::npos);
   CHECK(tics.find("set mytics 1") != std::string::npos);
   CHECK(normsim::plots::log_axis_tics("y", 1.0, 1e5, 5).find("mytics") == std::string::npos);
-  // 5.3 decades holding 10^1..10^5: every decade labelled, not every other one (a colour bar with two labels).
+  // 5.3 decades holding 10^1..10^5: every decade labelled, not every other one (a colour bar with two
+  // labels).
   CHECK(normsim::plots::log_axis_tics("cb", 1.5, 3e5, 5).find("set cbtics (1e1, 1e2, 1e3, 1e4, 1e5)") !=
         std::string::npos);
 }

@@ -50,6 +50,18 @@ class MatchesTheSimulator(unittest.TestCase):
     def test_post_ln_mlp(self):
         self.compare(tb.post_mlp(D), {"placement": "post"}, None)  # Post-LN ends in a norm: no final norm
 
+    def test_dyt_transformer_and_derf_mlp(self):
+        """DyT and Derf blocks from their official code (torch_blocks.py) against norm = "dyt" / "derf" with
+        per-sublayer alphas, a shift and a final norm of its own: the same 4 se + 1% agreement."""
+        self.compare(tb.pre_dyt_transformer(D, 4, 0.8, 0.2),
+                     {"placement": "pre", "sublayer": "transformer", "heads": 4, "norm": "dyt",
+                      "norm_alpha": "attention ? 0.8 : 0.2", "final_norm_alpha": 0.3},
+                     tb.DynamicTanh(D, 0.3))
+        self.compare(tb.pre_derf_mlp(D, 0.7, 0.2),
+                     {"placement": "pre", "norm": "derf", "norm_alpha": "0.7", "norm_shift": "0.2",
+                      "final_norm_alpha": 0.7, "final_norm_shift": 0.2},
+                     tb.DynamicErf(D, 0.7, 0.2))
+
     def test_pre_ln_transformer(self):
         compared = self.compare(tb.pre_transformer(D, 4),
                                 {"placement": "pre", "sublayer": "transformer", "heads": 4},

@@ -59,6 +59,45 @@ class PreLN(nn.Module):
         return x + self.branch(self.norm(x))
 
 
+class DynamicTanh(nn.Module):
+    """DyT as its official code writes it (jiachenzhu/DyT dynamic_tanh.py L6-23, channels_last): a scalar
+    alpha (alpha_init_value 0.5), per-channel weight ones and bias zeros, weight * tanh(alpha x) + bias."""
+
+    def __init__(self, d, alpha_init_value=0.5):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(1) * alpha_init_value)
+        self.weight, self.bias = nn.Parameter(torch.ones(d)), nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return torch.tanh(self.alpha * x) * self.weight + self.bias
+
+
+class DynamicErf(nn.Module):
+    """Derf as its official code writes it (zlab-princeton/Derf ViT/dynamic_erf.py L6-26): scalar alpha and
+    shift (inits 0.5 and 0.0), per-channel weight ones and bias zeros, erf(alpha x + shift) * weight + bias."""
+
+    def __init__(self, d, alpha_init_value=0.5, shift_init_value=0.0):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(1) * alpha_init_value)
+        self.shift = nn.Parameter(torch.ones(1) * shift_init_value)
+        self.weight, self.bias = nn.Parameter(torch.ones(d)), nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return torch.erf(self.alpha * x + self.shift) * self.weight + self.bias
+
+
+class PreNormed(nn.Module):
+    """x + F(norm(x)) with any norm module (DyT, Derf): Pre-LN with the LayerNorm replaced, as both codes'
+    convert_ln_to_dyt / convert_ln_to_derf do."""
+
+    def __init__(self, norm, branch):
+        super().__init__()
+        self.norm, self.branch = norm, branch
+
+    def forward(self, x):
+        return x + self.branch(self.norm(x))
+
+
 class PostLN(nn.Module):
     """N(x + F(x))"""
 
@@ -92,6 +131,16 @@ def post_mlp(d):
 def pre_transformer(d, heads):
     """Sublayer k: attention for even k, MLP for odd k (normsim's sublayer = "transformer")."""
     return lambda k: PreLN(d, Attention(d, heads) if k % 2 == 0 else Mlp(d))
+
+
+def pre_dyt_transformer(d, heads, attention_alpha, mlp_alpha):
+    """Pre-LN transformer with DyT (the LLaMA recipe's per-sublayer alphas: attention, FFN)."""
+    return lambda k: PreNormed(DynamicTanh(d, attention_alpha if k % 2 == 0 else mlp_alpha),
+                               Attention(d, heads) if k % 2 == 0 else Mlp(d))
+
+
+def pre_derf_mlp(d, alpha, shift):
+    return lambda k: PreNormed(DynamicErf(d, alpha, shift), Mlp(d))
 
 
 def qknorm_output_norm(d, heads):

@@ -160,3 +160,49 @@ TEST_CASE("weight-gradient norms by the Gram identity equal the direct product",
   CHECK(frobenius_of_AtB<double>(tall_a, tall_b) ==
         Approx((tall_a.transpose() * tall_b).norm()).epsilon(1e-12));
 }
+
+// DyT and Derf in every site (branch input, branch output, the stream after the add, the final norm, the
+// decoder's encoder output) with alphas that differ by sublayer kind and from the final one, and Derf's
+// shift: a norm given the wrong site's alpha, or a backward reading y for x, shows up here.
+TEST_CASE("stack backward matches finite differences with DyT and Derf in every site", "[backward][dyt]") {
+  for (const std::string norm : {"dyt", "derf"})
+    for (const std::string sub : {"transformer", "decoder"})
+      for (const std::string p : {"pre", "post", "peri", "olmo2"}) {
+        Config c = small(sub, p);
+        if (sub == "decoder") c.depth = 6, c.encoder_cos = 0.3;
+        c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
+        c.norm_alpha = "attention ? 0.8 : 0.3 + 0.1 * k";
+        c.norm_shift = norm == "derf" ? "0.1 * k - 0.2" : "0";
+        c.final_norm_alpha = 0.6, c.final_norm_shift = norm == "derf" ? 0.15 : 0.0;
+        c.final_norm = normsim::vocab::FinalNorm::always;
+        c.activation = normsim::vocab::Activation::gelu;
+        c.norm_gain = 1.2;
+        INFO(norm << " " << sub << " " << p);
+        CHECK(check_fd(c) == c.tokens * c.width);
+      }
+}
+
+// Which alpha each norm takes: a block N(x) + 0 F(x) makes x_{k+1} = gain tanh(alpha_k x_k) exactly, so the
+// stream shows every sublayer's alpha (attention's 0.8, the MLP's 0.3) and y the final norm's 0.6.
+TEST_CASE("DyT's norms take norm_alpha at their sublayer and the final norm final_norm_alpha", "[dyt]") {
+  Config c = small("transformer", "custom");
+  c.block = std::string("N(x) + 0 * F(x)");
+  c.norm = normsim::vocab::Norm::dyt;
+  c.norm_alpha = "attention ? 0.8 : 0.3";
+  c.final_norm_alpha = 0.6;
+  c.final_norm = normsim::vocab::FinalNorm::always;
+  c.norm_gain = 1.2;
+  const StackShape shape(c);
+  const auto placement = placement_for(c);
+  CpuGraph<double> g(shape, *placement, SampleKey{c.seed, 0});
+  Mat<double> x0(c.tokens, c.width);
+  for (int t = 0; t < c.tokens; ++t)
+    for (int i = 0; i < c.width; ++i) x0(t, i) = input_entry(c.seed, 0, t, i, c.width, 2.0, 0.2);
+  const StackValues sv = build_stack(g, shape, *placement, g.input(x0));
+  const auto dyt = [&](const Mat<double>& x, double alpha) {
+    return Mat<double>(x.unaryExpr([&](double v) { return 1.2 * std::tanh(alpha * v); }));
+  };
+  for (int k = 0; k < c.depth; ++k)
+    CHECK(g.value(sv.stream[k + 1]).isApprox(dyt(g.value(sv.stream[k]), k % 2 == 0 ? 0.8 : 0.3), 1e-15));
+  CHECK(g.value(sv.output).isApprox(dyt(g.value(sv.stream.back()), 0.6), 1e-15));
+}

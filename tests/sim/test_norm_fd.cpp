@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/gaussian.hpp"
+#include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 
 using namespace normsim::sim;
@@ -60,6 +61,24 @@ TEST_CASE("norm backward matches finite differences", "[norm]") {
           const double fd = (loss(kind, xp, g, gain, eps) - loss(kind, xm, g, gain, eps)) / (2 * h);
           INFO("kind " << int(kind) << " eps " << eps << " gain " << gain << " i " << i);
           CHECK(dx[i] == Approx(fd).margin(1e-7));
+        }
+      }
+}
+
+// DyT and Derf (sim/pointwise_norm.hpp), entry by entry, against the sources' formulas and against central
+// differences with the same step and bound as the row norms above (the slope is O(gain alpha) <= 1.5 here).
+TEST_CASE("DyT and Derf follow their definitions and their slopes match finite differences", "[norm]") {
+  const auto x = draw(17, 4, 2.5, 0.3);
+  for (const auto kind : {NormKind::dyt, NormKind::derf})
+    for (const double alpha : {0.5, 0.2, 1.3})
+      for (const double shift : {0.0, -0.4}) {
+        const PointwiseNorm f{kind, 1.1, alpha, shift};
+        for (const double v : x) {
+          INFO(int(kind) << " alpha " << alpha << " shift " << shift << " x " << v);
+          const double u = alpha * v + shift;
+          CHECK(f(v) == Approx(1.1 * (kind == NormKind::dyt ? std::tanh(u) : std::erf(u))).epsilon(1e-14));
+          const double h = 1e-6;
+          CHECK(f.slope(v) == Approx((f(v + h) - f(v - h)) / (2 * h)).margin(1e-7));
         }
       }
 }
