@@ -186,6 +186,7 @@ class GpuAttention final : public GpuBranch<R> {
         norms_(sim::head_norms(s.cfg, qkv_norm)),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
+        logit_scale_(sim::logit_scale(s.cfg, s.width / s.heads)),
         T_(s.tokens),
         d_(s.width),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
@@ -205,8 +206,8 @@ class GpuAttention final : public GpuBranch<R> {
     v_ = split(project(kv, kinds_[2], norms_.v, rv_));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
-    gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0 / std::sqrt(double(dh)), q_.get(), dh, sh, k_.get(), dh, sh,
-            0.0, p_.get(), T, sp, SH);
+    gemm<R>(ctx_.blas, false, true, T, T, dh, logit_scale_, q_.get(), dh, sh, k_.get(), dh, sh, 0.0, p_.get(),
+            T, sp, SH);
     softmax_forward(p_.get(), SH * T, T, causal_);
     DeviceBuffer<R> oh(n);
     gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, p_.get(), T, sp, v_.get(), dh, sh, 0.0, oh.get(), dh, sh,
@@ -231,7 +232,7 @@ class GpuAttention final : public GpuBranch<R> {
             SH);
     gemm<R>(ctx_.blas, false, true, T, T, dh, 1.0, doh.get(), dh, sh, v_.get(), dh, sh, 0.0, dp.get(), T, sp,
             SH);
-    softmax_backward(p_.get(), dp.get(), SH * T, T, 1.0 / std::sqrt(double(dh)));
+    softmax_backward(p_.get(), dp.get(), SH * T, T, logit_scale_);
     p_.reset();
     gemm<R>(ctx_.blas, false, false, T, dh, T, 1.0, dp.get(), T, sp, k_.get(), dh, sh, 0.0, dqh.get(), dh, sh,
             SH);
@@ -297,7 +298,7 @@ class GpuAttention final : public GpuBranch<R> {
   int heads_;
   bool cross_, causal_;
   sim::HeadNorms norms_;
-  double eps_, gain_;
+  double eps_, gain_, logit_scale_;
   int T_, d_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   const R* u_ = nullptr;

@@ -32,6 +32,8 @@ struct Config {
   int heads = 4;         // attention heads; must divide width
   bool causal = false;   // causal attention mask
   bool qk_norm = false;  // per-head norm (the configured one) of Q and K before the logits, any attention
+  vocab::LogitScaling logit_scaling = vocab::LogitScaling::sqrt;  // logits / sqrt(d_h), or / d_h (muP)
+  double attention_temperature = 1.0;                             // and / temperature
   vocab::FinalNorm final_norm = vocab::FinalNorm::auto_;
   bool input_norm = false;  // x_0 = N(input) (Peri-LN's embedding norm)
   // placement = "custom": the block expression (docs/placements.md), e.g. "x + N(F(x))".

@@ -43,6 +43,7 @@ const auto kNorms = vocab_choices<vocab::Norm>();
 const auto kInits = vocab_choices<vocab::Init>();
 const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
 const auto kLosses = vocab_choices<vocab::Loss>();
+const auto kLogitScalings = vocab_choices<vocab::LogitScaling>();
 const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
@@ -318,6 +319,12 @@ std::vector<KeyInfo> make_table() {
           "in "
           "every attention (Fqkv's are normalized already)",
           "true | false", any()),
+      key("logit_scaling", &Config::logit_scaling, "model",
+          "attention logits q.k divided by sqrt(d_h) or, muP's rule, by d_h (d_h = width / heads)",
+          "sqrt | mup", one_of(kLogitScalings), kLogitScalings),
+      key("attention_temperature", &Config::attention_temperature, "model",
+          "attention logits divided by this as well (1: none; large: attention near uniform)", "> 0",
+          float_range(0, INFINITY, /*lo_open=*/true)),
       key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
           "auto | true | false (auto: when the placement does not end in a norm)", one_of(kFinalNorm),
           kFinalNorm),

@@ -248,6 +248,7 @@ class CpuAttention final : public CpuBranch<R> {
         norms_(head_norms(s.cfg, qkv_norm)),
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
+        logit_scale_(logit_scale(s.cfg, s.width / s.heads)),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
                       : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
     if (cross_) enc_ = encoder_matrix<R>(s, key);
@@ -328,7 +329,7 @@ class CpuAttention final : public CpuBranch<R> {
       head_norm_forward(norms_.kind, k_raw_, k_, rk_, heads_, h, gain_, eps_);
     }
     if (norms_.v) head_norm_forward(norms_.kind, v_raw_, v_, rv_, heads_, h, gain_, eps_);
-    Mat<R> sc = head_logits(q(), k(), h, dh);
+    Mat<R> sc = head_logits(q(), k(), h, dh, logit_scale_);
     for (int t = 0; t < T; ++t) softmax_row(&sc(t, 0), T, causal_ ? t : T - 1);
     o_.middleCols(h * dh, dh).noalias() = sc * v().middleCols(h * dh, dh);
     probs_[std::size_t(h)] = std::move(sc);
@@ -342,7 +343,7 @@ class CpuAttention final : public CpuBranch<R> {
     Mat<R>&gq = norms_.qk ? g.gq : g.dq, &gk = norms_.qk ? g.gk : g.dk, &gv = norms_.v ? g.gv : g.dv;
     gv.middleCols(h * dh, dh).noalias() = P.transpose() * doh;
     Mat<R> dP = doh * v().middleCols(h * dh, dh).transpose();
-    for (int t = 0; t < T; ++t) softmax_backward_row(&P(t, 0), &dP(t, 0), T, 1.0 / std::sqrt(double(dh)));
+    for (int t = 0; t < T; ++t) softmax_backward_row(&P(t, 0), &dP(t, 0), T, logit_scale_);
     gq.middleCols(h * dh, dh).noalias() = dP * k().middleCols(h * dh, dh);
     gk.middleCols(h * dh, dh).noalias() = dP.transpose() * q().middleCols(h * dh, dh);
     if (norms_.qk) {
@@ -356,7 +357,7 @@ class CpuAttention final : public CpuBranch<R> {
   int heads_;
   bool cross_, causal_;
   HeadNorms norms_;
-  double eps_, gain_;
+  double eps_, gain_, logit_scale_;
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
   std::vector<double> rq_, rk_, rv_;

@@ -57,11 +57,10 @@ void head_norm_backward(NormKind kind, const Mat<R>& y, const Mat<R>& dy, const 
   }
 }
 
-// Head h's logits Q_h K_h^T / sqrt(d_h) (T x T, before the mask and the softmax).
+// Head h's logits Q_h K_h^T * scale (T x T, before the mask and the softmax; scale: logit_scale()).
 template <class R>
-Mat<R> head_logits(const Mat<R>& q, const Mat<R>& k, int h, int dh) {
-  const R inv_sqrt = R(1.0 / std::sqrt(double(dh)));
-  return (q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose()) * inv_sqrt;
+Mat<R> head_logits(const Mat<R>& q, const Mat<R>& k, int h, int dh, double scale) {
+  return (q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose()) * R(scale);
 }
 
 // Scalar operations of one head's attention on T tokens of width dh: the forward's two T x T x dh

@@ -1,7 +1,10 @@
-// Which per-head norms an attention branch applies before its logits: HybridNorm's QKV-norm (the block's
+// The attention's per-head rules, read by the CPU and CUDA backends: the logits' scale, and which per-head
+// norms an attention branch applies before its logits: HybridNorm's QKV-norm (the block's
 // Fqkv: RMSNorm of Q, K and V) or the qk_norm key (the configured norm of Q and K, any placement). One
 // rule, read by the CPU and the CUDA backends.
 #pragma once
+#include <cmath>
+
 #include "sim/config.hpp"
 
 namespace normsim::sim {
@@ -13,6 +16,13 @@ struct HeadNorms {
 };
 
 // qkv_norm: the branch is Fqkv, whose Q and K are RMS-normalized already, so qk_norm adds nothing there.
+// What multiplies the logits q.k of a head of width dh: 1 / (sqrt(dh) temperature), or muP's 1 / (dh
+// temperature). One rule, read by the CPU and the CUDA attention, forward and backward.
+inline double logit_scale(const Config& c, int dh) {
+  const double by = c.logit_scaling == vocab::LogitScaling::mup ? double(dh) : std::sqrt(double(dh));
+  return 1.0 / (by * c.attention_temperature);
+}
+
 inline HeadNorms head_norms(const Config& c, bool qkv_norm) {
   if (qkv_norm) return {true, true, vocab::Norm::rmsnorm};
   return {c.qk_norm, false, c.norm};

@@ -60,7 +60,9 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if ((key == "norm_shift" || key == "final_norm_shift") && c.norm != vocab::Norm::derf)
     return "norm = " + quoted(c.norm) + " has no shift (only derf)";
   if (key == "norm_eps" && pointwise) return "norm = " + quoted(c.norm) + " is pointwise: no epsilon";
-  if ((key == "heads" || key == "causal" || key == "qk_norm") && !attention)
+  if ((key == "heads" || key == "causal" || key == "qk_norm" || key == "logit_scaling" ||
+       key == "attention_temperature") &&
+      !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";
   if (key == "init_std" && !uses_rule(c, vocab::Init::fixed))

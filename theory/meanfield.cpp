@@ -43,7 +43,8 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
   if (has_attention(s)) {
     c.push_back(
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
-        "softmax attention at Xavier init has logits of variance ~1");
+        "softmax attention at Xavier init has logits of variance ~1 (logit_scaling and attention_temperature "
+        "do not enter it: it is their infinite-temperature limit)");
     if (s.qk_norm)
       c.push_back(
           "qk_norm acts on the logits only, which the uniform-attention value path ignores: every prediction "

@@ -41,6 +41,8 @@ enum class Init { fanin, xavier, fixed };
 enum class FinalNorm { auto_, always, never };
 // The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
 enum class Update { none, random, sgd, adam };
+// How attention logits q.k are scaled: 1/sqrt(d_h) (the standard), or 1/d_h (muP); then by 1/temperature.
+enum class LogitScaling { sqrt, mup };
 // The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
 enum class Precision { float32, float64, tf32 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names

@@ -104,6 +104,13 @@ constexpr std::array kRecomputes{
                      "always draw weights again in the backward instead of storing them"},
     Named<Recompute>{Recompute::no, "false", "store every weight for the backward"},
 };
+constexpr std::array kLogitScalings{
+    Named<LogitScaling>{LogitScaling::sqrt, "sqrt",
+                        "logits q.k / (sqrt(d_h) temperature) (Vaswani et al. 2017), d_h = width / heads"},
+    Named<LogitScaling>{
+        LogitScaling::mup, "mup",
+        "logits q.k / (d_h temperature): muP's 1/d attention (Yang et al. 2021, Tensor Programs V)"},
+};
 constexpr std::array kBackendChoices{
     Named<BackendChoice>{BackendChoice::auto_, "auto",
                          "cuda when this build has it and a usable device exists, else cpu"},
@@ -124,6 +131,7 @@ NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
 NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
 NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
+NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

@@ -77,6 +77,7 @@ NORMSIM_VOCAB_DECLARE(Update)
 NORMSIM_VOCAB_DECLARE(Precision)
 NORMSIM_VOCAB_DECLARE(Recompute)
 NORMSIM_VOCAB_DECLARE(BackendChoice)
+NORMSIM_VOCAB_DECLARE(LogitScaling)
 #undef NORMSIM_VOCAB_DECLARE
 
 }  // namespace normsim::vocab

@@ -145,6 +145,25 @@ TEST_CASE("CUDA backend matches the CPU backend with DyT and Derf", "[backend][d
         }
 }
 
+// The logits' scale, muP's 1/d_h and a temperature, on the device as on the CPU (sharp attention).
+TEST_CASE("CUDA backend matches the CPU backend under muP logits and a temperature", "[backend][attention]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[4], kKinds[5], kKinds[6]})
+      for (const auto scaling : {vocab::LogitScaling::sqrt, vocab::LogitScaling::mup}) {
+        sim::Config c = small_config(vocab::Placement::pre, kind, precision);
+        c.logit_scaling = scaling;
+        c.attention_temperature = 0.5;
+        c.init_wq = c.init_wk = std::string("fanin:2");
+        INFO(precision << " " << kind.sublayer << " " << vocab::name(scaling));
+        const bool f64 = std::string(precision) == "float64";
+        require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
+                              f64 ? 1e-4 : 3e-3);
+      }
+}
+
 // A custom block (the expression interpreter on the device's ops) with a branch_scale that varies with the
 // sublayer and the depth, and one reading a named config parameter: the CPU's records, as for a built-in.
 TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_scale", "[backend][custom]") {

@@ -3,6 +3,7 @@
 // final norm, so a wrong term in any op's backward shows up here. h = 1e-6: truncation O(h^2) and rounding
 // O(1e-16/h) are both below 1e-8 on O(1) gradients; we allow 1e-6 absolute + 1e-5 relative.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 
 #include "sim/cpu_graph.hpp"
@@ -205,4 +206,41 @@ TEST_CASE("DyT's norms take norm_alpha at their sublayer and the final norm fina
   for (int k = 0; k < c.depth; ++k)
     CHECK(g.value(sv.stream[k + 1]).isApprox(dyt(g.value(sv.stream[k]), k % 2 == 0 ? 0.8 : 0.3), 1e-15));
   CHECK(g.value(sv.output).isApprox(dyt(g.value(sv.stream.back()), 0.6), 1e-15));
+}
+
+// The logits' scale (sim/head_norms.hpp): muP's 1/d_h and a temperature, forward and backward, with sharp
+// attention (init gain 2 on W_Q and W_K, so the softmax is far from uniform and its backward carries weight).
+TEST_CASE("stack backward matches finite differences under muP logits and a temperature", "[backward]") {
+  for (const std::string scaling : {"sqrt", "mup"})
+    for (const double temperature : {0.5, 3.0}) {
+      Config c = small("transformer", "pre");
+      c.logit_scaling = normsim::vocab::parse<normsim::vocab::LogitScaling>(scaling);
+      c.attention_temperature = temperature;
+      c.init_wq = c.init_wk = "fanin:2";
+      c.activation = normsim::vocab::Activation::gelu;
+      INFO(scaling << " temperature " << temperature);
+      CHECK(check_fd(c) == c.tokens * c.width);
+    }
+}
+
+// muP's 1/d_h at temperature t is the standard 1/sqrt(d_h) at temperature t sqrt(d_h): the same logits up
+// to the rounding of the scale (one ulp of a double, amplified by a few sublayers of O(1) condition).
+TEST_CASE("muP's logit scaling is the standard one at temperature sqrt(d_h)", "[attention]") {
+  Config mup = small("attention", "pre");
+  mup.logit_scaling = normsim::vocab::LogitScaling::mup;
+  mup.attention_temperature = 0.7;
+  mup.init_wq = mup.init_wk = "fanin:2";
+  Config standard = mup;
+  standard.logit_scaling = normsim::vocab::LogitScaling::sqrt;
+  standard.attention_temperature = 0.7 * std::sqrt(double(mup.width / mup.heads));
+  Mat<double> x0(mup.tokens, mup.width);
+  for (int t = 0; t < mup.tokens; ++t)
+    for (int i = 0; i < mup.width; ++i) x0(t, i) = input_entry(mup.seed, 0, t, i, mup.width, 1.0, 0.2);
+  PlacementState a, b;
+  const Run m = run_stack(mup, x0, a, true), s = run_stack(standard, x0, b, true);
+  CHECK(m.loss == Approx(s.loss).epsilon(1e-13));
+  CHECK(m.grad_input.isApprox(s.grad_input, 1e-12));
+  standard.attention_temperature = 0.7;  // and the two rules do differ
+  PlacementState c;
+  CHECK(std::abs(run_stack(standard, x0, c, false).loss - m.loss) > 1e-3 * std::abs(m.loss));
 }

@@ -44,7 +44,7 @@ Moment logit_sq(bool qk_norm, NormKind kind, double v, double gain) {
     double sum = 0;
     int n = 0;
     for (int h = 0; h < heads; ++h) {
-      const Mat<double> logits = head_logits(q, k, h, dh);
+      const Mat<double> logits = head_logits(q, k, h, dh, 1.0 / std::sqrt(double(dh)));
       for (int t = 0; t < T; ++t)
         for (int s = 0; s < T; ++s)
           if (s != t) sum += logits(t, s) * logits(t, s), ++n;
