@@ -51,6 +51,10 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.gamma = c.norm_gain;
   s.eps = c.norm_eps;  // every norm's epsilon, as the simulator applies it (sim/rownorm.hpp)
   s.norm = c.norm;
+  s.norm_alpha = c.norm_alpha;  // DyT / Derf (sim/norm_site.hpp)
+  s.norm_shift = c.norm_shift;
+  s.final_norm_alpha = c.final_norm_alpha;
+  s.final_norm_shift = c.final_norm_shift;
   if (c.deepnorm_alpha > 0) s.deepnorm_alpha = c.deepnorm_alpha;
   s.mix_fraction = c.mix_fraction;
   s.rezero_alpha = c.rezero_alpha;
@@ -62,6 +66,9 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.branch_scale = c.branch_scale;
   const vocab::ScalarEnv env = sim::scalar_env(shape, 0);
   std::vector<std::string> names = vocab::params(vocab::parse_scalar(c.branch_scale));
+  if (vocab::is_pointwise(c.norm))
+    for (const std::string* e : {&c.norm_alpha, &c.norm_shift})
+      for (std::string& n : vocab::params(vocab::parse_scalar(*e))) names.push_back(std::move(n));
   if (!placement.expression().empty())
     for (const vocab::Expr& e : vocab::parse_block(placement.expression()).sublayers)
       for (std::string& n : vocab::params(e)) names.push_back(std::move(n));

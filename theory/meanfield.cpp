@@ -12,6 +12,8 @@
 #include "theory/cross_attention.hpp"
 #include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
+#include "theory/pointwise_norm.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::theory {
 namespace {
@@ -74,6 +76,12 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
   }
   if (!grads_predicted)
     c.push_back("mse loss with no norm at the output: gradients correlate with y, not predicted");
+  if (vocab::is_pointwise(s.norm))
+    c.push_back(
+        std::string(vocab::name(s.norm)) +
+        ": Gaussian expectations of tanh/erf (docs/theory_notes.md \"Pointwise norms\"), exact at infinite "
+        "width since every norm's input is x_0 plus branch outputs (a norm reading an earlier norm's output, "
+        "as in Post-LN, is refused); no 1/d term at the final norm");
   if (s.tokens < 2) c.push_back("one token: token_cos not defined");
   return c;
 }
@@ -114,6 +122,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const int depth = spec.depth;
   const double gamma_sq = spec.gamma * spec.gamma;
   const auto& w = spec.sigma_sq;
+  const bool pointwise = vocab::is_pointwise(spec.norm);  // DyT, Derf
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
   StackContext ctx{spec, gamma_sq, spec.eps, Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
                    Branch::attention(w.wv * w.wo, mix), detail::LayerStorage(depth + 1), 1.0,
@@ -124,7 +133,11 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                        cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens)),
                    spec.random_update_scale * spec.random_update_scale,
                    // x_0 does not depend on the weights: its change is zero
-                   std::vector<TokenGram>(spec.random_update_scale > 0 ? std::size_t(depth) + 1 : 0)};
+                   std::vector<TokenGram>(spec.random_update_scale > 0 ? std::size_t(depth) + 1 : 0),
+                   pointwise ? vocab::parse_scalar(spec.norm_alpha) : vocab::Expr{},
+                   pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
+                   std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
+                   std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0)};
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);
@@ -190,7 +203,16 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
   TokenGram& g_out = ctx.g(depth);
   g_out = {1.0, 0.0};
-  if (final_norm) {
+  if (final_norm && pointwise) {
+    // y = gamma f(alpha x_K + shift): the readout gradient passes D = diag(gamma alpha f'(u)); g iid unit, so
+    // its Gram is {E d^2, 0}, with no finite-width factor (docs/theory_notes.md "Pointwise norms").
+    const double mu = ctx.mean[std::size_t(depth)], a = spec.final_norm_alpha;
+    if (mu != 0.0 || ctx.raw[std::size_t(depth)]) detail::refuse_non_gaussian();
+    const TokenGram centered = ctx.x(depth) + (-mu * mu) * TokenGram{1.0, 1.0};
+    const PointwiseMoments m =
+        pointwise_moments(spec.norm, a, spec.final_norm_shift + a * mu, centered.diag, centered.off);
+    g_out = {gamma_sq * a * a * m.d2, 0.0};
+  } else if (final_norm) {
     // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / (v_K + eps), c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;

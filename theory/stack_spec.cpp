@@ -67,10 +67,25 @@ void validate(const StackSpec& s) {
   if (s.v0 <= 0.0 || !std::isfinite(s.v0)) fail("v0", "must be finite and > 0");
   if (s.rho0 < -1.0 || s.rho0 > 1.0) fail("rho0", "must lie in [-1, 1]");
   if (s.gamma <= 0.0) fail("gamma", "must be > 0");
-  // DyT and Derf map each coordinate through tanh or erf: no longer a per-token rescaling, so the linear
-  // decomposition of theory/placements/expression.cpp does not hold for them (not yet derived).
-  if (vocab::is_pointwise(s.norm))
-    fail("norm", std::string(vocab::name(s.norm)) + " is pointwise; its mean field is not implemented yet");
+  // DyT and Derf (docs/theory_notes.md "Pointwise norms" [DERIVED]): what their mean field does not cover.
+  if (vocab::is_pointwise(s.norm)) {
+    const std::string n = "norm = " + std::string(vocab::name(s.norm)) + ": ";
+    if (s.placement == Placement::admin)
+      fail("placement", n + "admin's mean field is written for a per-token rescaling; not implemented");
+    if (s.sublayer == SublayerKind::decoder)
+      fail("sublayer",
+           n + "the decoder's encoder output passes a pointwise norm, which cross-attention's mean field "
+               "(theory/cross_attention.hpp) does not model; not implemented");
+    if (s.input_norm)
+      fail("input_norm", n + "x_0 would leave the pointwise norm non-Gaussian, which the Gaussian "
+                             "expectations of every later norm assume; not implemented");
+    if (s.loss == Loss::mse && (has_final_norm(s) || ends_in_norm(s)))
+      fail("loss", n + "mse: y = gamma f(.) does not lie on a sphere, so J^T y != 0 and the gradient "
+                       "correlates with y (the lemma the mse mean field uses fails); not implemented");
+    vocab::parse_scalar(s.norm_alpha), vocab::parse_scalar(s.norm_shift);  // throws when malformed
+    if (!std::isfinite(s.final_norm_alpha) || !std::isfinite(s.final_norm_shift))
+      fail("final_norm_alpha", "final_norm_alpha and final_norm_shift must be finite");
+  }
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");

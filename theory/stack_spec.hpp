@@ -47,6 +47,11 @@ struct StackSpec {
   // eps -> 0 mean field bit for bit.
   double eps = 0.0;
   NormKind norm = NormKind::layernorm;
+  // DyT / Derf (norm pointwise): y = gamma f(alpha x + shift). The norms of sublayer k take the expressions
+  // norm_alpha and norm_shift evaluated at k (the names they read go in params), the final norm
+  // final_norm_alpha and final_norm_shift (sim/norm_site.hpp). Unused by LayerNorm and RMSNorm.
+  std::string norm_alpha = "0.5", norm_shift = "0";
+  double final_norm_alpha = 0.5, final_norm_shift = 0.0;
   std::optional<double> deepnorm_alpha;  // nullopt: K^(1/4) (docs/conventions.md)
   double mix_fraction = 0.25;
   double rezero_alpha = 0.0;

@@ -182,15 +182,32 @@ TEST_CASE("list prints every category") {
 TEST_CASE("a run says which configurations the mean field does not cover, and theory.csv leaves them out") {
   ScratchDir dir("cli-no-theory");
   const auto config = dir / "dyt.toml";
-  write_text(config, "norm = [\"layernorm\", \"dyt\"]\ndepth = 2\nwidth = 8\ntokens = 2\nsamples = 2\n");
+  // DyT's mean field refuses input_norm (x_0 would leave it non-Gaussian: theory/stack_spec.cpp)
+  write_text(
+      config,
+      "norm = [\"layernorm\", \"dyt\"]\ninput_norm = true\ndepth = 2\nwidth = 8\ntokens = 2\nsamples = 2\n");
   const Result r = run_cli(
       "run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " --no-plots", dir);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("no mean field (theory.csv) for 1 of 2 configurations") != std::string::npos);
-  CHECK(r.err.find("dyt is pointwise") != std::string::npos);
+  CHECK(r.err.find("input_norm") != std::string::npos);
   const std::string theory = read_text(dir / "out" / "theory.csv");
   CHECK(theory.find("\n0,") != std::string::npos);
   CHECK(theory.find("\n1,") == std::string::npos);
+}
+
+TEST_CASE("a run writes theory.csv rows for DyT and Derf") {
+  ScratchDir dir("cli-dyt-theory");
+  const auto config = dir / "dyt.toml";
+  write_text(config,
+             "norm = [\"layernorm\", \"dyt\", \"derf\"]\nnorm_shift = \"0.1\"\ndepth = 2\nwidth = 8\n"
+             "tokens = 2\nsamples = 2\n");
+  const Result r = run_cli(
+      "run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " --no-plots", dir);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("no mean field") == std::string::npos);
+  const std::string theory = read_text(dir / "out" / "theory.csv");
+  for (const char* row : {"\n0,", "\n1,", "\n2,"}) CHECK(theory.find(row) != std::string::npos);
 }
 
 TEST_CASE("claims are listed by `list claims` as by `check --list`") {

@@ -74,6 +74,13 @@ struct StackContext {
   // "Output change under a random update"). Empty when there is no update.
   double update_sq = 0.0;
   std::vector<TokenGram> change;
+  // DyT / Derf (spec.norm pointwise; docs/theory_notes.md "Pointwise norms" [DERIVED]): the alpha and shift
+  // expressions of the norms of sublayer k, and mean[l], the per-coordinate mean of x_l (a Derf with a
+  // shift leaves one; the same in every coordinate and token). Empty for LayerNorm and RMSNorm.
+  vocab::Expr norm_alpha, norm_shift;
+  std::vector<double> mean;
+  // raw[l]: x_l holds a pointwise norm's output (its remainder part: bounded, not Gaussian).
+  std::vector<unsigned char> raw;
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
@@ -125,6 +132,10 @@ inline double norm_cross(double gamma_sq, double in_sq, double eps) {
 vocab::ScalarEnv scalar_env(const StackContext& ctx, int k);
 // branch_scale at sublayer k: what multiplies F_k's output, in every placement's step.
 double branch_scale_at(const StackContext& ctx, int k);
+
+// Throws std::invalid_argument: a pointwise norm whose input holds an earlier pointwise norm's output
+// (theory/placements/expression.cpp).
+[[noreturn]] void refuse_non_gaussian();
 
 // The mean field of the placement's expression over one unit (a sublayer, or a pair); returns its span.
 int step_expression(StackContext& ctx, int k);
