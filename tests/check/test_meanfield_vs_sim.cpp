@@ -38,14 +38,20 @@ sim::Config stack(const std::string& placement, const std::string& activation) {
   return c;
 }
 
-void compare(const sim::Config& c, const std::string& metric, double r) {
+// Records of c's samples on the CPU backend, and c's mean field.
+std::pair<std::vector<sim::SampleRecord>, theory::MeanFieldProfile> simulate(const sim::Config& c) {
   auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
-  const auto records = backend->run(c, samples);
-  const auto profile = theory::meanfield(check::to_stack_spec(c));
+  return {backend->run(c, samples), theory::meanfield(check::to_stack_spec(c))};
+}
+
+// Every predicted layer of `metric` within 4 se + r |prediction|; returns the worst |difference| / se.
+double check_metric(const sim::Config& c, const std::vector<sim::SampleRecord>& records,
+                    const theory::MeanFieldProfile& profile, const std::string& metric, double r) {
   const theory::Series* predicted = profile.metric(metric);
   REQUIRE(predicted);
+  double worst = 0.0;
   int compared = 0;
   for (std::size_t l = 0; l < predicted->size(); ++l) {
     if (!(*predicted)[l]) continue;
@@ -53,12 +59,20 @@ void compare(const sim::Config& c, const std::string& metric, double r) {
     for (const auto& rec : records) values.push_back(check::series(rec, metric)[l]);
     const sim::Summary s = sim::summarize(values);
     const double p = *(*predicted)[l];
-    INFO(c.placement << " " << c.activation << " " << metric << " layer " << l << ": measured " << s.mean
-                     << " +- " << s.se << ", mean field " << p);
+    INFO(c.norm << " " << c.placement << " " << c.activation << " " << c.sublayer << " K " << c.depth << " "
+                << metric << " layer " << l << ": measured " << s.mean << " +- " << s.se << ", mean field "
+                << p);
     CHECK(std::abs(s.mean - p) <= 4 * s.se + r * std::abs(p));
+    worst = std::max(worst, std::abs(s.mean - p) / s.se);
     ++compared;
   }
   CHECK(compared >= c.depth);
+  return worst;
+}
+
+void compare(const sim::Config& c, const std::string& metric, double r) {
+  const auto [records, profile] = simulate(c);
+  check_metric(c, records, profile, metric, r);
 }
 
 }  // namespace
@@ -384,33 +398,9 @@ namespace {
 // Runs the simulator once and returns, per metric, the worst |measured - mean field| / se over the layers.
 std::vector<double> worst_se(const sim::Config& c,
                              const std::vector<std::pair<std::string, double>>& metrics) {
-  auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
-  std::vector<int> samples(c.samples);
-  std::iota(samples.begin(), samples.end(), 0);
-  const auto records = backend->run(c, samples);
-  const auto profile = theory::meanfield(check::to_stack_spec(c));
+  const auto [records, profile] = simulate(c);
   std::vector<double> worst;
-  for (const auto& [metric, r] : metrics) {
-    const theory::Series* predicted = profile.metric(metric);
-    REQUIRE(predicted);
-    worst.push_back(0.0);
-    int compared = 0;
-    for (std::size_t l = 0; l < predicted->size(); ++l) {
-      if (!(*predicted)[l]) continue;
-      std::vector<double> values;
-      for (const auto& rec : records) values.push_back(check::series(rec, metric)[l]);
-      const sim::Summary s = sim::summarize(values);
-      const double p = *(*predicted)[l];
-      INFO(c.norm << " " << c.placement << " " << c.sublayer << " K " << c.depth << " " << metric << " layer "
-                  << l << ": measured " << s.mean << " +- " << s.se << ", mean field " << p);
-      if (std::getenv("NORMSIM_VERBOSE"))
-        std::printf("%s l=%zu measured %.6g +- %.3g mf %.6g\n", metric.c_str(), l, s.mean, s.se, p);
-      CHECK(std::abs(s.mean - p) <= 4 * s.se + r * std::abs(p));
-      worst.back() = std::max(worst.back(), std::abs(s.mean - p) / s.se);
-      ++compared;
-    }
-    CHECK(compared >= c.depth);
-  }
+  for (const auto& [metric, r] : metrics) worst.push_back(check_metric(c, records, profile, metric, r));
   return worst;
 }
 
