@@ -61,6 +61,12 @@ std::vector<std::vector<std::string>> parse_records(const std::string& text, std
 
 }  // namespace
 
+std::vector<std::string> csv_line_fields(const std::string& line) {
+  std::vector<int> starts;
+  auto records = parse_records(line, starts);
+  return records.empty() ? std::vector<std::string>(1) : std::move(records.front());
+}
+
 int CsvTable::find(std::string_view name) const {
   for (std::size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return static_cast<int>(i);

@@ -27,6 +27,10 @@ struct CsvTable {
 // number of fields.
 CsvTable read_csv(const std::filesystem::path& path);
 
+// The fields of one line of a CSV file (its quoting rules, as read_csv reads them; "" gives one empty
+// field): for reading a large file line by line.
+std::vector<std::string> csv_line_fields(const std::string& line);
+
 // Parses a whole field as a double ("nan", "inf" allowed); throws an input PlotError naming table.where(row).
 double parse_number(const CsvTable& table, std::size_t row, int column);
 

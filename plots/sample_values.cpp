@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 
+#include "csv_table.hpp"
 #include "plot_error.hpp"
 
 namespace normsim::plots {
@@ -13,24 +14,6 @@ namespace normsim::plots {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// One line's fields (quoted fields may hold commas and doubled quotes; layers.csv has no newlines in fields).
-std::vector<std::string> split_line(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
-      fields.back() += '"', ++i;
-    else if (c == '"')
-      quoted = !quoted;
-    else if (c == ',' && !quoted)
-      fields.emplace_back();
-    else if (c != '\r' || quoted)
-      fields.back() += c;
-  }
-  return fields;
-}
 
 int column(const std::vector<std::string>& header, const std::string& name, const std::string& file) {
   for (std::size_t i = 0; i < header.size(); ++i)
@@ -58,12 +41,12 @@ SampleValues read_end_values(const std::filesystem::path& layers_csv, const std:
   std::string line;
   if (!in || !std::getline(in, line)) return values;
   const std::string file = layers_csv.string();
-  const auto header = split_line(line);
+  const auto header = csv_line_fields(line);
   const int config = column(header, "config", file), sample = column(header, "sample", file);
   const int metric = column(header, "metric", file), l = column(header, "l", file);
   const int k = column(header, "k", file), value = column(header, "value", file);
   for (int n = 2; std::getline(in, line); ++n) {
-    const auto f = split_line(line);
+    const auto f = csv_line_fields(line);
     const std::string where = file + ":" + std::to_string(n);
     if (f.size() != header.size())
       throw input_error(where + ": " + std::to_string(f.size()) + " fields, " + "the header has " +
