@@ -33,14 +33,15 @@ void BatchRun<R>::stack_probes(const GpuContext<R>& ctx, const double* d_ones) {
   const int K = shape_.depth, P = probes_;
   DeviceBuffer<double> q(std::size_t(K + 1) * P * S_);
   for (int p = 0; p < P; ++p) {
-    GpuGraph<R> g(shape_, placement_, ctx);
+    GpuTape<R> g(shape_, placement_, ctx);
     sim::PlacementState replay = replay_state();
     const sim::StackValues sv = sim::build_segment(g, shape_, placement_, g.input(input()), 0, K, replay);
     g.release_forward({});
-    g.backward(sv.stream.back(), probe(std::uint32_t(p), sim::Stream::jacobian_probe, d_ones), sv.stream,
-               [&](int l, const R* d_g) {
-                 sample_dot(d_g, d_g, per_, S_, q.get() + (std::size_t(l) * P + p) * S_);
-               });
+    const auto measure = [&](int l, const DeviceBuffer<R>& grad) {
+      sample_dot(grad.get(), grad.get(), per_, S_, q.get() + (std::size_t(l) * P + p) * S_);
+    };
+    g.reverse(sv.stream.back(), probe(std::uint32_t(p), sim::Stream::jacobian_probe, d_ones), sv.stream,
+              measure, kConsumingReverse);
   }
   q_ = q.to_host();
 }
@@ -54,7 +55,7 @@ void BatchRun<R>::block_probes(const GpuContext<R>& ctx, const double* d_ones) {
   for (int k = 0; k < K; ++k) {
     const int first = k / span * span, last = std::min(K, first + span);
     for (int p = 0; p < P; ++p) {
-      GpuGraph<R> g(shape_, placement_, ctx);
+      GpuTape<R> g(shape_, placement_, ctx);
       sim::PlacementState replay = replay_state();
       // x_0 is stored after the input norm, which build_segment applies to the raw input itself.
       DeviceBuffer<R> x = first == 0 ? input() : copy(first_stream(first));
@@ -62,9 +63,10 @@ void BatchRun<R>::block_probes(const GpuContext<R>& ctx, const double* d_ones) {
           sim::build_segment(g, shape_, placement_, g.input(std::move(x)), first, last, replay);
       const DeviceBuffer<R> u = probe(std::uint32_t(k * P + p), sim::Stream::block_probe, d_ones);
       g.release_forward({});
-      g.backward(sv.stream[k - first + 1], copy(u.get()), {sv.stream[k - first]}, [&](int, const R* d_g) {
-        sample_distance_sq(d_g, u.get(), per_, S_, b.get() + (std::size_t(k) * P + p) * S_);
-      });
+      const auto measure = [&](int, const DeviceBuffer<R>& grad) {
+        sample_distance_sq(grad.get(), u.get(), per_, S_, b.get() + (std::size_t(k) * P + p) * S_);
+      };
+      g.reverse(sv.stream[k - first + 1], copy(u.get()), {sv.stream[k - first]}, measure, kConsumingReverse);
     }
   }
   b_ = b.to_host();

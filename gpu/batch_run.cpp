@@ -56,36 +56,37 @@ DeviceBuffer<R> BatchRun<R>::copy(const R* d_x) const {
 }
 
 template <class R>
-void BatchRun<R>::measure_streams(GpuGraph<R>& g, const sim::StackValues& sv, int first) {
+void BatchRun<R>::measure_streams(GpuTape<R>& g, const sim::StackValues& sv, int first) {
   const int n = int(sv.stream.size());
   for (int i = 0; i + 1 < n; ++i)
-    measure_.stream(g.value(sv.stream[i]), g.value(sv.stream[i + 1]), stats_.field(first + i, lf_stream),
-                    stats_.field(first + i, lf_eff_rank));
+    measure_.stream(g.value(sv.stream[i]).get(), g.value(sv.stream[i + 1]).get(),
+                    stats_.field(first + i, lf_stream), stats_.field(first + i, lf_eff_rank));
   if (first + n - 1 < shape_.depth) return;  // x_last is measured with its pair, in the next segment
   const int K = shape_.depth;
-  measure_.stream(g.value(sv.stream[n - 1]), nullptr, stats_.field(K, lf_stream),
+  measure_.stream(g.value(sv.stream[n - 1]).get(), nullptr, stats_.field(K, lf_stream),
                   stats_.field(K, lf_eff_rank));
-  measure_.tensor(g.value(sv.output), stats_.field(stats_.output_block(), lf_stream));
+  measure_.tensor(g.value(sv.output).get(), stats_.field(stats_.output_block(), lf_stream));
 }
 
 template <class R>
-DeviceBuffer<R> BatchRun<R>::backward(GpuGraph<R>& g, const sim::StackValues& sv, sim::Value from,
+DeviceBuffer<R> BatchRun<R>::backward(GpuTape<R>& g, const sim::StackValues& sv, sim::Value from,
                                       DeviceBuffer<R> dout, int first, int watched) {
   DeviceBuffer<R> d_first;
   const std::vector<sim::Value> watch(sv.stream.begin(), sv.stream.begin() + watched);
   g.release_forward({});
-  g.backward(from, std::move(dout), watch, [&](int i, const R* d_g) {
-    measure_.tensor(d_g, stats_.field(first + i, lf_grad));
-    if (i == 0) d_first = copy(d_g);
-  });
+  const auto measure = [&](int i, const DeviceBuffer<R>& grad) {
+    measure_.tensor(grad.get(), stats_.field(first + i, lf_grad));
+    if (i == 0) d_first = copy(grad.get());
+  };
+  g.reverse(from, std::move(dout), watch, measure, kConsumingReverse);
   return d_first;
 }
 
 template <class R>
-void BatchRun<R>::keep_streams(GpuGraph<R>& g, const sim::StackValues& sv, int first) {
+void BatchRun<R>::keep_streams(GpuTape<R>& g, const sim::StackValues& sv, int first) {
   if (first_streams_.empty()) return;
   for (std::size_t i = 0; i < sv.stream.size(); ++i)
-    copy_on_device(first_streams_.get() + (first + i) * S_ * per_, g.value(sv.stream[i]),
+    copy_on_device(first_streams_.get() + (first + i) * S_ * per_, g.value(sv.stream[i]).get(),
                    S_ * per_ * sizeof(R));
 }
 
@@ -115,7 +116,7 @@ void BatchRun<R>::updated_pass(int every) {
   DeviceBuffer<R> x = input();
   for (int first = 0; first < K; first += every) {
     const int last = std::min(K, first + every);
-    GpuGraph<R> g(shape_, placement_, ctx);
+    GpuTape<R> g(shape_, placement_, ctx);
     const sim::StackValues sv =
         sim::build_segment(g, shape_, placement_, g.input(std::move(x)), first, last, replay);
     const int n = int(sv.stream.size());
@@ -123,24 +124,24 @@ void BatchRun<R>::updated_pass(int every) {
       if (i + 1 == n && last < K) break;  // x_last: the next segment's first stream
       const int l = first + i;
       const R* before = first_stream(l);
-      sample_distance_sq(g.value(sv.stream[i]), before, per_, S_, stats_.field(l, lf_change));
+      sample_distance_sq(g.value(sv.stream[i]).get(), before, per_, S_, stats_.field(l, lf_change));
       sample_dot(before, before, per_, S_, stats_.field(l, lf_change_ref));
     }
-    if (last < K) x = copy(g.value(sv.stream.back()));
+    if (last < K) x = copy(g.value(sv.stream.back()).get());
   }
 }
 
 template <class R>
 void BatchRun<R>::whole() {
   {
-    GpuGraph<R> g(shape_, placement_, ctx_);
+    GpuTape<R> g(shape_, placement_, ctx_);
     const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()), &state_);
     measure_streams(g, sv, 0);
     keep_streams(g, sv, 0);
     if (backward_) {
       DeviceBuffer<R> dy(S_ * per_);
-      loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
-                    config_.loss == vocab::Loss::mse);
+      loss_gradient(g.value(sv.output).get(), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width,
+                    config_.seed, config_.loss == vocab::Loss::mse);
       backward(g, sv, sv.output, std::move(dy), 0, int(sv.stream.size()));
       update_.seal();
     }
@@ -161,20 +162,20 @@ void BatchRun<R>::checkpointed(int every) {
   // segment, as build_stack carries it.
   for (int j = 0; j < segments; ++j) {
     const int first = j * every, last = std::min(K, first + every);
-    GpuGraph<R> g(shape_, placement_, ctx_);
+    GpuTape<R> g(shape_, placement_, ctx_);
     const sim::StackValues sv = sim::build_segment(
         g, shape_, placement_, g.input(backward_ ? copy(checkpoint[j].get()) : std::move(checkpoint[j])),
         first, last, state_);
     measure_streams(g, sv, first);
     keep_streams(g, sv, first);
     if (last < K) {
-      checkpoint[j + 1] = copy(g.value(sv.stream.back()));
+      checkpoint[j + 1] = copy(g.value(sv.stream.back()).get());
       continue;
     }
     if (!backward_) break;
     DeviceBuffer<R> dy(S_ * per_);
-    loss_gradient(g.value(sv.output), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed,
-                  config_.loss == vocab::Loss::mse);
+    loss_gradient(g.value(sv.output).get(), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width,
+                  config_.seed, config_.loss == vocab::Loss::mse);
     dout = backward(g, sv, sv.output, std::move(dy), first, int(sv.stream.size()));
   }
   if (backward_) reverse_segments(checkpoint, std::move(dout), every);
@@ -187,7 +188,7 @@ void BatchRun<R>::reverse_segments(std::vector<DeviceBuffer<R>>& checkpoint, Dev
   sim::PlacementState replay = replay_state();
   for (int j = int(checkpoint.size()) - 2; j >= 0; --j) {  // backward: rebuild segment j, reverse from x_last
     const int first = j * every, last = first + every;
-    GpuGraph<R> g(shape_, placement_, ctx_);
+    GpuTape<R> g(shape_, placement_, ctx_);
     const sim::StackValues sv =
         sim::build_segment(g, shape_, placement_, g.input(std::move(checkpoint[j])), first, last, replay);
     // x_last's gradient was measured by segment j + 1; here it only seeds the reverse pass.

@@ -16,7 +16,7 @@
 
 #include "gpu/blas.hpp"
 #include "gpu/device_stats.hpp"
-#include "gpu/gpu_graph.hpp"
+#include "gpu/gpu_tape_device.hpp"
 #include "gpu/gpu_weight_update.hpp"
 #include "gpu/stream_statistics.hpp"
 #include "sim/jacobian_wanted.hpp"
@@ -41,16 +41,16 @@ class BatchRun {
   DeviceBuffer<R> copy(const R* d_x) const;
   // Statistics of the streams a segment starting at x_first holds (each pair with the next stream; x_K and
   // the output when the segment ends the stack).
-  void measure_streams(GpuGraph<R>& g, const sim::StackValues& sv, int first);
+  void measure_streams(GpuTape<R>& g, const sim::StackValues& sv, int first);
   // Reverse pass of graph g from `from` with gradient dout; measures the gradient of sv.stream[i] as
   // x_{first+i} for i < watched and returns a copy of the gradient of sv.stream[0].
-  DeviceBuffer<R> backward(GpuGraph<R>& g, const sim::StackValues& sv, sim::Value from, DeviceBuffer<R> dout,
+  DeviceBuffer<R> backward(GpuTape<R>& g, const sim::StackValues& sv, sim::Value from, DeviceBuffer<R> dout,
                            int first, int watched);
   // The checkpointed backward from x_last of the second-to-last segment (dout: its gradient), each earlier
   // segment rebuilt from its checkpoint.
   void reverse_segments(std::vector<DeviceBuffer<R>>& checkpoint, DeviceBuffer<R> dout, int every);
   // The first pass's streams of a segment starting at x_first, kept for the updated pass.
-  void keep_streams(GpuGraph<R>& g, const sim::StackValues& sv, int first);
+  void keep_streams(GpuTape<R>& g, const sim::StackValues& sv, int first);
   // The updated pass in segments of `every` sublayers: output_change's sums of every stream.
   void updated_pass(int every);
   // A context for passes that are not the first (updated, probes): no gradients recorded, W + dW drawn

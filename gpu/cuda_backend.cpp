@@ -13,7 +13,7 @@
 #include "gpu/blas.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_stats.hpp"
-#include "gpu/gpu_graph.hpp"
+#include "gpu/gpu_tape_device.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stream_statistics.hpp"

@@ -69,9 +69,9 @@ std::size_t weight_elements(const sim::StackShape& s) {
 
 namespace {
 
-// What sublayer k's tape keeps for the backward (gpu/gpu_graph.hpp, gpu/gpu_branches.cpp): up to 6 T d for
-// streams, norm outputs, branch outputs and gradients in flight; attention adds Q, K, V, O and the
-// probabilities, an MLP its h (and g).
+// What sublayer k's tape keeps for the backward (sim/tape.hpp on gpu/gpu_tape_device.hpp,
+// gpu/gpu_branches.cpp): up to 6 T d for streams, norm outputs, branch outputs and gradients in flight;
+// attention adds Q, K, V, O and the probabilities, an MLP its h (and g).
 std::size_t tape_elements(const sim::StackShape& s, int k) {
   const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
   if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + heads * T * T;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cpu_graph.hpp"
+#include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
@@ -109,13 +109,13 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
   SampleTensors out;
   bool backward_ok = false;
   {
-    CpuGraph<R> graph(shape, placement, key, &ws, UpdateHooks<R>{&update, nullptr});
+    CpuTape<R> graph(shape, placement, key, &ws, UpdateHooks<R>{&update, nullptr});
     const StackValues sv =
         build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
     for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
     const Mat<R>& y = graph.value(sv.output);
     out.output_finite = all_finite(y);
-    out.branch_sq = graph.branch_sq;
+    out.branch_sq = graph.device().branch_sq;
     bool forward_ok = out.output_finite;
     for (const MatD& s : out.stream) forward_ok = forward_ok && all_finite(s);
     // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
@@ -127,14 +127,14 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
         out.grad.push_back(graph.grad(v).template cast<double>());
         backward_ok = backward_ok && all_finite(out.grad.back());
       }
-      out.gradw = graph.gradw;  // before the Jacobian probes' reverse passes
+      out.gradw = graph.device().gradw;  // before the Jacobian probes' reverse passes
       JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,
                                                JacobianWanted::of(config.metrics));
       out.jac_sq = std::move(j.jac_sq);
       out.jac_spread = std::move(j.jac_spread);
       out.block_identity_dev = std::move(j.block_identity_dev);
     } else {
-      out.gradw = graph.gradw;
+      out.gradw = graph.device().gradw;
     }
   }  // the first pass's tape is freed before the second pass
   // A step from a non-finite gradient is not an update: output_change stays unmeasured.

@@ -32,7 +32,7 @@ struct CpuWorkspace {
   int threads = 1;  // threads that work on this sample
   Mat<R> weight;    // the weight matrix being used where it is drawn whole, redrawn when needed again
   bool keep_weights = false;
-  // With keep_weights: matrix `slot` of the stack as drawn by pass kept_pass[slot]. A pass (one CpuGraph)
+  // With keep_weights: matrix `slot` of the stack as drawn by pass kept_pass[slot]. A pass (one CpuTape)
   // takes a new number, so it never reads a matrix another pass or sample drew.
   std::vector<Mat<R>> kept;
   std::vector<std::uint64_t> kept_pass;

@@ -27,7 +27,7 @@ namespace {
 
 // jac_sq and jac_spread at every layer: one reverse pass from x_K per probe.
 template <class R>
-void estimate_stack(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key, int probes,
+void estimate_stack(CpuTape<R>& graph, const std::vector<Value>& stream, SampleKey key, int probes,
                     JacobianEstimates& out) {
   const int L = int(stream.size());
   const Mat<R>& top = graph.value(stream.back());
@@ -51,7 +51,7 @@ void estimate_stack(CpuGraph<R>& graph, const std::vector<Value>& stream, Sample
 // block_identity_dev: ||J_k - I||_F^2 / n = E||(J_k - I)^T u||^2 over unit u, one short reverse pass (the
 // ops of sublayer k only) per probe and block.
 template <class R>
-void estimate_blocks(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key, int probes,
+void estimate_blocks(CpuTape<R>& graph, const std::vector<Value>& stream, SampleKey key, int probes,
                      JacobianEstimates& out) {
   const int K = int(stream.size()) - 1;
   out.block_identity_dev.resize(K);
@@ -71,7 +71,7 @@ void estimate_blocks(CpuGraph<R>& graph, const std::vector<Value>& stream, Sampl
 }  // namespace
 
 template <class R>
-JacobianEstimates estimate_jacobians(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key,
+JacobianEstimates estimate_jacobians(CpuTape<R>& graph, const std::vector<Value>& stream, SampleKey key,
                                      int probes, JacobianWanted wanted) {
   JacobianEstimates out;
   if (probes <= 0) return out;
@@ -80,9 +80,9 @@ JacobianEstimates estimate_jacobians(CpuGraph<R>& graph, const std::vector<Value
   return out;
 }
 
-template JacobianEstimates estimate_jacobians<float>(CpuGraph<float>&, const std::vector<Value>&, SampleKey,
+template JacobianEstimates estimate_jacobians<float>(CpuTape<float>&, const std::vector<Value>&, SampleKey,
                                                      int, JacobianWanted);
-template JacobianEstimates estimate_jacobians<double>(CpuGraph<double>&, const std::vector<Value>&, SampleKey,
+template JacobianEstimates estimate_jacobians<double>(CpuTape<double>&, const std::vector<Value>&, SampleKey,
                                                       int, JacobianWanted);
 
 }  // namespace normsim::sim

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/cpu_graph.hpp"
+#include "sim/cpu_tape_device.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/stream_metrics.hpp"
@@ -31,7 +31,7 @@ double relative_spectral_variance(std::span<const double> q, double n);
 // `probes` probe directions per statistic, drawn from (seed, sample); `stream` holds x_0..x_K of `graph`,
 // whose forward pass is complete. Costs about `probes` reverse passes for each of the two (docs/metrics.md).
 template <class R>
-JacobianEstimates estimate_jacobians(CpuGraph<R>& graph, const std::vector<Value>& stream, SampleKey key,
+JacobianEstimates estimate_jacobians(CpuTape<R>& graph, const std::vector<Value>& stream, SampleKey key,
                                      int probes, JacobianWanted wanted);
 
 }  // namespace normsim::sim

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/cpu_graph.hpp"
+#include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 
@@ -22,7 +22,7 @@ template <class R>
 std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
                                      const WeightUpdate<R>& update, PlacementState state,
                                      CpuWorkspace<R>& ws) {
-  CpuGraph<R> graph(shape, placement, key, &ws, UpdateHooks<R>{nullptr, &update});
+  CpuTape<R> graph(shape, placement, key, &ws, UpdateHooks<R>{nullptr, &update});
   state.replay = true;
   const StackValues sv =
       build_stack(graph, shape, placement, graph.input(input_matrix<R>(shape.cfg, key)), &state);

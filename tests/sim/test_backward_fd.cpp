@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "sim/cpu_graph.hpp"
 #include "sim/cpu_matrix.hpp"
+#include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 #include "vocab/names.hpp"
@@ -24,7 +24,7 @@ struct Run {
 Run run_stack(const Config& c, const Mat<double>& x0, PlacementState& state, bool want_grad) {
   const StackShape shape(c);
   const Placement& p = find_placement(c.placement);
-  CpuGraph<double> g(shape, p, SampleKey{c.seed, 0});
+  CpuTape<double> g(shape, p, SampleKey{c.seed, 0});
   const Value input = g.input(x0);
   const StackValues sv = build_stack(g, shape, p, input, &state);
   const Mat<double>& y = g.value(sv.output);
@@ -195,7 +195,7 @@ TEST_CASE("DyT's norms take norm_alpha at their sublayer and the final norm fina
   c.norm_gain = 1.2;
   const StackShape shape(c);
   const auto placement = placement_for(c);
-  CpuGraph<double> g(shape, *placement, SampleKey{c.seed, 0});
+  CpuTape<double> g(shape, *placement, SampleKey{c.seed, 0});
   Mat<double> x0(c.tokens, c.width);
   for (int t = 0; t < c.tokens; ++t)
     for (int i = 0; i < c.width; ++i) x0(t, i) = input_entry(c.seed, 0, t, i, c.width, 2.0, 0.2);

@@ -44,7 +44,7 @@ MatD input_of(const Config& c) {
 MatD run_range(const Config& c, int from, int to, const MatD& x) {
   const StackShape shape(c);
   const Placement& p = find_placement(c.placement);
-  CpuGraph<double> g(shape, p, SampleKey{c.seed, 0});
+  CpuTape<double> g(shape, p, SampleKey{c.seed, 0});
   Value v = g.input(x);
   PlacementState state;
   for (int k = from; k < to; ++k) v = p.sublayer(g, shape, k, v, state);
@@ -52,14 +52,14 @@ MatD run_range(const Config& c, int from, int to, const MatD& x) {
 }
 
 // The tape of sample 0, built as the CPU backend builds it.
-struct Tape {
-  explicit Tape(const Config& c)
+struct RecordedStack {
+  explicit RecordedStack(const Config& c)
       : shape(c),
         graph(shape, find_placement(c.placement), SampleKey{c.seed, 0}),
         sv(build_stack(graph, shape, find_placement(c.placement), graph.input(input_of(c)))) {}
   MatD x(int l) const { return graph.value(sv.stream[l]); }
   StackShape shape;
-  CpuGraph<double> graph;
+  CpuTape<double> graph;
   StackValues sv;
 };
 
@@ -91,7 +91,7 @@ TEST_CASE("vector-Jacobian products agree with central differences") {
   for (P p : {P::pre, P::post, P::peri, P::lnscale, P::deepnorm, P::hybridnorm, P::mix})
     for (S s : {S::mlp, S::attention, S::transformer}) {
       const Config c = tiny(p, s);
-      Tape tape(c);
+      RecordedStack tape(c);
       const int K = c.depth;
       const MatD u = probe_direction(test_key(1), c.tokens, c.width);
       const MatD v = probe_direction(test_key(2), c.tokens, c.width);
@@ -115,14 +115,14 @@ TEST_CASE("vector-Jacobian products agree with central differences") {
 
 TEST_CASE("a VJP leaves the weight-gradient norms of the loss's backward alone") {
   const Config c = tiny(vocab::Placement::pre, vocab::Sublayer::transformer);
-  Tape tape(c);
+  RecordedStack tape(c);
   const MatD dy = MatD::Ones(c.tokens, c.width);
   tape.graph.backward(tape.sv.output, dy);
-  const auto before = tape.graph.gradw;
+  const auto before = tape.graph.device().gradw;
   tape.graph.vjp(tape.sv.stream[c.depth], probe_direction(test_key(3), c.tokens, c.width), tape.sv.stream);
   for (int k = 0; k < c.depth; ++k)
     for (int w = 0; w < kWeightKinds; ++w)
-      if (!std::isnan(before[k][w])) CHECK(tape.graph.gradw[k][w] == before[k][w]);
+      if (!std::isnan(before[k][w])) CHECK(tape.graph.device().gradw[k][w] == before[k][w]);
 }
 
 namespace {
@@ -157,7 +157,7 @@ TEST_CASE("the Jacobian estimates converge to the exact Jacobian's spectrum") {
   using P = vocab::Placement;
   for (P p : {P::pre, P::post}) {
     const Config c = tiny(p, vocab::Sublayer::transformer);
-    Tape tape(c);
+    RecordedStack tape(c);
     const int K = c.depth, n = c.tokens * c.width, replicates = 40, probes = 32;
     std::vector<std::vector<double>> sq(K + 1), spread(K + 1), dev_sq(K);
     for (int r = 0; r < replicates; ++r) {

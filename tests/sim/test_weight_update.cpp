@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/cpu_backend.hpp"
-#include "sim/cpu_graph.hpp"
+#include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
@@ -106,7 +106,7 @@ TEST_CASE("an SGD step changes the loss by -lr |grad|^2 to first order", "[updat
       // <g_r, dx_K> from output_change alone is not available, so recompute the updated stream here.
       PlacementState state;
       {
-        CpuGraph<double> g(shape, *placement, key, nullptr, UpdateHooks<double>{&up, nullptr});
+        CpuTape<double> g(shape, *placement, key, nullptr, UpdateHooks<double>{&up, nullptr});
         const StackValues sv =
             build_stack(g, shape, *placement, g.input(input_matrix<double>(c, key)), &state);
         Mat<double> dy(c.tokens, c.width);
