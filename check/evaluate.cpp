@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "sim/csv.hpp"
+#include "io/csv_write.hpp"
 #include "stats/growth.hpp"
 
 namespace normsim::check {
@@ -89,7 +89,7 @@ double severity(const Decision& d, const Estimate& e, const Band& band) {
 void missing_points(const Measurement& m, const std::vector<std::size_t>& missing, ClaimResult& r) {
   if (missing.empty() || r.decision.verdict == Verdict::no_measurement) return;
   std::string xs;
-  for (const std::size_t i : missing) xs += (xs.empty() ? "" : ", ") + sim::format_number(m.x[i]);
+  for (const std::size_t i : missing) xs += (xs.empty() ? "" : ", ") + io::format_number(m.x[i]);
   r.note += (r.note.empty() ? "" : " ") + std::string("No finite measurement at x = ") + xs + ".";
   if (r.decision.verdict != Verdict::refuted) r.decision = {Verdict::inconclusive, std::nullopt};
 }

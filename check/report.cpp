@@ -7,9 +7,9 @@
 #include <sstream>
 #include <utility>
 
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
+#include "io/csv_write.hpp"
 #include "sim/config_schema.hpp"
-#include "sim/csv.hpp"
 #include "sim/results.hpp"
 #include "sim/staged_folder.hpp"
 
@@ -128,9 +128,9 @@ std::string data_csv(const ClaimResult& r) {
   std::string out = "x,measured,se,predicted\n";
   for (const auto& d : r.data) {
     if (!std::isfinite(d.x) || !std::isfinite(d.measured)) continue;
-    out += sim::format_number(d.x) + "," + sim::format_number(d.measured) + "," +
-           sim::format_number(std::isfinite(d.se) ? d.se : 0) + "," +
-           (d.predicted && std::isfinite(*d.predicted) ? sim::format_number(*d.predicted) : "") + "\n";
+    out += io::format_number(d.x) + "," + io::format_number(d.measured) + "," +
+           io::format_number(std::isfinite(d.se) ? d.se : 0) + "," +
+           (d.predicted && std::isfinite(*d.predicted) ? io::format_number(*d.predicted) : "") + "\n";
   }
   return out;
 }
@@ -236,7 +236,7 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   for (const auto& c : claims) {
     const fs::path dir = stage / "claims" / c.spec.id;
     fs::create_directories(dir);
-    sim::write_file_atomic(dir / "data.csv", data_csv(c.result));
+    io::write_file_atomic(dir / "data.csv", data_csv(c.result));
     sim::write_summary_csv(dir / "summary.csv", c.spec.grid, c.measurement.records);
     verdicts.push_back(verdict_json(c));
   }
@@ -251,8 +251,8 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   info.wall_seconds = seconds;
   info.peak_rss_bytes = sim::peak_rss_bytes();
   sim::write_run_json(stage / "run.json", grid, info);
-  sim::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");
-  sim::write_file_atomic(stage / "report.md", report_markdown(claims, full, seconds, figures));
+  io::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");
+  io::write_file_atomic(stage / "report.md", report_markdown(claims, full, seconds, figures));
   staged.commit({"run.json"});
 }
 

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "check/spec_from_config.hpp"
-#include "sim/atomic_file.hpp"
-#include "sim/csv.hpp"
+#include "io/atomic_file.hpp"
+#include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
 #include "sim/result_rows.hpp"
 #include "theory/meanfield.hpp"
@@ -66,7 +66,7 @@ void put_meanfield_rows(const std::filesystem::path& path, const std::vector<sim
       if (line.find(marker) == std::string::npos) csv.append(line).append("\n");
   }
   for (const auto& r : rows) csv += sim::nonfinite_line(r);
-  sim::write_file_atomic(path, csv);
+  io::write_file_atomic(path, csv);
 }
 
 }  // namespace
@@ -85,8 +85,8 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   std::vector<TheoryValue> nonfinite;
   const auto values = theory_values(grid, skipped, &nonfinite);
   for (const auto& v : values)
-    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index) + sim::format_number(v.value) + "\n";
-  sim::write_file_atomic(out / "theory.csv", csv);
+    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index) + io::format_number(v.value) + "\n";
+  io::write_file_atomic(out / "theory.csv", csv);
   if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))
     put_meanfield_rows(out / "nonfinite.csv", meanfield_rows(std::move(nonfinite)));
   return values.size();

@@ -11,7 +11,8 @@
 #include <sstream>
 
 #include "check/child_process.hpp"
-#include "sim/csv.hpp"
+#include "io/csv_read.hpp"
+#include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 
@@ -41,24 +42,6 @@ std::string last_lines(const std::string& text, int n) {
   return at == std::string::npos ? text : text.substr(at + 1);
 }
 
-// One CSV line as written by normsim and pandas (RFC 4180: a field in quotes may hold commas and "").
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted_field = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted_field && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
-      out.back() += '"', ++i;
-    else if (c == '"')
-      quoted_field = !quoted_field;
-    else if (c == ',' && !quoted_field)
-      out.emplace_back();
-    else
-      out.back() += c;
-  }
-  return out;
-}
-
 // Each row of a CSV file as column name -> field.
 template <class F>
 void for_each_row(const fs::path& path, F&& f) {
@@ -66,9 +49,9 @@ void for_each_row(const fs::path& path, F&& f) {
   if (!in) throw TorchBlockError(path.string() + ": missing (normsim.torch wrote no result)");
   std::string line;
   std::getline(in, line);
-  const auto header = fields(line);
+  const auto header = io::csv_line_fields(line);
   while (std::getline(in, line)) {
-    const auto row = fields(line);
+    const auto row = io::csv_line_fields(line);
     const auto at = [&](const std::string& name) -> const std::string& {
       for (std::size_t i = 0; i < header.size() && i < row.size(); ++i)
         if (header[i] == name) return row[i];
@@ -160,7 +143,7 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
   sim::GridRecords records;
   try {
     if (done.timed_out)
-      throw TorchBlockError(who + ": stopped after " + sim::format_number(timeout_seconds) +
+      throw TorchBlockError(who + ": stopped after " + io::format_number(timeout_seconds) +
                             " s (the claim's [torch] timeout)");
     if (done.exit_status != 0)
       throw TorchBlockError(who + ": normsim.torch could not measure its blocks (" + torch_block_python() +

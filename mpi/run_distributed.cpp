@@ -30,10 +30,10 @@
 #include <thread>
 #include <utility>
 
+#include "io/atomic_file.hpp"
 #include "mpi/launch.hpp"
 #include "mpi/messages.hpp"
 #include "mpi/schedule.hpp"
-#include "sim/atomic_file.hpp"
 #include "sim/results.hpp"
 
 namespace normsim::mpi {
@@ -435,7 +435,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
           info.config_seconds[static_cast<std::size_t>(r.unit.config)] += r.seconds;
         auto run = sim::run_json(grid, info);
         run["mpi"] = mpi_json<decltype(run)>(size, reports);
-        sim::write_file_atomic(options.out / "run.json", run.dump(2) + "\n");
+        io::write_file_atomic(options.out / "run.json", run.dump(2) + "\n");
       } catch (...) {
         final = capture(rank, host);
       }

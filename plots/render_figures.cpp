@@ -10,8 +10,9 @@
 #include <optional>
 #include <thread>
 
-#include "atomic_file.hpp"
 #include "gnuplot_process.hpp"
+#include "io/atomic_file.hpp"
+#include "io_errors.hpp"
 #include "plot_error.hpp"
 
 namespace normsim::plots {
@@ -36,14 +37,17 @@ std::string tail(const std::string& text, std::size_t max_chars = 1500) {
 
 RenderedFigure render_one(const Figure& figure, const fs::path& figures_dir, const PlotOptions& options,
                           const fs::path& gnuplot) {
-  StagingFolder staging{temporary_sibling(figures_dir / figure.name)};
+  StagingFolder staging{io::temp_sibling(figures_dir / figure.name)};
   std::error_code error;
   fs::create_directory(staging.path, error);
   if (error) throw environment_error("cannot create " + staging.path.string() + ": " + error.message());
 
   const std::string csv = figure.name + ".csv", gp = figure.name + ".gp";
-  write_file_atomically(staging.path / csv, figure.csv);
-  write_file_atomically(staging.path / gp, gnuplot_script(figure.script, options));
+  const std::string script = gnuplot_script(figure.script, options);
+  as_plot_error([&] {
+    io::write_file_atomic(staging.path / csv, figure.csv);
+    io::write_file_atomic(staging.path / gp, script);
+  });
 
   const GnuplotResult result = run_gnuplot(gnuplot, staging.path, gp);
   if (result.exit_status != 0)

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <set>
 
-#include "csv_table.hpp"
+#include "io/csv_read.hpp"
+#include "io_errors.hpp"
 #include "plot_error.hpp"
 
 namespace normsim::plots {
@@ -41,12 +42,12 @@ void require_results_folder(const fs::path& dir) {
 }
 
 // The index of row r: its l (stream) or k (sublayer) field, whichever is filled (docs/conventions.md).
-int layer_index(const CsvTable& table, std::size_t r, int l, int k) {
+int layer_index(const io::CsvTable& table, std::size_t r, int l, int k) {
   const auto& fields = table.rows[r];
   const bool has_l = !fields[static_cast<std::size_t>(l)].empty();
   if (has_l == !fields[static_cast<std::size_t>(k)].empty())
     throw input_error(table.where(r) + ": exactly one of the columns l and k must hold the index");
-  const double value = parse_number(table, r, has_l ? l : k);
+  const double value = io::parse_number(table, r, has_l ? l : k);
   if (value < 0 || value != std::floor(value))
     throw input_error(table.where(r) + ": the index must be a non-negative integer");
   return static_cast<int>(value);
@@ -54,7 +55,7 @@ int layer_index(const CsvTable& table, std::size_t r, int l, int k) {
 
 // summary.csv: config,placement,<every other config key>,metric,l,k,mean,se,n
 void read_summary(ResultsFolder& folder) {
-  const CsvTable table = read_csv(folder.dir / "summary.csv");
+  const io::CsvTable table = io::read_csv(folder.dir / "summary.csv");
   const int config = table.require("config");
   const int placement = table.require("placement");
   const int metric = table.require("metric");
@@ -76,9 +77,9 @@ void read_summary(ResultsFolder& folder) {
     for (int c = placement; c < metric; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
     row.layer = layer_index(table, r, l, k);
     row.metric = fields[static_cast<std::size_t>(metric)];
-    row.mean = parse_number(table, r, mean);
-    row.se = parse_number(table, r, se);
-    row.n = static_cast<long>(parse_number(table, r, n));
+    row.mean = io::parse_number(table, r, mean);
+    row.se = io::parse_number(table, r, se);
+    row.n = static_cast<long>(io::parse_number(table, r, n));
     // A mean over zero finite samples carries nothing to plot: counted, and said on the figure.
     if (row.n == 0 || !std::isfinite(row.mean)) {
       folder.empty_rows.push_back(std::move(row));
@@ -99,14 +100,14 @@ void read_summary(ResultsFolder& folder) {
 void read_nonfinite(ResultsFolder& folder) {
   const fs::path path = folder.dir / "nonfinite.csv";
   if (!fs::exists(path)) return;
-  const CsvTable table = read_csv(path);
+  const io::CsvTable table = io::read_csv(path);
   const int config = table.require("config"), sample = table.require("sample"), pass = table.require("pass");
   const int layer = table.require("layer"), metric = table.find("metric");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& f = table.rows[r];
     folder.nonfinite.push_back({f[std::size_t(config)], f[std::size_t(sample)], f[std::size_t(pass)],
                                 metric < 0 ? "" : f[std::size_t(metric)],
-                                static_cast<int>(parse_number(table, r, layer))});
+                                static_cast<int>(io::parse_number(table, r, layer))});
   }
 }
 
@@ -114,14 +115,14 @@ void read_nonfinite(ResultsFolder& folder) {
 void read_theory(ResultsFolder& folder) {
   const fs::path path = folder.dir / "theory.csv";
   if (!fs::exists(path)) return;
-  const CsvTable table = read_csv(path);
+  const io::CsvTable table = io::read_csv(path);
   const int config = table.require("config");
   const int metric = table.require("metric");
   const int l = table.require("l");
   const int k = table.require("k");
   const int value = table.require("value");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const double v = parse_number(table, r, value);
+    const double v = io::parse_number(table, r, value);
     if (!std::isfinite(v)) continue;
     folder.theory[{table.rows[r][static_cast<std::size_t>(config)], layer_index(table, r, l, k),
                    table.rows[r][static_cast<std::size_t>(metric)]}] = v;
@@ -146,17 +147,17 @@ std::vector<ClaimPoint> read_claim_data(const fs::path& path, const std::string&
   if (!fs::is_regular_file(path))
     throw input_error("verdicts.json lists claim '" + id + "' but " + path.string() +
                       " is missing; re-run `normsim check` to write it");
-  const CsvTable table = read_csv(path);
+  const io::CsvTable table = io::read_csv(path);
   const int x = table.require("x");
   const int measured = table.require("measured");
   const int se = table.require("se");
   const int predicted = table.require("predicted");
   std::vector<ClaimPoint> points;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    ClaimPoint point{parse_number(table, r, x), parse_number(table, r, measured), 0, std::nullopt};
-    if (!table.rows[r][static_cast<std::size_t>(se)].empty()) point.se = parse_number(table, r, se);
+    ClaimPoint point{io::parse_number(table, r, x), io::parse_number(table, r, measured), 0, std::nullopt};
+    if (!table.rows[r][static_cast<std::size_t>(se)].empty()) point.se = io::parse_number(table, r, se);
     if (!table.rows[r][static_cast<std::size_t>(predicted)].empty())
-      point.predicted = parse_number(table, r, predicted);
+      point.predicted = io::parse_number(table, r, predicted);
     if (!std::isfinite(point.se)) point.se = 0;
     if (std::isfinite(point.x) && std::isfinite(point.measured)) points.push_back(point);
   }
@@ -269,10 +270,12 @@ ResultsFolder load_results(const fs::path& dir) {
   folder.dir = dir;
   folder.run = read_json(dir / "run.json");
   if (!folder.run.is_object()) throw input_error((dir / "run.json").string() + " must hold a JSON object");
-  read_summary(folder);
-  read_theory(folder);
-  read_nonfinite(folder);
-  read_verdicts(folder);
+  as_plot_error([&] {
+    read_summary(folder);
+    read_theory(folder);
+    read_nonfinite(folder);
+    read_verdicts(folder);
+  });
   return folder;
 }
 

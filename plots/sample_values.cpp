@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include "csv_table.hpp"
+#include "io/csv_read.hpp"
 #include "plot_error.hpp"
 
 namespace normsim::plots {
@@ -41,12 +41,12 @@ SampleValues read_end_values(const std::filesystem::path& layers_csv, const std:
   std::string line;
   if (!in || !std::getline(in, line)) return values;
   const std::string file = layers_csv.string();
-  const auto header = csv_line_fields(line);
+  const auto header = io::csv_line_fields(line);
   const int config = column(header, "config", file), sample = column(header, "sample", file);
   const int metric = column(header, "metric", file), l = column(header, "l", file);
   const int k = column(header, "k", file), value = column(header, "value", file);
   for (int n = 2; std::getline(in, line); ++n) {
-    const auto f = csv_line_fields(line);
+    const auto f = io::csv_line_fields(line);
     const std::string where = file + ":" + std::to_string(n);
     if (f.size() != header.size())
       throw input_error(where + ": " + std::to_string(f.size()) + " fields, " + "the header has " +

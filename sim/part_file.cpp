@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/atomic_file.hpp"
-#include "sim/csv.hpp"
+#include "io/atomic_file.hpp"
+#include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 
@@ -49,7 +49,7 @@ void encode_record(std::string& s, const SampleRecord& r) {
   s += "\n";
   for (std::size_t m = 0; m < r.values.size(); ++m) {
     s.append(metric_table()[m].name).append(" ").append(std::to_string(r.values[m].size()));
-    for (double v : r.values[m]) s.append(" ").append(format_number(v));
+    for (double v : r.values[m]) s.append(" ").append(io::format_number(v));
     s.append("\n");
   }
   s += "flagged " + std::to_string(r.nonfinite_statistics.size());
@@ -151,8 +151,8 @@ std::string encode_unit(const UnitResult& result, GridId grid) {
   const Unit& u = result.unit;
   std::string s(kPartMagic);
   s += "\ngrid " + hex(grid) + "\nconfig " + std::to_string(u.config) + "\nsamples " +
-       std::to_string(u.begin) + " " + std::to_string(u.end) + "\nseconds " + format_number(result.seconds) +
-       "\n";
+       std::to_string(u.begin) + " " + std::to_string(u.end) + "\nseconds " +
+       io::format_number(result.seconds) + "\n";
   for (const auto& r : result.records) encode_record(s, r);
   s += "end\n";
   return s + "checksum " + hex(fnv1a(s)) + "\n";
@@ -181,7 +181,7 @@ UnitResult decode_unit(const std::string& text, const Unit& unit, GridId grid, c
 }
 
 void save_part(const fs::path& out, const UnitResult& result, GridId grid) {
-  write_file_atomic(out / "parts" / result.unit.part_name(), encode_unit(result, grid));
+  io::write_file_atomic(out / "parts" / result.unit.part_name(), encode_unit(result, grid));
 }
 
 std::optional<UnitResult> load_part(const fs::path& out, const Unit& unit, GridId grid) {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "io/csv_write.hpp"
 #include "sim/config_schema.hpp"
-#include "sim/csv.hpp"
 #include "sim/metrics.hpp"
 
 namespace normsim::sim {
@@ -62,7 +62,7 @@ std::string csv_header(ResultTable table) {
 std::string csv_key_fields(const Grid& grid, std::size_t c) {
   std::string s = std::to_string(c) + ",";
   for (const auto& col : key_columns())
-    s += csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
+    s += io::csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
   return s;
 }
 
@@ -105,7 +105,7 @@ void for_each_nonfinite(const GridRecords& records, const std::function<void(con
 }
 
 std::string nonfinite_line(const NonFiniteRow& r) {
-  return std::to_string(r.config) + "," + std::to_string(r.sample) + "," + csv_field(r.pass) + "," +
+  return std::to_string(r.config) + "," + std::to_string(r.sample) + "," + io::csv_field(r.pass) + "," +
          std::to_string(r.layer) + "," + std::string(r.metric) + "\n";
 }
 

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <ctime>
 
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
+#include "io/csv_write.hpp"
 #include "sim/config_schema.hpp"
-#include "sim/csv.hpp"
 #include "sim/metrics.hpp"
 
 #ifndef NORMSIM_VERSION
@@ -41,7 +41,7 @@ class CsvOut {
     file_.write(buf_);
     buf_.clear();
   }
-  AtomicFile file_;
+  io::AtomicFile file_;
   std::string buf_;
 };
 
@@ -61,7 +61,7 @@ void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
   for_each_layer_value(records, [&](const LayerValue& v) {
     out << keys[v.config] << std::to_string(v.sample) << "," << csv_metric_fields(v.metric, v.index)
-        << format_number(v.value) << "\n";
+        << io::format_number(v.value) << "\n";
   });
   out.commit();
 }
@@ -72,8 +72,8 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
   std::vector<std::string> keys(records.size());
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
   for_each_summary(records, [&](const SummaryValue& v) {
-    out << keys[v.config] << csv_metric_fields(v.metric, v.index) << format_number(v.summary.mean) << ","
-        << format_number(v.summary.se) << "," << std::to_string(v.summary.n) << "\n";
+    out << keys[v.config] << csv_metric_fields(v.metric, v.index) << io::format_number(v.summary.mean) << ","
+        << io::format_number(v.summary.se) << "," << std::to_string(v.summary.n) << "\n";
   });
   out.commit();
 }
@@ -137,7 +137,7 @@ nlohmann::ordered_json run_json(const Grid& grid, const RunInfo& info) {
 }
 
 void write_run_json(const std::filesystem::path& path, const Grid& grid, const RunInfo& info) {
-  write_file_atomic(path, run_json(grid, info).dump(2) + "\n");
+  io::write_file_atomic(path, run_json(grid, info).dump(2) + "\n");
 }
 
 const char* normsim_version() {

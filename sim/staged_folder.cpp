@@ -1,18 +1,17 @@
 // Staged result files (see staged_folder.hpp).
 #include "sim/staged_folder.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include "io/atomic_file.hpp"
 
 namespace normsim::sim {
 
 namespace fs = std::filesystem;
 
-StagedFolder::StagedFolder(const fs::path& out)
-    : out_(out), stage_(out / ("staging.tmp." + std::to_string(::getpid()))) {
+StagedFolder::StagedFolder(const fs::path& out) : out_(out), stage_(io::temp_sibling(out / "staging")) {
   fs::create_directories(out_);
   // The caller holds OUT's lock, so any staging folder there is a killed writer's: remove it.
   for (const auto& e : fs::directory_iterator(out_))

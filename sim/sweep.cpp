@@ -6,9 +6,9 @@
 #include <fstream>
 #include <memory>
 
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
+#include "io/csv_write.hpp"
 #include "sim/config_schema.hpp"
-#include "sim/csv.hpp"
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
 #include "sim/progress.hpp"
@@ -62,7 +62,7 @@ constexpr int kFinished = -1;  // plan_out: OUT holds this grid's finished run
 void remove_stale_temps(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (is_atomic_temp(e.path())) fs::remove(e.path(), ec);
+    if (io::is_atomic_temp(e.path())) fs::remove(e.path(), ec);
 }
 
 }  // namespace
@@ -202,7 +202,7 @@ bool holds_results(const fs::path& dir, bool top) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const fs::path name = e.path().filename();
-    if (name == kLockFileName || is_atomic_temp(e.path())) continue;
+    if (name == kLockFileName || io::is_atomic_temp(e.path())) continue;
     if (top && name == "parts" && e.is_directory(ec) && !holds_results(e.path(), false)) continue;
     return true;
   }
@@ -262,7 +262,7 @@ void start_checkpoint(const fs::path& out, nlohmann::ordered_json grid, int unit
   grid["unit_samples"] = unit_samples;
   fs::create_directories(parts_dir(out));
   try {
-    write_file_atomic(grid_file(out), grid.dump(1) + "\n");
+    io::write_file_atomic(grid_file(out), grid.dump(1) + "\n");
   } catch (...) {
     std::error_code ec;
     fs::remove_all(parts_dir(out), ec);

@@ -1,35 +1,12 @@
-// The pieces under the figures (fits: tests/stats): CSV reading and quoting, text escaping.
+// The pieces under the figures (fits: tests/stats; CSV: tests/io): text escaping, axes, labels.
 #include <catch2/catch.hpp>
-#include <cmath>
-#include <fstream>
+#include <string>
 
-#include "plots/csv_table.hpp"
-#include "plots/figure.hpp"
 #include "plots/line_chart.hpp"
 #include "plots/metric_labels.hpp"
-#include "plots/plot_error.hpp"
 #include "plots/text.hpp"
-#include "results_fixture.hpp"
 
 using namespace normsim::plots;
-using namespace normsim::plots::test;
-
-TEST_CASE("CSV fields with quotes and commas round-trip", "[plots][csv]") {
-  TempDir dir("csv");
-  const auto path = dir.path() / "t.csv";
-  std::ofstream(path) << "a,b,c\n"
-                      << csv_field("x,y") << "," << csv_field("say \"hi\"") << ",3\r\n\n1,2,nan\n";
-  const CsvTable table = read_csv(path);
-  REQUIRE(table.rows.size() == 2);
-  CHECK(table.rows[0][0] == "x,y");
-  CHECK(table.rows[0][1] == "say \"hi\"");
-  CHECK(parse_number(table, 0, 2) == 3);
-  CHECK(std::isnan(parse_number(table, 1, 2)));
-  CHECK(table.where(1) == path.string() + ":4");
-  CHECK_THROWS_AS(parse_number(table, 0, 0), PlotError);
-  std::ofstream(path) << "a,b\n1\n";
-  CHECK_THROWS_WITH(read_csv(path), Catch::Contains(":2: 1 fields where the header has 2"));
-}
 
 TEST_CASE("figure text is escaped for enhanced text, LaTeX and gnuplot strings", "[plots][text]") {
   const Text t = plain_text("gradw_w2 50% {x}");

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "io/csv_read.hpp"
 #include "test_util.hpp"
 
 using normsim::test::read_text;
@@ -30,11 +31,11 @@ std::map<Key, double> values_of(const std::string& csv) {
   std::string line;
   std::getline(in, line);
   std::map<std::string, std::size_t> col;
-  const auto head = normsim::test::csv_fields(line);
+  const auto head = normsim::io::csv_line_fields(line);
   for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
   std::map<Key, double> out;
   while (std::getline(in, line)) {
-    const auto v = normsim::test::csv_fields(line);
+    const auto v = normsim::io::csv_line_fields(line);
     out[{v.at(col.at("config")), v.at(col.at("metric")), v.at(col.at("l")), v.at(col.at("k"))}] =
         std::stod(v.at(col.at("value")));
   }

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "io/csv_read.hpp"
 #include "sim/backend.hpp"
 #include "sim/placement.hpp"
 #include "test_util.hpp"
@@ -64,11 +65,11 @@ std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::strin
   std::string line;
   std::getline(in, line);
   std::map<std::string, std::size_t> col;
-  const auto head = normsim::test::csv_fields(line);
+  const auto head = normsim::io::csv_line_fields(line);
   for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
   std::map<std::string, std::vector<std::string>> rows;
   while (std::getline(in, line)) {
-    const auto v = normsim::test::csv_fields(line);
+    const auto v = normsim::io::csv_line_fields(line);
     const std::string& index = v.at(col.at("l")).empty() ? v.at(col.at("k")) : v.at(col.at("l"));
     rows[v.at(col.at("config"))].push_back(v.at(col.at("sample")) + "," + v.at(col.at("metric")) + "," +
                                            index + "," + v.at(col.at("value")) + "\n");

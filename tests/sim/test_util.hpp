@@ -42,15 +42,6 @@ inline std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-// The comma-separated fields of one CSV line (no quoting: normsim's result files have none).
-inline std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 // Runs `normsim run CONFIG --out DIR/out --quiet --no-plots` and returns its exit status (-1: no exit).
 inline int run_config(const std::string& config, const ScratchDir& dir) {
   const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim run " + config + " --out " +

@@ -1,13 +1,11 @@
-// CSV reading and quoting for the result files (see csv_table.hpp).
-#include "csv_table.hpp"
+// CSV reading (see csv_read.hpp).
+#include "io/csv_read.hpp"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "plot_error.hpp"
-
-namespace normsim::plots {
+namespace normsim::io {
 
 namespace {
 
@@ -76,9 +74,9 @@ int CsvTable::find(std::string_view name) const {
 int CsvTable::require(std::string_view name) const {
   const int index = find(name);
   if (index < 0)
-    throw input_error(path.string() + ": no column '" + std::string(name) +
-                      "' in the header; the file does not follow docs/conventions.md (re-create it with the "
-                      "normsim version that reads it)");
+    throw CsvError(path.string() + ": no column '" + std::string(name) +
+                   "' in the header; the file does not follow docs/conventions.md (re-create it with the "
+                   "normsim version that reads it)");
   return index;
 }
 
@@ -88,7 +86,7 @@ std::string CsvTable::where(std::size_t row) const {
 
 CsvTable read_csv(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error("cannot read " + path.string() + " (check that it exists and is readable)");
+  if (!in) throw CsvError("cannot read " + path.string() + " (check that it exists and is readable)");
   std::ostringstream buffer;
   buffer << in.rdbuf();
 
@@ -99,14 +97,14 @@ CsvTable read_csv(const std::filesystem::path& path) {
   std::size_t first = 0;
   // Skip blank lines before the header.
   while (first < records.size() && records[first].size() == 1 && records[first][0].empty()) ++first;
-  if (first == records.size()) throw input_error(path.string() + " is empty: it has no header line");
+  if (first == records.size()) throw CsvError(path.string() + " is empty: it has no header line");
   table.header = std::move(records[first]);
   for (std::size_t r = first + 1; r < records.size(); ++r) {
     if (records[r].size() == 1 && records[r][0].empty()) continue;  // a blank line, e.g. the last one
     if (records[r].size() != table.header.size())
-      throw input_error(path.string() + ":" + std::to_string(starts[r]) + ": " +
-                        std::to_string(records[r].size()) + " fields where the header has " +
-                        std::to_string(table.header.size()));
+      throw CsvError(path.string() + ":" + std::to_string(starts[r]) + ": " +
+                     std::to_string(records[r].size()) + " fields where the header has " +
+                     std::to_string(table.header.size()));
     table.rows.push_back(std::move(records[r]));
     table.lines.push_back(starts[r]);
   }
@@ -119,19 +117,9 @@ double parse_number(const CsvTable& table, std::size_t row, int column) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size())
-    throw input_error(table.where(row) + ": column '" + table.header[static_cast<std::size_t>(column)] +
-                      "' holds '" + text + "', which is not a number");
+    throw CsvError(table.where(row) + ": column '" + table.header[static_cast<std::size_t>(column)] +
+                   "' holds '" + text + "', which is not a number");
   return value;
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-}  // namespace normsim::plots
+}  // namespace normsim::io

@@ -1,12 +1,12 @@
 // AtomicFile: temp file, fsync, rename, fsync of the folder (so the rename itself survives a crash).
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
 #include <system_error>
 
-namespace normsim::sim {
+namespace normsim::io {
 
 namespace {
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
@@ -14,9 +14,7 @@ namespace {
 }
 }  // namespace
 
-AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
-  tmp_ = path_;
-  tmp_ += ".tmp." + std::to_string(::getpid());
+AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)), tmp_(temp_sibling(path_)) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) fail("cannot create", tmp_);
 }
@@ -53,6 +51,12 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
   f.commit();
 }
 
+std::filesystem::path temp_sibling(const std::filesystem::path& path) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  return tmp;
+}
+
 bool is_atomic_temp(const std::filesystem::path& name) {
   const std::string s = name.filename().string();
   const auto dot = s.rfind(".tmp.");
@@ -60,4 +64,4 @@ bool is_atomic_temp(const std::filesystem::path& name) {
   return s.find_first_not_of("0123456789", dot + 5) == std::string::npos;
 }
 
-}  // namespace normsim::sim
+}  // namespace normsim::io

@@ -1,12 +1,12 @@
-// CSV formatting helpers.
-#include "sim/csv.hpp"
+// CSV writing: numbers and quoted fields (see csv_write.hpp).
+#include "io/csv_write.hpp"
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <string_view>
 
-namespace normsim::sim {
+namespace normsim::io {
 
 // The shortest text that reads back as x. Where that is an integer of 16 or more digits (to_chars prefers
 // 19016889231223029760 to 1.901688923122303e+19), scientific instead: CSV readers read a bare integer as an
@@ -30,4 +30,4 @@ std::string csv_field(std::string_view text) {
   return s + "\"";
 }
 
-}  // namespace normsim::sim
+}  // namespace normsim::io

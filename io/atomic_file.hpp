@@ -1,11 +1,12 @@
 // Files that appear whole or not at all: written to `PATH.tmp.<pid>`, flushed to disk, then renamed over
-// PATH. An interrupted writer leaves at most its temp file, never a truncated PATH.
+// PATH. An interrupted writer leaves at most its temp file, never a truncated PATH. The one definition for
+// every layer (sim's result files, check's reports, plots' figures and reports).
 #pragma once
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
 
-namespace normsim::sim {
+namespace normsim::io {
 
 class AtomicFile {
  public:
@@ -31,7 +32,11 @@ class AtomicFile {
 // Writes `text` to `path` atomically.
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
-// Whether `name` is a temp file left by an AtomicFile (`*.tmp.<digits>`).
+// This process's temp name for `path`: `PATH.tmp.<pid>`, what AtomicFile writes first; also a staging
+// folder's name, so that a later run recognises a killed writer's leftovers by one rule (is_atomic_temp).
+std::filesystem::path temp_sibling(const std::filesystem::path& path);
+
+// Whether `name` is a temp name of some process (`*.tmp.<digits>`), such as an AtomicFile leaves.
 bool is_atomic_temp(const std::filesystem::path& name);
 
-}  // namespace normsim::sim
+}  // namespace normsim::io
