@@ -14,6 +14,7 @@
 #include "sim/metrics.hpp"
 #include "stats/estimate.hpp"
 #include "theory/meanfield.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::check {
 
@@ -189,9 +190,7 @@ bool per_layer(const ClaimSpec& c) {
 }
 
 int layer_span(const sim::Config& config) {
-  return config.sublayer == vocab::Sublayer::transformer ? 2
-         : config.sublayer == vocab::Sublayer::decoder   ? 3
-                                                         : 1;
+  return vocab::layout(config.sublayer).size;
 }
 
 std::vector<double> series(const sim::SampleRecord& record, const std::string& metric, int layer_span) {

@@ -5,6 +5,7 @@
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/names.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -520,14 +521,26 @@ std::string format_toml(const KeyValue& value) {
   return format_value(value);
 }
 
+namespace {
+// Why a depth is refused by the sublayer kind's block: " is odd; ..." or " is not a multiple of 3; ...".
+std::string block_rule(const vocab::SublayerLayout& layout) {
+  std::string branches;
+  for (int j = 0; j < layout.size; ++j)
+    branches += (j ? ", " : "") + std::string(vocab::branch_name(layout.branch_at(j)));
+  return (layout.size == 2 ? " is odd" : " is not a multiple of " + std::to_string(layout.size)) +
+         "; sublayer = \"" + std::string(vocab::name(layout.kind)) + "\" runs " +
+         std::to_string(layout.size) + " sublayers in every block (" + branches + ")";
+}
+}  // namespace
+
 std::vector<ConfigIssue> validate(const Config& c) {
   std::vector<ConfigIssue> issues;
   for (const auto& k : config_keys())
     if (std::string why = k.check(k.get(c)); !why.empty()) issues.push_back({std::string(k.name), why, {}});
   if (!issues.empty()) return issues;  // the combinations below assume every key is valid on its own
 
-  using vocab::Sublayer;
-  const bool attention = c.sublayer != Sublayer::mlp;
+  const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
+  const bool attention = layout.has_attention(), mlp = layout.has(vocab::BranchKind::mlp);
   if (attention && c.width % c.heads != 0)
     issues.push_back({"heads",
                       std::to_string(c.heads) + " does not divide width " + std::to_string(c.width),
@@ -537,31 +550,20 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"block", "placement = \"custom\" needs a block expression, e.g. \"x + N(F(x))\"", {"placement"}});
     return issues;  // the checks below read the placement's block
   }
-  if (c.sublayer == Sublayer::decoder && c.depth % 3 != 0)
-    issues.push_back(
-        {"depth",
-         "depth " + std::to_string(c.depth) +
-             " is not a multiple of 3; sublayer = \"decoder\" has self-attention, cross-attention "
-             "and MLP in every layer",
-         {"sublayer"}});
-  else if (c.depth % 2 != 0 && c.sublayer != Sublayer::decoder) {
-    const std::string odd = "depth " + std::to_string(c.depth) + " is odd; ";
-    if (c.sublayer == Sublayer::transformer)
-      issues.push_back({"depth",
-                        odd + "sublayer = \"transformer\" alternates attention and MLP and needs it even",
-                        {"sublayer"}});
-    else if (placement_for(c)->span() == 2)
-      issues.push_back({"depth",
-                        odd + "placement = \"" + std::string(vocab::name(c.placement)) +
-                            "\" pairs sublayers and needs it even",
-                        {"placement"}});
-  }
+  const std::string depth = "depth " + std::to_string(c.depth);
+  if (c.depth % layout.size != 0)
+    issues.push_back({"depth", depth + block_rule(layout), {"sublayer"}});
+  else if (c.depth % vocab::unit_sublayers(placement_for(c)->span(), c.sublayer) != 0)
+    issues.push_back({"depth",
+                      depth + " is odd; placement = \"" + std::string(vocab::name(c.placement)) +
+                          "\" pairs sublayers and needs it even",
+                      {"placement"}});
   if (vocab::is_pointwise(c.norm) && c.qk_norm && attention)
     issues.push_back({"qk_norm",
                       "qk_norm normalizes each head's Q and K with the configured norm, which for norm = \"" +
                           std::string(vocab::name(c.norm)) + "\" is not implemented (layernorm or rmsnorm)",
                       {"norm"}});
-  if (c.sublayer != Sublayer::attention && std::lround(c.mlp_ratio * c.width) < 1)
+  if (mlp && std::lround(c.mlp_ratio * c.width) < 1)
     issues.push_back(
         {"mlp_ratio",
          "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
@@ -579,18 +581,20 @@ std::vector<ConfigIssue> size_issues(const Config& c) {
   std::vector<ConfigIssue> issues;
   const double hidden = std::round(c.mlp_ratio * c.width);
   const std::string mlp = shortest(c.mlp_ratio) + " * " + std::to_string(c.width);
-  if (c.sublayer != vocab::Sublayer::attention && hidden > INT_MAX)
+  const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
+  const bool has_mlp = layout.has(vocab::BranchKind::mlp);
+  if (has_mlp && hidden > INT_MAX)
     issues.push_back({"mlp_ratio",
                       "hidden width round(" + mlp + ") = " + shortest(hidden) + " exceeds the largest size " +
                           std::to_string(INT_MAX),
                       {"width"}});
-  else if (c.sublayer != vocab::Sublayer::attention && hidden * c.width > kMaxMatrixEntries)
+  else if (has_mlp && hidden * c.width > kMaxMatrixEntries)
     issues.push_back({"width",
                       "an MLP matrix of width " + std::to_string(c.width) + " x hidden " + shortest(hidden) +
                           " (mlp_ratio " + shortest(c.mlp_ratio) +
                           ") has more than 2^34 entries, the most the weight draws can address",
                       {"mlp_ratio"}});
-  if (double(c.width) * c.width > kMaxMatrixEntries && c.sublayer != vocab::Sublayer::mlp)
+  if (double(c.width) * c.width > kMaxMatrixEntries && layout.has_attention())
     issues.push_back({"width",
                       "an attention matrix of " + std::to_string(c.width) + " x " + std::to_string(c.width) +
                           " has more than 2^34 entries, the most the weight draws can address",

@@ -5,6 +5,7 @@
 #include "sim/jacobian_wanted.hpp"
 
 #include "vocab/names.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::sim {
 
@@ -53,7 +54,8 @@ std::string placement_parameter(std::string_view key, const Config& c) {
 
 std::string why_key_unused(std::string_view key, const Config& c) {
   if (std::string why = placement_parameter(key, c); !why.empty()) return why;
-  const bool attention = c.sublayer != vocab::Sublayer::mlp, mlp = c.sublayer != vocab::Sublayer::attention;
+  const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
+  const bool attention = layout.has_attention(), mlp = layout.has(vocab::BranchKind::mlp);
   const bool pointwise = vocab::is_pointwise(c.norm);
   if ((key == "norm_alpha" || key == "final_norm_alpha") && !pointwise)
     return "norm = " + quoted(c.norm) + " has no alpha (only dyt and derf)";

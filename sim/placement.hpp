@@ -39,10 +39,9 @@ class Placement {
   virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
 };
 
-// Sublayers one unit of the placement covers on this stack: span(), except that a paired placement's unit
-// on a decoder is the decoder layer of 3 (vocab::unit_size, docs/conventions.md).
+// Sublayers one unit of the placement covers on this stack (vocab::unit_sublayers, docs/conventions.md).
 inline int unit_sublayers(const Placement& p, const StackShape& s) {
-  return p.span() == 1 ? 1 : s.cfg.sublayer == vocab::Sublayer::decoder ? 3 : p.span();
+  return vocab::unit_sublayers(p.span(), s.cfg.sublayer);
 }
 
 // The built-in placement `id` (not custom); throws std::invalid_argument.

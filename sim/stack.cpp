@@ -63,18 +63,11 @@ StackShape::StackShape(const Config& config)
       norm(config.norm) {}
 
 BranchKind StackShape::branch(int k) const {
-  if (cfg.sublayer == vocab::Sublayer::mlp) return BranchKind::mlp;
-  if (cfg.sublayer == vocab::Sublayer::attention) return BranchKind::attention;
-  if (cfg.sublayer == vocab::Sublayer::decoder) {
-    static constexpr BranchKind kDecoder[3] = {BranchKind::attention, BranchKind::cross_attention,
-                                               BranchKind::mlp};
-    return kDecoder[k % 3];
-  }
-  return k % 2 == 0 ? BranchKind::attention : BranchKind::mlp;
+  return vocab::layout(cfg.sublayer).branch_at(k);
 }
 
 int StackShape::block_size() const {
-  return cfg.sublayer == vocab::Sublayer::transformer ? 2 : cfg.sublayer == vocab::Sublayer::decoder ? 3 : 1;
+  return vocab::layout(cfg.sublayer).size;
 }
 int StackShape::block(int k) const {
   return k / block_size();

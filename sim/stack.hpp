@@ -9,12 +9,11 @@
 #include "sim/config.hpp"
 #include "sim/philox.hpp"
 #include "sim/rownorm.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::sim {
 
-// cross_attention: the decoder's attention from the stream (queries) to a fixed encoder output (keys,
-// values).
-enum class BranchKind { mlp, attention, cross_attention };
+using BranchKind = vocab::BranchKind;  // which branch a sublayer runs (vocab/sublayer_layout.hpp)
 
 // Weight matrices, named as in the metric names gradw_<name>; each is its own Philox stream. cq, ck,
 // cv, co are the decoder's cross-attention matrices (own names, so that gradw_wq is always self-attention).
@@ -59,7 +58,7 @@ struct StackShape {
   BranchKind branch(int k) const;
   int block(int k) const;  // 0-based block index b(k)
   int blocks() const;      // L
-  int block_size() const;  // sublayers per block: 2 (transformer), 3 (decoder), else 1
+  int block_size() const;  // sublayers per block (vocab::layout)
   std::vector<WeightKind> weights(int k) const;
   int fan_in(WeightKind w) const;
   int fan_out(WeightKind w) const;

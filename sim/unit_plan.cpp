@@ -11,6 +11,7 @@
 #include "sim/config_schema.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "vocab/names.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::sim {
 
@@ -33,10 +34,7 @@ Sizes sizes(const Config& c) {
 // The fraction of sublayers that are attention: 0 (mlp), 1 (attention), 1/2 (transformer) or 2/3 (decoder:
 // the cross-attention costs what self-attention does, its K and V coming from an encoder output of T tokens).
 double attention_share(const Config& c) {
-  return c.sublayer == vocab::Sublayer::attention     ? 1.0
-         : c.sublayer == vocab::Sublayer::transformer ? 0.5
-         : c.sublayer == vocab::Sublayer::decoder     ? 2.0 / 3.0
-                                                      : 0.0;
+  return vocab::layout(c.sublayer).attention_share();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Counting and validation of StackSpec, following docs/conventions.md.
 #include "theory/stack_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,7 @@
 #include "vocab/block_eval.hpp"
 #include "vocab/builtin_blocks.hpp"
 #include "vocab/names.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::theory {
 namespace {
@@ -19,7 +21,7 @@ void fail(const std::string& key, const std::string& why) {
 }  // namespace
 
 int block_size(const StackSpec& s) {
-  return s.sublayer == SublayerKind::transformer ? 2 : s.sublayer == SublayerKind::decoder ? 3 : 1;
+  return vocab::layout(s.sublayer).size;
 }
 int block_count(const StackSpec& s) {
   return s.depth / block_size(s);
@@ -48,9 +50,7 @@ bool ends_in_norm(const StackSpec& s) {
   const int k = s.depth - 1;
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
-  env.attention = s.sublayer == SublayerKind::attention ||
-                  (s.sublayer == SublayerKind::transformer && k % 2 == 0) ||
-                  (s.sublayer == SublayerKind::decoder && k % 3 != 2);
+  env.attention = vocab::layout(s.sublayer).attends_at(k);
   env.param = [&s](const std::string& name) { return parameter(s, name); };
   const int unit = vocab::unit_size(b, s.sublayer);
   return vocab::ends_in_norm(b.sublayers[vocab::expression_at(b, unit, k % unit)], env);
@@ -90,11 +90,10 @@ void validate(const StackSpec& s) {
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
-  if (s.sublayer == SublayerKind::decoder) {
-    if (s.depth % 3 != 0) fail("depth", "must be a multiple of 3 for decoder stacks");
-  } else if ((paired || s.sublayer == SublayerKind::transformer) && s.depth % 2 != 0) {
-    fail("depth", "must be even for transformer stacks and for b2t/spannorm");
-  }
+  const int unit = std::max(vocab::unit_sublayers(paired ? 2 : 1, s.sublayer), block_size(s));
+  if (s.depth % unit != 0)
+    fail("depth", "must be a multiple of " + std::to_string(unit) +
+                      ", the sublayers of one block or placement unit (vocab/sublayer_layout.hpp)");
   if (s.encoder_cos < 0.0 || s.encoder_cos > 1.0) fail("encoder_cos", "must lie in [0, 1]");
   const auto& w = s.sigma_sq;
   for (double g : {w.w1, w.wgate, w.w2, w.wq, w.wk, w.wv, w.wo}) {

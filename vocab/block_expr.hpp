@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "vocab/enums.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::vocab {
 
@@ -79,12 +80,10 @@ Block parse_block(std::string_view text);  // throws ExprError
 Expr parse_scalar(std::string_view text);  // a number-valued expression (branch_scale); throws ExprError
 std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
 
-// The sublayers one unit of a block covers on a stack of sublayer kind `kind`: 1 for a one-expression
-// block; for a pair, 2, or on a decoder its layer of 3 (the first expression runs at the self- and the
-// cross-attention, the second at the MLP, and x0 is the layer's input: B2T's decoder, arXiv 2206.00330,
-// takase/b2t_connection transformer_layer.py). Which expression runs at position `pos` of the unit.
+// The sublayers one unit of a block covers on a stack of sublayer kind `kind` (vocab::unit_sublayers), and
+// which expression runs at position `pos` of the unit.
 inline int unit_size(const Block& b, Sublayer kind) {
-  return b.span() == 1 ? 1 : kind == Sublayer::decoder ? 3 : 2;
+  return unit_sublayers(b.span(), kind);
 }
 inline int expression_at(const Block& b, int unit, int pos) {
   return b.span() == 1 || pos < unit - 1 ? 0 : 1;

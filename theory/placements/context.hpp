@@ -13,6 +13,7 @@
 #include "theory/token_gram.hpp"
 #include "vocab/block_eval.hpp"
 #include "vocab/block_expr.hpp"
+#include "vocab/sublayer_layout.hpp"
 
 namespace normsim::theory::detail {
 
@@ -87,15 +88,13 @@ struct StackContext {
   SublayerRecord& rec(int k) { return layers[k].rec; }
 
   const Branch& branch(int k) const {
-    switch (spec.sublayer) {
-      case SublayerKind::mlp:
+    switch (vocab::layout(spec.sublayer).branch_at(k)) {
+      case vocab::BranchKind::mlp:
         return mlp;
-      case SublayerKind::attention:
+      case vocab::BranchKind::attention:
         return attention;
-      case SublayerKind::transformer:
-        return k % 2 == 0 ? attention : mlp;
-      case SublayerKind::decoder:
-        return k % 3 == 0 ? attention : k % 3 == 1 ? cross : mlp;
+      case vocab::BranchKind::cross_attention:
+        return cross;
     }
     return mlp;
   }
