@@ -71,7 +71,7 @@ constexpr std::string_view pass_name(MetricPass pass) {  // "forward", "backward
   return pass == MetricPass::forward ? "forward" : "backward";
 }
 
-// A name is looked up by metric_id: each must be one row's.
+// Names are unique: metric_id finds each row at its own position.
 static_assert([] {
   for (int i = 0; i < metric::count; ++i)
     if (metric_id(kMetricTable[std::size_t(i)].name) != i) return false;
