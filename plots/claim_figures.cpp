@@ -5,10 +5,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <string_view>
 
 #include "line_chart.hpp"
 #include "metric_labels.hpp"
+#include "vocab/metrics.hpp"
 
 namespace normsim::plots {
 
@@ -106,25 +107,27 @@ std::string label_key(const std::string& text) {
 }
 
 // Whether `head` names `metric` in plain text: its name, or the plain-text forms of its symbol that claims
-// write (||dL/dW2||, token cosine, relative update, E[x_l^2], ...). Symbols in other letters (cos(x_t,
-// x_t+1) for cos_next's cos(x_k, x_{k+1})) do not: the claim's axis uses those letters.
+// write (its row's claim names in vocab/metrics.def: token cosine, relative update, E[x_l^2], ...; for a
+// gradw_<w>, ||dL/dw|| and the like). Symbols in other letters (cos(x_t, x_t+1) for cos_next's cos(x_k,
+// x_{k+1})) do not: the claim's axis uses those letters.
 bool names_metric(const std::string& head, const std::string& metric) {
   const std::string key = label_key(head);
   if (key.empty()) return false;
   if (key == label_key(metric)) return true;
-  std::set<std::string> names;
   if (metric.rfind("gradw_", 0) == 0) {
     const std::string w = label_key(metric.substr(6));
     for (const std::string& body : {"||dl/d" + w + "||", "||dloss/d" + w + "||", "‖∂l/∂" + w + "‖"})
-      names.insert({body, body + "f"});
+      if (key == body || key == body + "f") return true;
   }
-  if (metric == "act_sq") names = {"e[xl^2]", "e[x^2]"};
-  if (metric == "grad_sq") names = {"e[(dl/dxl)^2]", "e[(∂l/∂xl)^2]"};
-  if (metric == "token_cos") names = {"tokencosine", "cos(xl[t],xl[s])"};
-  if (metric == "rel_update") names = {"relativeupdate"};
-  if (metric == "cos_next") names = {"cos(xk,xk+1)", "cos(xk,x{k+1})"};
-  if (metric == "eff_rank") names = {"effectiverank", "erank(xl)"};
-  return names.count(key) > 0;
+  const int id = vocab::metric_id(metric);
+  if (id < 0) return false;
+  std::string_view names = vocab::metric_table()[std::size_t(id)].claim_names;
+  while (!names.empty()) {
+    const auto end = std::min(names.find(';'), names.size());
+    if (key == label_key(std::string(names.substr(0, end)))) return true;
+    names.remove_prefix(std::min(end + 1, names.size()));
+  }
+  return false;
 }
 
 // The claim's y label: the metric's symbol (as on the metric figures) where it replaces the whole label

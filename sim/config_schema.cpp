@@ -49,7 +49,7 @@ const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
 
-// The metrics (sim/metrics_table.cpp), as the valid names of the `metrics` key.
+// The metrics (vocab/metrics.def), as the valid names of the `metrics` key.
 const std::vector<Choice>& metric_list() {
   static const std::vector<Choice> list = [] {
     std::vector<Choice> out;

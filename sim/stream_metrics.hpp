@@ -1,5 +1,5 @@
 // The metrics of one stream matrix x_l (T x d) and of consecutive pairs, in double precision.
-// Definitions: sim/metrics_table.cpp and docs/metrics.md.
+// Definitions: vocab/metrics.def and docs/metrics.md.
 #pragma once
 #include "sim/cpu_matrix.hpp"
 

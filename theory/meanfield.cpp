@@ -13,6 +13,7 @@
 #include "theory/jacobian.hpp"
 #include "theory/placements/context.hpp"
 #include "theory/pointwise_norm.hpp"
+#include "vocab/metrics.hpp"
 #include "vocab/names.hpp"
 
 namespace normsim::theory {
@@ -86,34 +87,36 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
   return c;
 }
 
-// Every series of a profile under its conventions name, for metric() and name_of().
-std::span<const std::pair<std::string_view, const Series MeanFieldProfile::*>> series_table() {
-  static const std::pair<std::string_view, const Series MeanFieldProfile::*> table[] = {
-      {"act_sq", &MeanFieldProfile::act_sq},
-      {"grad_sq", &MeanFieldProfile::grad_sq},
-      {"token_cos", &MeanFieldProfile::token_cos},
-      {"cos_next", &MeanFieldProfile::cos_next},
-      {"rel_update", &MeanFieldProfile::rel_update},
-      {"branch_sq", &MeanFieldProfile::branch_sq},
-      {"gradw_w1", &MeanFieldProfile::gradw_w1},
-      {"gradw_w2", &MeanFieldProfile::gradw_w2},
-      {"gradw_wgate", &MeanFieldProfile::gradw_wgate},
-      {"jac_sq", &MeanFieldProfile::jac_sq},
-      {"output_change", &MeanFieldProfile::output_change}};
+// Every series of a profile under its metric id (vocab/metrics.hpp), for metric() and name_of().
+std::span<const std::pair<int, const Series MeanFieldProfile::*>> series_table() {
+  namespace m = vocab::metric;
+  static const std::pair<int, const Series MeanFieldProfile::*> table[] = {
+      {m::act_sq, &MeanFieldProfile::act_sq},
+      {m::grad_sq, &MeanFieldProfile::grad_sq},
+      {m::token_cos, &MeanFieldProfile::token_cos},
+      {m::cos_next, &MeanFieldProfile::cos_next},
+      {m::rel_update, &MeanFieldProfile::rel_update},
+      {m::branch_sq, &MeanFieldProfile::branch_sq},
+      {m::gradw_w1, &MeanFieldProfile::gradw_w1},
+      {m::gradw_w2, &MeanFieldProfile::gradw_w2},
+      {m::gradw_wgate, &MeanFieldProfile::gradw_wgate},
+      {m::jac_sq, &MeanFieldProfile::jac_sq},
+      {m::output_change, &MeanFieldProfile::output_change}};
   return table;
 }
 
 }  // namespace
 
 const Series* MeanFieldProfile::metric(std::string_view name) const {
-  for (const auto& [n, s] : series_table())
-    if (n == name) return &(this->*s);
+  const int id = vocab::metric_id(name);
+  for (const auto& [m, s] : series_table())
+    if (m == id) return &(this->*s);
   return nullptr;
 }
 
 std::string_view MeanFieldProfile::name_of(const Series* series) const {
-  for (const auto& [n, s] : series_table())
-    if (&(this->*s) == series) return n;
+  for (const auto& [m, s] : series_table())
+    if (&(this->*s) == series) return vocab::metric_table()[std::size_t(m)].name;
   return "";
 }
 

@@ -29,16 +29,16 @@ struct MeanFieldProfile {
   // Every entry the mean field tried to predict but got NaN or Inf (an overflow: the entry is left out of
   // its series, which holds no value there), so a caller can report where, as the simulator does.
   struct NonFinite {
-    std::string_view metric;  // a conventions metric name (static storage)
+    std::string_view metric;  // the metric's name (vocab/metrics.hpp; static storage)
     int index;                // l or k
   };
   std::vector<NonFinite> nonfinite;
   bool final_norm = false;           // whether the final norm was applied
   std::vector<std::string> caveats;  // the approximations this profile rests on, one line each
 
-  // The series for a conventions metric name, or nullptr when the metric is not predicted at all.
+  // The series of a metric named in vocab/metrics.hpp, or nullptr when the metric is not predicted at all.
   const Series* metric(std::string_view name) const;
-  // The conventions name of one of this profile's series ("" for another pointer).
+  // The metric name of one of this profile's series ("" for another pointer).
   std::string_view name_of(const Series* series) const;
 };
 

@@ -93,7 +93,7 @@ def list(what=None):
     if what == "claims":
         return pd.DataFrame(_core.claims(""), columns=["id", "kind", "statement"])
     if what == "metrics":
-        return pd.DataFrame(_core.metrics(), columns=["metric", "index", "definition", "default"])
+        return pd.DataFrame([m[:4] for m in _core.metrics()], columns=["metric", "index", "definition", "default"])
     if what in _LISTS:
         return pd.DataFrame(_core.choices(what), columns=["name", "meaning"])
     raise ValueError(f"no list '{what}' ({', '.join(_LISTS)})")

@@ -7,6 +7,7 @@ import os
 
 from . import _core, _frames
 from ._deps import require
+from ._metrics import STREAM
 from ._result import Result
 
 
@@ -45,15 +46,11 @@ def _per_sample(records, metrics):
     return out
 
 
-def _stream_metric(metric):
-    return metric in ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank", "grad_sq")
-
-
 def _index_columns(metrics, code, index):
     """l and k of rows with metric codes `code` and indices `index`: the index in l for a stream metric, in k
     for a sublayer metric, NaN in the other."""
     np = require("numpy", "normsim.torch")
-    stream = np.array([_stream_metric(m) for m in metrics], dtype=bool)[code]
+    stream = np.array([m in STREAM for m in metrics], dtype=bool)[code]
     index = index.astype(float)
     return np.where(stream, index, np.nan), np.where(stream, np.nan, index)
 

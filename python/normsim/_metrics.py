@@ -1,10 +1,13 @@
 """normsim's per-layer metrics (docs/metrics.md) on PyTorch tensors, computed in float64 with the simulator's
 definitions (sim/stream_metrics.cpp, sim/sample_metrics.cpp), for the PyTorch bridge: every metric of every
 sample and layer of a batch in a few batched tensor operations (one statistic per (sample, layer) row)."""
+from . import _core
 from ._deps import require
 
-STREAM = ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank", "grad_sq")
-SUBLAYER = ("cos_next", "rel_update", "branch_sq")
+# From the metric table (vocab/metrics.def): every metric of the stream x_l, and every forward metric of
+# sublayer k (the backward ones, gradw_<name>, the bridge names by its parameters: _gradw_order).
+STREAM = tuple(m[0] for m in _core.metrics() if m[1] == "l")
+SUBLAYER = tuple(m[0] for m in _core.metrics() if m[1] == "k" and m[4] == "forward")
 # The forward statistics in the order the simulator computes them for one stream (and stores their NaN/Inf).
 STREAM_FORWARD = ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank")
 

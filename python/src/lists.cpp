@@ -11,8 +11,8 @@
 #include "plots/plot_command.hpp"
 #include "records.hpp"
 #include "sim/config_schema.hpp"
-#include "sim/metrics.hpp"
 #include "sim/results.hpp"
+#include "vocab/metrics.hpp"
 
 namespace normsim::python {
 
@@ -54,11 +54,12 @@ py::list choices(const std::string& what) {
   return out;
 }
 
+// The metric table (vocab/metrics.def), read by normsim.list("metrics") and the PyTorch bridge.
 py::list metrics() {
   py::list out;
-  for (const auto& m : sim::metric_table())
-    out.append(py::make_tuple(std::string(m.name), m.index == sim::MetricIndex::stream ? "l" : "k",
-                              std::string(m.definition), !m.costly));
+  for (const auto& m : vocab::metric_table())
+    out.append(py::make_tuple(std::string(m.name), m.index == vocab::MetricIndex::stream ? "l" : "k",
+                              std::string(m.definition), !m.costly, std::string(vocab::pass_name(m.pass))));
   return out;
 }
 
@@ -110,7 +111,8 @@ py::tuple plot(const std::vector<std::string>& args) {
 void bind_lists(py::module_& m) {
   m.def("keys", &keys, "every config key: name, type, default, allowed, meaning");
   m.def("choices", &choices, py::arg("what"), "(name, meaning) of placements, sublayers, activations, ...");
-  m.def("metrics", &metrics, "(name, index l or k, definition) of every metric, in table order");
+  m.def("metrics", &metrics,
+        "(name, index l or k, definition, default, pass) of every metric, in table order");
   m.def(
       "columns", [](const std::string& t) { return sim::table_columns(table_named(t)); }, py::arg("table"),
       "the columns of layers.csv, summary.csv or theory.csv, in file order");

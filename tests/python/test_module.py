@@ -386,6 +386,19 @@ class TheoryCheckList(unittest.TestCase):
         claims = normsim.list("claims").set_index("id")  # what `normsim list claims` prints
         self.assertEqual(claims.loc["xiong_thm1_preln", "kind"], "literature")
 
+    def test_the_bridge_names_metrics_as_the_table_does(self):
+        """The PyTorch bridge's metric names are rows of the metric table (vocab/metrics.def) with the index and
+        pass it computes them at: STREAM and SUBLAYER are read from the table, STREAM_FORWARD is its own."""
+        from normsim import _metrics
+        table = {m[0]: (m[1], m[4]) for m in normsim._core.metrics()}
+        self.assertEqual(list(table), list(normsim.list("metrics").metric))
+        bridge = [(m, ("l", "forward")) for m in _metrics.STREAM_FORWARD] + [("grad_sq", ("l", "backward"))]
+        bridge += [(m, ("k", "forward")) for m in ("cos_next", "rel_update", "branch_sq")]  # measure()'s masks
+        for name, where in bridge:
+            self.assertEqual(table.get(name), where, name)
+            self.assertIn(name, _metrics.STREAM if where[0] == "l" else _metrics.SUBLAYER)
+        self.assertEqual(list(normsim.list("metrics").columns), ["metric", "index", "definition", "default"])
+
 
 class PlotKeywords(unittest.TestCase):
     """Issue 30 item 5: normsim.plot takes keywords (the CLI's strings still work, with a DeprecationWarning)."""

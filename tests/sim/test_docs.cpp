@@ -1,5 +1,5 @@
 // The metric reference in docs/metrics.md holds exactly what `normsim list metrics --markdown` prints, so
-// the documentation cannot drift from the table in sim/metrics_table.cpp.
+// the documentation cannot drift from the table in vocab/metrics.def.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
