@@ -36,6 +36,20 @@ std::string jacobian_refusal() {
          "checkpointing (--backend cpu, a smaller width, depth or tokens, or leave them out of metrics)";
 }
 
+// A block that reads emb (x_0) needs x_0 on the tape of every unit it runs: the device rebuilds a segment
+// (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its own, which lacks it.
+std::string embedding_refusal(const sim::Config& c, int checkpoint_every) {
+  if (!sim::placement_for(c)->reads_embedding()) return "";
+  if (checkpoint_every > 0)
+    return "key 'block': a block that reads emb runs on the CUDA backend only when the whole tape of a "
+           "sample fits the GPU, and this one needs activation checkpointing (--backend cpu, or a smaller "
+           "width, depth or tokens)";
+  if (sim::JacobianWanted::of(c.metrics).blocks)
+    return "key 'metrics': block_identity_dev rebuilds each block on a tape of its own, which lacks the x_0 "
+           "a block with emb reads (--backend cpu, or leave it out of metrics)";
+  return "";
+}
+
 }  // namespace
 
 CudaOptions CudaBackend::options_from_environment() {
@@ -97,6 +111,7 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();
+  if (std::string why = embedding_refusal(config, m.checkpoint_every); !why.empty()) return why;
   if (m.per_sample_bytes() > budget)
     return "keys 'width', 'depth', 'tokens', 'mlp_ratio'" +
            std::string(config.update != vocab::Update::none ? ", 'update'" : "") +
@@ -134,6 +149,8 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   info_.batch_samples = batch;
   info_.budget_bytes = budget;
   if (asks_jacobian(config) && layout.checkpoint_every > 0) throw sim::BackendUnavailable(jacobian_refusal());
+  if (std::string why = embedding_refusal(config, layout.checkpoint_every); !why.empty())
+    throw sim::BackendUnavailable(why);
 
   Blas blas(tf32);
   for (int first = 0; first < n; first += batch) {

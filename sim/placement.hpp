@@ -15,6 +15,7 @@ namespace normsim::sim {
 // What a placement carries from one sublayer to the next (B2T's bottom residual, Admin's omega^2).
 struct PlacementState {
   Value saved;
+  Value emb;  // x_0 after the input norm, on this tape: what a block's `emb` reads
   Scalars omega_sq;
   // Admin's omega^2 used at each sublayer; with replay, these are used instead of being measured (so a
   // finite-difference check can hold omega fixed, as the backward pass does).
@@ -29,6 +30,8 @@ class Placement {
   virtual std::string_view summary() const = 0;  // one line: the equation and its source
   // The block expression that defines it (vocab/block_expr.hpp), or "" for a built-in that is code (Admin).
   virtual std::string_view expression() const { return ""; }
+  // Whether the placement reads the stack's input x_0 at every unit (a block with `emb`).
+  virtual bool reads_embedding() const { return false; }
   // Sublayers one unit of the equation spans (2 for b2t and spannorm: they need an even depth).
   virtual int span() const { return 1; }
   // Whether x_K is already the output of a norm (then no final norm is added by default).

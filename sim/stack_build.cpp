@@ -46,6 +46,7 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   PlacementState local;
   PlacementState& state = state_io ? *state_io : local;
   state.saved = Value{};
+  state.emb = Value{};
   state.omega_sq.clear();
   // A fresh (non-replay) build records Admin's omega anew; without this a reused state would keep the
   // previous build's values in front and a later replay would read stale ones.
@@ -60,6 +61,10 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
   StackValues out;
   out.stream.reserve(last - first + 1);
   if (first == 0 && s.cfg.input_norm) x = ops.norm(x, norm_at(s, 0));
+  if (first == 0) state.emb = x;
+  // A segment rebuilt on its own tape (checkpoints, a block's probes) has no x_0 there to read.
+  if (!state.emb.valid() && p.reads_embedding())
+    throw std::invalid_argument("build_segment: the block reads emb (x_0), which this segment's tape lacks");
   out.stream.push_back(x);
   BranchScaledOps scaled(ops, s);
   for (int k = first; k < last; ++k) {

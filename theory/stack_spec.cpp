@@ -90,6 +90,10 @@ void validate(const StackSpec& s) {
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
+  if (s.placement != Placement::admin && vocab::reads_embedding(block_of_spec(s)))
+    fail("block",
+         "reads emb (the embedding skip): its mean field needs the joint Gram of the stream and the "
+         "embedding, which is not carried yet (docs/design/multistream.md, step S4)");
   const int unit = std::max(vocab::unit_sublayers(paired ? 2 : 1, s.sublayer), block_size(s));
   if (s.depth % unit != 0)
     fail("depth", "must be a multiple of " + std::to_string(unit) +

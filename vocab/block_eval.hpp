@@ -27,7 +27,7 @@ struct StreamWalk {
   const Expr& e;
   Streams& s;
   const ScalarEnv& env;
-  Value x, x0;
+  Value x, x0, emb;
   std::vector<std::optional<Value>> done;  // a node shared by two parents is computed once
 
   Value operator()(int i) {
@@ -40,11 +40,12 @@ struct StreamWalk {
 }  // namespace detail
 
 // Streams provides: using Value; Value norm(Value); Value add(Value, Value); Value scale(Value, double);
-// Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input.
+// Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input, emb the stack's input.
 template <class Streams>
 typename Streams::Value eval_stream(const Expr& e, int i, Streams& s, const ScalarEnv& env,
-                                    typename Streams::Value x, typename Streams::Value x0) {
-  detail::StreamWalk<Streams> walk{e, s, env, x, x0, {}};
+                                    typename Streams::Value x, typename Streams::Value x0,
+                                    typename Streams::Value emb) {
+  detail::StreamWalk<Streams> walk{e, s, env, x, x0, emb, {}};
   walk.done.resize(e.nodes.size());
   return walk(i);
 }
@@ -60,6 +61,8 @@ typename Streams::Value detail::StreamWalk<Streams>::compute(int i) {
       return x;
     case Op::pair_input:
       return x0;
+    case Op::embedding:
+      return emb;
     case Op::norm:
       return s.norm(sub(n.a));
     case Op::branch:

@@ -1,8 +1,10 @@
 // The block language: what one residual sublayer computes, as an expression (docs/placements.md).
 //   x          the stream entering the sublayer, x_k
 //   x0         the pair's input x_{2j} (paired blocks; in the pair's first expression it is x itself)
-//   N(.)       the configured norm          F(.)  this sublayer's branch (its output times branch_scale)
-//   Fqkv(.)    the branch with per-head RMSNorm of Q, K and V (attention; an MLP branch ignores it)
+//   emb        the stack's input x_0, after the input norm (the embedding skip of modded-nanogpt and
+//   nanochat) N(.)       the configured norm          F(.)  this sublayer's branch (its output times
+//   branch_scale) Fqkv(.)    the branch with per-head RMSNorm of Q, K and V (attention; an MLP branch ignores
+//   it)
 //   + - * /    on streams and numbers (a stream times or over a number; streams add)
 //   numbers, k (sublayer index), K (depth), b (block index), L (blocks), attention (1 at an attention
 //   sublayer, else 0), sqrt(.), floor(.), a < b (1 or 0), c ? s : t (c a number), and the names of
@@ -31,6 +33,7 @@ struct ExprNode {
     param,       // name: a config key
     stream,      // x
     pair_input,  // x0
+    embedding,   // emb
     norm,        // N(a)
     branch,      // F(a)
     branch_qkv,  // Fqkv(a)
@@ -79,6 +82,7 @@ class ExprError : public std::invalid_argument {
 Block parse_block(std::string_view text);  // throws ExprError
 Expr parse_scalar(std::string_view text);  // a number-valued expression (branch_scale); throws ExprError
 std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
+bool reads_embedding(const Block& b);            // whether an expression of b reads emb
 
 // The sublayers one unit of a block covers on a stack of sublayer kind `kind` (vocab::unit_sublayers), and
 // which expression runs at position `pos` of the unit.

@@ -244,6 +244,7 @@ class Parser {
       return add(std::move(n));
     }
     if (id == "x") return add(make(Op::stream, col, -1, true));
+    if (id == "emb") return add(make(Op::embedding, col, -1, true));
     if (id == "x0") {
       if (!paired_) fail(col, "x0 (the pair's input) needs a paired block: two expressions separated by ';'");
       return add(make(Op::pair_input, col, -1, true));
@@ -319,6 +320,13 @@ std::vector<std::string> params(const Expr& e) {
   for (const auto& n : e.nodes)
     if (n.op == Op::param) out.push_back(n.name);
   return out;
+}
+
+bool reads_embedding(const Block& b) {
+  for (const Expr& e : b.sublayers)
+    for (const auto& n : e.nodes)
+      if (n.op == Op::embedding) return true;
+  return false;
 }
 
 void check_expression_length(std::string_view text) {

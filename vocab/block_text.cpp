@@ -79,6 +79,9 @@ void write(const Expr& e, int i, int min_prec, std::string& out) {
     case Op::pair_input:
       out += "x0";
       break;
+    case Op::embedding:
+      out += "emb";
+      break;
     case Op::norm:
     case Op::branch:
     case Op::branch_qkv:

@@ -38,7 +38,7 @@ std::string unknown_parameter(const std::string& name) {
   if (!key) {
     const std::string hint = suggest_key(name);
     return "unknown name '" + name +
-           "' (not x, x0, N, F, Fqkv, k, K, b, L, attention, sqrt, floor or a config key)" +
+           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor or a config key)" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   }
   if (key->type != KeyType::floating && key->type != KeyType::integer)
@@ -77,7 +77,7 @@ Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, V
   if (unit > 1 && pos == 0) state.saved = x;  // the unit's input, x0 of its expressions
   const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, pos)];
   OpsStreams streams{ops, s, k};
-  return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x);
+  return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x, state.emb);
 }
 
 }  // namespace normsim::sim

@@ -22,6 +22,7 @@ class ExpressionPlacement final : public Placement {
   vocab::Placement id() const override { return id_; }
   std::string_view summary() const override { return summary_; }
   std::string_view expression() const override { return expression_; }
+  bool reads_embedding() const override { return vocab::reads_embedding(block_); }
   int span() const override { return block_.span(); }
   bool ends_in_norm(const StackShape& s) const override;
   double init_multiplier(const StackShape& s, WeightKind w) const override {

@@ -165,7 +165,8 @@ TEST_CASE("CUDA backend matches the CPU backend under muP logits and a temperatu
 }
 
 // A custom block (the expression interpreter on the device's ops) with a branch_scale that varies with the
-// sublayer and the depth, and one reading a named config parameter: the CPU's records, as for a built-in.
+// sublayer and the depth, one reading a named config parameter, and one reading emb (x_0, kept on the
+// device's tape for the whole pass): the CPU's records, as for a built-in.
 TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_scale", "[backend][custom]") {
   struct Custom {
     const char* block;
@@ -173,7 +174,8 @@ TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_sca
   };
   const Custom customs[] = {{"x + N(F(x))", "1/sqrt(K)"},
                             {"x + rezero_alpha * F(N(x))", "1/sqrt(k + 1)"},
-                            {"N(x + F(x)); N(x + F(x) + x0)", "0.5 + 0.25 * k"}};
+                            {"N(x + F(x)); N(x + F(x) + x0)", "0.5 + 0.25 * k"},
+                            {"1.15 * x + 0.2 * emb + F(N(1.15 * x + 0.2 * emb))", "1"}};
   gpu::CudaBackend cuda(2);
   sim::CpuBackend cpu(2);
   const std::vector<int> samples = {0, 2};
@@ -191,8 +193,20 @@ TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_sca
         require_records_close(g, cpu.run(c, samples), f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
         sim::Config unscaled = c;  // the scale is applied: without it the records differ
         unscaled.branch_scale = std::string("1");
+        if (c.branch_scale == "1") unscaled.branch_scale = std::string("0.5");
         CHECK(cuda.run(unscaled, samples)[0].values != g[0].values);
       }
+}
+
+// block_identity_dev rebuilds each block on a tape of its own (gpu/batch_jacobians.cpp), where the x_0 that
+// emb reads is not: refused with the way out, before any work, rather than run wrong.
+TEST_CASE("CUDA backend refuses block_identity_dev for a block that reads emb", "[backend][custom]") {
+  sim::Config c = small_config(vocab::Placement::custom, kKinds[0], "float32");
+  c.block = std::string("x + 0.5 * emb + F(N(x))");
+  gpu::CudaBackend cuda(2);
+  CHECK(cuda.refusal(c, 1).empty());
+  c.metrics.insert(sim::metric::block_identity_dev);
+  CHECK_THAT(cuda.refusal(c, 1), Catch::Contains("block_identity_dev") && Catch::Contains("--backend cpu"));
 }
 
 TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change results", "[backend]") {

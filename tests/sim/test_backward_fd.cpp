@@ -4,6 +4,7 @@
 // O(1e-16/h) are both below 1e-8 on O(1) gradients; we allow 1e-6 absolute + 1e-5 relative.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "sim/cpu_matrix.hpp"
@@ -23,7 +24,8 @@ struct Run {
 
 Run run_stack(const Config& c, const Mat<double>& x0, PlacementState& state, bool want_grad) {
   const StackShape shape(c);
-  const Placement& p = find_placement(c.placement);
+  const std::shared_ptr<const Placement> owned = placement_for(c);  // a built-in or the custom block
+  const Placement& p = *owned;
   CpuTape<double> g(shape, p, SampleKey{c.seed, 0});
   const Value input = g.input(x0);
   const StackValues sv = build_stack(g, shape, p, input, &state);
@@ -165,6 +167,19 @@ TEST_CASE("weight-gradient norms by the Gram identity equal the direct product",
 // DyT and Derf in every site (branch input, branch output, the stream after the add, the final norm, the
 // decoder's encoder output) with alphas that differ by sublayer kind and from the final one, and Derf's
 // shift: a norm given the wrong site's alpha, or a backward reading y for x, shows up here.
+// emb (the stack's input x_0) read at every unit: its gradient reaches x_0 along every skip and the chain.
+TEST_CASE("stack backward matches finite differences for blocks that read emb", "[backward][emb]") {
+  for (const std::string sub : {"mlp", "transformer"})
+    for (const char* block : {"1.15 * x + 0.2 * emb + F(N(1.15 * x + 0.2 * emb))", "N(x + F(x) + 0.5 * emb)",
+                              "x + F(N(x)); x0 + emb + F(N(x))"}) {
+      Config c = small(sub, "custom");
+      c.activation = normsim::vocab::Activation::gelu;
+      c.block = block;
+      INFO(block);
+      CHECK(check_fd(c) == c.tokens * c.width);
+    }
+}
+
 TEST_CASE("stack backward matches finite differences with DyT and Derf in every site", "[backward][dyt]") {
   for (const std::string norm : {"dyt", "derf"})
     for (const std::string sub : {"transformer", "decoder"})

@@ -124,24 +124,41 @@ TEST_CASE("numbers of an expression follow the sublayer and the config") {
 TEST_CASE("a stream interpreter is driven in written order, conditions decided first") {
   const Block mix = parse_block("b < 2 ? N(x + F(x)) : x + F(N(x))");
   Trace t;
-  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, t, env_at(1, 4), "x", "x") == "N((x+F(x)))");
+  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, t, env_at(1, 4), "x", "x", "e") ==
+        "N((x+F(x)))");
   CHECK(t.log == "F(x);(x+F(x));N((x+F(x)));");
   Trace u;
-  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, u, env_at(2, 4), "x", "x") == "(x+F(N(x)))");
+  CHECK(eval_stream(mix.sublayers[0], mix.sublayers[0].root, u, env_at(2, 4), "x", "x", "e") ==
+        "(x+F(N(x)))");
   CHECK(ends_in_norm(mix.sublayers[0], env_at(1, 4)));
   CHECK(!ends_in_norm(mix.sublayers[0], env_at(2, 4)));
 
   const Block ln = parse_block("x + F(N(x) / 4) - alpha * x0; N(x0)+F(x)");
   Trace v;
-  eval_stream(ln.sublayers[0], ln.sublayers[0].root, v, env_at(0, 4), "x", "y");
+  eval_stream(ln.sublayers[0], ln.sublayers[0].root, v, env_at(0, 4), "x", "y", "e");
   CHECK(v.log ==
         "N(x);0.25*N(x);F(0.25*N(x));(x+F(0.25*N(x)));0.50*y;-1.0*0.50*y;((x+F(0.25*N(x)))+-1.0*0.50*y);");
+}
+
+// emb (the stack's input x_0: the embedding skip of modded-nanogpt and nanochat) is a stream of its own,
+// read by any expression, pair or not, and written back as written.
+TEST_CASE("emb reads the stack's input") {
+  const Block skip = parse_block("1.1 * x + 0.2 * emb + F(N(1.1 * x + 0.2 * emb))");
+  CHECK(reads_embedding(skip));
+  CHECK(!reads_embedding(parse_block("x + F(N(x)); x0 + F(x)")));
+  CHECK(to_text(skip) == "1.1 * x + 0.2 * emb + F(N(1.1 * x + 0.2 * emb))");
+  Trace t;
+  CHECK(eval_stream(skip.sublayers[0], skip.sublayers[0].root, t, env_at(0, 4), "x", "x", "e") ==
+        "((1.10*x+0.20*e)+F(N((1.10*x+0.20*e))))");
+  CHECK(t.log ==
+        "1.10*x;0.20*e;(1.10*x+0.20*e);N((1.10*x+0.20*e));F(N((1.10*x+0.20*e)));"
+        "((1.10*x+0.20*e)+F(N((1.10*x+0.20*e))));");  // the shared input is computed once
 }
 
 TEST_CASE("a subexpression written twice is one value, computed once") {
   const Block h = parse_block("N(x) + F(N(x))");
   Trace t;
-  CHECK(eval_stream(h.sublayers[0], h.sublayers[0].root, t, env_at(0, 4), "x", "x") == "(N(x)+F(N(x)))");
+  CHECK(eval_stream(h.sublayers[0], h.sublayers[0].root, t, env_at(0, 4), "x", "x", "e") == "(N(x)+F(N(x)))");
   CHECK(t.log == "N(x);F(N(x));(N(x)+F(N(x)));");
   CHECK(to_text(h) == "N(x) + F(N(x))");
 }

@@ -283,7 +283,8 @@ int step_unit(StackContext& ctx, int k) {
   for (int j = 0; j < span; ++j) {
     t.sub = j;
     const vocab::Expr& e = ctx.block.sublayers[vocab::expression_at(ctx.block, span, j)];
-    outs[j] = vocab::eval_stream(e, e.root, t, scalar_env(ctx, k + j), x, input);
+    // emb: a block that reads it is refused by validate(StackSpec) (its Gram with x is not carried), so -1.
+    outs[j] = vocab::eval_stream(e, e.root, t, scalar_env(ctx, k + j), x, input, -1);
     ctx.x(k + j + 1) = t.nodes[outs[j]].gram;
     if (!ctx.mean.empty()) {
       ctx.mean[k + j + 1] = t.mean(outs[j]);
