@@ -86,7 +86,7 @@ double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::strin
 
 std::vector<int> gradient_metrics() {
   std::vector<int> ids;
-  for (int id = sim::metric::gradw_w1; id <= sim::metric::gradw_co; ++id) ids.push_back(id);
+  for (int id = sim::metric::gradw_w1; id <= sim::metric::gradw_wga; ++id) ids.push_back(id);
   return ids;
 }
 

@@ -51,6 +51,7 @@ enum : int {
   gradw_ck,
   gradw_cv,
   gradw_co,
+  gradw_wga,
   jac_sq,
   jac_spread,
   block_identity_dev,

@@ -40,6 +40,7 @@ constexpr std::array<MetricInfo, metric::count> kTable{{
      "output)"},
     {"gradw_co", K, B,
      "Frobenius norm of dLoss/dWo of the decoder's cross-attention sublayer k (output matrix)"},
+    {"gradw_wga", K, B, "Frobenius norm of dLoss/dW_g of sublayer k (attention output gate, attention_gate)"},
     {"jac_sq", S, B,
      "mean squared singular value of J = dx_K/dx_l (T d x T d): E||J^T u||^2 over unit u, estimated from "
      "jacobian_probes random u; 1 at l = K",
