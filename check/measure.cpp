@@ -85,9 +85,11 @@ double reduce(const ClaimSpec& c, const std::vector<double>& s, const std::strin
 
 }  // namespace
 
+// Every weight-gradient norm: the table's gradw_* rows (not one range: a new weight's row is appended).
 std::vector<int> gradient_metrics() {
   std::vector<int> ids;
-  for (int id = sim::metric::gradw_w1; id <= sim::metric::gradw_co; ++id) ids.push_back(id);
+  for (int id = 0; id < sim::metric::count; ++id)
+    if (sim::metric_table()[std::size_t(id)].name.starts_with("gradw_")) ids.push_back(id);
   return ids;
 }
 

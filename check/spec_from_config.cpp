@@ -33,6 +33,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.heads = c.heads;
   s.causal = c.causal;
   s.qk_norm = c.qk_norm;
+  s.attention_gate = c.attention_gate;
   using W = sim::WeightKind;
   s.sigma_sq.w1 = gain_sq(shape, placement, W::w1);
   s.sigma_sq.w2 = gain_sq(shape, placement, W::w2);
@@ -41,6 +42,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.sigma_sq.wk = gain_sq(shape, placement, W::wk);
   s.sigma_sq.wv = gain_sq(shape, placement, W::wv);
   s.sigma_sq.wo = gain_sq(shape, placement, W::wo);
+  s.sigma_sq.wga = gain_sq(shape, placement, W::wga);
   s.v0 = c.input_std * c.input_std;
   s.rho0 = c.input_corr;
   s.encoder_cos = c.encoder_cos;

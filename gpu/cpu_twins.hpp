@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/activations.hpp"
+#include "sim/attention_gate.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
 #include "sim/pointwise_norm.hpp"
@@ -76,6 +77,24 @@ void pointwise_norm_backward(const R* x, const R* dy, R* dx, std::size_t n, sim:
   for (std::size_t i = 0; i < n; ++i) {
     const R v = R(double(dy[i]) * f.slope(double(x[i])));
     dx[i] = accumulate ? dx[i] + v : v;
+  }
+}
+
+template <class R>
+void attention_gate_forward(const R* o, const R* z, R* y, int rows, int d, int group) {
+  const int G = d / group;
+  for (std::size_t i = 0; i < std::size_t(rows) * G; ++i) {
+    const std::size_t at = i / G * std::size_t(d) + i % G * std::size_t(group);
+    sim::gate_forward_group(o + at, y + at, double(z[i]), group);
+  }
+}
+
+template <class R>
+void attention_gate_backward(const R* o, const R* z, const R* dy, R* d_o, R* dz, int rows, int d, int group) {
+  const int G = d / group;
+  for (std::size_t i = 0; i < std::size_t(rows) * G; ++i) {
+    const std::size_t at = i / G * std::size_t(d) + i % G * std::size_t(group);
+    dz[i] = R(sim::gate_backward_group(o + at, dy + at, d_o + at, double(z[i]), group));
   }
 }
 

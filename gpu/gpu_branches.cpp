@@ -11,6 +11,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stat_kernels.hpp"
+#include "sim/attention_gate.hpp"
 #include "sim/head_norms.hpp"
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
@@ -172,7 +173,8 @@ DeviceBuffer<R> encoder_output(const sim::StackShape& s, const GpuContext<R>& ct
 }
 
 // Self-attention, or the decoder's cross-attention (K and V from the encoder output, no mask, matrices
-// cq, ck, cv, co; the gradient reaches u through Q alone), as sim/cpu_branches.cpp.
+// cq, ck, cv, co; the gradient reaches u through Q alone), as sim/cpu_branches.cpp; a self-attention's
+// output gate (attention_gate) multiplies O by sigmoid(u W_g) before W_O (sim/attention_gate.hpp).
 template <class R>
 class GpuAttention final : public GpuBranch<R> {
  public:
@@ -189,6 +191,7 @@ class GpuAttention final : public GpuBranch<R> {
         logit_scale_(sim::logit_scale(s.cfg, s.width / s.heads)),
         T_(s.tokens),
         d_(s.width),
+        group_(cross_ ? 0 : sim::gate_group(s.gate, s.width, s.heads)),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
                       : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
     if (cross_) enc_ = encoder_output(s, ctx);
@@ -214,6 +217,14 @@ class GpuAttention final : public GpuBranch<R> {
             SH);
     o_ = merge(oh.get());
     DeviceBuffer<R> out(n);
+    if (group_) {
+      const int G = d / group_;
+      z_ = DeviceBuffer<R>(std::size_t(S) * T * G);
+      times_weight(ctx_.blas, d_u, w_.get(WeightKind::wga), z_.get(), S, T, d, G, false, false);
+      const DeviceBuffer<R> og = gated();
+      times_weight(ctx_.blas, og.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
+      return out;
+    }
     times_weight(ctx_.blas, o_.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
     return out;
   }
@@ -222,10 +233,18 @@ class GpuAttention final : public GpuBranch<R> {
     const int S = ctx_.S, T = T_, d = d_, dh = d / heads_, SH = S * heads_;
     const std::size_t n = std::size_t(S) * T * d;
     const long long sh = (long long)T * dh, sp = (long long)T * T;
-    w_.gradient(kinds_[3], o_.get(), d_dout, d_gradw);
-    o_.reset();
-    DeviceBuffer<R> d_o(n);
+    if (group_)  // W_O read the gated output, formed again from O and z
+      w_.gradient(kinds_[3], gated().get(), d_dout, d_gradw);
+    else
+      w_.gradient(kinds_[3], o_.get(), d_dout, d_gradw);
+    DeviceBuffer<R> d_o(n), dz;
     times_weight(ctx_.blas, d_dout, w_.get(kinds_[3]), d_o.get(), S, T, d, d, true, false);
+    if (group_) {  // d_o becomes dLoss/dO, dz dLoss/dz
+      dz = DeviceBuffer<R>(z_.size());
+      attention_gate_backward(o_.get(), z_.get(), d_o.get(), d_o.get(), dz.get(), S * T, d, group_);
+      z_.reset();
+    }
+    o_.reset();
     const DeviceBuffer<R> doh = split(std::move(d_o));
     DeviceBuffer<R> dqh(n), dkh(n), dvh(n), dp(std::size_t(SH) * T * T);
     gemm<R>(ctx_.blas, true, false, T, dh, T, 1.0, p_.get(), T, sp, doh.get(), dh, sh, 0.0, dvh.get(), dh, sh,
@@ -258,6 +277,10 @@ class GpuAttention final : public GpuBranch<R> {
       times_weight(ctx_.blas, dk.get(), w_.get(kinds_[1]), du.get(), S, T, d, d, true, true);
       times_weight(ctx_.blas, dv.get(), w_.get(kinds_[2]), du.get(), S, T, d, d, true, true);
     }
+    if (group_) {
+      w_.gradient(WeightKind::wga, u_, dz.get(), d_gradw);
+      times_weight(ctx_.blas, dz.get(), w_.get(WeightKind::wga), du.get(), S, T, d / group_, d, true, true);
+    }
     w_.release();
     enc_.reset();
     return du;
@@ -275,6 +298,12 @@ class GpuAttention final : public GpuBranch<R> {
       row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, norms_.kind, gain_, eps_);
     }
     return out;
+  }
+  // O * sigmoid(z) (S x T x d), what W_O reads with a gate.
+  DeviceBuffer<R> gated() const {
+    DeviceBuffer<R> og(o_.size());
+    attention_gate_forward(o_.get(), z_.get(), og.get(), ctx_.S * T_, d_, group_);
+    return og;
   }
   // S x T x heads x d_head <-> S x heads x T x d_head.
   DeviceBuffer<R> split(DeviceBuffer<R> x) const {
@@ -300,9 +329,10 @@ class GpuAttention final : public GpuBranch<R> {
   sim::HeadNorms norms_;
   double eps_, gain_, logit_scale_;
   int T_, d_;
+  int group_;                        // coordinates per output gate; 0: no gate
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   const R* u_ = nullptr;
-  DeviceBuffer<R> enc_, q_, k_, v_, o_, p_;
+  DeviceBuffer<R> enc_, q_, k_, v_, o_, p_, z_;  // z_: the gate's pre-activations u W_g (S x T x G)
   DeviceBuffer<double> rq_, rk_, rv_;
 };
 

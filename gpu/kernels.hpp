@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "sim/activations.hpp"
+#include "sim/attention_gate.hpp"
 #include "sim/philox.hpp"
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
@@ -56,6 +57,15 @@ template <class R>
 void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n);
 template <class R>
 void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n);
+
+// The attention output gate (sim/attention_gate.hpp) over `rows` tokens of d coordinates, G = d / group gates
+// each: y = o * sigmoid(z) (z rows x G); its backward d_o = dy * sigmoid(z) (d_o may alias dy) and
+// dz = sigmoid'(z) * (the sum of dy * o over the gate's coordinates).
+template <class R>
+void attention_gate_forward(const R* d_o, const R* d_z, R* d_y, int rows, int d, int group);
+template <class R>
+void attention_gate_backward(const R* d_o, const R* d_z, const R* d_dy, R* d_do, R* d_dz, int rows, int d,
+                             int group);
 
 // out = [out +] a * s[sample] [+ b] over S samples of n entries; s (S doubles) and b may be null.
 template <class R>
@@ -114,6 +124,8 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void activation_backward<R>(const R*, const R*, R*, std::size_t, sim::Activation);                \
   template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
   template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
+  template void attention_gate_forward<R>(const R*, const R*, R*, int, int, int);                            \
+  template void attention_gate_backward<R>(const R*, const R*, const R*, R*, R*, int, int, int);             \
   template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
   template void softmax_forward<R>(R*, int, int, bool);                                                      \
   template void softmax_backward<R>(const R*, R*, int, int, double);                                         \

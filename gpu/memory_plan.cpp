@@ -71,10 +71,12 @@ namespace {
 
 // What sublayer k's tape keeps for the backward (sim/tape.hpp on gpu/gpu_tape_device.hpp,
 // gpu/gpu_branches.cpp): up to 6 T d for streams, norm outputs, branch outputs and gradients in flight;
-// attention adds Q, K, V, O and the probabilities, an MLP its h (and g).
+// attention adds Q, K, V, O and the probabilities (and with attention_gate its pre-activations, at most T d),
+// an MLP its h (and g).
 std::size_t tape_elements(const sim::StackShape& s, int k) {
   const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
-  if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + heads * T * T;
+  const std::size_t gate = s.gate == vocab::AttentionGate::none ? 0 : T * d;
+  if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + gate + heads * T * T;
   if (s.branch(k) == sim::BranchKind::cross_attention)  // also keeps the encoder output
     return 6 * T * d + 5 * T * d + heads * T * T;
   return 6 * T * d + T * H * (s.swiglu ? 2 : 1);
@@ -89,6 +91,7 @@ std::size_t transient_elements(const sim::StackShape& s) {
     transient =
         std::max(transient, s.branch(k) != sim::BranchKind::mlp
                                 ? 8 * T * d + 2 * heads * T * T  // dO, dQ, dK, dV split and merged, dP
+                                      + (s.gate == vocab::AttentionGate::none ? 0 : 2 * T * d)  // O gated, dz
                                 : 3 * T * H);
   return transient + std::max(frobenius_scratch_elements(s.tokens, s.width, s.hidden),
                               frobenius_scratch_elements(s.tokens, s.width, s.width));

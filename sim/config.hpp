@@ -34,6 +34,8 @@ struct Config {
   bool qk_norm = false;  // per-head norm (the configured one) of Q and K before the logits, any attention
   vocab::LogitScaling logit_scaling = vocab::LogitScaling::sqrt;  // logits / sqrt(d_h), or / d_h (muP)
   double attention_temperature = 1.0;                             // and / temperature
+  // Gated attention (Qiu et al. 2025): every self-attention's output times sigmoid(u W_g) before W_O.
+  vocab::AttentionGate attention_gate = vocab::AttentionGate::none;
   vocab::FinalNorm final_norm = vocab::FinalNorm::auto_;
   bool input_norm = false;  // x_0 = N(input) (Peri-LN's embedding norm)
   // placement = "custom": the block expression (docs/placements.md), e.g. "x + N(F(x))".
@@ -54,6 +56,8 @@ struct Config {
   bool placement_init = true;  // apply the placement's prescribed init (DeepNorm, B2T)
   // Per weight kind overrides: "" (use the above) or "rule:value", e.g. "fanin:2" or "fixed:0.01".
   std::string init_w1, init_w2, init_wgate, init_wq, init_wk, init_wv, init_wo;
+  std::string
+      init_wga;  // the attention gate's W_g; "" follows init_wq (the official gate is q_proj's columns)
   // Inputs.
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]

@@ -45,6 +45,7 @@ const auto kInits = vocab_choices<vocab::Init>();
 const auto kFinalNorm = vocab_choices<vocab::FinalNorm>();
 const auto kLosses = vocab_choices<vocab::Loss>();
 const auto kLogitScalings = vocab_choices<vocab::LogitScaling>();
+const auto kAttentionGates = vocab_choices<vocab::AttentionGate>();
 const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
@@ -326,6 +327,11 @@ std::vector<KeyInfo> make_table() {
       key("attention_temperature", &Config::attention_temperature, "model",
           "attention logits divided by this as well (1: none; large: attention near uniform)", "> 0",
           float_range(0, INFINITY, /*lo_open=*/true)),
+      key("attention_gate", &Config::attention_gate, "model",
+          "gated attention (Qiu et al. 2025): each self-attention's output o, before W_O, times "
+          "sigmoid(u W_g), u the branch input; one gate per coordinate (W_g d x d) or per head (d x heads); "
+          "W_g drawn as wq (init_wga)",
+          "none | elementwise | headwise", one_of(kAttentionGates), kAttentionGates),
       key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
           "auto | true | false (auto: when the placement does not end in a norm)", one_of(kFinalNorm),
           kFinalNorm),
@@ -371,6 +377,8 @@ std::vector<KeyInfo> make_table() {
                    "init of wv (attention value; the decoder's cv too), overriding init"),
       override_key("init_wo", &Config::init_wo,
                    "init of wo (attention output; the decoder's co too), overriding init"),
+      override_key("init_wga", &Config::init_wga,
+                   "init of wga (attention_gate's W_g), overriding init; \"\": init_wq's when that is set"),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",

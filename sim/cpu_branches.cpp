@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/activations_vec.hpp"
+#include "sim/attention_gate.hpp"
 #include "sim/cpu_heads.hpp"
 #include "sim/drawn_product.hpp"
 #include "sim/draws.hpp"
@@ -249,6 +250,7 @@ class CpuAttention final : public CpuBranch<R> {
         eps_(s.cfg.norm_eps),
         gain_(s.cfg.norm_gain),
         logit_scale_(logit_scale(s.cfg, s.width / s.heads)),
+        group_(cross_ ? 0 : gate_group(s.gate, s.width, s.heads)),
         kinds_{cross_ ? std::array{WeightKind::cq, WeightKind::ck, WeightKind::cv, WeightKind::co}
                       : std::array{WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo}} {
     if (cross_) enc_ = encoder_matrix<R>(s, key);
@@ -267,16 +269,19 @@ class CpuAttention final : public CpuBranch<R> {
     o_.resize(T, d);
     for_each_head(heads_, head_forward_work(T, d / heads_), n, [&](int h) { attend(h); });
     Mat<R> out;
-    w_.multiply(out, o_, kinds_[3], ws);
+    w_.multiply(out, gated(u, ws), kinds_[3], ws);
     return out;
   }
 
   Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
     const int T = int(u.rows()), d = int(u.cols()), n = ws.threads;
-    w_.record(kinds_[3], o_, dout);
+    const Mat<R>& o = group_ ? og_ : o_;  // what W_O read
+    w_.record(kinds_[3], o, dout);
     Mat<R> d_o;
     product_by_columns(d_o, dout, w_.draw(kinds_[3], ws).transpose(), false, n);
+    Mat<R> dz;  // dLoss/dz of the gate's pre-activations; d_o becomes dLoss/d of the heads' output
+    if (group_) gate_backward(d_o, dz);
     QkvGrads g;
     for (auto [raw, normed, on] : {std::tuple{&g.dq, &g.gq, norms_.qk}, std::tuple{&g.dk, &g.gk, norms_.qk},
                                    std::tuple{&g.dv, &g.gv, norms_.v}}) {
@@ -286,11 +291,15 @@ class CpuAttention final : public CpuBranch<R> {
     for_each_head(heads_, head_backward_work(T, d / heads_), n, [&](int h) { backpropagate(h, d_o, g); });
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
-    gradient_norms<R>({{nw + int(kinds_[3]), &o_, &dout},
+    gradient_norms<R>({{nw + int(kinds_[3]), &o, &dout},
                        {nw + int(kinds_[0]), &u, &g.dq},
                        {nw + int(kinds_[1]), &kv, &g.dk},
                        {nw + int(kinds_[2]), &kv, &g.dv}},
                       n);
+    if (group_) {
+      gradient_norms<R>({{nw + int(WeightKind::wga), &u, &dz}}, n);
+      w_.record(WeightKind::wga, u, dz);
+    }
     w_.record(kinds_[0], u, g.dq);
     w_.record(kinds_[1], kv, g.dk);
     w_.record(kinds_[2], kv, g.dv);
@@ -299,6 +308,7 @@ class CpuAttention final : public CpuBranch<R> {
     if (cross_) return du;  // E is a constant: K and V carry no gradient to u
     product_by_columns(du, g.dk, w_.draw(kinds_[1], ws).transpose(), true, n);
     product_by_columns(du, g.dv, w_.draw(kinds_[2], ws).transpose(), true, n);
+    if (group_) product_by_columns(du, dz, w_.draw(WeightKind::wga, ws).transpose(), true, n);
     return du;
   }
 
@@ -319,6 +329,26 @@ class CpuAttention final : public CpuBranch<R> {
     if (!on) return;
     y.resize(T, d);
     rstd.resize(std::size_t(T) * heads_);
+  }
+
+  // What W_O reads: the heads' output o_, or with a gate (sim/attention_gate.hpp) og_ = o_ * sigmoid(z_),
+  // z_ = u W_g (T x G), each gate covering group_ coordinates.
+  const Mat<R>& gated(const Mat<R>& u, CpuWorkspace<R>& ws) {
+    if (!group_) return o_;
+    w_.multiply(z_, u, WeightKind::wga, ws);
+    og_.resize(o_.rows(), o_.cols());
+    for (Eigen::Index t = 0; t < o_.rows(); ++t)
+      for (Eigen::Index j = 0; j < z_.cols(); ++j)
+        gate_forward_group(&o_(t, j * group_), &og_(t, j * group_), double(z_(t, j)), group_);
+    return og_;
+  }
+  // The gate's backward: d_o from dLoss/d og_ to dLoss/d o_ in place, dz = dLoss/d z_.
+  void gate_backward(Mat<R>& d_o, Mat<R>& dz) const {
+    dz.resize(z_.rows(), z_.cols());
+    for (Eigen::Index t = 0; t < z_.rows(); ++t)
+      for (Eigen::Index j = 0; j < z_.cols(); ++j)
+        dz(t, j) = R(gate_backward_group(&o_(t, j * group_), &d_o(t, j * group_), &d_o(t, j * group_),
+                                         double(z_(t, j)), group_));
   }
 
   // Head h of the forward: its norms of Q, K, V, its softmax(logits) probs_[h] and its columns of o_.
@@ -358,8 +388,10 @@ class CpuAttention final : public CpuBranch<R> {
   bool cross_, causal_;
   HeadNorms norms_;
   double eps_, gain_, logit_scale_;
+  int group_;                        // coordinates per output gate; 0: no gate (sim/attention_gate.hpp)
   std::array<WeightKind, 4> kinds_;  // q, k, v, o
   Mat<R> enc_, q_raw_, k_raw_, v_raw_, q_, k_, v_, o_;
+  Mat<R> z_, og_;  // the gate's pre-activations u W_g (T x G) and the gated output (T x d)
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;  // per head: softmax of its logits (T x T)
 };

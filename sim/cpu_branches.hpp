@@ -4,7 +4,8 @@
 // keeps only the activations its backward needs.
 //   MLP:       h = u W1 (T x H), a = act(h), F = a W2            (SwiGLU: a = silu(u Wgate) * (u W1))
 //   attention: Q = u Wq, K = u Wk, V = u Wv; per head A = softmax(Q_h K_h^T / sqrt(d_h)) (causal: s <= t);
-//              F = concat_h(A V_h) Wo; Q, K (and V) normalized per head first where sim/head_norms.hpp says.
+//              F = concat_h(A V_h) Wo; Q, K (and V) normalized per head first where sim/head_norms.hpp says;
+//              with attention_gate, F = (concat_h(A V_h) * sigmoid(u Wga)) Wo (sim/attention_gate.hpp).
 //   cross-attention (decoder): the same with K = E Wk, V = E Wv, E the fixed encoder output
 //              (sim/encoder_output.hpp), no mask; matrices cq, ck, cv, co.
 #pragma once

@@ -52,6 +52,8 @@ const std::string& override_for(const Config& c, WeightKind w) {
     case WeightKind::wo:
     case WeightKind::co:
       return c.init_wo;
+    case WeightKind::wga:  // the official gate is columns of q_proj: W_Q's init unless init_wga says
+      return c.init_wga.empty() ? c.init_wq : c.init_wga;
   }
   return c.init_w1;
 }

@@ -21,8 +21,10 @@ std::string quoted(E value) {
 // Whether any weight matrix is drawn with `rule` (the init key or a per-matrix override "rule:value").
 bool uses_rule(const Config& c, vocab::Init init) {
   const std::string rule(vocab::name(init));
+  // The attention gate's W_g follows init_wq unless init_wga is set (sim/init.cpp).
+  const bool own_gate = c.attention_gate != vocab::AttentionGate::none && !c.init_wga.empty();
   const std::array overrides{&c.init_w1, &c.init_w2, &c.init_wgate, &c.init_wq,
-                             &c.init_wk, &c.init_wv, &c.init_wo};
+                             &c.init_wk, &c.init_wv, &c.init_wo,    own_gate ? &c.init_wga : &c.init_wq};
   bool all_overridden = true;
   for (const std::string* o : overrides) {
     if (o->empty())
@@ -63,7 +65,7 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "norm = " + quoted(c.norm) + " has no shift (only derf)";
   if (key == "norm_eps" && pointwise) return "norm = " + quoted(c.norm) + " is pointwise: no epsilon";
   if ((key == "heads" || key == "causal" || key == "qk_norm" || key == "logit_scaling" ||
-       key == "attention_temperature") &&
+       key == "attention_temperature" || key == "attention_gate") &&
       !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";
@@ -76,6 +78,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if ((key == "init_w1" || key == "init_w2") && !mlp) return "sublayer = \"attention\" has no MLP matrices";
   if (key == "init_wgate" && (!mlp || c.activation != vocab::Activation::swiglu))
     return "only activation = \"swiglu\" has a gate";
+  if (key == "init_wga" && (!attention || c.attention_gate == vocab::AttentionGate::none))
+    return "no attention_gate: no gate matrix";
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;

@@ -43,6 +43,7 @@ enum class Stream : std::uint32_t {
   ck = 8,
   cv = 9,
   co = 10,
+  wga = 11,  // the attention output gate's W_g (attention_gate)
   input_tokens = 16,
   input_common = 17,
   readout = 18,

@@ -30,6 +30,8 @@ std::string_view weight_name(WeightKind w) {
       return "cv";
     case WeightKind::co:
       return "co";
+    case WeightKind::wga:
+      return "wga";
   }
   return "?";
 }
@@ -58,6 +60,7 @@ StackShape::StackShape(const Config& config)
       tokens(config.tokens),
       hidden(std::max(1, int(std::lround(config.mlp_ratio * config.width)))),
       heads(config.heads),
+      gate(config.attention_gate),
       swiglu(config.activation == vocab::Activation::swiglu),
       act(pointwise_activation(config.activation)),
       norm(config.norm) {}
@@ -77,6 +80,8 @@ int StackShape::blocks() const {
 }
 
 std::vector<WeightKind> StackShape::weights(int k) const {
+  if (branch(k) == BranchKind::attention && gate != vocab::AttentionGate::none)
+    return {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo, WeightKind::wga};
   if (branch(k) == BranchKind::attention)
     return {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo};
   if (branch(k) == BranchKind::cross_attention)
@@ -89,6 +94,7 @@ int StackShape::fan_in(WeightKind w) const {
   return w == WeightKind::w2 ? hidden : width;
 }
 int StackShape::fan_out(WeightKind w) const {
+  if (w == WeightKind::wga) return gate == vocab::AttentionGate::headwise ? heads : width;
   return (w == WeightKind::w1 || w == WeightKind::wgate) ? hidden : width;
 }
 

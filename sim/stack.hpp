@@ -16,7 +16,8 @@ namespace normsim::sim {
 using BranchKind = vocab::BranchKind;  // which branch a sublayer runs (vocab/sublayer_layout.hpp)
 
 // Weight matrices, named as in the metric names gradw_<name>; each is its own Philox stream. cq, ck,
-// cv, co are the decoder's cross-attention matrices (own names, so that gradw_wq is always self-attention).
+// cv, co are the decoder's cross-attention matrices (own names, so that gradw_wq is always self-attention);
+// wga is the self-attention's output gate W_g (attention_gate: d x d elementwise, d x heads headwise).
 enum class WeightKind : std::uint32_t {
   w1 = std::uint32_t(Stream::w1),
   w2 = std::uint32_t(Stream::w2),
@@ -29,8 +30,9 @@ enum class WeightKind : std::uint32_t {
   ck = std::uint32_t(Stream::ck),
   cv = std::uint32_t(Stream::cv),
   co = std::uint32_t(Stream::co),
+  wga = std::uint32_t(Stream::wga),
 };
-inline constexpr int kWeightKinds = 11;
+inline constexpr int kWeightKinds = 12;
 // The Philox stream a weight matrix is drawn from; kinds are 0..kWeightKinds-1 (they index arrays).
 constexpr Stream weight_stream(WeightKind w) {
   return static_cast<Stream>(w);
@@ -39,7 +41,7 @@ constexpr Stream weight_stream(WeightKind w) {
 constexpr Stream update_stream(WeightKind w) {
   return static_cast<Stream>(std::uint32_t(Stream::update_base) + std::uint32_t(w));
 }
-static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::co) == kWeightKinds - 1);
+static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wga) == kWeightKinds - 1);
 std::string_view weight_name(WeightKind w);
 
 struct StackShape {
@@ -51,6 +53,7 @@ struct StackShape {
   int tokens;  // T
   int hidden;  // MLP hidden width round(mlp_ratio * d)
   int heads;
+  vocab::AttentionGate gate;  // attention_gate (self-attention only)
   bool swiglu;
   Activation act;  // the MLP activation (silu for swiglu)
   NormKind norm;

@@ -41,6 +41,29 @@ Branch Branch::cross_attention(double q_c) {
   return b;
 }
 
+Branch Branch::gated(std::optional<double> sigma_gate_sq) const {
+  if (sigma_gate_sq && kind_ != Kind::attention && kind_ != Kind::attention_vnorm)
+    throw std::invalid_argument("only a self-attention branch has an output gate");
+  Branch b = *this;
+  b.gate_ = sigma_gate_sq;
+  return b;
+}
+
+namespace {
+
+// The output gate (docs/theory_notes.md §"Attention output gate" [DERIVED]): the heads' output o (Gram
+// out / sigma_O^2 per coordinate) and the gate z = u W_g (N(0, sigma_g^2 m) per token, token correlation rho)
+// are independent at init (W_V, W_g independent), so the gated output's Gram is out's times the gate's
+// (E s^2, E s_a s_b). Backward (gradient independence), two paths: through the value, the gradient at o is
+// gated likewise before the value map (back * the gate's moments); through the gate, g_z = (g W_O^T) * o *
+// s'(z), then g_z W_g^T: sigma_g^2 out (E s'^2, E s'_a s'_b) times the output gradient's Gram. The forward
+// Jacobian (Tangent) has the same two paths with the value map's forward form.
+GramMap gate_moments_map(double diag, double off) {
+  return {diag, 0.0, 0.0, off};
+}
+
+}  // namespace
+
 const GaussianKernel& Branch::kernel(double s) const {
   for (const auto& k : cache_) {
     if (k.variance() == s) return k;
@@ -127,6 +150,13 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho), scale * ((1.0 - rho) * mix_.fwd_off + rho)};
       e.back = {back * mix_.back_diag, back * (mix_.col_diag - mix_.back_diag), back * mix_.back_off,
                 back * (mix_.col_off - mix_.back_off)};
+      if (gate_) {
+        const GateMoments g = sigmoid_gate_moments(*gate_ * m, rho);
+        const TokenGram o = e.out;  // sigma_O^2 times the heads' output Gram
+        e.out = {o.diag * g.s2, o.off * g.s11};
+        e.back = e.back * gate_moments_map(g.s2, g.s11) +
+                 gate_moments_map(*gate_ * o.diag * g.d2, *gate_ * o.off * g.d11);
+      }
       return e;
     }
   }
@@ -152,6 +182,12 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
       const double m = in.diag;
       const double g = kind_ == Kind::attention ? sa_ : eps_ != 0.0 ? sa_ * sv_ / (sv_ * m + eps_) : sa_ / m;
       t.map = {g * mix_.fwd_diag, g * (1.0 - mix_.fwd_diag), g * mix_.fwd_off, g * (1.0 - mix_.fwd_off)};
+      if (gate_) {  // the gated output's two paths, as evaluate()'s backward (e.out is already gated)
+        const GateMoments gm = sigmoid_gate_moments(*gate_ * m, in.cos());
+        const TokenGram o = {e.out.diag / gm.s2, gm.s11 > 0.0 ? e.out.off / gm.s11 : 0.0};
+        t.map = gate_moments_map(gm.s2, gm.s11) * t.map +
+                gate_moments_map(*gate_ * o.diag * gm.d2, *gate_ * o.off * gm.d11);
+      }
       break;
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "theory/activation.hpp"
+#include "theory/attention_gate.hpp"
 #include "theory/attention_mixing.hpp"
 #include "theory/gaussian_moments.hpp"
 #include "theory/token_gram.hpp"
@@ -44,6 +45,10 @@ class Branch {
   // The decoder's cross-attention (theory/cross_attention.hpp): a constant output of Gram diag = off = q_c,
   // whatever the input; no gradient reaches the input.
   static Branch cross_attention(double q_c);
+  // This attention branch (attention or attention_value_norm) with its output gated before W_O by
+  // sigmoid(u W_g), sigma_g^2 = fan_in Var(W_g) (attention_gate; elementwise and headwise have the same
+  // mean field: docs/theory_notes.md §"Attention output gate" [DERIVED]); nullopt: no gate.
+  Branch gated(std::optional<double> sigma_gate_sq) const;
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
 
@@ -107,6 +112,7 @@ class Branch {
   double s1_ = 1.0, s2_ = 1.0, sg_ = 1.0;  // w1, w2, wgate gains^2
   double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
   double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
+  std::optional<double> gate_;             // attention only: the output gate's sigma_g^2
   AttentionMixing mix_;
   mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
   mutable std::size_t next_slot_ = 0;

@@ -52,6 +52,12 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
       c.push_back(
           "qk_norm acts on the logits only, which the uniform-attention value path ignores: every prediction "
           "is the one without it (its logits have second moment ~gamma^4, tests/sim/test_qk_norm.cpp)");
+    if (s.attention_gate != vocab::AttentionGate::none)
+      c.push_back(
+          "attention_gate: the gate sigmoid(u W_g) is independent of the value path at init; its moments by "
+          "quadrature at z ~ N(0, sigma_g^2 m), elementwise and headwise alike (exact in expectation; "
+          "headwise "
+          "averages over heads gates only, so its samples spread more)");
     if (s.causal) c.push_back("causal mask enters through position averages of the uniform causal matrix");
     if (s.sublayer == SublayerKind::decoder)
       c.push_back(
@@ -127,9 +133,11 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const auto& w = spec.sigma_sq;
   const bool pointwise = vocab::is_pointwise(spec.norm);  // DyT, Derf
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
+  const std::optional<double> gate =
+      spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
   StackContext ctx{spec, gamma_sq, spec.eps, Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
-                   Branch::attention(w.wv * w.wo, mix), detail::LayerStorage(depth + 1), 1.0,
-                   Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps),
+                   Branch::attention(w.wv * w.wo, mix).gated(gate), detail::LayerStorage(depth + 1), 1.0,
+                   Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
                    spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
                    vocab::parse_scalar(spec.branch_scale),
                    Branch::cross_attention(

@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "theory/gaussian_panels.hpp"
 #include "vocab/names.hpp"
 
 namespace normsim::theory {
@@ -27,33 +28,6 @@ double standard_expectation(F f) {
   auto integrand = [&](double z) { return f(z) * kInvSqrt2Pi * std::exp(-0.5 * z * z); };
   const double inf = std::numeric_limits<double>::infinity();
   return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(integrand, -inf, inf, 15, 1e-12);
-}
-
-// E F(z), z ~ N(0, 1), by a fixed composite 10-point Gauss-Legendre rule on |z| <= 9 (the tail weighs <
-// 1e-18) with panels of width min(1, 1 / scale): F(z) = f(m + scale z) turns over on a width ~1 / scale. The
-// inner integral of the two-token expectations: an adaptive rule there costs seconds per norm.
-template <class F>
-double panel_expectation(F f, double scale) {
-  using Rule = boost::math::quadrature::gauss<double, 10>;
-  const auto& nodes = Rule::abscissa();
-  const auto& weights = Rule::weights();
-  const double width = std::min(1.0, 1.0 / std::max(scale, 1e-300)), lo = -9.0;
-  const int panels = static_cast<int>(std::ceil(18.0 / width));
-  const double h = 18.0 / panels, half = 0.5 * h;
-  double sum = 0.0;
-  const auto at = [&](double z, double w) { sum += w * f(z) * std::exp(-0.5 * z * z); };
-  for (int p = 0; p < panels; ++p) {
-    const double mid = lo + (p + 0.5) * h;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i] == 0.0) {
-        at(mid, half * weights[i]);
-      } else {
-        at(mid - half * nodes[i], half * weights[i]);
-        at(mid + half * nodes[i], half * weights[i]);
-      }
-    }
-  }
-  return sum * kInvSqrt2Pi;
 }
 
 struct Fn {

@@ -20,6 +20,7 @@ using Loss = vocab::Loss;
 // beta (each beta-scaled matrix carries beta^2 here).
 struct WeightGains {
   double w1 = 1.0, wgate = 1.0, w2 = 1.0, wq = 1.0, wk = 1.0, wv = 1.0, wo = 1.0;
+  double wga = 1.0;  // the attention output gate's W_g (read only with attention_gate)
 };
 
 struct StackSpec {
@@ -35,6 +36,9 @@ struct StackSpec {
   // Per-head norm of Q and K (the qk_norm key): it acts on the logits only, which the uniform-attention value
   // path ignores, so no prediction reads it; it is kept for the record and the caveats.
   bool qk_norm = false;
+  // The self-attentions' output gate sigmoid(u W_g) (attention_gate): elementwise and headwise have one mean
+  // field (docs/theory_notes.md §"Attention output gate").
+  vocab::AttentionGate attention_gate = vocab::AttentionGate::none;
   WeightGains sigma_sq;
   double v0 = 1.0;           // input second moment per coordinate (before input_norm)
   double rho0 = 0.0;         // input token cosine

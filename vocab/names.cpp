@@ -111,6 +111,14 @@ constexpr std::array kLogitScalings{
         LogitScaling::mup, "mup",
         "logits q.k / (d_h temperature): muP's 1/d attention (Yang et al. 2021, Tensor Programs V)"},
 };
+constexpr std::array kAttentionGates{
+    Named<AttentionGate>{AttentionGate::none, "none", "no gate: W_O reads the attention output as it is"},
+    Named<AttentionGate>{
+        AttentionGate::elementwise, "elementwise",
+        "o[t,i] sigmoid((u W_g)[t,i]) before W_O, W_g d x d (Qiu et al. 2025, G1 elementwise)"},
+    Named<AttentionGate>{AttentionGate::headwise, "headwise",
+                         "o[t,i] sigmoid((u W_g)[t,h(i)]) before W_O, W_g d x heads: one gate per head"},
+};
 constexpr std::array kBackendChoices{
     Named<BackendChoice>{BackendChoice::auto_, "auto",
                          "cuda when this build has it and a usable device exists, else cpu"},
@@ -132,6 +140,7 @@ NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
 NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
 NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
+NORMSIM_VOCAB_TABLE(AttentionGate, "attention gate", kAttentionGates)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

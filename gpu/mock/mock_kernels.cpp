@@ -58,6 +58,19 @@ void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n
 }
 
 template <class R>
+void attention_gate_forward(const R* d_o, const R* d_z, R* d_y, int rows, int d, int group) {
+  mock::count_launch();
+  cpu::attention_gate_forward(d_o, d_z, d_y, rows, d, group);
+}
+
+template <class R>
+void attention_gate_backward(const R* d_o, const R* d_z, const R* d_dy, R* d_do, R* d_dz, int rows, int d,
+                             int group) {
+  mock::count_launch();
+  cpu::attention_gate_backward(d_o, d_z, d_dy, d_do, d_dz, rows, d, group);
+}
+
+template <class R>
 void activation_forward(const R* d_h, R* d_a, std::size_t n, sim::Activation act) {
   mock::count_launch();
   cpu::activation_forward(d_h, d_a, n, act);

@@ -36,6 +36,7 @@ double deepnorm_init(const StackShape& s, WeightKind w) {
     case WeightKind::wk:
     case WeightKind::cq:
     case WeightKind::ck:
+    case WeightKind::wga:  // the attention gate: columns of q_proj in its official code, so as W_Q
       return 1.0;
     case WeightKind::w1:
       return s.swiglu ? 1.0 : deepnorm_beta(s);

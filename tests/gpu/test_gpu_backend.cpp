@@ -164,6 +164,38 @@ TEST_CASE("CUDA backend matches the CPU backend under muP logits and a temperatu
       }
 }
 
+// The attention output gate, elementwise and headwise, on the device as on the CPU: every metric (gradw_wga
+// too), in self-attention, a transformer and a decoder (whose cross-attention has none), kept and redrawn
+// weights, and under the three parameter updates (the gate's W_g moves with the others).
+TEST_CASE("CUDA backend matches the CPU backend with an attention output gate", "[backend][attention]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[4], kKinds[5], kKinds[6]})
+      for (const auto gate : {vocab::AttentionGate::elementwise, vocab::AttentionGate::headwise})
+        for (const auto recompute : {vocab::Recompute::no, vocab::Recompute::yes}) {
+          sim::Config c = small_config(vocab::Placement::pre, kind, precision);
+          c.attention_gate = gate;
+          c.recompute = recompute;
+          c.init_wq = c.init_wk = std::string("fanin:2");
+          c.init_wga = std::string("fanin:1.5");
+          INFO(precision << " " << kind.sublayer << " " << vocab::name(gate) << " "
+                         << vocab::name(recompute));
+          const bool f64 = std::string(precision) == "float64";
+          const auto g = cuda.run(c, samples), r = cpu.run(c, samples);
+          require_records_close(g, r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+          CHECK(std::isfinite(r[0].values[sim::metric::gradw_wga][0]));
+        }
+  for (const vocab::Update u : {vocab::Update::random, vocab::Update::sgd, vocab::Update::adam}) {
+    sim::Config c = small_config(vocab::Placement::pre, kKinds[5], "float64");
+    c.attention_gate = vocab::AttentionGate::elementwise;
+    c.update = u;
+    INFO(vocab::name(u));
+    require_records_close(cuda.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+  }
+}
+
 // A custom block (the expression interpreter on the device's ops) with a branch_scale that varies with the
 // sublayer and the depth, one reading a named config parameter, and one reading emb (x_0, kept on the
 // device's tape for the whole pass): the CPU's records, as for a built-in.

@@ -165,6 +165,32 @@ TEMPLATE_TEST_CASE("DyT and Derf match their CPU twins", "[kernel][dyt]", float,
   }
 }
 
+// The attention output gate, elementwise (group 1) and headwise (group 37 of d = 37 * 3, and 5 of 35), over
+// S T rows of d: in double from R inputs, rounded once per output. The twins differ by the device's exp (<= 2
+// ulps of double) and, for dz, the order nvcc contracts the group's sum (a sum of <= 37 products in double:
+// far below R's rounding), so 4 ulps of R with a margin of 4 ulps on near-zero dz.
+TEMPLATE_TEST_CASE("attention_gate matches its CPU twin", "[kernel][gate]", float, double) {
+  using R = TestType;
+  for (const auto& [d, group] : {std::pair{kD, 1}, std::pair{3 * kD, kD}, std::pair{35, 5}}) {
+    const int rows = kS * kT, G = d / group;
+    const auto o = random_vector<R>(std::size_t(rows) * d, 6),
+               dy = random_vector<R>(std::size_t(rows) * d, 7),
+               z = random_vector<R>(std::size_t(rows) * G, 8, 2.0);
+    const auto d_o = DeviceBuffer<R>::from_host(o), d_dy = DeviceBuffer<R>::from_host(dy),
+               d_z = DeviceBuffer<R>::from_host(z);
+    DeviceBuffer<R> d_y(o.size()), d_do(o.size()), d_dz(z.size());
+    std::vector<R> y(o.size()), d_o_ref(o.size()), dz(z.size());
+    gpu::attention_gate_forward(d_o.get(), d_z.get(), d_y.get(), rows, d, group);
+    gpu::cpu::attention_gate_forward(o.data(), z.data(), y.data(), rows, d, group);
+    require_close(d_y.to_host(), y, 2 * ulp<R>(), 2 * ulp<R>());
+    gpu::attention_gate_backward(d_o.get(), d_z.get(), d_dy.get(), d_do.get(), d_dz.get(), rows, d, group);
+    gpu::cpu::attention_gate_backward(o.data(), z.data(), dy.data(), d_o_ref.data(), dz.data(), rows, d,
+                                      group);
+    require_close(d_do.to_host(), d_o_ref, 2 * ulp<R>(), 2 * ulp<R>());
+    require_close(d_dz.to_host(), dz, 4 * ulp<R>(), 4 * ulp<R>());
+  }
+}
+
 // One multiply and one add: nvcc may fuse them (one rounding instead of two), hence 2 ulps.
 TEMPLATE_TEST_CASE("scaled_sum matches its CPU twin", "[kernel]", float, double) {
   using R = TestType;

@@ -48,6 +48,32 @@ class Attention(nn.Module):
         return self.wo((a @ v).transpose(1, 2).reshape(B, T, d))
 
 
+class GatedAttention(nn.Module):
+    """Gated attention as qiuzh20/gated_attention writes it (modeling_qwen3.py, Qwen3Attention: q_proj widened
+    at lines 271-274 to give each head its query and its gate, split per head at lines 304-313, and
+    `attn_output * torch.sigmoid(gate_score)` before o_proj at lines 355-360), without RoPE and QK-norm
+    (normsim has no positions; use_qk_norm off) and with one key/value head per query head: gate
+    "elementwise" (head_dim gates per head) or "headwise" (one). q_proj's columns, the query's and the gate's
+    alike, are N(0, 1/d) (the official init draws q_proj as one matrix, std initializer_range; normsim's
+    fan-in rule here)."""
+
+    def __init__(self, d, heads, gate):
+        super().__init__()
+        self.heads, self.dh = heads, d // heads
+        self.gate_width = self.dh if gate == "elementwise" else 1
+        self.q_proj = linear(d, heads * (self.dh + self.gate_width))
+        self.wk, self.wv, self.wo = linear(d, d), linear(d, d), linear(d, d)
+
+    def forward(self, u):
+        B, T, d = u.shape
+        q, gate_score = torch.split(self.q_proj(u).view(B, T, self.heads, -1), [self.dh, self.gate_width], dim=-1)
+        split = lambda t: t.view(B, T, self.heads, self.dh).transpose(1, 2)  # noqa: E731
+        q, k, v = q.transpose(1, 2), split(self.wk(u)), split(self.wv(u))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh), dim=-1)
+        o = (a @ v).transpose(1, 2) * torch.sigmoid(gate_score)
+        return self.wo(o.reshape(B, T, d))
+
+
 class PreLN(nn.Module):
     """x + F(N(x))"""
 
@@ -145,3 +171,8 @@ def pre_derf_mlp(d, alpha, shift):
 
 def qknorm_output_norm(d, heads):
     return lambda k: OutputNorm(d, Attention(d, heads, qk_norm=True) if k % 2 == 0 else Mlp(d))
+
+
+def pre_gated_transformer(d, heads, gate):
+    """Pre-LN transformer whose attention is the official gated attention (GatedAttention)."""
+    return lambda k: PreLN(d, GatedAttention(d, heads, gate) if k % 2 == 0 else Mlp(d))

@@ -259,3 +259,21 @@ TEST_CASE("muP's logit scaling is the standard one at temperature sqrt(d_h)", "[
   PlacementState c;
   CHECK(std::abs(run_stack(standard, x0, c, false).loss - m.loss) > 1e-3 * std::abs(m.loss));
 }
+
+// The attention output gate (attention_gate) in whole stacks: elementwise and headwise, in a Pre-LN and a
+// Post-LN transformer and in a causal decoder (whose cross-attention has no gate), the gate's W_g at init
+// gain 1.5 so that the gates spread over (0, 1).
+TEST_CASE("stack backward matches finite differences with an attention output gate", "[backward]") {
+  for (const std::string gate : {"elementwise", "headwise"})
+    for (const std::string sub : {"transformer", "decoder"})
+      for (const std::string p : {"pre", "post"}) {
+        Config c = small(sub, p);
+        if (sub == "decoder") c.depth = 6, c.causal = true;
+        c.attention_gate = normsim::vocab::parse<normsim::vocab::AttentionGate>(gate);
+        c.init_wq = c.init_wk = "fanin:2";
+        c.init_wga = "fanin:1.5";
+        c.activation = normsim::vocab::Activation::gelu;
+        INFO(gate << " " << sub << " " << p);
+        CHECK(check_fd(c) == c.tokens * c.width);
+      }
+}

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fd_norm.hpp"
 #include "sim/cpu_branches.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
@@ -15,6 +16,7 @@
 #include "sim/rownorm.hpp"
 
 using namespace normsim::sim;
+using normsim::test::fd_norm;
 
 namespace {
 
@@ -42,25 +44,6 @@ double cross_loss(const CrossWeights& w, const Mat<double>& u, const Mat<double>
         for (int j = 0; j < dh; ++j) O(t, h * dh + j) += p[s] / sum * V(s, h * dh + j);
     }
   return (O * w.o).cwiseProduct(dout).sum();
-}
-
-// Frobenius norm of the central-difference gradient of cross_loss in every entry of m.
-double fd_norm(CrossWeights& w, Mat<double>& m, const Mat<double>& u, const Mat<double>& dout, int heads,
-               Mat<double>* grad = nullptr) {
-  const double h = 1e-6;
-  double sq = 0;
-  for (int i = 0; i < m.size(); ++i) {
-    const double keep = m.data()[i];
-    m.data()[i] = keep + h;
-    const double up = cross_loss(w, u, dout, heads);
-    m.data()[i] = keep - h;
-    const double down = cross_loss(w, u, dout, heads);
-    m.data()[i] = keep;
-    const double g = (up - down) / (2 * h);
-    if (grad) grad->data()[i] = g;
-    sq += g * g;
-  }
-  return std::sqrt(sq);
 }
 
 }  // namespace
@@ -102,15 +85,16 @@ TEST_CASE("cross-attention weight gradients and input gradient match finite diff
   CHECK(F.cwiseProduct(dout).sum() == Approx(cross_loss(w, u, dout, c.heads)).epsilon(1e-12));
   WeightGradNorms norms;
   const Mat<double> du = branch->backward(u, dout, ws, norms);
+  const auto loss = [&] { return cross_loss(w, u, dout, c.heads); };
 
-  CHECK(norms[int(WeightKind::cq)] == Approx(fd_norm(w, w.q, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));
-  CHECK(norms[int(WeightKind::ck)] == Approx(fd_norm(w, w.k, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));
-  CHECK(norms[int(WeightKind::cv)] == Approx(fd_norm(w, w.v, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));
-  CHECK(norms[int(WeightKind::co)] == Approx(fd_norm(w, w.o, u, dout, c.heads)).margin(1e-6).epsilon(1e-6));
+  CHECK(norms[int(WeightKind::cq)] == Approx(fd_norm(w.q, loss)).margin(1e-6).epsilon(1e-6));
+  CHECK(norms[int(WeightKind::ck)] == Approx(fd_norm(w.k, loss)).margin(1e-6).epsilon(1e-6));
+  CHECK(norms[int(WeightKind::cv)] == Approx(fd_norm(w.v, loss)).margin(1e-6).epsilon(1e-6));
+  CHECK(norms[int(WeightKind::co)] == Approx(fd_norm(w.o, loss)).margin(1e-6).epsilon(1e-6));
   for (WeightKind self : {WeightKind::wq, WeightKind::wk, WeightKind::wv, WeightKind::wo})
     CHECK(std::isnan(norms[int(self)]));  // gradw_wq ... stay the self-attention's
   Mat<double> du_fd(u.rows(), u.cols());
-  fd_norm(w, u, u, dout, c.heads, &du_fd);  // perturbs u itself: the loss reads it
+  fd_norm(u, loss, &du_fd);  // perturbs u itself: the loss reads it
   for (int i = 0; i < u.size(); ++i)
     CHECK(du.data()[i] == Approx(du_fd.data()[i]).margin(1e-6).epsilon(1e-6));
 }

@@ -78,6 +78,24 @@ TEST_CASE("qk_norm is read by every attention except HybridNorm's, whose Q and K
   CHECK(why_key_unused("qk_norm", c).find("normalizes Q and K already") != std::string::npos);
 }
 
+// attention_gate needs an attention; init_wga needs a gate, and with one it decides whether the init rule is
+// still used when every other matrix is overridden (W_g follows init_wq unless init_wga is set).
+TEST_CASE("attention_gate and init_wga are marked unused where they have no effect") {
+  using normsim::sim::why_key_unused;
+  normsim::sim::Config c;
+  c.sublayer = normsim::vocab::Sublayer::mlp;
+  CHECK(why_key_unused("attention_gate", c).find("has no attention") != std::string::npos);
+  c.sublayer = normsim::vocab::Sublayer::transformer;
+  CHECK(why_key_unused("attention_gate", c).empty());
+  CHECK(why_key_unused("init_wga", c).find("no attention_gate") != std::string::npos);
+  c.attention_gate = normsim::vocab::AttentionGate::headwise;
+  CHECK(why_key_unused("init_wga", c).empty());
+  c.init_w1 = c.init_w2 = c.init_wgate = c.init_wq = c.init_wk = c.init_wv = c.init_wo = "fixed:0.1";
+  CHECK(why_key_unused("init_gain", c).find("no matrix") != std::string::npos);  // W_g follows init_wq
+  c.init_wga = "xavier:1";
+  CHECK(why_key_unused("init_gain", c).empty());
+}
+
 TEST_CASE("tf32 on the CPU backend is refused before OUT is touched") {
   ScratchDir dir("tf32");
   write_text(dir / "c.toml", "precision = \"tf32\"\ndepth = 2\n");
