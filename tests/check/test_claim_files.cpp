@@ -1,4 +1,6 @@
 // Claim files: the project's own all load, and a malformed one is an error that names file, line and key.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -49,7 +51,8 @@ samples = 8
 )toml";
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "normsim_check_test";
+  // One folder per process: two test runs at once (two build trees on one machine) must not share files.
+  const fs::path dir = fs::temp_directory_path() / ("normsim_check_test." + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;
