@@ -1,5 +1,6 @@
 // The normsim command-line program: `run` a config file into a results folder, `list` what can be
-// configured, `plot` a results folder. The only place where errors become messages and exit statuses:
+// configured; `plot` a results folder (app/plot_command.cpp) and `check` the claims (app/check_command.cpp)
+// are dispatched to their commands. The only place where errors become messages and exit statuses:
 // 0 ok, 2 bad config or usage (the message names file, line and key), 1 runtime failure.
 #include <omp.h>
 #include <unistd.h>
@@ -10,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "app/check_command.hpp"
+#include "app/plot_command.hpp"
 #include "app/run_plan.hpp"
+#include "check/theory_overlay.hpp"
 #include "cli/command_line.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
@@ -18,11 +22,6 @@
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
 #include "sim/sweep.hpp"
-#ifdef NORMSIM_HAVE_PLOTS
-#include "plots/plot_command.hpp"
-#endif
-#include "check/check_command.hpp"
-#include "check/theory_overlay.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
 #endif
@@ -102,17 +101,12 @@ void report_unused_keys(const Grid& grid, bool strict) {
   for (const auto& w : grid.unused_keys) std::cerr << kRunPrefix << "warning: " << w << "\n";
 }
 
-// Figures from a results folder, with run's -q/-v; -1 when this build has no plots.
+// Figures from a results folder, with run's -q/-v: `normsim plot OUT`'s exit status.
 int run_plots(const std::string& out, const normsim::cli::Verbosity& verbosity) {
-#ifdef NORMSIM_HAVE_PLOTS
   std::vector<std::string> args = {out};
   if (verbosity.quiet) args.emplace_back("--quiet");
   if (verbosity.verbose) args.emplace_back("--verbose");
-  return normsim::plots::plot_command(args);
-#else
-  (void)out, (void)verbosity;
-  return -1;
-#endif
+  return normsim::app::plot_command(args);
 }
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -280,21 +274,12 @@ int cmd_list(const std::vector<std::string>& args) {
   if (section("norms")) list_choices(std::cout, "norms", norm_choices(), markdown);
   if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
-  if (section("claims")) normsim::check::list_claims(std::cout, markdown);
+  if (section("claims")) normsim::app::list_claims(std::cout, markdown);
   if (!any)
     throw normsim::cli::UsageError(
         "unknown list '" + what +
         "' (keys, placements, sublayers, activations, norms, inits, metrics, claims)");
   return 0;
-}
-
-int cmd_plot(const std::vector<std::string>& args) {
-#ifdef NORMSIM_HAVE_PLOTS
-  return normsim::plots::plot_command(args);
-#else
-  (void)args;
-  throw std::runtime_error("this normsim was built without plots/");
-#endif
 }
 
 int print_version() {
@@ -321,8 +306,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "--version" || command == "version") return print_version();
   if (command == "run") return cmd_run(args);
   if (command == "list") return cmd_list(args);
-  if (command == "plot") return cmd_plot(args);
-  if (command == "check") return normsim::check::check_command(args);
+  if (command == "plot") return normsim::app::plot_command(args);
+  if (command == "check") return normsim::app::check_command(args);
   throw normsim::cli::UsageError("unknown command '" + command + "'");
 }
 

@@ -99,18 +99,21 @@ def list(what=None):
     raise ValueError(f"no list '{what}' ({', '.join(_LISTS)})")
 
 
-# normsim.plot's keywords and the `normsim plot` options they stand for (plots/plot_command.cpp): a string or
-# a list of strings for the comma-separated options, a bool for the flags. --quiet and --verbose are left out:
-# the command's stderr is captured and only shown in the error of a failed plot.
+# normsim.plot's keywords and the `normsim plot` options they stand for (app/plot_command.cpp): a string or
+# a list of strings for the comma-separated options, a bool for the flags. The deprecated form with the
+# command's strings is read back into keywords; --quiet and --verbose are dropped there: the drawing's stderr
+# is captured and only shown in the error of a failed plot.
 _PLOT_LISTS = {"metric": "--metric", "format": "--format"}
 _PLOT_CHOICES = {"size": "--size", "heatmap_layer": "--heatmap-layer"}
 _PLOT_FLAGS = {"latex": "--latex", "depth_at_first_layer": "--depth-at-first-layer", "claims_only": "--claims-only"}
 _PLOT_KEYWORDS = (*_PLOT_LISTS, *_PLOT_CHOICES, *_PLOT_FLAGS, "report")
 
 
-def _plot_options(keywords):
-    """The `normsim plot` options of normsim.plot's keywords; TypeError naming the valid ones otherwise."""
-    options = []
+def _plot_keywords(keywords):
+    """The arguments of _core.plot for normsim.plot's keywords (lists of strings, defaults filled in);
+    TypeError naming the valid ones otherwise."""
+    arguments = {"metric": [], "format": [], "size": "one-column", "heatmap_layer": "normalized", "latex": False,
+                 "depth_at_first_layer": False, "claims_only": False, "report": True}
     for name, value in keywords.items():
         if name not in _PLOT_KEYWORDS:
             raise TypeError(f"normsim.plot() got an unexpected keyword argument '{name}'; it takes "
@@ -120,19 +123,45 @@ def _plot_options(keywords):
             if not items or not all(isinstance(v, str) for v in items):
                 raise TypeError(f"normsim.plot: {name} takes a string or a non-empty list of strings, not "
                                 f"{value!r}")
-            options += [_PLOT_LISTS[name], ",".join(items)]
+            arguments[name] = [item for v in items for item in v.split(",")]
         elif name in _PLOT_CHOICES:
             if not isinstance(value, str):
                 raise TypeError(f"normsim.plot: {name} takes a string, not {value!r}")
-            options += [_PLOT_CHOICES[name], value]
+            arguments[name] = value
         else:
             if not isinstance(value, bool):
                 raise TypeError(f"normsim.plot: {name} takes True or False, not {value!r}")
-            if name == "report":
-                options += [] if value else ["--no-report"]
-            elif value:
-                options.append(_PLOT_FLAGS[name])
-    return options
+            arguments[name] = value
+    return arguments
+
+
+def _keywords_of_strings(args):
+    """normsim.plot's keywords for the deprecated `normsim plot` option strings (`--option value` or
+    `--option=value`); RuntimeError for an option normsim.plot does not take."""
+    named = {option: name for name, option in {**_PLOT_LISTS, **_PLOT_CHOICES, **_PLOT_FLAGS}.items()}
+    keywords, rest = {}, builtins.list(args)
+    while rest:
+        arg = rest.pop(0)
+        option, eq, value = arg.partition("=")
+        if option in ("-q", "--quiet", "-v", "--verbose") and not eq:
+            continue
+        if option == "--no-report" and not eq:
+            keywords["report"] = False
+        elif option in _PLOT_FLAGS.values() and not eq:
+            keywords[named[option]] = True
+        elif option in named and option not in _PLOT_FLAGS.values():
+            if not eq:
+                if not rest:
+                    raise RuntimeError(f"normsim plot: {option} needs a value")
+                value = rest.pop(0)
+            if named[option] in _PLOT_LISTS:
+                keywords.setdefault(named[option], []).append(value)
+            else:
+                keywords[named[option]] = value
+        else:
+            raise RuntimeError(f"normsim plot: '{arg}' is not an option normsim.plot takes ("
+                               f"{', '.join([*named, '--no-report'])})")
+    return keywords
 
 
 def plot(out, *args, **options):
@@ -140,14 +169,13 @@ def plot(out, *args, **options):
     normsim.plot(out, metric=["act_sq", "grad_sq"], format="png", size="two-column", report=False).
     Keywords: metric, format (a string or a list), size ("one-column", "two-column"), heatmap_layer
     ("normalized", "raw"), latex, depth_at_first_layer, claims_only, report (bools). Returns out; raises
-    RuntimeError with the command's message when it fails. Options given as CLI strings (normsim.plot(out,
+    RuntimeError with the reason (and what the drawing printed) when it fails. Options given as CLI strings (normsim.plot(out,
     "--format", "png")) still work, with a DeprecationWarning."""
     if args:
         import warnings
         warnings.warn("normsim.plot(out, \"--option\", ...) with the command's strings is deprecated: pass "
                       "keywords, e.g. normsim.plot(out, format=\"png\", metric=[\"act_sq\"], report=False)",
                       DeprecationWarning, stacklevel=2)
-    status, err = _core.plot([os.fspath(out), *map(str, args), *_plot_options(options)])
-    if status != 0:
-        raise RuntimeError(err.strip() or f"normsim plot {out} failed (status {status})")
+        options = {**_keywords_of_strings(map(str, args)), **options}
+    _core.plot(os.fspath(out), **_plot_keywords(options))
     return out

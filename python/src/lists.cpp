@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "check/theory_overlay.hpp"
-#include "plots/plot_command.hpp"
+#include "plots/render_folder.hpp"
 #include "records.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/results.hpp"
@@ -88,22 +88,43 @@ py::tuple theory(const sim::Grid& grid) {
   return py::make_tuple(d, skipped);
 }
 
-// `normsim plot ARGS`: the exit status and what it printed to stderr (captured, for notebooks).
-py::tuple plot(const std::vector<std::string>& args) {
+// normsim.plot(out, **keywords), their types checked by python/normsim/_api.py: the figures and report of a
+// results folder, drawn as `normsim plot` draws them (plots::render_folder; the command's parser is the
+// program's, app/plot_command.cpp). What the drawing prints to stderr is captured (for notebooks); a failure
+// raises RuntimeError with that text and the reason.
+void plot(const std::string& out, const std::vector<std::string>& metric,
+          const std::vector<std::string>& format, const std::string& size, const std::string& heatmap_layer,
+          bool latex, bool depth_at_first_layer, bool claims_only, bool report) {
+  plots::PlotOptions options;
+  options.metrics = metric;
+  if (!format.empty()) options.formats = format;
+  if (size == "two-column")
+    options.size = plots::FigureSize::two_column;
+  else if (size != "one-column")
+    throw std::runtime_error(
+        "normsim.plot: size takes one-column (3.5 x 2.6 in) or two-column (7 x 3.2 in), not '" + size + "'");
+  if (heatmap_layer == "raw")
+    options.heatmap_layer = plots::HeatmapLayer::raw;
+  else if (heatmap_layer != "normalized")
+    throw std::runtime_error("normsim.plot: heatmap_layer takes normalized or raw, not '" + heatmap_layer +
+                             "'");
+  options.latex = latex;
+  options.depth_at_first_layer = depth_at_first_layer;
+  options.claims_only = claims_only;
+  options.report = report;
   std::ostringstream err;
-  int status = 0;
+  std::string failure;
   {
     py::gil_scoped_release release;
     std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
     try {
-      status = plots::plot_command(args);
-    } catch (...) {
-      std::cerr.rdbuf(old);
-      throw;
+      plots::render_folder(out, options);
+    } catch (const std::exception& e) {
+      failure = "normsim plot: " + std::string(e.what());
     }
     std::cerr.rdbuf(old);
   }
-  return py::make_tuple(status, err.str());
+  if (!failure.empty()) throw std::runtime_error(err.str() + failure);
 }
 
 }  // namespace
@@ -117,7 +138,9 @@ void bind_lists(py::module_& m) {
       "columns", [](const std::string& t) { return sim::table_columns(table_named(t)); }, py::arg("table"),
       "the columns of layers.csv, summary.csv or theory.csv, in file order");
   m.def("theory", &theory, py::arg("grid"));
-  m.def("plot", &plot, py::arg("args"), "normsim plot ARGS: (exit status, stderr text)");
+  m.def("plot", &plot, py::arg("out"), py::arg("metric"), py::arg("format"), py::arg("size"),
+        py::arg("heatmap_layer"), py::arg("latex"), py::arg("depth_at_first_layer"), py::arg("claims_only"),
+        py::arg("report"), "the figures and report of a results folder (normsim.plot)");
   m.def("version", [] { return py::make_tuple(sim::normsim_version(), sim::normsim_git_commit()); });
 }
 

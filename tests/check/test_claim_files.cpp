@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "check/check_command.hpp"
+#include "app/check_command.hpp"
 #include "check/claim.hpp"
 #include "check/measure.hpp"
 #include "sim/cpu_backend.hpp"
@@ -17,6 +17,7 @@
 #include "sim/out_lock.hpp"
 
 using namespace normsim::check;
+using normsim::app::check_command;
 namespace fs = std::filesystem;
 
 namespace {

@@ -3,12 +3,13 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "plots/plot_command.hpp"
+#include "app/plot_command.hpp"
 #include "plots/render_folder.hpp"
 #include "results_fixture.hpp"
 
 namespace fs = std::filesystem;
 using namespace normsim::plots;
+using normsim::app::plot_usage;
 using namespace normsim::plots::test;
 
 namespace {

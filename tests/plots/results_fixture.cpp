@@ -12,7 +12,7 @@
 #include <regex>
 #include <sstream>
 
-#include "plots/plot_command.hpp"
+#include "app/plot_command.hpp"
 
 namespace normsim::plots::test {
 
@@ -246,7 +246,7 @@ std::pair<int, std::string> run_plot_command(const std::vector<std::string>& arg
   std::streambuf* const saved = std::cerr.rdbuf(captured.rdbuf());
   int status = -1;
   try {
-    status = plot_command(args);
+    status = app::plot_command(args);
   } catch (...) {
     std::cerr.rdbuf(saved);
     throw;

@@ -430,7 +430,7 @@ class PlotKeywords(unittest.TestCase):
             normsim.plot("nowhere", latex="yes")
         with self.assertRaisesRegex(TypeError, "format takes a string or a non-empty list"):
             normsim.plot("nowhere", format=[])
-        with self.assertRaisesRegex(RuntimeError, "--size takes one-column"):  # the command's own check
+        with self.assertRaisesRegex(RuntimeError, "size takes one-column"):  # the library's check
             normsim.plot("nowhere", size="huge")
 
 

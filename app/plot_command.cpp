@@ -1,12 +1,14 @@
 // Argument parsing for `normsim plot` (see plot_command.hpp), through the shared command-line layer.
-#include "plot_command.hpp"
+#include "app/plot_command.hpp"
 
 #include <iostream>
 
 #include "cli/command_line.hpp"
-#include "render_folder.hpp"
+#include "plots/render_folder.hpp"
 
-namespace normsim::plots {
+namespace normsim::app {
+
+using namespace normsim::plots;
 
 namespace {
 
@@ -100,4 +102,4 @@ int plot_command(const std::vector<std::string>& args) {
   });
 }
 
-}  // namespace normsim::plots
+}  // namespace normsim::app

@@ -1,5 +1,5 @@
 // The `normsim check` command (see check_command.hpp).
-#include "check/check_command.hpp"
+#include "app/check_command.hpp"
 
 #include <omp.h>
 #include <chrono>
@@ -12,18 +12,17 @@
 #include "check/measure.hpp"
 #include "check/report.hpp"
 #include "cli/command_line.hpp"
+#include "plots/render_folder.hpp"
 #include "sim/backend.hpp"
 #include "sim/sweep.hpp"
-#ifdef NORMSIM_CHECK_HAVE_PLOTS
-#include "plots/render_folder.hpp"
-#endif
 
 #ifndef NORMSIM_CLAIMS_DIR
 #define NORMSIM_CLAIMS_DIR "experiments/claims"
 #endif
 
-namespace normsim::check {
+namespace normsim::app {
 
+using namespace normsim::check;
 namespace fs = std::filesystem;
 
 namespace {
@@ -79,16 +78,6 @@ fs::path claims_dir(const Options& o) {
   return NORMSIM_CLAIMS_DIR;
 }
 
-// Whether this run draws figures/claim_<id>.png (report.md links them only then).
-bool draws_figures(const Options& o) {
-#ifdef NORMSIM_CHECK_HAVE_PLOTS
-  return !o.no_plots;
-#else
-  (void)o;
-  return false;
-#endif
-}
-
 void print_claims(std::ostream& os, const std::vector<ClaimSpec>& claims, bool markdown) {
   if (markdown) os << "### claims\n\n| id | kind | statement |\n|---|---|---|\n";
   for (const auto& c : claims) {
@@ -141,9 +130,9 @@ int run(const Options& o) {
     checked.push_back(std::move(c));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_check_results(o.out, checked, o.full, *backend, threads, seconds, draws_figures(o));
+  // report.md links figures/claim_<id>.png only when they are drawn.
+  write_check_results(o.out, checked, o.full, *backend, threads, seconds, !o.no_plots);
   if (!o.no_plots) {
-#ifdef NORMSIM_CHECK_HAVE_PLOTS
     // Figures are a convenience on top of the verdicts: failing to draw them is a warning. Only the claim
     // figures are drawn (claims_only): the others would be a profile of every one of the check's ~100
     // configurations (hundreds of figures, minutes of gnuplot); `normsim plot OUT` still draws them.
@@ -158,12 +147,6 @@ int run(const Options& o) {
     } catch (const std::exception& e) {
       std::cerr << "normsim check: warning: verdicts written, figures not drawn: " << e.what() << "\n";
     }
-#else
-    if (!o.verbosity.quiet)
-      std::cerr
-          << "normsim check: this build has no plots/; figures/claim_<id>.png are not drawn (normsim plot "
-          << o.out.string() << " draws them from claims/<id>/data.csv)\n";
-#endif
   }
   if (!o.verbosity.quiet)
     std::cerr << "normsim check: " << checked.size() << " claims in " << seconds << " s; wrote "
@@ -199,4 +182,4 @@ int check_command(const std::vector<std::string>& args) {
   });
 }
 
-}  // namespace normsim::check
+}  // namespace normsim::app

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "plot_options.hpp"
+#include "plots/plot_options.hpp"
 
-namespace normsim::plots {
+namespace normsim::app {
 
 // Parses the options, renders, prints errors to stderr. Returns the exit status: 0 done (or --help),
 // 2 usage or input error, 1 gnuplot missing or failing.
@@ -16,4 +16,4 @@ int plot_command(const std::vector<std::string>& args);
 // The --help text.
 std::string plot_usage();
 
-}  // namespace normsim::plots
+}  // namespace normsim::app
