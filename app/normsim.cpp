@@ -14,8 +14,8 @@
 #include "app/check_command.hpp"
 #include "app/plot_command.hpp"
 #include "app/run_plan.hpp"
-#include "check/theory_overlay.hpp"
 #include "cli/command_line.hpp"
+#include "meanfield_of/theory_overlay.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
 #include "sim/config_schema.hpp"
@@ -132,7 +132,7 @@ int cmd_run(const std::vector<std::string>& args) {
   // nonfinite.csv), for the figures' overlays: written with the other result files, all or none.
   std::vector<std::string> no_theory;  // configurations the mean field does not cover, and why
   options.extra_files = [&grid, &no_theory](const std::filesystem::path& stage) {
-    normsim::check::write_theory_csv(stage, grid, &no_theory);
+    normsim::meanfield_of::write_theory_csv(stage, grid, &no_theory);
   };
 
   SweepReport report;

@@ -8,8 +8,8 @@
 #include <numeric>
 #include "check/torch_block.hpp"
 
-#include "check/spec_from_config.hpp"
 #include "check/torch_block.hpp"
+#include "meanfield_of/spec_from_config.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "stats/estimate.hpp"
@@ -277,7 +277,7 @@ Measurement collect(const ClaimSpec& c, const sim::GridRecords& records, bool wi
   if (with_theory)
     for (std::size_t i = 0; i < configs.size(); ++i) {
       try {
-        mf[i] = mf_series(theory::meanfield(to_stack_spec(configs[i])), c.metric);
+        mf[i] = mf_series(theory::meanfield(meanfield_of::to_stack_spec(configs[i])), c.metric);
       } catch (const std::exception& e) {
         m.theory_notes.push_back("config " + std::to_string(i) + ": no mean field (" + e.what() + ")");
       }
@@ -326,7 +326,8 @@ void subtract_reference_at(const ClaimSpec& c, std::size_t i, const sim::Config&
       m.y[s][i] -= reduce(c, series(reference[s], c.metric, layer_span(config)), c.layer);
   if (i >= m.meanfield.size() || !m.meanfield[i]) return;
   try {
-    const double r = reduce(c, mf_series(theory::meanfield(to_stack_spec(config)), c.metric), c.layer);
+    const double r =
+        reduce(c, mf_series(theory::meanfield(meanfield_of::to_stack_spec(config)), c.metric), c.layer);
     m.meanfield[i] = std::isfinite(r) ? std::optional(*m.meanfield[i] - r) : std::nullopt;
   } catch (const std::exception& e) {
     m.meanfield[i].reset();

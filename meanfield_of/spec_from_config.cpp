@@ -1,5 +1,5 @@
 // Config -> StackSpec (see spec_from_config.hpp).
-#include "check/spec_from_config.hpp"
+#include "meanfield_of/spec_from_config.hpp"
 
 #include "sim/init.hpp"
 #include "sim/placement.hpp"
@@ -7,7 +7,7 @@
 #include "sim/stack.hpp"
 #include "vocab/block_expr.hpp"
 
-namespace normsim::check {
+namespace normsim::meanfield_of {
 
 namespace {
 
@@ -79,4 +79,4 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   return s;
 }
 
-}  // namespace normsim::check
+}  // namespace normsim::meanfield_of

@@ -4,7 +4,7 @@
 #include "sim/config.hpp"
 #include "theory/stack_spec.hpp"
 
-namespace normsim::check {
+namespace normsim::meanfield_of {
 
 // Weight gains sigma^2 = fan_in * std^2 come from sim's own weight_std (init rule, per-kind overrides, scaled
 // init and DeepNorm's beta included), so init rules are never re-derived here. Inputs: v0 = input_std^2,
@@ -13,4 +13,4 @@ namespace normsim::check {
 // theory cannot describe.
 theory::StackSpec to_stack_spec(const sim::Config& config);
 
-}  // namespace normsim::check
+}  // namespace normsim::meanfield_of

@@ -1,18 +1,18 @@
-#include "check/theory_overlay.hpp"
+#include "meanfield_of/theory_overlay.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <tuple>
 
-#include "check/spec_from_config.hpp"
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
+#include "meanfield_of/spec_from_config.hpp"
 #include "sim/metrics.hpp"
 #include "sim/result_rows.hpp"
 #include "theory/meanfield.hpp"
 
-namespace normsim::check {
+namespace normsim::meanfield_of {
 
 std::vector<TheoryValue> theory_values(const sim::Grid& grid, std::vector<std::string>* skipped,
                                        std::vector<TheoryValue>* nonfinite) {
@@ -92,4 +92,4 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   return values.size();
 }
 
-}  // namespace normsim::check
+}  // namespace normsim::meanfield_of

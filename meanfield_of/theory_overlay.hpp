@@ -10,7 +10,7 @@
 #include "sim/config_file.hpp"
 #include "sim/result_rows.hpp"
 
-namespace normsim::check {
+namespace normsim::meanfield_of {
 
 // One value of theory.csv: config, metric (position in sim::metric_table()), its l or k index, the value.
 struct TheoryValue {
@@ -36,4 +36,4 @@ std::vector<sim::NonFiniteRow> theory_nonfinite(const sim::Grid& grid);
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
                              std::vector<std::string>* skipped = nullptr);
 
-}  // namespace normsim::check
+}  // namespace normsim::meanfield_of

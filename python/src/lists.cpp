@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "check/theory_overlay.hpp"
+#include "meanfield_of/theory_overlay.hpp"
 #include "plots/render_folder.hpp"
 #include "records.hpp"
 #include "sim/config_schema.hpp"
@@ -73,7 +73,7 @@ sim::ResultTable table_named(const std::string& name) {
 // The mean field of every config as columns (config, metric, l, k, value), and why configs were skipped.
 py::tuple theory(const sim::Grid& grid) {
   std::vector<std::string> skipped;
-  const auto values = check::theory_values(grid, &skipped);
+  const auto values = meanfield_of::theory_values(grid, &skipped);
   const auto n = static_cast<py::ssize_t>(values.size());
   py::array_t<std::int64_t> config(n), metric(n);
   py::array_t<double> l(n), k(n), value(n);

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "check/theory_overlay.hpp"
+#include "meanfield_of/theory_overlay.hpp"
 #include "records.hpp"
 #include "sim/backend.hpp"
 #include "sim/out_lock.hpp"
@@ -76,7 +76,7 @@ void Run::save(const std::string& out) const {
   sim::write_nonfinite_csv(stage / "nonfinite.csv", records);
   sim::write_layers_csv(stage / "layers.csv", grid, records);
   sim::write_summary_csv(stage / "summary.csv", grid, records);
-  check::write_theory_csv(stage, grid);
+  meanfield_of::write_theory_csv(stage, grid);
   sim::write_run_json(stage / "run.json", grid, info);
   staged.commit({"run.json"});  // last: marks a finished run
 }
@@ -110,9 +110,10 @@ void bind_run(py::module_& m) {
       .def("per_sample", [](const Run& r) { return per_sample_arrays(r.grid, r.records); })
       .def("nonfinite",
            [](const Run& r) {
-             // nonfinite.csv's rows: the simulator's, then the mean field's (check/theory_overlay.hpp).
+             // nonfinite.csv's rows: the simulator's, then the mean field's
+             // (meanfield_of/theory_overlay.hpp).
              py::list rows = nonfinite_rows(r.records);
-             for (const auto& row : check::theory_nonfinite(r.grid)) rows.append(nonfinite_tuple(row));
+             for (const auto& row : meanfield_of::theory_nonfinite(r.grid)) rows.append(nonfinite_tuple(row));
              return rows;
            })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })

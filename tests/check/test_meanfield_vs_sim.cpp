@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "check/measure.hpp"
-#include "check/spec_from_config.hpp"
+#include "meanfield_of/spec_from_config.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
@@ -43,7 +43,7 @@ std::pair<std::vector<sim::SampleRecord>, theory::MeanFieldProfile> simulate(con
   auto backend = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
-  return {backend->run(c, samples), theory::meanfield(check::to_stack_spec(c))};
+  return {backend->run(c, samples), theory::meanfield(meanfield_of::to_stack_spec(c))};
 }
 
 // Every predicted layer of `metric` within 4 se + r |prediction|; returns the worst |difference| / se.
@@ -159,7 +159,7 @@ TEST_CASE("Peri-LN at init gain 0.1: the eps-aware mean field gives the act_sq s
   std::vector<double> slopes;
   for (const auto& rec : records) slopes.push_back(stats::ols_slope(layers, check::series(rec, "act_sq")));
   const sim::Summary s = sim::summarize(slopes);
-  const auto spec = check::to_stack_spec(c);
+  const auto spec = meanfield_of::to_stack_spec(c);
   CHECK(spec.eps == c.norm_eps);
   const auto profile = theory::meanfield(spec);
   std::vector<double> predicted;
@@ -173,7 +173,7 @@ TEST_CASE("Peri-LN at init gain 0.1: the eps-aware mean field gives the act_sq s
 TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scaled init", "[check][spec]") {
   sim::Config c = stack("deepnorm", "relu");
   c.depth = 16;
-  const auto s = check::to_stack_spec(c);
+  const auto s = meanfield_of::to_stack_spec(c);
   const double beta_sq = 1.0 / std::sqrt(4.0 * 16);  // beta = (4K)^(-1/4)
   CHECK(s.sigma_sq.w1 == Approx(beta_sq));
   CHECK(s.sigma_sq.w2 == Approx(beta_sq));
@@ -181,7 +181,7 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scale
   // SwiGLU (silu(u Wgate) * (u W1)) W2: torchscale scales the activated projection (Wgate), not the linear
   // one.
   c.activation = vocab::Activation::swiglu;
-  const auto g = check::to_stack_spec(c);
+  const auto g = meanfield_of::to_stack_spec(c);
   CHECK(g.sigma_sq.wgate == Approx(beta_sq));
   CHECK(g.sigma_sq.w2 == Approx(beta_sq));
   CHECK(g.sigma_sq.w1 == Approx(1.0));
@@ -190,18 +190,18 @@ TEST_CASE("to_stack_spec carries gains, DeepNorm beta, B2T's rescaling and scale
     c = stack("b2t", act);
     c.sublayer = vocab::Sublayer::transformer;
     c.depth = 16;
-    const auto b = check::to_stack_spec(c);
+    const auto b = meanfield_of::to_stack_spec(c);
     for (double g : {b.sigma_sq.w1, b.sigma_sq.w2, b.sigma_sq.wgate, b.sigma_sq.wq, b.sigma_sq.wk,
                      b.sigma_sq.wv, b.sigma_sq.wo})
       CHECK(g == Approx(2.0 / 16));
     c.placement_init = false;
-    CHECK(check::to_stack_spec(c).sigma_sq.wo == Approx(1.0));
+    CHECK(meanfield_of::to_stack_spec(c).sigma_sq.wo == Approx(1.0));
   }
   c = stack("pre", "relu");
   c.scaled_output = true;
   c.input_std = 0.5;
   c.input_corr = 0.25;
-  const auto t = check::to_stack_spec(c);
+  const auto t = meanfield_of::to_stack_spec(c);
   CHECK(t.sigma_sq.w2 == Approx(1.0 / 8));
   CHECK(t.sigma_sq.w1 == Approx(1.0));
   CHECK(t.v0 == Approx(0.25));
@@ -303,7 +303,7 @@ TEST_CASE("the uniform-attention mean field misses the softmax's response to W_Q
   std::vector<int> samples(c.samples);
   std::iota(samples.begin(), samples.end(), 0);
   const auto records = backend->run(c, samples);
-  const auto profile = theory::meanfield(check::to_stack_spec(c));
+  const auto profile = theory::meanfield(meanfield_of::to_stack_spec(c));
   std::vector<double> first;  // after the first attention sublayer
   for (const auto& rec : records) first.push_back(check::series(rec, "output_change")[1]);
   const sim::Summary s = sim::summarize(first);
@@ -446,12 +446,12 @@ TEST_CASE("the mean field refuses a pointwise norm that reads an earlier one's o
       sim::Config c = stack(placement, "relu");
       c.norm = norm;
       INFO(placement << " " << norm);
-      CHECK_THROWS_AS(theory::meanfield(check::to_stack_spec(c)), std::invalid_argument);
+      CHECK_THROWS_AS(theory::meanfield(meanfield_of::to_stack_spec(c)), std::invalid_argument);
     }
   sim::Config c = stack("pre", "relu");
   c.norm = vocab::Norm::derf;
   c.norm_shift = "0.2";
-  CHECK_NOTHROW(theory::meanfield(check::to_stack_spec(c)));
+  CHECK_NOTHROW(theory::meanfield(meanfield_of::to_stack_spec(c)));
 }
 
 // The attention output gate (attention_gate; docs/theory_notes.md §"Attention output gate" [DERIVED]):
@@ -496,7 +496,7 @@ TEST_CASE("mean field of the attention output gate matches the simulator", "[che
         sim::Config o = c;
         if (other == "ungated") o.attention_gate = vocab::AttentionGate::none;
         if (other == "constant 1/2") o.init_wga = "fanin:0";
-        const double p = *theory::meanfield(check::to_stack_spec(o)).branch_sq[0];
+        const double p = *theory::meanfield(meanfield_of::to_stack_spec(o)).branch_sq[0];
         INFO(other << ": measured " << s.mean << " +- " << s.se << ", mean field " << p);
         CHECK(std::abs(s.mean - p) > 4 * s.se);
       }

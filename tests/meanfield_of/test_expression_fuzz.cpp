@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "check/spec_from_config.hpp"
+#include "meanfield_of/spec_from_config.hpp"
 #include "sim/backend.hpp"
 #include "sim/config_file.hpp"
 #include "theory/meanfield.hpp"
@@ -166,7 +166,7 @@ void check_refusal(const std::string& what, const std::string& key) {
 void run_accepted(const sim::Grid& grid, sim::Backend& backend) {
   for (const auto& config : grid.configs) {
     backend.run(config, std::vector<int>{0});
-    const auto profile = theory::meanfield(check::to_stack_spec(config));
+    const auto profile = theory::meanfield(meanfield_of::to_stack_spec(config));
     for (std::size_t l = 0; l < profile.act_sq.size(); ++l) {
       if (profile.act_sq[l]) continue;
       CHECK_FALSE(profile.token_cos[l].has_value());

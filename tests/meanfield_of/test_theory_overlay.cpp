@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "check/theory_overlay.hpp"
+#include "meanfield_of/theory_overlay.hpp"
 #include "sim/config_file.hpp"
 
 using namespace normsim;
@@ -33,7 +33,7 @@ TEST_CASE("an overflowed mean field is named in nonfinite.csv, never written as 
   fs::remove_all(out);
   fs::create_directories(out);
   std::ofstream(out / "nonfinite.csv") << "config,sample,pass,layer,metric\n0,1,forward,1,\n";
-  check::write_theory_csv(out, grid);
+  meanfield_of::write_theory_csv(out, grid);
   const std::string theory = read_text(out / "theory.csv");
   CHECK(theory.find(",act_sq,0,,1\n") != std::string::npos);
   CHECK(theory.find(",token_cos,0,,0.5\n") != std::string::npos);
@@ -47,7 +47,7 @@ TEST_CASE("an overflowed mean field is named in nonfinite.csv, never written as 
   CHECK(nonfinite.find("0,-1,meanfield,4,token_cos\n") != std::string::npos);
   CHECK(nonfinite.find("0,-1,meanfield,0,rel_update\n") != std::string::npos);
   CHECK(nonfinite.find("0,-1,meanfield,0,act_sq\n") == std::string::npos);
-  check::write_theory_csv(out, grid);  // a rerun: the same file, not the rows twice
+  meanfield_of::write_theory_csv(out, grid);  // a rerun: the same file, not the rows twice
   CHECK(read_text(out / "nonfinite.csv") == nonfinite);
   fs::remove_all(out);
 }

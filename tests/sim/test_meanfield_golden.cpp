@@ -44,10 +44,10 @@ std::map<Key, double> values_of(const std::string& csv) {
 
 // The golden numbers were written before B2T had its init rule and while DeepNorm's beta scaled SwiGLU's W1
 // too. An init rule is no part of the mean field (it enters as the weights' gains,
-// check/spec_from_config.cpp), so those configurations are compared under the init the numbers were written
-// with: B2T's (placement 4 of the grid, 9 configurations each) with placement_init = false, DeepNorm's
-// SwiGLU ones (placement 5, activation 2 of 3) with W1's old beta = (4K)^(-1/4) = 24^(-1/4) given as an
-// override. Every other configuration comes from the run with the defaults.
+// meanfield_of/spec_from_config.cpp), so those configurations are compared under the init the numbers were
+// written with: B2T's (placement 4 of the grid, 9 configurations each) with placement_init = false,
+// DeepNorm's SwiGLU ones (placement 5, activation 2 of 3) with W1's old beta = (4K)^(-1/4) = 24^(-1/4) given
+// as an override. Every other configuration comes from the run with the defaults.
 std::map<Key, double> theory_of_golden_grid(const std::string& data, const ScratchDir& dir) {
   struct Run {
     std::string args;
