@@ -34,6 +34,7 @@ struct WeightSource {
   int k;
   SampleKey key;
   UpdateHooks<R> hooks;
+  std::uint32_t index = 0;  // the expert of a routed MLP (WeightId's index); 0 for every other branch
 
   const Mat<R>& draw(WeightKind w, CpuWorkspace<R>& ws) const {
     if (!ws.keep_weights) return draw_into(ws.weight, w, ws.threads);
@@ -68,11 +69,14 @@ struct WeightSource {
     if (hooks.apply) hooks.apply->apply(k, w, m);
     return m;
   }
-  DrawKey draw_key(WeightKind w) const { return {key.seed, key.sample, std::uint32_t(k), weight_stream(w)}; }
+  DrawKey draw_key(WeightKind w) const {
+    return {key.seed, key.sample, std::uint32_t(k), weight_stream(WeightId{w, index})};
+  }
   // With keep_weights: matrix w's kept buffer (the workspace grown to hold it), and whether this pass has
   // yet to draw it, which the caller then does (the slot counts as drawn by this pass from here on).
   std::pair<Mat<R>*, bool> kept(WeightKind w, CpuWorkspace<R>& ws) const {
-    const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
+    const std::size_t slot =
+        (std::size_t(index) * std::size_t(s.depth) + std::size_t(k)) * kWeightKinds + std::size_t(w);
     if (ws.kept.size() <= slot) {
       ws.kept.resize(slot + 1);
       ws.kept_pass.resize(slot + 1, 0);

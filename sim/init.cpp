@@ -52,6 +52,8 @@ const std::string& override_for(const Config& c, WeightKind w) {
     case WeightKind::wo:
     case WeightKind::co:
       return c.init_wo;
+    case WeightKind::wrouter:
+      return c.init_wrouter;
   }
   return c.init_w1;
 }

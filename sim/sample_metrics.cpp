@@ -14,7 +14,7 @@ namespace {
 constexpr int kGradMetric[kWeightKinds] = {metric::gradw_w1, metric::gradw_w2, metric::gradw_wgate,
                                            metric::gradw_wq, metric::gradw_wk, metric::gradw_wv,
                                            metric::gradw_wo, metric::gradw_cq, metric::gradw_ck,
-                                           metric::gradw_cv, metric::gradw_co};
+                                           metric::gradw_cv, metric::gradw_co, -1};  // wrouter: none
 
 // The first non-finite stream (K + 1: the output), or -1.
 int first_bad_stream(const SampleScalars& s) {

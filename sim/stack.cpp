@@ -30,6 +30,8 @@ std::string_view weight_name(WeightKind w) {
       return "cv";
     case WeightKind::co:
       return "co";
+    case WeightKind::wrouter:
+      return "wrouter";
   }
   return "?";
 }
@@ -57,6 +59,7 @@ StackShape::StackShape(const Config& config)
       width(config.width),
       tokens(config.tokens),
       hidden(std::max(1, int(std::lround(config.mlp_ratio * config.width)))),
+      experts(config.moe_experts),
       heads(config.heads),
       swiglu(config.activation == vocab::Activation::swiglu),
       act(pointwise_activation(config.activation)),
@@ -96,6 +99,7 @@ int StackShape::fan_in(WeightKind w) const {
   return w == WeightKind::w2 ? hidden : width;
 }
 int StackShape::fan_out(WeightKind w) const {
+  if (w == WeightKind::wrouter) return experts;
   return (w == WeightKind::w1 || w == WeightKind::wgate) ? hidden : width;
 }
 

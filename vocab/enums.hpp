@@ -43,6 +43,9 @@ enum class FinalNorm { auto_, always, never };
 enum class Update { none, random, sgd, adam };
 // How attention logits q.k are scaled: 1/sqrt(d_h) (the standard), or 1/d_h (muP); then by 1/temperature.
 enum class LogitScaling { sqrt, mup };
+// A routed MLP's gates: the top-k softmax probabilities renormalized to sum 1 (Mixtral), or as they are
+// (OLMoE's norm_topk_prob = False, Switch's top-1).
+enum class MoeGate { renormalized, softmax };
 // The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
 enum class Precision { float32, float64, tf32 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names

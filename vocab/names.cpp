@@ -111,6 +111,14 @@ constexpr std::array kLogitScalings{
         LogitScaling::mup, "mup",
         "logits q.k / (d_h temperature): muP's 1/d attention (Yang et al. 2021, Tensor Programs V)"},
 };
+constexpr std::array kMoeGates{
+    Named<MoeGate>{MoeGate::renormalized, "renormalized",
+                   "the top-k softmax probabilities divided by their sum (Mixtral: "
+                   "transformers modeling_mixtral.py MixtralSparseMoeBlock.forward)"},
+    Named<MoeGate>{
+        MoeGate::softmax, "softmax",
+        "the top-k softmax probabilities as they are (OLMoE's norm_topk_prob = False; Switch, k = 1)"},
+};
 constexpr std::array kBackendChoices{
     Named<BackendChoice>{BackendChoice::auto_, "auto",
                          "cuda when this build has it and a usable device exists, else cpu"},
@@ -132,6 +140,7 @@ NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
 NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
 NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
+NORMSIM_VOCAB_TABLE(MoeGate, "moe gate", kMoeGates)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

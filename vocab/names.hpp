@@ -78,6 +78,7 @@ NORMSIM_VOCAB_DECLARE(Precision)
 NORMSIM_VOCAB_DECLARE(Recompute)
 NORMSIM_VOCAB_DECLARE(BackendChoice)
 NORMSIM_VOCAB_DECLARE(LogitScaling)
+NORMSIM_VOCAB_DECLARE(MoeGate)
 #undef NORMSIM_VOCAB_DECLARE
 
 }  // namespace normsim::vocab

@@ -36,6 +36,7 @@ double deepnorm_init(const StackShape& s, WeightKind w) {
     case WeightKind::wk:
     case WeightKind::cq:
     case WeightKind::ck:
+    case WeightKind::wrouter:  // a routed MLP's router is none of fc1, fc2, v_proj, out_proj
       return 1.0;
     case WeightKind::w1:
       return s.swiglu ? 1.0 : deepnorm_beta(s);
