@@ -33,6 +33,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.heads = c.heads;
   s.causal = c.causal;
   s.qk_norm = c.qk_norm;
+  s.moe_experts = c.moe_experts;
   using W = sim::WeightKind;
   s.sigma_sq.w1 = gain_sq(shape, placement, W::w1);
   s.sigma_sq.w2 = gain_sq(shape, placement, W::w2);

@@ -21,9 +21,10 @@ std::string quoted(E value) {
 bool uses_rule(const Config& c, vocab::Init init) {
   const std::string rule(vocab::name(init));
   const std::array overrides{&c.init_w1, &c.init_w2, &c.init_wgate, &c.init_wq,
-                             &c.init_wk, &c.init_wv, &c.init_wo};
+                             &c.init_wk, &c.init_wv, &c.init_wo,    &c.init_wrouter};
   bool all_overridden = true;
   for (const std::string* o : overrides) {
+    if (o == &c.init_wrouter && (c.moe_experts == 0 || c.sublayer == vocab::Sublayer::attention)) continue;
     if (o->empty())
       all_overridden = false;
     else if (o->starts_with(rule + ":"))
@@ -74,6 +75,9 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if ((key == "init_w1" || key == "init_w2") && !mlp) return "sublayer = \"attention\" has no MLP matrices";
   if (key == "init_wgate" && (!mlp || c.activation != vocab::Activation::swiglu))
     return "only activation = \"swiglu\" has a gate";
+  if (key == "moe_experts" && !mlp) return "sublayer = \"attention\" has no MLP";
+  if ((key == "moe_top_k" || key == "moe_gate" || key == "init_wrouter") && (!mlp || c.moe_experts == 0))
+    return !mlp ? "sublayer = \"attention\" has no MLP" : "moe_experts = 0: the MLP is dense, with no router";
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;

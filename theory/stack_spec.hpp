@@ -64,6 +64,9 @@ struct StackSpec {
   // spannorm_lambda above).
   std::map<std::string, double, std::less<>> params;
   Loss loss = Loss::readout;
+  // A routed MLP (the moe_* keys): E experts, every MLP branch; 0 a dense MLP. The mean field refuses E > 0
+  // (validate) until the routed branch's maps are written.
+  int moe_experts = 0;
   // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
   double random_update_scale = 0.0;
 };
