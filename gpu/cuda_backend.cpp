@@ -30,10 +30,6 @@ namespace {
 bool asks_jacobian(const sim::Config& c) {
   return sim::JacobianWanted::of(c.metrics).any();
 }
-std::string moe_refusal() {
-  return "key 'moe_experts': the CUDA backend has no routed MLP yet (the CPU backend has: --backend cpu)";
-}
-
 std::string jacobian_refusal() {
   return "key 'metrics': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the CUDA "
          "backend only when the whole tape of a sample fits the GPU, and this one needs activation "
@@ -98,7 +94,6 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
-  if (config.moe_experts > 0 && config.sublayer != vocab::Sublayer::attention) return moe_refusal();
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();
@@ -126,8 +121,6 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   const int n = int(samples.size()), K = shape.depth;
   std::vector<sim::SampleRecord> records(n);
   if (n == 0) return records;
-  if (config.moe_experts > 0 && config.sublayer != vocab::Sublayer::attention)
-    throw sim::BackendUnavailable(moe_refusal());
   info_ = CudaRunInfo{};
   reset_device_peak();
 
