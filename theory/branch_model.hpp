@@ -10,6 +10,7 @@
 #include "theory/activation.hpp"
 #include "theory/attention_mixing.hpp"
 #include "theory/gaussian_moments.hpp"
+#include "theory/routing.hpp"
 #include "theory/token_gram.hpp"
 
 namespace normsim::theory {
@@ -44,6 +45,15 @@ class Branch {
   // The decoder's cross-attention (theory/cross_attention.hpp): a constant output of Gram diag = off = q_c,
   // whatever the input; no gradient reaches the input.
   static Branch cross_attention(double q_c);
+  // This MLP as a routed MLP of r.experts experts (theory/routing.hpp): its output Gram times the gate
+  // moments. Forward only: the backward maps and weight-gradient factors come out NaN (the router's path
+  // and the gates' correlation with the output gradient are not derived; theory/meanfield.cpp predicts no
+  // backward metric for it).
+  Branch routed(const RoutedMlp& r) const {
+    Branch b = *this;
+    b.routing_ = r;
+    return b;
+  }
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
 
@@ -108,6 +118,13 @@ class Branch {
   double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
   double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
   AttentionMixing mix_;
+  RoutedMlp routing_;  // experts == 0: a dense MLP
+  struct GateCache {
+    double s_sq, rho;
+    GateMoments m;
+  };
+  mutable std::vector<GateCache> gate_cache_;  // recent (s^2, rho): a Monte Carlo rule is costly
+  const GateMoments& gate_moments_at(double s_sq, double rho) const;
   mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
   mutable std::size_t next_slot_ = 0;
 };
