@@ -12,6 +12,7 @@
 #include "sim/attention_gate.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
+#include "sim/moe_gate.hpp"
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 #include "sim/softmax.hpp"
@@ -106,6 +107,41 @@ void activation_forward(const R* h, R* a, std::size_t n, sim::Activation act) {
 template <class R>
 void activation_backward(const R* h, const R* da, R* dh, std::size_t n, sim::Activation act) {
   for (std::size_t i = 0; i < n; ++i) dh[i] = da[i] * sim::activate_derivative(act, h[i]);
+}
+
+template <class R>
+void moe_gates(const R* z, R* g, int rows, int E, int k, bool renormalized) {
+  for (int r = 0; r < rows; ++r)
+    sim::moe_gates(z + std::size_t(r) * E, E, k, renormalized, g + std::size_t(r) * E);
+}
+
+template <class R>
+void moe_gates_backward(const R* z, const R* dg, R* dz, int rows, int E, int k, bool renormalized) {
+  for (int r = 0; r < rows; ++r) {
+    const std::size_t o = std::size_t(r) * E;
+    sim::moe_gates_backward(z + o, E, k, renormalized, dg + o, dz + o);
+  }
+}
+
+template <class R>
+void moe_gate_rows(R* out, const R* g, const R* y, int rows, int n, int E, int e, bool accumulate) {
+  for (int r = 0; r < rows; ++r) {
+    const R gate = g[std::size_t(r) * E + e];
+    for (int i = 0; i < n; ++i) {
+      const std::size_t j = std::size_t(r) * n + i;
+      out[j] = accumulate ? out[j] + gate * y[j] : gate * y[j];
+    }
+  }
+}
+
+template <class R>
+void moe_gate_gradient(const R* dout, const R* y, R* dg, int rows, int n, int E, int e) {
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int i = 0; i < n; ++i)
+      sum += double(dout[std::size_t(r) * n + i]) * double(y[std::size_t(r) * n + i]);
+    dg[std::size_t(r) * E + e] = R(sum);
+  }
 }
 
 template <class R>

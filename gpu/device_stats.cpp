@@ -51,7 +51,8 @@ sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) con
     r.values[m::rel_update][k] = host(k, lf_stream + f_rel_update, s);
     r.values[m::branch_sq][k] = host(k, lf_branch_sum, s) / size;  // as sim::mean_square
     for (int w = 0; w < sim::kWeightKinds; ++w)
-      r.values[sim::gradw_metric(sim::WeightKind(w))][k] = host(k, lf_gradw + w, s);
+      if (const int m = sim::gradw_metric(sim::WeightKind(w)); m >= 0)
+        r.values[m][k] = host(k, lf_gradw + w, s);
   }
   return r;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/blas.hpp"
+#include "gpu/gpu_moe.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stat_kernels.hpp"
@@ -26,8 +27,9 @@ using sim::WeightKind;
 template <class R>
 class GpuWeights {
  public:
-  GpuWeights(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx)
-      : s_(s), p_(p), k_(k), ctx_(ctx) {
+  GpuWeights(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
+             std::uint32_t index = 0)
+      : s_(s), p_(p), k_(k), index_(index), ctx_(ctx) {
     if (ctx.recompute) return;
     for (WeightKind w : s.weights(k)) {
       DeviceBuffer<R> b(std::size_t(ctx.S) * size(w));
@@ -56,12 +58,13 @@ class GpuWeights {
  private:
   void draw(WeightKind w, R* d_out) const {
     gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
-                  sim::weight_stream(w), sim::weight_std(s_, p_, w));
+                  sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, w));
     if (ctx_.apply) ctx_.apply->apply(k_, w, d_out, s_.fan_in(w), s_.fan_out(w));
   }
   const sim::StackShape& s_;
   const sim::Placement& p_;
   int k_;
+  std::uint32_t index_;  // the expert of a routed MLP (sim::WeightId's index)
   GpuContext<R> ctx_;
   DeviceBuffer<R> kept_[sim::kWeightKinds];
 };
@@ -78,9 +81,10 @@ void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S,
 template <class R>
 class GpuMlp final : public GpuBranch<R> {
  public:
-  GpuMlp(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx)
+  GpuMlp(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
+         std::uint32_t expert = 0)
       : ctx_(ctx),
-        w_(s, p, k, ctx),
+        w_(s, p, k, ctx, expert),
         act_(s.act),
         swiglu_(s.swiglu),
         T_(s.tokens),
@@ -410,7 +414,14 @@ template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm) {
   if (s.branch(k) != sim::BranchKind::mlp) return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
+  if (s.experts > 0) return make_gpu_moe<R>(s, p, k, ctx);
   return std::make_unique<GpuMlp<R>>(s, p, k, ctx);
+}
+
+template <class R>
+std::unique_ptr<GpuBranch<R>> make_gpu_mlp(const sim::StackShape& s, const sim::Placement& p, int k,
+                                           const GpuContext<R>& ctx, std::uint32_t expert) {
+  return std::make_unique<GpuMlp<R>>(s, p, k, ctx, expert);
 }
 
 template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::StackShape&,
@@ -419,6 +430,11 @@ template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::Sta
 template std::unique_ptr<GpuBranch<double>> make_gpu_branch<double>(const sim::StackShape&,
                                                                     const sim::Placement&, int,
                                                                     const GpuContext<double>&, bool);
+template std::unique_ptr<GpuBranch<float>> make_gpu_mlp<float>(const sim::StackShape&, const sim::Placement&,
+                                                               int, const GpuContext<float>&, std::uint32_t);
+template std::unique_ptr<GpuBranch<double>> make_gpu_mlp<double>(const sim::StackShape&,
+                                                                 const sim::Placement&, int,
+                                                                 const GpuContext<double>&, std::uint32_t);
 template void batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, const float*, int, int, int, int,
                                               double*);
 template void batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*, int, int, int,

@@ -49,6 +49,11 @@ template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const sim::Placement& p, int k,
                                               const GpuContext<R>& ctx, bool qkv_norm);
 
+// One MLP branch; expert e of a routed MLP (gpu/gpu_moe.hpp) draws its matrices as sim::WeightId{kind, e}.
+template <class R>
+std::unique_ptr<GpuBranch<R>> make_gpu_mlp(const sim::StackShape& s, const sim::Placement& p, int k,
+                                           const GpuContext<R>& ctx, std::uint32_t expert);
+
 // d_out[s] = ||A_s^T B_s||_F for A (S x T x n), B (S x T x m), on the device, by the Gram identity when
 // cheaper (as sim::frobenius_of_AtB).
 template <class R>

@@ -10,6 +10,7 @@
 #include "gpu/kernels.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
+#include "sim/moe_gate.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::gpu {
@@ -141,6 +142,41 @@ template <class R>
 __global__ void activation_backward_kernel(const R* h, const R* da, R* dh, std::size_t n,
                                            sim::Activation act) {
   NORMSIM_GRID_LOOP(i, n) dh[i] = da[i] * sim::activate_derivative(act, h[i]);
+}
+
+// A routed MLP's gates: one thread per token row (E logits; sim/moe_gate.hpp is the row's definition).
+template <class R>
+__global__ void moe_gates_kernel(const R* z, R* g, int rows, int E, int k, bool renormalized) {
+  NORMSIM_GRID_LOOP(r, std::size_t(rows)) {
+    sim::moe_gates(z + r * E, E, k, renormalized, g + r * E);
+  }
+}
+
+template <class R>
+__global__ void moe_gates_backward_kernel(const R* z, const R* dg, R* dz, int rows, int E, int k,
+                                          bool renormalized) {
+  NORMSIM_GRID_LOOP(r, std::size_t(rows)) {
+    sim::moe_gates_backward(z + r * E, E, k, renormalized, dg + r * E, dz + r * E);
+  }
+}
+
+template <class R>
+__global__ void moe_gate_rows_kernel(R* out, const R* g, const R* y, int rows, int n, int E, int e,
+                                     bool accumulate) {
+  NORMSIM_GRID_LOOP(j, std::size_t(rows) * n) {
+    const R gate = g[(j / n) * E + e];
+    out[j] = accumulate ? out[j] + gate * y[j] : gate * y[j];
+  }
+}
+
+// One thread per row, the sum in index order in double, as the twin (rows = S x T tokens: few).
+template <class R>
+__global__ void moe_gate_gradient_kernel(const R* dout, const R* y, R* dg, int rows, int n, int E, int e) {
+  NORMSIM_GRID_LOOP(r, std::size_t(rows)) {
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += double(dout[r * n + i]) * double(y[r * n + i]);
+    dg[r * E + e] = R(sum);
+  }
 }
 
 template <class R>
@@ -342,6 +378,32 @@ template <class R>
 void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, sim::Activation act) {
   activation_backward_kernel<<<grid_for(n), kThreads>>>(d_h, d_da, d_dh, n, act);
   check_launch("activation_backward_kernel");
+}
+
+template <class R>
+void moe_gates(const R* d_z, R* d_g, int rows, int E, int k, bool renormalized) {
+  moe_gates_kernel<<<grid_for(std::size_t(rows)), kThreads>>>(d_z, d_g, rows, E, k, renormalized);
+  check_launch("moe_gates_kernel");
+}
+
+template <class R>
+void moe_gates_backward(const R* d_z, const R* d_dg, R* d_dz, int rows, int E, int k, bool renormalized) {
+  moe_gates_backward_kernel<<<grid_for(std::size_t(rows)), kThreads>>>(d_z, d_dg, d_dz, rows, E, k,
+                                                                       renormalized);
+  check_launch("moe_gates_backward_kernel");
+}
+
+template <class R>
+void moe_gate_rows(R* d_out, const R* d_g, const R* d_y, int rows, int n, int E, int e, bool accumulate) {
+  moe_gate_rows_kernel<<<grid_for(std::size_t(rows) * n), kThreads>>>(d_out, d_g, d_y, rows, n, E, e,
+                                                                      accumulate);
+  check_launch("moe_gate_rows_kernel");
+}
+
+template <class R>
+void moe_gate_gradient(const R* d_dout, const R* d_y, R* d_dg, int rows, int n, int E, int e) {
+  moe_gate_gradient_kernel<<<grid_for(std::size_t(rows)), kThreads>>>(d_dout, d_y, d_dg, rows, n, E, e);
+  check_launch("moe_gate_gradient_kernel");
 }
 
 template <class R>

@@ -80,6 +80,20 @@ void softmax_forward(R* d_scores, int rows, int T, bool causal);
 template <class R>
 void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale);
 
+// A routed MLP (sim/moe_gate.hpp, gpu/gpu_moe.cpp), rows = S x T tokens of E router logits each:
+// g = the gates of z, row by row; dz = their backward from dg (the selection held fixed).
+template <class R>
+void moe_gates(const R* d_z, R* d_g, int rows, int E, int k, bool renormalized);
+template <class R>
+void moe_gates_backward(const R* d_z, const R* d_dg, R* d_dz, int rows, int E, int k, bool renormalized);
+// out[r, :] = [out[r, :] +] g[r, e] y[r, :] over rows of n (g: rows x E): an expert's gated output, or the
+// output gradient an expert receives.
+template <class R>
+void moe_gate_rows(R* d_out, const R* d_g, const R* d_y, int rows, int n, int E, int e, bool accumulate);
+// dg[r, e] = sum_i dout[r, i] y[r, i] in double (dg: rows x E): dLoss / d gate of expert e.
+template <class R>
+void moe_gate_gradient(const R* d_dout, const R* d_y, R* d_dg, int rows, int n, int E, int e);
+
 // out[s] = sum_i a[s*n+i] * b[s*n+i] in double (one block per sample: deterministic order).
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
@@ -130,6 +144,10 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void softmax_forward<R>(R*, int, int, bool);                                                      \
   template void softmax_backward<R>(const R*, R*, int, int, double);                                         \
   template void sample_dot<R>(const R*, const R*, std::size_t, int, double*);                                \
+  template void moe_gates<R>(const R*, R*, int, int, int, bool);                                             \
+  template void moe_gates_backward<R>(const R*, const R*, R*, int, int, int, bool);                          \
+  template void moe_gate_rows<R>(R*, const R*, const R*, int, int, int, int, bool);                          \
+  template void moe_gate_gradient<R>(const R*, const R*, R*, int, int, int, int);                            \
   template void swap_middle_axes<R>(const R*, R*, int, int, int, int);                                       \
   template void sample_max_abs<R>(const R*, std::size_t, int, double*);                                      \
   template void sample_distance_sq<R>(const R*, const R*, std::size_t, int, double*);                        \

@@ -52,6 +52,19 @@ std::size_t jacobian_elements(const sim::StackShape& s) {
   return (streams ? std::size_t(s.depth + 1) * stream : 0) + 2 * stream;
 }
 
+namespace {
+// A routed MLP (gpu/gpu_moe.cpp) keeps E experts' weights and tapes, and its router (d x E), logits and
+// gates (T x E each) and every expert's output (T x d) until the backward; a dense MLP is one copy.
+std::size_t mlp_copies(const sim::StackShape& s, int k) {
+  return s.branch(k) == sim::BranchKind::mlp ? std::size_t(std::max(1, s.experts)) : 1;
+}
+std::size_t router_elements(const sim::StackShape& s, int k) {
+  if (s.branch(k) != sim::BranchKind::mlp || s.experts == 0) return 0;
+  const std::size_t E = s.experts;
+  return std::size_t(s.width) * E + 2 * std::size_t(s.tokens) * E + E * s.tokens * s.width;
+}
+}  // namespace
+
 std::size_t largest_weight(const sim::StackShape& s) {
   std::size_t m = 0;
   for (int k = 0; k < s.depth; ++k)
@@ -63,7 +76,8 @@ std::size_t largest_weight(const sim::StackShape& s) {
 std::size_t weight_elements(const sim::StackShape& s) {
   std::size_t n = 0;
   for (int k = 0; k < s.depth; ++k)
-    for (sim::WeightKind w : s.weights(k)) n += std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w));
+    for (sim::WeightKind w : s.weights(k))
+      n += mlp_copies(s, k) * std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w));
   return n;
 }
 
@@ -79,7 +93,7 @@ std::size_t tape_elements(const sim::StackShape& s, int k) {
   if (s.branch(k) == sim::BranchKind::attention) return 6 * T * d + 4 * T * d + gate + heads * T * T;
   if (s.branch(k) == sim::BranchKind::cross_attention)  // also keeps the encoder output
     return 6 * T * d + 5 * T * d + heads * T * T;
-  return 6 * T * d + T * H * (s.swiglu ? 2 : 1);
+  return 6 * T * d + mlp_copies(s, k) * T * H * (s.swiglu ? 2 : 1) + router_elements(s, k);
 }
 
 // The transient buffers of the largest branch backward plus the weight-gradient norms' scratch at the

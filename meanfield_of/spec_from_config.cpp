@@ -34,6 +34,10 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.causal = c.causal;
   s.qk_norm = c.qk_norm;
   s.attention_gate = c.attention_gate;
+  s.moe_experts = c.moe_experts;
+  s.moe_top_k = c.moe_top_k;
+  s.moe_renormalized = c.moe_gate == vocab::MoeGate::renormalized;
+  if (c.moe_experts > 0) s.router_sigma_sq = gain_sq(shape, placement, sim::WeightKind::wrouter);
   using W = sim::WeightKind;
   s.sigma_sq.w1 = gain_sq(shape, placement, W::w1);
   s.sigma_sq.w2 = gain_sq(shape, placement, W::w2);

@@ -29,8 +29,13 @@ struct Config {
   int depth = 16;          // K residual sublayers
   double mlp_ratio = 4.0;  // hidden width = round(mlp_ratio * d)
   vocab::Activation activation = vocab::Activation::relu;
-  int heads = 4;         // attention heads; must divide width
-  bool causal = false;   // causal attention mask
+  // Routed MLP (mixture of experts, sim/cpu_moe.hpp): every MLP branch is E experts of the MLP above, each
+  // token sent to the top-k of a softmax router (0: the dense MLP).
+  int moe_experts = 0;
+  int moe_top_k = 2;                                       // Mixtral's num_experts_per_tok
+  vocab::MoeGate moe_gate = vocab::MoeGate::renormalized;  // Mixtral's; softmax: OLMoE's, Switch's
+  int heads = 4;                                           // attention heads; must divide width
+  bool causal = false;                                     // causal attention mask
   bool qk_norm = false;  // per-head norm (the configured one) of Q and K before the logits, any attention
   vocab::LogitScaling logit_scaling = vocab::LogitScaling::sqrt;  // logits / sqrt(d_h), or / d_h (muP)
   double attention_temperature = 1.0;                             // and / temperature
@@ -58,6 +63,7 @@ struct Config {
   std::string init_w1, init_w2, init_wgate, init_wq, init_wk, init_wv, init_wo;
   std::string
       init_wga;  // the attention gate's W_g; "" follows init_wq (the official gate is q_proj's columns)
+  std::string init_wrouter;  // a routed MLP's router (Mixtral: "fixed:0.02", initializer_range)
   // Inputs.
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]

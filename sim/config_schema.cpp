@@ -49,6 +49,7 @@ const auto kAttentionGates = vocab_choices<vocab::AttentionGate>();
 const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
+const auto kMoeGates = vocab_choices<vocab::MoeGate>();
 
 // The metrics (vocab/metrics.def), as the valid names of the `metrics` key.
 const std::vector<Choice>& metric_list() {
@@ -79,6 +80,16 @@ Check int_at_least(std::int64_t lo) {
     const auto x = std::get<std::int64_t>(v);
     if (x < lo) return std::to_string(x) + " is out of range (must be >= " + std::to_string(lo) + ")";
     if (x > INT_MAX) return std::to_string(x) + " is too large (must be <= " + std::to_string(INT_MAX) + ")";
+    return "";
+  };
+}
+
+Check int_range(std::int64_t lo, std::int64_t hi) {
+  return [lo, hi](const KeyValue& v) -> std::string {
+    const auto x = std::get<std::int64_t>(v);
+    if (x < lo || x > hi)
+      return std::to_string(x) + " is out of range (must be in " + std::to_string(lo) + " .. " +
+             std::to_string(hi) + ")";
     return "";
   };
 }
@@ -312,6 +323,16 @@ std::vector<KeyInfo> make_table() {
           "> 0, hidden width >= 1", float_range(0, INFINITY, true)),
       key("activation", &Config::activation, "model", "MLP activation",
           "relu | gelu | silu | tanh | linear | swiglu", one_of(kActivations), kActivations),
+      key("moe_experts", &Config::moe_experts, "model",
+          "E: every MLP branch is a routed MLP (mixture of experts) of E experts, each the MLP above, with a "
+          "router Wr (width x E) sending each token to the top moe_top_k of softmax(u Wr) (Mixtral's "
+          "num_local_experts; docs/conventions.md); 0: the dense MLP",
+          "0 .. 65536", int_range(0, 65536)),
+      key("moe_top_k", &Config::moe_top_k, "model",
+          "k: experts per token of a routed MLP (Mixtral's num_experts_per_tok = 2)", "1 .. moe_experts",
+          int_at_least(1)),
+      key("moe_gate", &Config::moe_gate, "model", "the routed MLP's gate of a selected expert",
+          "renormalized | softmax", one_of(kMoeGates), kMoeGates),
       key("heads", &Config::heads, "model", "attention heads (head size width / heads)",
           ">= 1, divides width (attention, transformer, decoder)", int_at_least(1)),
       key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
@@ -379,6 +400,9 @@ std::vector<KeyInfo> make_table() {
                    "init of wo (attention output; the decoder's co too), overriding init"),
       override_key("init_wga", &Config::init_wga,
                    "init of wga (attention_gate's W_g), overriding init; \"\": init_wq's when that is set"),
+      override_key("init_wrouter", &Config::init_wrouter,
+                   "init of wrouter (a routed MLP's router, width x moe_experts), overriding init; Mixtral's "
+                   "is \"fixed:0.02\" (initializer_range)"),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
@@ -576,6 +600,18 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"mlp_ratio",
          "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
          {"width"}});
+  if (c.moe_experts > 0 && mlp) {
+    if (c.moe_top_k > c.moe_experts)
+      issues.push_back({"moe_top_k",
+                        std::to_string(c.moe_top_k) + " exceeds moe_experts " + std::to_string(c.moe_experts),
+                        {"moe_experts"}});
+    if (c.update != vocab::Update::none)
+      issues.push_back(
+          {"update",
+           "a parameter update of a routed MLP (moe_experts > 0) is not implemented: its experts' "
+           "matrices share one weight kind",
+           {"moe_experts"}});
+  }
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   return issues;
 }

@@ -10,6 +10,7 @@
 #include "sim/activations_vec.hpp"
 #include "sim/attention_gate.hpp"
 #include "sim/cpu_heads.hpp"
+#include "sim/cpu_moe.hpp"
 #include "sim/drawn_product.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
@@ -35,6 +36,7 @@ struct WeightSource {
   int k;
   SampleKey key;
   UpdateHooks<R> hooks;
+  std::uint32_t index = 0;  // the expert of a routed MLP (WeightId's index); 0 for every other branch
 
   const Mat<R>& draw(WeightKind w, CpuWorkspace<R>& ws) const {
     if (!ws.keep_weights) return draw_into(ws.weight, w, ws.threads);
@@ -69,11 +71,14 @@ struct WeightSource {
     if (hooks.apply) hooks.apply->apply(k, w, m);
     return m;
   }
-  DrawKey draw_key(WeightKind w) const { return {key.seed, key.sample, std::uint32_t(k), weight_stream(w)}; }
+  DrawKey draw_key(WeightKind w) const {
+    return {key.seed, key.sample, std::uint32_t(k), weight_stream(WeightId{w, index})};
+  }
   // With keep_weights: matrix w's kept buffer (the workspace grown to hold it), and whether this pass has
   // yet to draw it, which the caller then does (the slot counts as drawn by this pass from here on).
   std::pair<Mat<R>*, bool> kept(WeightKind w, CpuWorkspace<R>& ws) const {
-    const std::size_t slot = std::size_t(k) * kWeightKinds + std::size_t(w);
+    const std::size_t slot =
+        (std::size_t(index) * std::size_t(s.depth) + std::size_t(k)) * kWeightKinds + std::size_t(w);
     if (ws.kept.size() <= slot) {
       ws.kept.resize(slot + 1);
       ws.kept_pass.resize(slot + 1, 0);
@@ -106,8 +111,9 @@ void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, con
 template <class R>
 class CpuMlp final : public CpuBranch<R> {
  public:
-  CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks)
-      : w_{s, p, k, key, hooks} {}
+  CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks,
+         std::uint32_t expert = 0)
+      : w_{s, p, k, key, hooks, expert} {}
 
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
     if (w_.s.swiglu) w_.multiply(g_, u, WeightKind::wgate, ws);
@@ -402,12 +408,23 @@ template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
                                               bool qkv_norm, UpdateHooks<R> hooks) {
   if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm, hooks);
+  if (s.experts > 0) return make_cpu_moe<R>(s, p, k, key);
   return std::make_unique<CpuMlp<R>>(s, p, k, key, hooks);
+}
+
+template <class R>
+std::unique_ptr<CpuBranch<R>> make_cpu_mlp(const StackShape& s, const Placement& p, int k, SampleKey key,
+                                           std::uint32_t expert) {
+  return std::make_unique<CpuMlp<R>>(s, p, k, key, UpdateHooks<R>{}, expert);
 }
 
 template std::unique_ptr<CpuBranch<float>> make_cpu_branch<float>(const StackShape&, const Placement&, int,
                                                                   SampleKey, bool, UpdateHooks<float>);
 template std::unique_ptr<CpuBranch<double>> make_cpu_branch<double>(const StackShape&, const Placement&, int,
                                                                     SampleKey, bool, UpdateHooks<double>);
+template std::unique_ptr<CpuBranch<float>> make_cpu_mlp<float>(const StackShape&, const Placement&, int,
+                                                               SampleKey, std::uint32_t);
+template std::unique_ptr<CpuBranch<double>> make_cpu_mlp<double>(const StackShape&, const Placement&, int,
+                                                                 SampleKey, std::uint32_t);
 
 }  // namespace normsim::sim

@@ -49,6 +49,12 @@ class CpuBranch {
                           WeightGradNorms& norms) = 0;
 };
 
+// A routed MLP (moe_experts > 0) is made by sim/cpu_moe.hpp from experts that are this MLP: expert e draws
+// its matrices as WeightId{kind, e}. No update hooks: validate() refuses a parameter update with experts.
+template <class R>
+std::unique_ptr<CpuBranch<R>> make_cpu_mlp(const StackShape& s, const Placement& p, int k, SampleKey key,
+                                           std::uint32_t expert);
+
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placement& p, int k, SampleKey key,
                                               bool qkv_norm, UpdateHooks<R> hooks = {});

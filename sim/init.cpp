@@ -54,6 +54,8 @@ const std::string& override_for(const Config& c, WeightKind w) {
       return c.init_wo;
     case WeightKind::wga:  // the official gate is columns of q_proj: W_Q's init unless init_wga says
       return c.init_wga.empty() ? c.init_wq : c.init_wga;
+    case WeightKind::wrouter:
+      return c.init_wrouter;
   }
   return c.init_w1;
 }

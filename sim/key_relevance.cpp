@@ -23,10 +23,12 @@ bool uses_rule(const Config& c, vocab::Init init) {
   const std::string rule(vocab::name(init));
   // The attention gate's W_g follows init_wq unless init_wga is set (sim/init.cpp).
   const bool own_gate = c.attention_gate != vocab::AttentionGate::none && !c.init_wga.empty();
-  const std::array overrides{&c.init_w1, &c.init_w2, &c.init_wgate, &c.init_wq,
-                             &c.init_wk, &c.init_wv, &c.init_wo,    own_gate ? &c.init_wga : &c.init_wq};
+  const std::array overrides{&c.init_w1,     &c.init_w2, &c.init_wgate, &c.init_wq,
+                             &c.init_wk,     &c.init_wv, &c.init_wo,    own_gate ? &c.init_wga : &c.init_wq,
+                             &c.init_wrouter};
   bool all_overridden = true;
   for (const std::string* o : overrides) {
+    if (o == &c.init_wrouter && (c.moe_experts == 0 || c.sublayer == vocab::Sublayer::attention)) continue;
     if (o->empty())
       all_overridden = false;
     else if (o->starts_with(rule + ":"))
@@ -80,6 +82,9 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "only activation = \"swiglu\" has a gate";
   if (key == "init_wga" && (!attention || c.attention_gate == vocab::AttentionGate::none))
     return "no attention_gate: no gate matrix";
+  if (key == "moe_experts" && !mlp) return "sublayer = \"attention\" has no MLP";
+  if ((key == "moe_top_k" || key == "moe_gate" || key == "init_wrouter") && (!mlp || c.moe_experts == 0))
+    return !mlp ? "sublayer = \"attention\" has no MLP" : "moe_experts = 0: the MLP is dense, with no router";
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;

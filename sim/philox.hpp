@@ -43,7 +43,8 @@ enum class Stream : std::uint32_t {
   ck = 8,
   cv = 9,
   co = 10,
-  wga = 11,  // the attention output gate's W_g (attention_gate)
+  wga = 11,      // the attention output gate's W_g (attention_gate)
+  wrouter = 12,  // the router of a routed MLP (moe_experts > 0, sim/cpu_moe.hpp): d x E
   input_tokens = 16,
   input_common = 17,
   readout = 18,
@@ -55,6 +56,15 @@ enum class Stream : std::uint32_t {
   // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).
   update_base = 32,
 };
+
+// A stream word carrying an index in its upper 16 bits (the expert e of a routed MLP's weights): the stream
+// ids above use bits 0-15 only, so index 0 is the stream itself and every draw without an index keeps its
+// counter (and its bits: tests/data/ golden digests). Indices run to 65535.
+inline constexpr std::uint32_t kStreamIndexShift = 16;
+inline constexpr std::uint32_t kMaxStreamIndex = 0xFFFFu;
+NORMSIM_HD constexpr Stream indexed_stream(Stream s, std::uint32_t index) {
+  return static_cast<Stream>(static_cast<std::uint32_t>(s) | (index << kStreamIndexShift));
+}
 
 // The counter of entries [4*block, 4*block+3] of matrix `stream` of sublayer `layer` in `sample`.
 NORMSIM_HD Philox4 philox_counter(std::uint32_t block, Stream stream, std::uint32_t layer,

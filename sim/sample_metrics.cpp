@@ -11,10 +11,10 @@ namespace normsim::sim {
 
 namespace {
 
-constexpr int kGradMetric[kWeightKinds] = {metric::gradw_w1, metric::gradw_w2, metric::gradw_wgate,
-                                           metric::gradw_wq, metric::gradw_wk, metric::gradw_wv,
-                                           metric::gradw_wo, metric::gradw_cq, metric::gradw_ck,
-                                           metric::gradw_cv, metric::gradw_co, metric::gradw_wga};
+constexpr int kGradMetric[kWeightKinds] = {
+    metric::gradw_w1, metric::gradw_w2,  metric::gradw_wgate,  metric::gradw_wq, metric::gradw_wk,
+    metric::gradw_wv, metric::gradw_wo,  metric::gradw_cq,     metric::gradw_ck, metric::gradw_cv,
+    metric::gradw_co, metric::gradw_wga, metric::gradw_wrouter};
 
 // The first non-finite stream (K + 1: the output), or -1.
 int first_bad_stream(const SampleScalars& s) {

@@ -36,7 +36,7 @@ struct SampleScalars {
 };
 
 // The metric (index into metric_table()) of the gradient norm of weight w.
-int gradw_metric(WeightKind w);
+int gradw_metric(WeightKind w);  // its gradw_ metric id
 
 // values sized as a record's for depth K (stream metrics K + 1 entries, sublayer metrics K), all NaN;
 // every tensor finite.

@@ -32,6 +32,8 @@ std::string_view weight_name(WeightKind w) {
       return "co";
     case WeightKind::wga:
       return "wga";
+    case WeightKind::wrouter:
+      return "wrouter";
   }
   return "?";
 }
@@ -59,6 +61,7 @@ StackShape::StackShape(const Config& config)
       width(config.width),
       tokens(config.tokens),
       hidden(std::max(1, int(std::lround(config.mlp_ratio * config.width)))),
+      experts(config.moe_experts),
       heads(config.heads),
       gate(config.attention_gate),
       swiglu(config.activation == vocab::Activation::swiglu),
@@ -95,6 +98,7 @@ int StackShape::fan_in(WeightKind w) const {
 }
 int StackShape::fan_out(WeightKind w) const {
   if (w == WeightKind::wga) return gate == vocab::AttentionGate::headwise ? heads : width;
+  if (w == WeightKind::wrouter) return experts;
   return (w == WeightKind::w1 || w == WeightKind::wgate) ? hidden : width;
 }
 

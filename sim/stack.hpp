@@ -31,27 +31,39 @@ enum class WeightKind : std::uint32_t {
   cv = std::uint32_t(Stream::cv),
   co = std::uint32_t(Stream::co),
   wga = std::uint32_t(Stream::wga),
+  wrouter = std::uint32_t(Stream::wrouter),  // a routed MLP's router (moe_experts > 0)
 };
-inline constexpr int kWeightKinds = 12;
+inline constexpr int kWeightKinds = 13;
+// A weight matrix's identity: its kind and an index, the expert e of a routed MLP (sim/cpu_moe.hpp), 0 for
+// every other matrix. The index enters the Philox key in the stream word's upper bits (indexed_stream), so
+// {kind, 0} draws exactly what the kind alone drew: expert 0 of a routed MLP has the dense MLP's weights.
+struct WeightId {
+  constexpr WeightId(WeightKind k, std::uint32_t i = 0) : kind(k), index(i) {}  // NOLINT: implicit on purpose
+  WeightKind kind;
+  std::uint32_t index;
+};
 // The Philox stream a weight matrix is drawn from; kinds are 0..kWeightKinds-1 (they index arrays).
-constexpr Stream weight_stream(WeightKind w) {
-  return static_cast<Stream>(w);
+constexpr Stream weight_stream(WeightId w) {
+  return indexed_stream(static_cast<Stream>(w.kind), w.index);
 }
 // The Philox stream of matrix w's random update direction (update = "random", sim/weight_update.hpp).
-constexpr Stream update_stream(WeightKind w) {
-  return static_cast<Stream>(std::uint32_t(Stream::update_base) + std::uint32_t(w));
+constexpr Stream update_stream(WeightId w) {
+  return indexed_stream(static_cast<Stream>(std::uint32_t(Stream::update_base) + std::uint32_t(w.kind)),
+                        w.index);
 }
-static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wga) == kWeightKinds - 1);
+static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wrouter) == kWeightKinds - 1);
+static_assert(std::uint32_t(Stream::update_base) + kWeightKinds <= (1u << kStreamIndexShift));
 std::string_view weight_name(WeightKind w);
 
 struct StackShape {
   explicit StackShape(const Config& config);
 
   Config cfg;
-  int depth;   // K sublayers
-  int width;   // d
-  int tokens;  // T
-  int hidden;  // MLP hidden width round(mlp_ratio * d)
+  int depth;    // K sublayers
+  int width;    // d
+  int tokens;   // T
+  int hidden;   // MLP hidden width round(mlp_ratio * d)
+  int experts;  // routed MLP: E experts (moe_experts; 0: a dense MLP)
   int heads;
   vocab::AttentionGate gate;  // attention_gate (self-attention only)
   bool swiglu;

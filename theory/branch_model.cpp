@@ -77,7 +77,29 @@ const GaussianKernel& Branch::kernel(double s) const {
   return slot;
 }
 
+const RoutingMoments& Branch::gate_moments_at(double s_sq, double rho) const {
+  for (const auto& c : gate_cache_)
+    if (c.s_sq == s_sq && c.rho == rho) return c.m;
+  constexpr std::size_t kSlots = 64;
+  if (gate_cache_.size() == kSlots) gate_cache_.erase(gate_cache_.begin());
+  return gate_cache_.emplace_back(GateCache{s_sq, rho, gate_moments(routing_, s_sq, rho)}).m;
+}
+
 Branch::Eval Branch::evaluate(TokenGram in) const {
+  if (routing_.experts > 0 && is_mlp()) {
+    // A routed MLP (theory/routing.hpp): the dense MLP's output Gram times the gate moments at the router
+    // logits' variance sigma_r^2 m and the tokens' cosine; no backward.
+    Branch dense = *this;
+    dense.routing_ = RoutedMlp{};
+    Eval e = dense.evaluate(in);
+    const double m = in.diag < 0.0 ? 0.0 : in.diag, rho = m == 0.0 ? 1.0 : in.cos();
+    const RoutingMoments& g = gate_moments_at(routing_.router_sigma_sq * m, rho);
+    e.out = {e.out.diag * g.diag, e.out.off * g.off};
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.back = GramMap::scale(nan);
+    e.factors.w1_factor = e.factors.wgate_factor = {nan, nan};
+    return e;
+  }
   // rho = in.cos(), without the division when in.diag is exactly 1 (a normalized input at gamma = 1): x / 1
   // is exact, and the division sits on the recursion's latency-bound critical path.
   // A second moment is never negative: a negative diagonal is the rounding of a difference that cancels

@@ -11,6 +11,7 @@
 #include "theory/attention_gate.hpp"
 #include "theory/attention_mixing.hpp"
 #include "theory/gaussian_moments.hpp"
+#include "theory/routing.hpp"
 #include "theory/token_gram.hpp"
 
 namespace normsim::theory {
@@ -49,6 +50,15 @@ class Branch {
   // sigmoid(u W_g), sigma_g^2 = fan_in Var(W_g) (attention_gate; elementwise and headwise have the same
   // mean field: docs/theory_notes.md §"Attention output gate" [DERIVED]); nullopt: no gate.
   Branch gated(std::optional<double> sigma_gate_sq) const;
+  // This MLP as a routed MLP of r.experts experts (theory/routing.hpp): its output Gram times the gate
+  // moments. Forward only: the backward maps and weight-gradient factors come out NaN (the router's path
+  // and the gates' correlation with the output gradient are not derived; theory/meanfield.cpp predicts no
+  // backward metric for it).
+  Branch routed(const RoutedMlp& r) const {
+    Branch b = *this;
+    b.routing_ = r;
+    return b;
+  }
   Kind kind() const { return kind_; }
   bool is_mlp() const { return kind_ == Kind::mlp || kind_ == Kind::swiglu; }
 
@@ -114,6 +124,13 @@ class Branch {
   double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
   std::optional<double> gate_;             // attention only: the output gate's sigma_g^2
   AttentionMixing mix_;
+  RoutedMlp routing_;  // experts == 0: a dense MLP
+  struct GateCache {
+    double s_sq, rho;
+    RoutingMoments m;
+  };
+  mutable std::vector<GateCache> gate_cache_;  // recent (s^2, rho): a Monte Carlo rule is costly
+  const RoutingMoments& gate_moments_at(double s_sq, double rho) const;
   mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
   mutable std::size_t next_slot_ = 0;
 };

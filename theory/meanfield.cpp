@@ -43,6 +43,10 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
       "infinite width (large d, Gaussian weights, gradient independence); finite-d factor (1 - c/d) only at "
       "the final norm (theory.md §0, §2.2 P5)",
       "tokens exchangeable: one second moment and one cross moment per layer"};
+  if (s.moe_experts > 0 && s.sublayer != SublayerKind::attention)
+    c.push_back(
+        "routed MLP: gate moments by a fixed Monte Carlo rule (theory/routing.hpp, standard error ~1e-3 of "
+        "the value); forward metrics only, no backward (grad_sq, jac_sq, gradw) is predicted");
   if (has_attention(s)) {
     c.push_back(
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
@@ -135,8 +139,12 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
   const std::optional<double> gate =
       spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
-  StackContext ctx{spec, gamma_sq, spec.eps, Branch::mlp(spec.activation, w.w1, w.w2, w.wgate),
-                   Branch::attention(w.wv * w.wo, mix).gated(gate), detail::LayerStorage(depth + 1), 1.0,
+  const bool routed = spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention;
+  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate);
+  if (routed)
+    mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
+  StackContext ctx{spec, gamma_sq, spec.eps, mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),
+                   detail::LayerStorage(depth + 1), 1.0,
                    Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
                    spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
                    vocab::parse_scalar(spec.branch_scale),
@@ -152,7 +160,9 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);
-  const bool grads_predicted = spec.loss == Loss::readout || final_norm || ends_in_norm(spec);
+  // A routed MLP's backward (the router's path, the gates' correlation with the output gradient) is not
+  // derived: no backward metric is predicted for it (docs/theory.md "Routed MLP").
+  const bool grads_predicted = !routed && (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
   MeanFieldProfile p;
   // Appends v, or nothing predicted where it came out NaN or Inf (an overflow), noted in p.nonfinite.
   std::vector<std::pair<const Series*, int>> dropped;
@@ -242,7 +252,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     grads_predicted ? keep(p.grad_sq, ctx.g(l).diag) : p.grad_sq.push_back(std::nullopt);
     g_diag[l] = ctx.g(l).diag;
   }
-  p.jac_sq = jacobian_sq(g_diag);
+  p.jac_sq = routed ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;

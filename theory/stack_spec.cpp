@@ -86,6 +86,14 @@ void validate(const StackSpec& s) {
     if (!std::isfinite(s.final_norm_alpha) || !std::isfinite(s.final_norm_shift))
       fail("final_norm_alpha", "final_norm_alpha and final_norm_shift must be finite");
   }
+  if (s.moe_experts > 0 && s.sublayer != SublayerKind::attention) {
+    if (s.moe_top_k < 1 || s.moe_top_k > s.moe_experts) fail("moe_top_k", "must lie in 1 .. moe_experts");
+    if (s.random_update_scale > 0)
+      fail("moe_experts",
+           "a routed MLP under a random update: its mean field (the tangent) is not implemented");
+    if (!(s.router_sigma_sq >= 0.0) || !std::isfinite(s.router_sigma_sq))
+      fail("router_sigma_sq", "must be finite and >= 0");
+  }
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");

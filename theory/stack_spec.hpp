@@ -68,6 +68,12 @@ struct StackSpec {
   // spannorm_lambda above).
   std::map<std::string, double, std::less<>> params;
   Loss loss = Loss::readout;
+  // A routed MLP (the moe_* keys; theory/routing.hpp): E experts, every MLP branch; 0 a dense MLP. Forward
+  // metrics only: the mean field predicts no backward metric for it.
+  int moe_experts = 0;
+  int moe_top_k = 2;
+  bool moe_renormalized = true;
+  double router_sigma_sq = 1.0;  // fan_in Var(Wr)
   // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
   double random_update_scale = 0.0;
 };

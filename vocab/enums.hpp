@@ -46,6 +46,9 @@ enum class LogitScaling { sqrt, mup };
 // Gated attention (Qiu et al. 2025): the attention output times sigmoid(u W_g) before W_O, one gate per
 // coordinate (elementwise) or per head (headwise), or none.
 enum class AttentionGate { none, elementwise, headwise };
+// A routed MLP's gates: the top-k softmax probabilities renormalized to sum 1 (Mixtral), or as they are
+// (OLMoE's norm_topk_prob = False, Switch's top-1).
+enum class MoeGate { renormalized, softmax };
 // The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
 enum class Precision { float32, float64, tf32 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names

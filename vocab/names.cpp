@@ -119,6 +119,14 @@ constexpr std::array kAttentionGates{
     Named<AttentionGate>{AttentionGate::headwise, "headwise",
                          "o[t,i] sigmoid((u W_g)[t,h(i)]) before W_O, W_g d x heads: one gate per head"},
 };
+constexpr std::array kMoeGates{
+    Named<MoeGate>{MoeGate::renormalized, "renormalized",
+                   "the top-k softmax probabilities divided by their sum (Mixtral: "
+                   "transformers modeling_mixtral.py MixtralSparseMoeBlock.forward)"},
+    Named<MoeGate>{
+        MoeGate::softmax, "softmax",
+        "the top-k softmax probabilities as they are (OLMoE's norm_topk_prob = False; Switch, k = 1)"},
+};
 constexpr std::array kBackendChoices{
     Named<BackendChoice>{BackendChoice::auto_, "auto",
                          "cuda when this build has it and a usable device exists, else cpu"},
@@ -141,6 +149,7 @@ NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
 NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
 NORMSIM_VOCAB_TABLE(AttentionGate, "attention gate", kAttentionGates)
+NORMSIM_VOCAB_TABLE(MoeGate, "moe gate", kMoeGates)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

@@ -79,6 +79,7 @@ NORMSIM_VOCAB_DECLARE(Recompute)
 NORMSIM_VOCAB_DECLARE(BackendChoice)
 NORMSIM_VOCAB_DECLARE(LogitScaling)
 NORMSIM_VOCAB_DECLARE(AttentionGate)
+NORMSIM_VOCAB_DECLARE(MoeGate)
 #undef NORMSIM_VOCAB_DECLARE
 
 }  // namespace normsim::vocab

@@ -83,6 +83,30 @@ void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, si
 }
 
 template <class R>
+void moe_gates(const R* d_z, R* d_g, int rows, int E, int k, bool renormalized) {
+  mock::count_launch();
+  cpu::moe_gates(d_z, d_g, rows, E, k, renormalized);
+}
+
+template <class R>
+void moe_gates_backward(const R* d_z, const R* d_dg, R* d_dz, int rows, int E, int k, bool renormalized) {
+  mock::count_launch();
+  cpu::moe_gates_backward(d_z, d_dg, d_dz, rows, E, k, renormalized);
+}
+
+template <class R>
+void moe_gate_rows(R* d_out, const R* d_g, const R* d_y, int rows, int n, int E, int e, bool accumulate) {
+  mock::count_launch();
+  cpu::moe_gate_rows(d_out, d_g, d_y, rows, n, E, e, accumulate);
+}
+
+template <class R>
+void moe_gate_gradient(const R* d_dout, const R* d_y, R* d_dg, int rows, int n, int E, int e) {
+  mock::count_launch();
+  cpu::moe_gate_gradient(d_dout, d_y, d_dg, rows, n, E, e);
+}
+
+template <class R>
 void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n) {
   mock::count_launch();
   cpu::swiglu_forward(d_g, d_h, d_a, n);

@@ -36,7 +36,8 @@ double deepnorm_init(const StackShape& s, WeightKind w) {
     case WeightKind::wk:
     case WeightKind::cq:
     case WeightKind::ck:
-    case WeightKind::wga:  // the attention gate: columns of q_proj in its official code, so as W_Q
+    case WeightKind::wga:      // the attention gate: columns of q_proj in its official code, so as W_Q
+    case WeightKind::wrouter:  // a routed MLP's router is none of fc1, fc2, v_proj, out_proj
       return 1.0;
     case WeightKind::w1:
       return s.swiglu ? 1.0 : deepnorm_beta(s);

@@ -100,6 +100,34 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
   CHECK(cuda.peak_memory_bytes() > 0);
 }
 
+// A routed MLP (gpu/gpu_moe.cpp, the twin of sim/cpu_moe.cpp): E = 5 experts, k = 1, 2, 5, both gates, an
+// MLP and a transformer stack, both precisions, weights kept and redrawn. Router logits spread by
+// init_wrouter fanin:2 keep the top-k away from ties at these seeds (a flipped selection would be an O(1)
+// difference; the float32 tolerance allows the GEMMs' rounding only).
+TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][moe]") {
+  gpu::CudaOptions keep, again;
+  keep.recompute = vocab::Recompute::no;
+  again.recompute = vocab::Recompute::yes;
+  gpu::CudaBackend a(2, keep), b(2, again);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 3, 1};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[2], kKinds[5]})
+      for (const char* gate : {"renormalized", "softmax"})
+        for (const int top_k : {1, 2, 5}) {
+          sim::Config c = small_config(vocab::Placement::pre, kind, precision);
+          c.moe_experts = 5;
+          c.moe_top_k = top_k;
+          c.moe_gate = vocab::parse<vocab::MoeGate>(gate);
+          c.init_wrouter = "fanin:2";
+          INFO(precision << " " << kind.sublayer << "/" << kind.activation << " " << gate << " k " << top_k);
+          const auto r = cpu.run(c, samples);
+          const bool f64 = std::string(precision) == "float64";
+          require_records_close(a.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+          require_records_close(b.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+        }
+}
+
 // qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K,
 // with the configured norm, forward and backward: every placement, both norms, both precisions.
 TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_norm]") {

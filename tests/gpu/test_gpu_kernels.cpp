@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/cpu_twins.hpp"
@@ -251,6 +252,41 @@ TEMPLATE_TEST_CASE("softmax_forward and softmax_backward match their CPU twins",
 
 // Double sums of n products in different orders: relative error <= n * 2^-53 of sum |a b|, which for
 // these Gaussian inputs is ~ n; 1e-9 absolute is far above that and far below any real disagreement.
+// The routed MLP's kernels: 37 rows of E = 7 logits (k = 3) and n = 45 entries. The gates are computed in
+// double in both (sim/moe_gate.hpp); the device's exp may differ from the host's by an ulp of double, far
+// below the float result's rounding: tolerance 1e-6 + 1e-5 relative in float, 1e-12 + 1e-10 in double.
+TEMPLATE_TEST_CASE("the routed MLP's kernels match their CPU twins", "[kernel][moe]", float, double) {
+  using R = TestType;
+  constexpr int kRows = 37, kE = 7, kTopK = 3, kN = 45;
+  const double tol = std::is_same_v<R, float> ? 1e-6 : 1e-12, eps = std::is_same_v<R, float> ? 1e-5 : 1e-10;
+  const auto z = random_vector<R>(std::size_t(kRows) * kE, 31),
+             dg = random_vector<R>(std::size_t(kRows) * kE, 32);
+  const auto y = random_vector<R>(std::size_t(kRows) * kN, 33),
+             dout = random_vector<R>(std::size_t(kRows) * kN, 34);
+  const auto d_z = DeviceBuffer<R>::from_host(z), d_dg = DeviceBuffer<R>::from_host(dg);
+  const auto d_y = DeviceBuffer<R>::from_host(y), d_dout = DeviceBuffer<R>::from_host(dout);
+  for (const bool renormalized : {true, false}) {
+    std::vector<R> g(z.size()), dz(z.size());
+    DeviceBuffer<R> d_g(z.size()), d_dz(z.size());
+    gpu::moe_gates(d_z.get(), d_g.get(), kRows, kE, kTopK, renormalized);
+    gpu::cpu::moe_gates(z.data(), g.data(), kRows, kE, kTopK, renormalized);
+    require_close(d_g.to_host(), g, tol, eps);
+    gpu::moe_gates_backward(d_z.get(), d_dg.get(), d_dz.get(), kRows, kE, kTopK, renormalized);
+    gpu::cpu::moe_gates_backward(z.data(), dg.data(), dz.data(), kRows, kE, kTopK, renormalized);
+    require_close(d_dz.to_host(), dz, tol, eps);
+  }
+  std::vector<R> out = dout, grad = dg;
+  auto d_out = DeviceBuffer<R>::from_host(out), d_grad = DeviceBuffer<R>::from_host(grad);
+  for (const bool accumulate : {false, true}) {
+    gpu::moe_gate_rows(d_out.get(), d_dg.get(), d_y.get(), kRows, kN, kE, 4, accumulate);
+    gpu::cpu::moe_gate_rows(out.data(), dg.data(), y.data(), kRows, kN, kE, 4, accumulate);
+    require_close(d_out.to_host(), out, tol, eps);
+  }
+  gpu::moe_gate_gradient(d_dout.get(), d_y.get(), d_grad.get(), kRows, kN, kE, 2);
+  gpu::cpu::moe_gate_gradient(dout.data(), y.data(), grad.data(), kRows, kN, kE, 2);
+  require_close(d_grad.to_host(), grad, tol, eps);
+}
+
 TEMPLATE_TEST_CASE("sample_dot matches its CPU twin", "[kernel]", float, double) {
   using R = TestType;
   const std::size_t n = kN / kS;

@@ -9,6 +9,7 @@
 #include "sim/draws.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/philox_lanes.hpp"
+#include "sim/stack.hpp"
 
 using namespace normsim::sim;
 
@@ -83,4 +84,25 @@ TEST_CASE("different streams, layers and samples give different numbers", "[phil
   CHECK(a != gaussian_at(DrawKey{1, 0, 1, Stream::w1}, 0));
   CHECK(a != gaussian_at(DrawKey{1, 1, 0, Stream::w1}, 0));
   CHECK(a != gaussian_at(DrawKey{2, 0, 0, Stream::w1}, 0));
+}
+
+// Issue 31 item 2: a weight's identity is (kind, index); index 0 must leave today's counter word as it was,
+// and other indices must give other numbers, in the scalar draw and in the bulk fill (AVX-512 lanes).
+TEST_CASE("a weight index enters the draw key, index 0 giving the kind alone", "[philox]") {
+  for (int w = 0; w < kWeightKinds; ++w) {
+    const auto kind = WeightKind(w);
+    CHECK(std::uint32_t(weight_stream(WeightId{kind, 0})) == std::uint32_t(w));
+    CHECK(std::uint32_t(update_stream(WeightId{kind, 0})) ==
+          std::uint32_t(Stream::update_base) + std::uint32_t(w));
+    CHECK(std::uint32_t(weight_stream(WeightId{kind, 3})) == (3u << 16 | std::uint32_t(w)));
+  }
+  const DrawKey k0{5, 1, 2, weight_stream(WeightKind::w1)},
+      k1{5, 1, 2, weight_stream(WeightId{WeightKind::w1, 1})};
+  CHECK(gaussian_at(k0, 0) != gaussian_at(k1, 0));
+  CHECK(gaussian_at(k1, 0) != gaussian_at(DrawKey{5, 1, 2, weight_stream(WeightId{WeightKind::w1, 2})}, 0));
+  std::vector<float> a(2051), b(2051);
+  fill_gaussian(a.data(), a.size(), k1, 1.0);
+  for (std::size_t i = 0; i < a.size(); i += 97) CHECK(a[i] == Approx(gaussian_at(k1, i)).margin(1e-5));
+  fill_gaussian(b.data(), b.size(), k0, 1.0);
+  CHECK(a != b);
 }
