@@ -36,11 +36,11 @@ class Tape final : public StackOps {
 
   int batch() const override { return dev_.batch(); }
   Value norm(Value x, NormAt at) override;
-  Value add(Value a, Value b) override { return push({Kind::add, a.id, b.id}, dev_.add(at(a), at(b))); }
+  Value add(Value a, Value b) override { return push({Kind::add, a.id, b.id}, dev_.add(value(a), value(b))); }
   Value scale(Value a, const Scalars& s) override;
   using StackOps::scale;
   Value branch(int k, Value u, bool qkv_norm) override;
-  Scalars mean_sq(Value a) override { return dev_.mean_sq(at(a)); }
+  Scalars mean_sq(Value a) override { return dev_.mean_sq(value(a)); }
 
   Value input(Buffer x) { return push({Kind::input}, dev_.input(std::move(x))); }
   const Buffer& value(Value v) const { return values_[v.id]; }
@@ -70,7 +70,6 @@ class Tape final : public StackOps {
     NormAt at = {};            // a dyt or derf norm's alpha and shift
     bool reads_input = false;  // a norm whose backward reads its input (pointwise) rather than its output
   };
-  const Buffer& at(Value v) const { return values_[v.id]; }
   Value push(Op op, Buffer v) {
     ops_.push_back(op);
     values_.push_back(std::move(v));
@@ -88,12 +87,12 @@ class Tape final : public StackOps {
 };
 
 template <class Dev>
-Value Tape<Dev>::norm(Value x, NormAt at_) {
+Value Tape<Dev>::norm(Value x, NormAt at) {
   Op op{Kind::norm, x.id};
-  op.at = at_;
+  op.at = at;
   op.reads_input = vocab::is_pointwise(dev_.shape().norm);
   Aux aux;
-  Buffer y = dev_.norm(at(x), at_, aux);
+  Buffer y = dev_.norm(value(x), at, aux);
   const Value v = push(op, std::move(y));
   aux_[v.id] = std::move(aux);
   return v;
@@ -102,7 +101,7 @@ Value Tape<Dev>::norm(Value x, NormAt at_) {
 template <class Dev>
 Value Tape<Dev>::scale(Value a, const Scalars& s) {
   Aux factors;
-  Buffer y = dev_.scale(at(a), s, factors);
+  Buffer y = dev_.scale(value(a), s, factors);
   const Value v = push({Kind::scale, a.id}, std::move(y));
   aux_[v.id] = std::move(factors);
   return v;
@@ -111,7 +110,7 @@ Value Tape<Dev>::scale(Value a, const Scalars& s) {
 template <class Dev>
 Value Tape<Dev>::branch(int k, Value u, bool qkv_norm) {
   std::unique_ptr<Branch> br = dev_.make_branch(k, qkv_norm);
-  Buffer out = dev_.branch_forward(*br, at(u), k);
+  Buffer out = dev_.branch_forward(*br, value(u), k);
   Op op{Kind::branch, u.id};
   op.k = k;
   const Value v = push(op, std::move(out));

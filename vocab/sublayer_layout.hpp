@@ -3,6 +3,7 @@
 // (sim/config_schema.cpp), the cost model (sim/unit_plan.cpp) and the claims' layer spans (check/) read this
 // row; a new sublayer kind that arranges existing branches is one row here (docs/architecture.md §3.5).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -36,7 +37,7 @@ std::string_view branch_name(BranchKind b);  // "mlp", "attention", "cross-atten
 // layer of 3: the pair's first expression runs at the self- and the cross-attention, the second at the MLP,
 // and x0 is the layer's input: B2T's decoder, arXiv 2206.00330, takase/b2t_connection transformer_layer.py).
 inline int unit_sublayers(int span, Sublayer kind) {
-  return span == 1 ? 1 : span > layout(kind).size ? span : layout(kind).size;
+  return span == 1 ? 1 : std::max(span, layout(kind).size);
 }
 
 }  // namespace normsim::vocab

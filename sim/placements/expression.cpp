@@ -60,7 +60,11 @@ vocab::ScalarEnv scalar_env(const StackShape& s, int k) {
 
 ExpressionPlacement::ExpressionPlacement(vocab::Placement id, std::string_view block, std::string_view source,
                                          InitMultiplier init)
-    : id_(id), block_(vocab::parse_block(block)), expression_(vocab::to_text(block_)), init_(init) {
+    : id_(id),
+      block_(vocab::parse_block(block)),
+      expression_(vocab::to_text(block_)),
+      reads_embedding_(vocab::reads_embedding(block_)),
+      init_(init) {
   summary_ = expression_;
   if (!source.empty()) summary_ += "  (" + std::string(source) + ")";
 }

@@ -22,7 +22,7 @@ class ExpressionPlacement final : public Placement {
   vocab::Placement id() const override { return id_; }
   std::string_view summary() const override { return summary_; }
   std::string_view expression() const override { return expression_; }
-  bool reads_embedding() const override { return vocab::reads_embedding(block_); }
+  bool reads_embedding() const override { return reads_embedding_; }
   int span() const override { return block_.span(); }
   bool ends_in_norm(const StackShape& s) const override;
   double init_multiplier(const StackShape& s, WeightKind w) const override {
@@ -34,6 +34,7 @@ class ExpressionPlacement final : public Placement {
   vocab::Placement id_;
   vocab::Block block_;
   std::string expression_, summary_;
+  bool reads_embedding_;  // whether the block reads emb, found once at parse time
   InitMultiplier init_;
 };
 
