@@ -82,12 +82,16 @@ void write(const Expr& e, int i, int min_prec, std::string& out) {
     case Op::embedding:
       out += "emb";
       break;
+    case Op::lane:
+      out += "x[" + std::to_string(n.lane) + "]";
+      break;
     case Op::norm:
     case Op::branch:
     case Op::branch_qkv:
     case Op::sqrt:
-    case Op::floor: {
-      constexpr std::array<std::string_view, 5> f{"N", "F", "Fqkv", "sqrt", "floor"};
+    case Op::floor:
+    case Op::sigmoid: {
+      constexpr std::array<std::string_view, 6> f{"N", "F", "Fqkv", "sqrt", "floor", "sigmoid"};
       out += f[static_cast<std::size_t>(n.op) - static_cast<std::size_t>(Op::norm)];
       out += '(';
       write(e, n.a, 0, out);
@@ -131,6 +135,8 @@ double eval_scalar(const Expr& e, int i, const ScalarEnv& env) {
       return std::sqrt(num(n.a));
     case Op::floor:
       return std::floor(num(n.a));
+    case Op::sigmoid:
+      return 1.0 / (1.0 + std::exp(-num(n.a)));
     case Op::neg:
       return -num(n.a);
     case Op::add:
@@ -158,16 +164,20 @@ bool ends_in_norm(const Expr& e, const ScalarEnv& env) {
 
 std::string to_text(const Expr& e) {
   std::string out;
-  write(e, e.root, 0, out);
-  return out;
+  if (e.lanes() <= 1) {  // a number, or a stream: as before lanes, byte for byte
+    write(e, e.root, 0, out);
+    return out;
+  }
+  for (const int root : e.roots) {  // lanes as their literal [s, t, ...], which parses back to them
+    out += out.empty() ? "[" : ", ";
+    write(e, root, 0, out);
+  }
+  return out + "]";
 }
 
 std::string to_text(const Block& b) {
   std::string out;
-  for (const Expr& e : b.sublayers) {
-    if (!out.empty()) out += "; ";
-    write(e, e.root, 0, out);
-  }
+  for (const Expr& e : b.sublayers) out += (out.empty() ? "" : "; ") + to_text(e);
   return out;
 }
 

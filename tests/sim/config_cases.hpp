@@ -74,7 +74,7 @@ inline const std::vector<BadConfig>& bad_configs() {
        {},
        ":2",
        "key 'block'",
-       "column 5: unknown function 'foo' (known: F, Fqkv, N, floor, sqrt)"},
+       "column 5: unknown function 'foo' (known: F, Fqkv, N, floor, sigmoid, sqrt)"},
       {"custom block overridden by a bad one",
        "placement = \"custom\"\nblock = \"x + F(x)\"\n",
        {"block=\"x + G(x)\""},
