@@ -10,8 +10,8 @@
 //   it)
 //   + - * /    on streams and numbers (a stream times or over a number; streams add)
 //   numbers, k (sublayer index), K (depth), b (block index), L (blocks), attention (1 at an attention
-//   sublayer, else 0), sqrt(.), floor(.), sigmoid(.), a < b (1 or 0), c ? s : t (c a number), and the names
-//   of numeric config keys (rezero_alpha, ...).
+//   sublayer, else 0), sqrt(.), floor(.), sigmoid(.), sinkhorn(M, iters) (a matrix; [i][j] an entry), a < b
+//   (1 or 0), c ? s : t (c a number), and the names of numeric config keys (rezero_alpha, ...).
 // A block is one expression, or two separated by ';' for a placement that spans a pair of sublayers
 // (sublayer 2j runs the first, 2j+1 the second; a decoder layer: unit_size below). Every expression is a
 // stream and calls F exactly once on every path. A block of n lanes (n: the largest lane index + 1 and the
@@ -46,6 +46,7 @@ struct ExprNode {
     sqrt,
     floor,
     sigmoid,
+    sinkhorn,  // entry `lane` (row-major) of sinkhorn(args as an n x n matrix, `value` iterations)
     neg,
     add,
     sub,
@@ -58,7 +59,8 @@ struct ExprNode {
   double value = 0;
   ScalarVar var = ScalarVar::k;
   std::string name;
-  int lane = 0;                // of Op::lane
+  int lane = 0;                // of Op::lane; of Op::sinkhorn, the entry (row * n + column)
+  std::vector<int> args;       // of Op::sinkhorn: the matrix's entries, row-major
   int a = -1, b = -1, c = -1;  // children (indices into Expr::nodes; equal subexpressions share one node)
   bool is_stream = false;      // a T x d value (else a number)
   int column = 1;              // 1-based, in the whole block text
@@ -113,6 +115,10 @@ inline bool always_reads_stream(const Expr& e, int i) {
   if (n.op == ExprNode::Op::cond) return always_reads_stream(e, n.b) && always_reads_stream(e, n.c);
   return always_reads_stream(e, n.a) || always_reads_stream(e, n.b) || always_reads_stream(e, n.c);
 }
+
+// sinkhorn(M, iters) iterates at most this often (mHC uses 20: lucidrains/hyper-connections
+// manifold_constrained_hyper_connections.py @4775103 l.49-61).
+inline constexpr int kMaxSinkhornIterations = 1000;
 
 // A block or scalar expression as a user writes it is at most this long: every interpreter walks the tree
 // recursively and a flat sum of n terms is a tree n deep (a crash past ~8,000 terms; parsing was quadratic).

@@ -12,6 +12,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <span>
 #include <string>
@@ -131,7 +132,7 @@ class Parser {
     for (std::size_t i = 0; i < expr_.nodes.size(); ++i) {
       const ExprNode& m = expr_.nodes[i];
       if (m.op == n.op && m.value == n.value && m.var == n.var && m.name == n.name && m.lane == n.lane &&
-          m.a == n.a && m.b == n.b && m.c == n.c)
+          m.args == n.args && m.a == n.a && m.b == n.b && m.c == n.c)
         return static_cast<int>(i);
     }
     expr_.nodes.push_back(std::move(n));
@@ -379,8 +380,9 @@ class Parser {
       ++pos_;
     const std::string id(text_.substr(start, pos_ - start));
     static const std::map<std::string, Op, std::less<>> functions{
-        {"N", Op::norm},    {"F", Op::branch},    {"Fqkv", Op::branch_qkv},
-        {"sqrt", Op::sqrt}, {"floor", Op::floor}, {"sigmoid", Op::sigmoid}};
+        {"N", Op::norm},      {"F", Op::branch},        {"Fqkv", Op::branch_qkv},  {"sqrt", Op::sqrt},
+        {"floor", Op::floor}, {"sigmoid", Op::sigmoid}, {"sinkhorn", Op::sinkhorn}};
+    if (id == "sinkhorn") return sinkhorn(col);
     if (const auto f = functions.find(id); f != functions.end()) return one(call(f->second, id, col));
     if (skip_space(); pos_ < text_.size() && text_[pos_] == '(') {  // a call: no name but these takes one
       std::string known;
@@ -416,13 +418,48 @@ class Parser {
       for (int i = 0; i < lanes_; ++i) all.push_back(lane(i, col));
       return {Val::Kind::lanes, -1, all};
     }
+    const int i = index("x[i] takes a lane number: 0, 1, ...");
+    return one(lanes_ == 1 ? add(make(Op::stream, col, -1, true)) : lane(i, col));
+  }
+  // After a '[': a whole number below n (a lane, a row or a column), then ']'.
+  int index(const std::string& why) {
     skip_space();
     int i = -1;
     const auto [end, ec] = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), i);
-    if (ec != std::errc() || i < 0) fail(column(), "x[i] takes a lane number: 0, 1, ...");
+    if (ec != std::errc() || i < 0 || i >= lanes_) fail(column(), why);
     pos_ = static_cast<std::size_t>(end - text_.data());
     expect(']');
-    return one(lanes_ == 1 ? add(make(Op::stream, col, -1, true)) : lane(i, col));
+    return i;
+  }
+  // sinkhorn(M, iters): the doubly stochastic matrix of logits M (mHC's H_res), iters a whole number written
+  // out; sinkhorn(M, iters)[i][j] one of its entries.
+  Val sinkhorn(int col) {
+    if (!accept('(')) fail(column(), "expected '(' after sinkhorn");
+    const Nest nest(*this, column() - 1);
+    const Val m = cond();
+    if (m.kind != Val::Kind::matrix)
+      fail(col, "sinkhorn(M, iters) takes a matrix of numbers, not " + kind_name(m.kind));
+    expect(',');
+    const int at_iters = (skip_space(), column());
+    const Val iters = cond();
+    const ExprNode& it = at(iters.node);
+    if (iters.kind != Val::Kind::number || it.op != Op::number || it.value != std::floor(it.value) ||
+        it.value < 0 || it.value > kMaxSinkhornIterations)
+      fail(at_iters, "sinkhorn's iterations are a whole number from 0 to " +
+                         std::to_string(kMaxSinkhornIterations) + ", written as one");
+    expect(')');
+    std::vector<int> entries;
+    for (std::size_t e = 0; e < m.items.size(); ++e) {
+      ExprNode n = make(Op::sinkhorn, col);
+      n.value = it.value, n.lane = int(e), n.args = m.items;
+      entries.push_back(add(std::move(n)));
+    }
+    if (!accept('[')) return {Val::Kind::matrix, -1, entries};
+    const int row = index("a row of sinkhorn(M, iters) is a whole number below " + std::to_string(lanes_));
+    expect('[');
+    const int col_index =
+        index("a column of sinkhorn(M, iters) is a whole number below " + std::to_string(lanes_));
+    return one(entries[std::size_t(row * lanes_ + col_index)]);
   }
   int lane(int i, int col) {
     ExprNode n = make(Op::lane, col, -1, true);

@@ -38,7 +38,8 @@ std::string unknown_parameter(const std::string& name) {
   if (!key) {
     const std::string hint = suggest_key(name);
     return "unknown name '" + name +
-           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor, sigmoid or a config key)" +
+           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor, sigmoid, sinkhorn or a config "
+           "key)" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   }
   if (key->type != KeyType::floating && key->type != KeyType::integer)

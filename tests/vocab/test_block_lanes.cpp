@@ -2,6 +2,7 @@
 // '@', the lowering into n roots with literal zeros dropped, errors at their column, one F over all roots,
 // and the built-in texts written back byte for byte.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -160,4 +161,45 @@ TEST_CASE("lanes are bounded") {
   std::string wide = "[1";
   for (int i = 0; i < 20; ++i) wide += ",1";
   CHECK_THROWS_WITH(parse_block("x + " + wide + "] * F(x)"), Catch::Contains("column 5: 21 lanes"));
+}
+
+// sinkhorn(M, iters) as mHC's code computes it (lucidrains/hyper-connections
+// manifold_constrained_hyper_connections.py @4775103 l.49-61): at lucidrains' init, logits I_4, the matrix is
+// exp(I)/(e + 3), diagonal e/(e + 3) = 0.47537 and off-diagonal 1/(e + 3) = 0.17488 (design note 1b); a
+// non-symmetric matrix of logits in [-1, 1] becomes doubly stochastic: after 20 column-then-row passes the
+// rows sum to 1 within rounding (the last pass) and the columns within 1e-12 (the passes contract the
+// columns' error by far more than 1e-12 over 20 steps at these logits; measured ~1e-16).
+TEST_CASE("sinkhorn_doubly_stochastic") {
+  const std::string eye = "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]";
+  const double e = std::exp(1.0);
+  const Expr diag = parse_scalar("sinkhorn(" + eye + ", 20)[2][2]");
+  const Expr off = parse_scalar("sinkhorn(" + eye + ", 20)[0][3]");
+  CHECK(eval_scalar(diag, diag.root, env_at(0)) == Approx(e / (e + 3)).epsilon(1e-14));
+  CHECK(eval_scalar(off, off.root, env_at(0)) == Approx(1 / (e + 3)).epsilon(1e-14));
+  const std::string m = "[[0.5, -1, 0.2], [1, 0, -0.3], [0.1, 0.7, -0.5 * k]]";
+  for (int k : {0, 1}) {
+    double rows[3] = {0, 0, 0}, cols[3] = {0, 0, 0};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        const Expr x =
+            parse_scalar("sinkhorn(" + m + ", 20)[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+        const double v = eval_scalar(x, x.root, env_at(k));
+        CHECK(v > 0);
+        rows[r] += v, cols[c] += v;
+      }
+    for (int i = 0; i < 3; ++i) {
+      CHECK(rows[i] == Approx(1).margin(1e-15));
+      CHECK(cols[i] == Approx(1).margin(1e-12));
+    }
+  }
+  // As the residual mixing of a block of lanes (mHC's H_res): one coefficient node per entry, the matrix
+  // written back whole, and errors at their column.
+  const Block mhc = parse_block("sinkhorn(" + eye + ", 20) @ x + [1,1,1,1] * F(N(x[0]))");
+  CHECK(mhc.lanes() == 4);
+  CHECK(to_text(parse_block(to_text(mhc))) == to_text(mhc));
+  CHECK(to_text(mhc).starts_with(
+      "[sinkhorn([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], 20)[0][0] * x[0]"));
+  CHECK(error_column("sinkhorn([[1,0],[0,1]], k) @ x + [1,1] * F(N(x[0]))") == 25);
+  CHECK(error_column("sinkhorn([1,0], 20) @ x + [1,1] * F(N(x[0]))") == 1);
+  CHECK(error_column("sinkhorn([[1,0],[0,1]], 20)[2][0] * x[0] + [1,1] * F(N(x[0]))") == 29);
 }
