@@ -1,5 +1,6 @@
 #include "gpu/batch_run.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "gpu/kernels.hpp"
@@ -83,6 +84,32 @@ DeviceBuffer<R> BatchRun<R>::backward(GpuTape<R>& g, const sim::StackValues& sv,
 }
 
 template <class R>
+void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, DeviceBuffer<R> dy) {
+  std::vector<sim::Value> watch;         // each distinct lane Value once
+  std::vector<std::vector<int>> layers;  // layers[w]: the layers that hold watch[w]
+  for (int l = 0; l < int(sv.lanes.size()); ++l)
+    for (const sim::Value v : sv.lanes[std::size_t(l)]) {
+      const auto at = std::find_if(watch.begin(), watch.end(), [&](sim::Value u) { return u.id == v.id; });
+      const std::size_t w = std::size_t(at - watch.begin());
+      if (at == watch.end()) watch.push_back(v), layers.emplace_back();
+      if (layers[w].empty() || layers[w].back() != l) layers[w].push_back(l);
+    }
+  std::vector<DeviceBuffer<R>> sums(sv.lanes.size());
+  g.release_forward({});
+  const auto add = [&](int w, const DeviceBuffer<R>& grad) {
+    for (const int l : layers[std::size_t(w)]) {
+      DeviceBuffer<R>& sum = sums[std::size_t(l)];
+      if (sum.empty())
+        sum = copy(grad.get());
+      else
+        scaled_sum<R>(sum.get(), grad.get(), nullptr, nullptr, sum.size(), 1, true);
+    }
+  };
+  g.reverse(sv.output, std::move(dy), watch, add, kConsumingReverse);
+  for (std::size_t l = 0; l < sums.size(); ++l) measure_.tensor(sums[l].get(), stats_.field(int(l), lf_grad));
+}
+
+template <class R>
 void BatchRun<R>::keep_streams(GpuTape<R>& g, const sim::StackValues& sv, int first) {
   if (first_streams_.empty()) return;
   for (std::size_t i = 0; i < sv.stream.size(); ++i)
@@ -142,7 +169,10 @@ void BatchRun<R>::whole() {
       DeviceBuffer<R> dy(S_ * per_);
       loss_gradient(g.value(sv.output).get(), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width,
                     config_.seed, config_.loss == vocab::Loss::mse);
-      backward(g, sv, sv.output, std::move(dy), 0, int(sv.stream.size()));
+      if (sv.lanes.empty())
+        backward(g, sv, sv.output, std::move(dy), 0, int(sv.stream.size()));
+      else
+        lanes_backward(g, sv, std::move(dy));
       update_.seal();
     }
   }  // the first pass's tape is freed before the updated pass and the probes

@@ -50,6 +50,14 @@ std::string embedding_refusal(const sim::Config& c, int checkpoint_every) {
   return "";
 }
 
+// A block of lanes is built whole (sim/stack_build.hpp): a segment boundary would carry n values.
+std::string lanes_refusal(const sim::Config& c, int checkpoint_every) {
+  if (sim::placement_for(c)->lanes() == 1 || checkpoint_every == 0) return "";
+  return "key 'block': a block of lanes runs on the CUDA backend only when the whole tape of a sample fits "
+         "the GPU, and this one needs activation checkpointing (--backend cpu, or a smaller width, depth or "
+         "tokens)";
+}
+
 }  // namespace
 
 CudaOptions CudaBackend::options_from_environment() {
@@ -112,6 +120,7 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();
   if (std::string why = embedding_refusal(config, m.checkpoint_every); !why.empty()) return why;
+  if (std::string why = lanes_refusal(config, m.checkpoint_every); !why.empty()) return why;
   if (m.per_sample_bytes() > budget)
     return "keys 'width', 'depth', 'tokens', 'mlp_ratio'" +
            std::string(config.update != vocab::Update::none ? ", 'update'" : "") +
@@ -149,8 +158,9 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   info_.batch_samples = batch;
   info_.budget_bytes = budget;
   if (asks_jacobian(config) && layout.checkpoint_every > 0) throw sim::BackendUnavailable(jacobian_refusal());
-  if (std::string why = embedding_refusal(config, layout.checkpoint_every); !why.empty())
-    throw sim::BackendUnavailable(why);
+  for (const std::string& why :
+       {embedding_refusal(config, layout.checkpoint_every), lanes_refusal(config, layout.checkpoint_every)})
+    if (!why.empty()) throw sim::BackendUnavailable(why);
 
   Blas blas(tf32);
   for (int first = 0; first < n; first += batch) {

@@ -7,6 +7,7 @@
 #include "gpu/device_stats.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metric_set.hpp"
+#include "sim/placement.hpp"
 #include "sim/unit_plan.hpp"
 #include "sim/weight_update.hpp"
 
@@ -111,6 +112,14 @@ std::size_t transient_elements(const sim::StackShape& s) {
                               frobenius_scratch_elements(s.tokens, s.width, s.width));
 }
 
+// A placement of n > 1 lanes (sim/stack_build.cpp): per sublayer at most n^2 mixing scales and n^2 adds, n
+// branch scales and adds, and the lanes' mean (n adds and a scale); per layer the gradient's lane sum.
+std::size_t lanes_elements(const sim::StackShape& s) {
+  const std::size_t n = std::size_t(sim::placement_for(s.cfg)->lanes()), Td = std::size_t(s.tokens) * s.width;
+  if (n == 1) return 0;
+  return std::size_t(s.depth) * (2 * n * n + 3 * n + 1) * Td + std::size_t(s.depth + 1) * Td;
+}
+
 int samples_that_fit(double budget, double per_sample, int samples) {
   const double fit = budget / per_sample;
   return std::clamp(fit < double(samples) ? int(fit) : samples, 1, std::max(samples, 1));
@@ -130,7 +139,7 @@ int best_checkpoint_interval(const sim::StackShape& s) {
 std::size_t activation_elements(const sim::StackShape& s) {
   std::size_t keep = 0;
   for (int k = 0; k < s.depth; ++k) keep += tape_elements(s, k);
-  return keep + transient_elements(s);
+  return keep + lanes_elements(s) + transient_elements(s);
 }
 
 bool runs_backward(const sim::StackShape& s) {
@@ -171,9 +180,10 @@ MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, voca
   MemoryPlan p;
   const double bytes = double(element_bytes);
   p.forward_only = !runs_backward(s);
-  p.checkpoint_every = p.forward_only ? 1 : 0;
+  // A placement of lanes is built whole (sim/stack_build.hpp), forward only too.
+  p.checkpoint_every = p.forward_only && sim::placement_for(s.cfg)->lanes() == 1 ? 1 : 0;
   p.activation_bytes =
-      double(p.forward_only ? forward_only_activation_elements(s) : activation_elements(s)) * bytes;
+      double(p.checkpoint_every > 0 ? forward_only_activation_elements(s) : activation_elements(s)) * bytes;
   p.statistics_bytes = statistics_bytes(s, element_bytes);
   p.side_pass_bytes = double(update_elements(s) + jacobian_elements(s)) * bytes;
   const double kept = double(weight_elements(s)) * bytes, scratch = double(largest_weight(s)) * bytes;

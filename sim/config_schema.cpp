@@ -1,6 +1,7 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
 #include "sim/config_schema.hpp"
 
+#include "sim/jacobian_wanted.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
@@ -590,6 +591,11 @@ std::vector<ConfigIssue> validate(const Config& c) {
                       depth + " is odd; placement = \"" + std::string(vocab::name(c.placement)) +
                           "\" pairs sublayers and needs it even",
                       {"placement"}});
+  if (placement_for(c)->lanes() > 1 && JacobianWanted::of(c.metrics).any())
+    issues.push_back({"metrics",
+                      "jac_sq, jac_spread and block_identity_dev are Jacobians between single streams, not "
+                      "defined on a block of lanes yet (docs/design/multistream.md 3.3); leave them out",
+                      {"block"}});
   if (vocab::is_pointwise(c.norm) && c.qk_norm && attention)
     issues.push_back({"qk_norm",
                       "qk_norm normalizes each head's Q and K with the configured norm, which for norm = \"" +

@@ -94,6 +94,20 @@ Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y
   return dy;
 }
 
+// The gradient metric's tensor at a layer of n > 1 lanes: dLoss/dm of the lanes' mean m with each lane's
+// deviation from it held fixed, i.e. the sum of the lanes' gradients (a Value shared by several lanes is
+// counted once: its gradient already sums theirs). At hyper-connections' init (equal lanes, sum readout,
+// scale-invariant final norm) it is Pre-LN's gradient (docs/design/multistream.md 3.1).
+template <class R>
+MatD lanes_gradient(const CpuTape<R>& graph, const Lanes& lanes) {
+  MatD sum = graph.grad(lanes.front()).template cast<double>();
+  for (std::size_t i = 1; i < lanes.size(); ++i)
+    if (std::find_if(lanes.begin(), lanes.begin() + i, [&](Value v) { return v.id == lanes[i].id; }) ==
+        lanes.begin() + i)
+      sum += graph.grad(lanes[i]).template cast<double>();
+  return sum;
+}
+
 }  // namespace
 
 template <class R>
@@ -123,8 +137,9 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
       graph.backward(sv.output, loss_gradient<R>(config, key, y));
       update.seal();
       backward_ok = true;
-      for (const Value v : sv.stream) {
-        out.grad.push_back(graph.grad(v).template cast<double>());
+      for (std::size_t l = 0; l < sv.stream.size(); ++l) {
+        out.grad.push_back(sv.lanes.empty() ? graph.grad(sv.stream[l]).template cast<double>()
+                                            : lanes_gradient(graph, sv.lanes[l]));
         backward_ok = backward_ok && all_finite(out.grad.back());
       }
       out.gradw = graph.device().gradw;  // before the Jacobian probes' reverse passes

@@ -12,6 +12,10 @@
 
 namespace normsim::sim {
 
+// The n residual lanes of a block of lanes (docs/design/multistream.md 3.1; hyper-connections' expanded
+// streams), lane i at i. n is small (2 to 4 in HC and mHC).
+using Lanes = std::vector<Value>;
+
 // What a placement carries from one sublayer to the next (B2T's bottom residual, Admin's omega^2).
 struct PlacementState {
   Value saved;
@@ -40,6 +44,11 @@ class Placement {
   virtual double init_multiplier(const StackShape&, WeightKind) const { return 1.0; }
   // x_{k+1} from x_k.
   virtual Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const = 0;
+  // The residual lanes it carries (a block of lanes: its n); 1 for every placement of one stream.
+  virtual int lanes() const { return 1; }
+  // The lanes x_{k+1} from the lanes x_k. A placement of one stream runs sublayer() and refuses more lanes.
+  virtual Lanes sublayer_lanes(StackOps& ops, const StackShape& s, int k, const Lanes& x,
+                               PlacementState& state) const;
 };
 
 // Sublayers one unit of the placement covers on this stack (vocab::unit_sublayers, docs/conventions.md).

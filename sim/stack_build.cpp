@@ -1,10 +1,12 @@
 #include "sim/stack_build.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "sim/norm_site.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/block_eval.hpp"
+#include "vocab/names.hpp"
 
 namespace normsim::sim {
 namespace {
@@ -33,7 +35,41 @@ class BranchScaledOps final : public StackOps {
   vocab::Expr scale_;
 };
 
+// Sum of the lanes (n > 1), left to right.
+Value lanes_sum(StackOps& ops, const Lanes& lanes) {
+  Value sum = lanes.front();
+  for (std::size_t i = 1; i < lanes.size(); ++i) sum = ops.add(sum, lanes[i]);
+  return sum;
+}
+
+// Sublayers of a placement of n > 1 lanes (docs/design/multistream.md 3.1). x_0's lanes are x_0 itself n
+// times, one Value (hyper-connections expand by copying: lucidrains/hyper-connections
+// hyper_connections.py @4775103 l.59), so its gradient is the sum of its lanes'; the output reads the lanes'
+// sum (l.61) through the final norm; stream[l] is the lanes' mean, for the per-layer metrics.
+void build_lanes(StackOps& ops, StackOps& scaled, const StackShape& s, const Placement& p,
+                 PlacementState& state, StackValues& out) {
+  const int n = p.lanes();
+  Lanes x(std::size_t(n), out.stream.front());
+  out.lanes.push_back(x);
+  Value sum;  // of x_k's lanes; after the last sublayer, the readout
+  for (int k = 0; k < s.depth; ++k) {
+    x = p.sublayer_lanes(scaled, s, k, x, state);
+    out.lanes.push_back(x);
+    sum = lanes_sum(ops, x);
+    out.stream.push_back(ops.scale(sum, 1.0 / n));
+  }
+  out.output = applies_final_norm(s, p) ? ops.norm(sum, final_norm_at(s)) : sum;
+}
+
 }  // namespace
+
+Lanes Placement::sublayer_lanes(StackOps& ops, const StackShape& s, int k, const Lanes& x,
+                                PlacementState& state) const {
+  if (x.size() != 1)
+    throw std::invalid_argument("placement '" + std::string(vocab::name(id())) +
+                                "' carries one stream, not " + std::to_string(x.size()) + " lanes");
+  return {sublayer(ops, s, k, x.front(), state)};
+}
 
 bool applies_final_norm(const StackShape& s, const Placement& p) {
   if (s.cfg.final_norm == vocab::FinalNorm::always) return true;
@@ -67,6 +103,12 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
     throw std::invalid_argument("build_segment: the block reads emb (x_0), which this segment's tape lacks");
   out.stream.push_back(x);
   BranchScaledOps scaled(ops, s);
+  if (p.lanes() > 1) {
+    if (first != 0 || last != s.depth)
+      throw std::invalid_argument("build_segment: a block of lanes is built whole, not in segments");
+    build_lanes(ops, scaled, s, p, state, out);
+    return out;
+  }
   for (int k = first; k < last; ++k) {
     x = p.sublayer(scaled, s, k, x, state);
     out.stream.push_back(x);

@@ -9,8 +9,9 @@
 namespace normsim::sim {
 
 struct StackValues {
-  std::vector<Value> stream;  // x_0 .. x_K
-  Value output;               // y: x_K, or N(x_K) when a final norm applies
+  std::vector<Value> stream;  // x_0 .. x_K; with n > 1 lanes, each layer's lanes' mean (off the loss path)
+  std::vector<Lanes> lanes;   // with n > 1 lanes only: x_0 .. x_K's lanes
+  Value output;               // y: x_K, or N(x_K) when a final norm applies; with lanes, of their sum
 };
 
 // Whether a final norm maps x_K to the output (final_norm: auto = when the placement does not end in one).
@@ -24,7 +25,8 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
 // input through the input norm when first == 0, else from x_first; the output (final norm) only when
 // last == depth, else output = x_last. `state` carries from one segment to the next as build_stack carries
 // it between sublayers (build_stack resets it first; here the caller does); first must be a multiple of
-// p.span(), so that no unit of the placement is split.
+// p.span(), so that no unit of the placement is split. A placement of n > 1 lanes is built whole (first = 0,
+// last = depth): a segment boundary would carry n values.
 StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p, Value x, int first,
                           int last, PlacementState& state);
 

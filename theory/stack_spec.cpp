@@ -61,6 +61,13 @@ bool has_final_norm(const StackSpec& s) {
 }
 
 void validate(const StackSpec& s) {
+  // docs/design/multistream.md 3.4: the lanes' joint Gram and its backward record are step S4, not built.
+  if (s.placement != Placement::admin)
+    if (const int n = block_of_spec(s).lanes(); n > 1)
+      fail("block",
+           "a block of " + std::to_string(n) +
+               " lanes: the mean field of lanes (their joint Gram, docs/design/multistream.md 3.4) is "
+               "not implemented");
   if (s.depth < 1) fail("depth", "must be >= 1");
   if (s.tokens < 1) fail("tokens", "must be >= 1");
   if (s.mlp_ratio <= 0.0) fail("mlp_ratio", "must be > 0");

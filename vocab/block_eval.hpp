@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct StreamWalk {
   Streams& s;
   const ScalarEnv& env;
   Value x, x0, emb;
+  std::span<const Value> lanes;            // x[0..n-1] (a block of n > 1 lanes)
   std::vector<std::optional<Value>> done;  // a node shared by two parents is computed once
 
   Value operator()(int i) {
@@ -40,14 +42,28 @@ struct StreamWalk {
 }  // namespace detail
 
 // Streams provides: using Value; Value norm(Value); Value add(Value, Value); Value scale(Value, double);
-// Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input, emb the stack's input.
+// Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input, emb the stack's input (a block
+// of one lane; eval_lanes runs any block).
 template <class Streams>
 typename Streams::Value eval_stream(const Expr& e, int i, Streams& s, const ScalarEnv& env,
                                     typename Streams::Value x, typename Streams::Value x0,
                                     typename Streams::Value emb) {
-  detail::StreamWalk<Streams> walk{e, s, env, x, x0, emb, {}};
+  detail::StreamWalk<Streams> walk{e, s, env, x, x0, emb, {}, {}};
   walk.done.resize(e.nodes.size());
   return walk(i);
+}
+
+// Every root of a block of lanes (Expr::roots), in lane order, through one memo: a node the lanes share (the
+// branch above all) is computed once. lanes: x_k's n lanes; with n = 1 the result is eval_stream's.
+template <class Streams>
+std::vector<typename Streams::Value> eval_lanes(const Expr& e, Streams& s, const ScalarEnv& env,
+                                                std::span<const typename Streams::Value> lanes,
+                                                typename Streams::Value x0, typename Streams::Value emb) {
+  detail::StreamWalk<Streams> walk{e, s, env, lanes.front(), x0, emb, lanes, {}};
+  walk.done.resize(e.nodes.size());
+  std::vector<typename Streams::Value> out;
+  for (const int root : e.roots) out.push_back(walk(root));
+  return out;
 }
 
 template <class Streams>
@@ -63,6 +79,8 @@ typename Streams::Value detail::StreamWalk<Streams>::compute(int i) {
       return x0;
     case Op::embedding:
       return emb;
+    case Op::lane:
+      return lanes[static_cast<std::size_t>(n.lane)];
     case Op::norm:
       return s.norm(sub(n.a));
     case Op::branch:

@@ -3,16 +3,23 @@
 //   cond    := compare ['?' cond ':' cond]
 //   compare := sum ['<' sum]
 //   sum     := product (('+' | '-') product)*
-//   product := unary (('*' | '/') unary)*
+//   product := unary (('*' | '/' | '@') unary)*
 //   unary   := '-' unary | primary
-//   primary := number | name | name '(' cond ')' | '(' cond ')'
+//   primary := number | name | 'x' '[' integer ']' | name '(' cond ')' | '(' cond ')' | '[' cond (',' cond)*
+//   ']'
+// Lanes (a block of n > 1, docs/design/multistream.md 3.2) are lowered as they are parsed: a lanes value is n
+// stream nodes, a literal 0 coefficient an absent term (not 0 * x, which would turn an Inf into a NaN).
+#include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "vocab/block_expr.hpp"
+#include "vocab/block_lanes.hpp"
 
 namespace normsim::vocab {
 namespace {
@@ -31,10 +38,26 @@ int characters(std::string_view text) {
   return n;
 }
 
+// A parsed value. A number or a stream is one node; lanes are one stream node per lane (-1: a lane with no
+// term yet, identically zero); a vector or matrix literal (row-major, n x n) holds number nodes.
+struct Val {
+  enum class Kind { number, stream, lanes, vector, matrix };
+  Kind kind = Kind::number;
+  int node = -1;
+  std::vector<int> items;
+  bool single() const { return kind == Kind::number || kind == Kind::stream; }
+};
+
+std::string kind_name(Val::Kind k) {
+  constexpr std::array<const char*, 5> names{"a number", "a stream", "lanes", "a vector", "a matrix"};
+  return names[static_cast<std::size_t>(k)];
+}
+
 class Parser {
  public:
-  // offset: the characters (code points) before this expression in the block text.
-  Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {
+  // offset: the characters (code points) before this expression in the block text; lanes: the block's n.
+  Parser(std::string_view text, int offset, bool paired, int lanes)
+      : text_(text), offset_(offset), paired_(paired), lanes_(lanes) {
     chars_before_.reserve(text.size() + 1);
     int n = 0;
     for (const char c : text) {
@@ -44,11 +67,13 @@ class Parser {
     chars_before_.push_back(n);
   }
 
-  Expr parse_whole() {
-    expr_.root = cond();
+  // The expression, its value's kind checked by the caller (a sublayer or a number).
+  std::pair<Expr, Val> parse_whole() {
+    const Val v = cond();
     skip_space();
     if (pos_ < text_.size()) fail(column(), "unexpected '" + character_here() + "'");
-    return std::move(expr_);
+    expr_.root = v.single() ? v.node : -1;
+    return {std::move(expr_), v};
   }
 
  private:
@@ -56,6 +81,7 @@ class Parser {
   int offset_;                     // characters before this expression in the block text
   std::vector<int> chars_before_;  // chars_before_[i]: the characters in text_[0, i)
   bool paired_;
+  int lanes_;  // n: the block's lanes (lanes_in)
   std::size_t pos_ = 0;
   int depth_ = 0;  // parentheses, calls, unary minus and '?' now open
   Expr expr_;
@@ -105,14 +131,38 @@ class Parser {
   int add(ExprNode n) {
     for (std::size_t i = 0; i < expr_.nodes.size(); ++i) {
       const ExprNode& m = expr_.nodes[i];
-      if (m.op == n.op && m.value == n.value && m.var == n.var && m.name == n.name && m.a == n.a &&
-          m.b == n.b && m.c == n.c)
+      if (m.op == n.op && m.value == n.value && m.var == n.var && m.name == n.name && m.lane == n.lane &&
+          m.args == n.args && m.a == n.a && m.b == n.b && m.c == n.c)
         return static_cast<int>(i);
     }
     expr_.nodes.push_back(std::move(n));
     return static_cast<int>(expr_.nodes.size()) - 1;
   }
-  int binary(Op op, int a, int b, int col) {
+  Val one(int node) const { return {at(node).is_stream ? Val::Kind::stream : Val::Kind::number, node, {}}; }
+  // A number or a stream where one is needed, else an error naming what came.
+  int single(const Val& v, int col, const std::string& where) const {
+    if (v.single()) return v.node;
+    if (v.kind == Val::Kind::lanes)
+      fail(col, where + " takes one stream, not the block's " + std::to_string(lanes_) +
+                    " lanes: pick one with x[i] or mix them with v @ x");
+    fail(col, where + " takes a stream or a number, not " + kind_name(v.kind));
+  }
+  // v as lanes: lanes, or (n = 1) a stream.
+  std::vector<int> as_lanes(const Val& v, int col) const {
+    if (v.kind == Val::Kind::lanes) return v.items;
+    if (v.kind == Val::Kind::stream && lanes_ == 1) return {v.node};
+    if (v.kind == Val::Kind::stream)
+      fail(col, "a stream where the block's " + std::to_string(lanes_) +
+                    " lanes are needed: spread it with v * s, or write [s, t, ...]");
+    fail(col, kind_name(v.kind) + " where lanes are needed");
+  }
+  // Lanes as a value: with n = 1, the one lane is the stream (every n = 1 text keeps its nodes).
+  Val lanes_value(std::vector<int> items) const {
+    if (lanes_ == 1 && items.front() >= 0) return one(items.front());
+    return {Val::Kind::lanes, -1, std::move(items)};
+  }
+
+  int binary_nodes(Op op, int a, int b, int col) {
     const bool sa = at(a).is_stream, sb = at(b).is_stream;
     ExprNode n = make(op, col, a);
     n.b = b;
@@ -135,30 +185,101 @@ class Parser {
     }
     return add(std::move(n));
   }
+  // coefficient * stream, lowered: a literal 0 is no term (-1), a literal 1 the stream itself.
+  int term(int coefficient, int stream, int col) {
+    const ExprNode& c = at(coefficient);
+    if (stream < 0 || (c.op == Op::number && c.value == 0.0)) return -1;
+    if (c.op == Op::number && c.value == 1.0) return stream;
+    return binary_nodes(Op::mul, coefficient, stream, col);
+  }
+  // a + b or a - b of two terms, either possibly absent (-1).
+  int combined(Op op, int a, int b, int col) {
+    if (b < 0) return a;
+    if (a < 0) return op == Op::add ? b : add(make(Op::neg, col, b, true));
+    return binary_nodes(op, a, b, col);
+  }
+  // sum_j row[j] * lanes[j].
+  int mixed(std::span<const int> row, const std::vector<int>& lanes, int col) {
+    int sum = -1;
+    for (std::size_t j = 0; j < lanes.size(); ++j)
+      sum = combined(Op::add, sum, term(row[j], lanes[j], col), col);
+    return sum;
+  }
 
-  int cond() {
-    const int c = compare();
+  Val binary(Op op, const Val& a, const Val& b, int col) {
+    if (a.single() && b.single()) return one(binary_nodes(op, a.node, b.node, col));
+    using K = Val::Kind;
+    std::vector<int> out;
+    if (op == Op::add || op == Op::sub) {
+      const std::vector<int> l = as_lanes(a, col), r = as_lanes(b, col);
+      for (std::size_t i = 0; i < l.size(); ++i) out.push_back(combined(op, l[i], r[i], col));
+    } else if (op == Op::mul && (a.kind == K::vector || b.kind == K::vector)) {
+      const Val& v = a.kind == K::vector ? a : b;
+      const int s = single(a.kind == K::vector ? b : a, col, "v * s");
+      if (!at(s).is_stream) fail(col, "a vector times a number: write the entries' products");
+      for (const int c : v.items) out.push_back(term(c, s, col));
+    } else if ((op == Op::mul || op == Op::div) && b.kind == K::number) {
+      for (const int l : as_lanes(a, col)) out.push_back(l < 0 ? -1 : binary_nodes(op, l, b.node, col));
+    } else if (op == Op::mul && a.kind == K::number) {
+      for (const int l : as_lanes(b, col)) out.push_back(l < 0 ? -1 : binary_nodes(op, a.node, l, col));
+    } else {
+      fail(col, "cannot combine " + kind_name(a.kind) + " and " + kind_name(b.kind) + " this way");
+    }
+    return lanes_value(std::move(out));
+  }
+  // v @ x: one stream; M @ x: lanes, row i making lane i.
+  Val matmul(const Val& a, const Val& b, int col) {
+    const std::vector<int> x = as_lanes(b, col);
+    if (a.kind == Val::Kind::vector) {
+      const int s = mixed(a.items, x, col);
+      if (s < 0) fail(col, "v @ x has no term here (every coefficient is a literal 0)");
+      return one(s);
+    }
+    if (a.kind != Val::Kind::matrix)
+      fail(col, "'@' takes a vector or a matrix on its left, not " + kind_name(a.kind));
+    std::vector<int> out;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      out.push_back(mixed(std::span<const int>(a.items).subspan(i * x.size(), x.size()), x, col));
+    return lanes_value(std::move(out));
+  }
+
+  Val cond() {
+    const Val c = compare();
     const int col = (skip_space(), column());
     if (!accept('?')) return c;
     const Nest nest(*this, col);
-    if (at(c).is_stream) fail(col, "the condition before '?' must be a number, not a stream");
-    const int yes = cond();
+    if (c.kind != Val::Kind::number)
+      fail(col, "the condition before '?' must be a number, not " + kind_name(c.kind));
+    const Val yes = cond();
     expect(':');
-    const int no = cond();
-    if (at(yes).is_stream != at(no).is_stream)
-      fail(col, "both sides of ':' must be streams, or both numbers");
+    const Val no = cond();
+    if (yes.single() && no.single()) {
+      if (at(yes.node).is_stream != at(no.node).is_stream)
+        fail(col, "both sides of ':' must be streams, or both numbers");
+      return one(conditional(c.node, yes.node, no.node, col));
+    }
+    const std::vector<int> y = as_lanes(yes, col), n = as_lanes(no, col);
+    std::vector<int> out;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if ((y[i] < 0) != (n[i] < 0))
+        fail(col, "both sides of ':' must give lane " + std::to_string(i) + " a term, or neither");
+      out.push_back(y[i] < 0 ? -1 : conditional(c.node, y[i], n[i], col));
+    }
+    return lanes_value(std::move(out));
+  }
+  int conditional(int c, int yes, int no, int col) {
     ExprNode n = make(Op::cond, col, c, at(yes).is_stream);
     n.b = yes, n.c = no;
     return add(std::move(n));
   }
-  int compare() {
-    const int a = sum();
+  Val compare() {
+    const Val a = sum();
     const int col = (skip_space(), column());
     if (!accept('<')) return a;
     return binary(Op::less, a, sum(), col);
   }
-  int sum() {
-    int a = product();
+  Val sum() {
+    Val a = product();
     for (;;) {
       const int col = (skip_space(), column());
       if (accept('+'))
@@ -169,26 +290,31 @@ class Parser {
         return a;
     }
   }
-  int product() {
-    int a = unary();
+  Val product() {
+    Val a = unary();
     for (;;) {
       const int col = (skip_space(), column());
       if (accept('*'))
         a = binary(Op::mul, a, unary(), col);
       else if (accept('/'))
         a = binary(Op::div, a, unary(), col);
+      else if (accept('@'))
+        a = matmul(a, unary(), col);
       else
         return a;
     }
   }
-  int unary() {
+  Val unary() {
     const int col = (skip_space(), column());
     if (!accept('-')) return primary();
     const Nest nest(*this, col);
-    const int a = unary();
-    return add(make(Op::neg, col, a, at(a).is_stream));
+    const Val a = unary();
+    if (a.single()) return one(add(make(Op::neg, col, a.node, at(a.node).is_stream)));
+    std::vector<int> out;
+    for (const int l : as_lanes(a, col)) out.push_back(l < 0 ? -1 : add(make(Op::neg, col, l, true)));
+    return lanes_value(std::move(out));
   }
-  int primary() {
+  Val primary() {
     skip_space();
     const int col = column();
     if (pos_ >= text_.size()) fail(col, "expression ends too early");
@@ -196,13 +322,44 @@ class Parser {
     if (c == '(') {
       ++pos_;
       const Nest nest(*this, col);
-      const int e = cond();
+      const Val e = cond();
       expect(')');
       return e;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number(col);
+    if (c == '[') return literal(col);
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return one(number(col));
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name(col);
     fail(col, "unexpected '" + character_here() + "'");
+  }
+  // [a, b, ...]: numbers make a vector, vectors a matrix, streams lanes; n entries each.
+  Val literal(int col) {
+    ++pos_;
+    const Nest nest(*this, col);
+    std::vector<Val> entries;
+    do entries.push_back(cond());
+    while (accept(','));
+    expect(']');
+    if (int(entries.size()) != lanes_)
+      fail(col, "a literal of " + std::to_string(entries.size()) + " entries in a block of " +
+                    std::to_string(lanes_) +
+                    " lanes (n is the largest lane index + 1 and the widest literal; every literal has n)");
+    const Val::Kind k = entries.front().kind;
+    Val out{k == Val::Kind::number   ? Val::Kind::vector
+            : k == Val::Kind::vector ? Val::Kind::matrix
+                                     : Val::Kind::lanes,
+            -1,
+            {}};
+    for (const Val& e : entries) {
+      if (e.kind != k || k == Val::Kind::matrix || k == Val::Kind::lanes)
+        fail(col,
+             "a literal's entries are all numbers (a vector), all vectors (a matrix) or all streams "
+             "(lanes)");
+      if (e.single())
+        out.items.push_back(e.node);
+      else
+        out.items.insert(out.items.end(), e.items.begin(), e.items.end());
+    }
+    return out.kind == Val::Kind::lanes ? lanes_value(std::move(out.items)) : out;
   }
   int number(int col) {
     double v = 0;
@@ -216,18 +373,17 @@ class Parser {
     n.value = v;
     return add(std::move(n));
   }
-  int name(int col) {
+  Val name(int col) {
     const std::size_t start = pos_;
     while (pos_ < text_.size() &&
            (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
       ++pos_;
     const std::string id(text_.substr(start, pos_ - start));
-    static const std::map<std::string, Op, std::less<>> functions{{"N", Op::norm},
-                                                                  {"F", Op::branch},
-                                                                  {"Fqkv", Op::branch_qkv},
-                                                                  {"sqrt", Op::sqrt},
-                                                                  {"floor", Op::floor}};
-    if (const auto f = functions.find(id); f != functions.end()) return call(f->second, id, col);
+    static const std::map<std::string, Op, std::less<>> functions{
+        {"N", Op::norm},      {"F", Op::branch},        {"Fqkv", Op::branch_qkv},  {"sqrt", Op::sqrt},
+        {"floor", Op::floor}, {"sigmoid", Op::sigmoid}, {"sinkhorn", Op::sinkhorn}};
+    if (id == "sinkhorn") return sinkhorn(col);
+    if (const auto f = functions.find(id); f != functions.end()) return one(call(f->second, id, col));
     if (skip_space(); pos_ < text_.size() && text_[pos_] == '(') {  // a call: no name but these takes one
       std::string known;
       for (const auto& [fn, op] : functions) known += (known.empty() ? "" : ", ") + fn;
@@ -241,22 +397,79 @@ class Parser {
     if (const auto v = vars.find(id); v != vars.end()) {
       ExprNode n = make(Op::scalar_var, col);
       n.var = v->second;
-      return add(std::move(n));
+      return one(add(std::move(n)));
     }
-    if (id == "x") return add(make(Op::stream, col, -1, true));
-    if (id == "emb") return add(make(Op::embedding, col, -1, true));
+    if (id == "x") return lanes(col);
+    if (id == "emb") return one(add(make(Op::embedding, col, -1, true)));
     if (id == "x0") {
       if (!paired_) fail(col, "x0 (the pair's input) needs a paired block: two expressions separated by ';'");
-      return add(make(Op::pair_input, col, -1, true));
+      if (lanes_ > 1) fail(col, "x0 (the pair's input) is one stream; a block of lanes cannot read it yet");
+      return one(add(make(Op::pair_input, col, -1, true)));
     }
     ExprNode n = make(Op::param, col);
     n.name = id;
+    return one(add(std::move(n)));
+  }
+  // x (the stream; with n > 1 the lanes) or x[i] (lane i; with n = 1 the stream).
+  Val lanes(int col) {
+    if (!accept('[')) {
+      if (lanes_ == 1) return one(add(make(Op::stream, col, -1, true)));
+      std::vector<int> all;
+      for (int i = 0; i < lanes_; ++i) all.push_back(lane(i, col));
+      return {Val::Kind::lanes, -1, all};
+    }
+    const int i = index("x[i] takes a lane number: 0, 1, ...");
+    return one(lanes_ == 1 ? add(make(Op::stream, col, -1, true)) : lane(i, col));
+  }
+  // After a '[': a whole number below n (a lane, a row or a column), then ']'.
+  int index(const std::string& why) {
+    skip_space();
+    int i = -1;
+    const auto [end, ec] = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), i);
+    if (ec != std::errc() || i < 0 || i >= lanes_) fail(column(), why);
+    pos_ = static_cast<std::size_t>(end - text_.data());
+    expect(']');
+    return i;
+  }
+  // sinkhorn(M, iters): the doubly stochastic matrix of logits M (mHC's H_res), iters a whole number written
+  // out; sinkhorn(M, iters)[i][j] one of its entries.
+  Val sinkhorn(int col) {
+    if (!accept('(')) fail(column(), "expected '(' after sinkhorn");
+    const Nest nest(*this, column() - 1);
+    const Val m = cond();
+    if (m.kind != Val::Kind::matrix)
+      fail(col, "sinkhorn(M, iters) takes a matrix of numbers, not " + kind_name(m.kind));
+    expect(',');
+    const int at_iters = (skip_space(), column());
+    const Val iters = cond();
+    const ExprNode& it = at(iters.node);
+    if (iters.kind != Val::Kind::number || it.op != Op::number || it.value != std::floor(it.value) ||
+        it.value < 0 || it.value > kMaxSinkhornIterations)
+      fail(at_iters, "sinkhorn's iterations are a whole number from 0 to " +
+                         std::to_string(kMaxSinkhornIterations) + ", written as one");
+    expect(')');
+    std::vector<int> entries;
+    for (std::size_t e = 0; e < m.items.size(); ++e) {
+      ExprNode n = make(Op::sinkhorn, col);
+      n.value = it.value, n.lane = int(e), n.args = m.items;
+      entries.push_back(add(std::move(n)));
+    }
+    if (!accept('[')) return {Val::Kind::matrix, -1, entries};
+    const int row = index("a row of sinkhorn(M, iters) is a whole number below " + std::to_string(lanes_));
+    expect('[');
+    const int col_index =
+        index("a column of sinkhorn(M, iters) is a whole number below " + std::to_string(lanes_));
+    return one(entries[std::size_t(row * lanes_ + col_index)]);
+  }
+  int lane(int i, int col) {
+    ExprNode n = make(Op::lane, col, -1, true);
+    n.lane = i;
     return add(std::move(n));
   }
   int call(Op op, const std::string& id, int col) {
     if (!accept('(')) fail(column(), "expected '(' after " + id);
     const Nest nest(*this, column() - 1);
-    const int a = cond();
+    const int a = single(cond(), col, id + "(.)");
     expect(')');
     const bool takes_stream = op == Op::norm || op == Op::branch || op == Op::branch_qkv;
     if (at(a).is_stream != takes_stream)
@@ -266,27 +479,23 @@ class Parser {
   }
 };
 
-// How many times F runs on the way to node i; both arms of a condition must agree.
-int branch_calls(const Expr& e, int i) {
-  if (i < 0) return 0;
-  const ExprNode& n = e.node(i);
-  if (n.op == Op::cond) {
-    const int yes = branch_calls(e, n.b), no = branch_calls(e, n.c);
-    if (yes != no) throw ExprError(n.column, "both sides of ':' must call F equally often");
-    return branch_calls(e, n.a) + yes;
-  }
-  const int own = (n.op == Op::branch || n.op == Op::branch_qkv) ? 1 : 0;
-  return own + branch_calls(e, n.a) + branch_calls(e, n.b) + branch_calls(e, n.c);
-}
-
-Expr parse_sublayer(std::string_view text, int offset, bool paired) {
-  Expr e = Parser(text, offset, paired).parse_whole();
-  const ExprNode& root = e.node(e.root);
-  if (!root.is_stream)
+Expr parse_sublayer(std::string_view text, int offset, bool paired, int lanes) {
+  auto [e, v] = Parser(text, offset, paired, lanes).parse_whole();
+  if (v.kind == Val::Kind::number)
     throw ExprError(offset + 1, "a sublayer must be a stream (built from x), not a number");
-  if (const int n = branch_calls(e, e.root); n != 1)
-    throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv) exactly once, not " +
-                                    std::to_string(n) + " times");
+  if (v.kind == Val::Kind::stream && lanes > 1)
+    throw ExprError(offset + 1, "a block of " + std::to_string(lanes) +
+                                    " lanes must give every lane a value (M @ x, v * s, [s, t, ...]), not "
+                                    "one stream");
+  if (v.kind != Val::Kind::stream && v.kind != Val::Kind::lanes)
+    throw ExprError(offset + 1, "a sublayer must be a stream or lanes, not " + kind_name(v.kind));
+  e.roots = v.kind == Val::Kind::stream ? std::vector<int>{v.node} : v.items;
+  for (std::size_t i = 0; i < e.roots.size(); ++i)
+    if (e.roots[i] < 0)
+      throw ExprError(offset + 1,
+                      "lane " + std::to_string(i) + " is identically zero (every term a literal 0)");
+  e.root = e.roots.front();
+  check_branch_calls(e, offset);
   return e;
 }
 
@@ -295,23 +504,26 @@ Expr parse_sublayer(std::string_view text, int offset, bool paired) {
 Block parse_block(std::string_view text) {
   Block b;
   b.text = std::string(text);
+  const int lanes = lanes_in(text);
   const std::size_t semi = text.find(';');
   if (semi == std::string_view::npos) {
-    b.sublayers.push_back(parse_sublayer(text, 0, false));
+    b.sublayers.push_back(parse_sublayer(text, 0, false, lanes));
     return b;
   }
   if (text.find(';', semi + 1) != std::string_view::npos)
     throw ExprError(characters(text.substr(0, text.find(';', semi + 1))) + 1,
                     "at most two sublayers (one ';')");
-  b.sublayers.push_back(parse_sublayer(text.substr(0, semi), 0, true));
-  b.sublayers.push_back(parse_sublayer(text.substr(semi + 1), characters(text.substr(0, semi + 1)), true));
+  b.sublayers.push_back(parse_sublayer(text.substr(0, semi), 0, true, lanes));
+  b.sublayers.push_back(
+      parse_sublayer(text.substr(semi + 1), characters(text.substr(0, semi + 1)), true, lanes));
   return b;
 }
 
 Expr parse_scalar(std::string_view text) {
-  Expr e = Parser(text, 0, false).parse_whole();
-  if (e.node(e.root).is_stream) throw ExprError(1, "must be a number, not a stream");
-  if (branch_calls(e, e.root) != 0) throw ExprError(1, "must not call F");
+  auto [e, v] = Parser(text, 0, false, lanes_in(text)).parse_whole();
+  if (v.kind != Val::Kind::number) throw ExprError(1, "must be a number, not " + kind_name(v.kind));
+  for (const ExprNode& n : e.nodes)
+    if (n.op == Op::branch || n.op == Op::branch_qkv) throw ExprError(1, "must not call F");
   return e;
 }
 

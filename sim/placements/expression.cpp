@@ -38,7 +38,8 @@ std::string unknown_parameter(const std::string& name) {
   if (!key) {
     const std::string hint = suggest_key(name);
     return "unknown name '" + name +
-           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor or a config key)" +
+           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor, sigmoid, sinkhorn or a config "
+           "key)" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   }
   if (key->type != KeyType::floating && key->type != KeyType::integer)
@@ -70,6 +71,7 @@ ExpressionPlacement::ExpressionPlacement(vocab::Placement id, std::string_view b
 }
 
 bool ExpressionPlacement::ends_in_norm(const StackShape& s) const {
+  if (lanes() > 1) return false;  // the output reads the lanes' sum, never a norm's output
   const int k = s.depth - 1, unit = vocab::unit_size(block_, s.cfg.sublayer);
   return vocab::ends_in_norm(block_.sublayers[vocab::expression_at(block_, unit, k % unit)],
                              scalar_env(s, k));
@@ -82,6 +84,18 @@ Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, V
   const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, pos)];
   OpsStreams streams{ops, s, k};
   return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x, state.emb);
+}
+
+Lanes ExpressionPlacement::sublayer_lanes(StackOps& ops, const StackShape& s, int k, const Lanes& x,
+                                          PlacementState& state) const {
+  if (lanes() == 1) return Placement::sublayer_lanes(ops, s, k, x, state);
+  if (int(x.size()) != lanes())
+    throw std::invalid_argument("a block of " + std::to_string(lanes()) + " lanes given " +
+                                std::to_string(x.size()));
+  const int unit = vocab::unit_size(block_, s.cfg.sublayer);
+  const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, k % unit)];
+  OpsStreams streams{ops, s, k};  // x0 (the pair's input) is refused in a block of lanes by the parser
+  return vocab::eval_lanes<OpsStreams>(e, streams, scalar_env(s, k), x, x.front(), state.emb);
 }
 
 }  // namespace normsim::sim

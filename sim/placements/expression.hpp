@@ -29,6 +29,9 @@ class ExpressionPlacement final : public Placement {
     return init_ ? init_(s, w) : 1.0;
   }
   Value sublayer(StackOps& ops, const StackShape& s, int k, Value x, PlacementState& state) const override;
+  int lanes() const override { return block_.lanes(); }
+  Lanes sublayer_lanes(StackOps& ops, const StackShape& s, int k, const Lanes& x,
+                       PlacementState& state) const override;
 
  private:
   vocab::Placement id_;

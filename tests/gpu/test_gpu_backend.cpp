@@ -468,3 +468,41 @@ TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
   CHECK(sim::make_backend(normsim::vocab::BackendChoice::cuda, 1)->name() == "cuda");
   CHECK(sim::make_backend(normsim::vocab::BackendChoice::auto_, 1)->name() == "cuda");
 }
+
+// Blocks of lanes (docs/design/multistream.md 3.1): mixing is the tape's scale and add, so the device runs
+// them through the ops it has. HC at its official init (n = 2, 4), a lane permutation (lucidrains issue 8),
+// and a mixing with an emb skip and mHC-like sigmoid coefficients: the records (stream metrics of the lanes'
+// mean, grad_sq of the lanes' gradient sum) are the CPU's, with the backward and forward only (the plan then
+// keeps the whole tape, as a block of lanes is built whole). The tolerances are the built-ins' (above).
+TEST_CASE("CUDA backend matches the CPU backend for blocks of lanes", "[backend][lanes]") {
+  const std::string r4 = "k - 4*floor(k/4)";
+  const std::string blocks[] = {
+      "[[1,0],[0,1]] @ x + [1,1] * F(N(k - 2*floor(k/2) < 1 ? x[0] : x[1]))",
+      "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]] @ x + [1,1,1,1] * F(N(" + r4 + " < 1 ? x[0] : " + r4 +
+          " < 2 ? x[1] : " + r4 + " < 3 ? x[2] : x[3]))",
+      "[[0,1],[1,0]] @ x + [1,0] * F(N(x[0]))",
+      "[[0.75,0.25],[0.25,0.75]] @ x + [1,1] * (0.2 * emb) + [2*sigmoid(1),2*sigmoid(1)] * "
+      "F(N([sigmoid(1),0.5] @ x))"};
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[0], kKinds[5]})
+      for (const std::string& block : blocks)
+        for (const bool forward_only : {false, true}) {
+          sim::Config c = small_config(vocab::Placement::custom, kind, precision);
+          c.block = block;
+          if (forward_only) c.metrics = sim::MetricSet::of({"act_sq", "token_cos", "cos_next"});
+          INFO(precision << " " << kind.sublayer << " block " << block
+                         << (forward_only ? " forward only" : ""));
+          const bool f64 = std::string(precision) == "float64";
+          require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
+                                f64 ? 1e-4 : 3e-3);
+        }
+  // HC at its official init is Pre-LN on the device too: the lanes' mean is x_l exactly for n = 2, and the
+  // output N(2 x_K) is N(x_K) within the final norm's eps (tests/sim/test_lanes.cpp): relative < 1e-5.
+  sim::Config hc = small_config(vocab::Placement::custom, kKinds[0], "float64");
+  hc.block = blocks[0];
+  const sim::Config pre = small_config(vocab::Placement::pre, kKinds[0], "float64");
+  require_records_close(cuda.run(hc, samples), cuda.run(pre, samples), 1e-12, 1e-5);
+}

@@ -179,31 +179,45 @@ TEST_CASE("list prints every category") {
   }
 }
 
+namespace {
+// `normsim run` of a config written as `toml` into dir, results in dir/out, no figures.
+Result run_config(const ScratchDir& dir, const std::string& toml) {
+  const auto config = dir / "c.toml";
+  write_text(config, toml);
+  return run_cli("run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " --no-plots",
+                 dir);
+}
+}  // namespace
+
 TEST_CASE("a run says which configurations the mean field does not cover, and theory.csv leaves them out") {
   ScratchDir dir("cli-no-theory");
-  const auto config = dir / "dyt.toml";
   // DyT's mean field refuses input_norm (x_0 would leave it non-Gaussian: theory/stack_spec.cpp)
-  write_text(
-      config,
+  const Result r = run_config(
+      dir,
       "norm = [\"layernorm\", \"dyt\"]\ninput_norm = true\ndepth = 2\nwidth = 8\ntokens = 2\nsamples = 2\n");
-  const Result r = run_cli(
-      "run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " --no-plots", dir);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("no mean field (theory.csv) for 1 of 2 configurations") != std::string::npos);
   CHECK(r.err.find("input_norm") != std::string::npos);
   const std::string theory = read_text(dir / "out" / "theory.csv");
   CHECK(theory.find("\n0,") != std::string::npos);
   CHECK(theory.find("\n1,") == std::string::npos);
+  // A block of lanes runs (docs/design/multistream.md step S2) but has no mean field yet (step S4).
+  ScratchDir lanes("cli-lanes");
+  const Result h = run_config(lanes,
+                              "placement = \"custom\"\nblock = \"[[1,0],[0,1]] @ x + [1,1] * F(N(x[0]))\"\n"
+                              "depth = 2\nwidth = 8\ntokens = 2\nsamples = 2\n");
+  REQUIRE(h.status == 0);
+  CHECK(h.err.find(
+            "no mean field (theory.csv) for 1 of 1 configurations, e.g. config 0: theory::StackSpec.block: "
+            "a block of 2 lanes") != std::string::npos);
+  CHECK(read_text(lanes / "out" / "layers.csv").find("act_sq") != std::string::npos);
 }
 
 TEST_CASE("a run writes theory.csv rows for DyT and Derf") {
   ScratchDir dir("cli-dyt-theory");
-  const auto config = dir / "dyt.toml";
-  write_text(config,
-             "norm = [\"layernorm\", \"dyt\", \"derf\"]\nnorm_shift = \"0.1\"\ndepth = 2\nwidth = 8\n"
-             "tokens = 2\nsamples = 2\n");
-  const Result r = run_cli(
-      "run " + quote(config.string()) + " --out " + quote((dir / "out").string()) + " --no-plots", dir);
+  const Result r = run_config(dir,
+                              "norm = [\"layernorm\", \"dyt\", \"derf\"]\nnorm_shift = \"0.1\"\ndepth = 2\n"
+                              "width = 8\ntokens = 2\nsamples = 2\n");
   REQUIRE(r.status == 0);
   CHECK(r.err.find("no mean field") == std::string::npos);
   const std::string theory = read_text(dir / "out" / "theory.csv");

@@ -3,35 +3,15 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "trace.hpp"
 #include "vocab/block_eval.hpp"
 #include "vocab/block_expr.hpp"
 
 using namespace normsim::vocab;
+using normsim::vocab::test::error_column;
+using normsim::vocab::test::Trace;
 
 namespace {
-
-// A stream interpreter that writes what it was asked to do, so the walk's order and shape are visible.
-struct Trace {
-  using Value = std::string;
-  std::string log;
-  Value norm(Value a) { return note("N(" + a + ")"); }
-  Value add(Value a, Value b) { return note("(" + a + "+" + b + ")"); }
-  Value scale(Value a, double s) { return note(std::to_string(s).substr(0, 4) + "*" + a); }
-  Value branch(Value u, bool qkv) { return note(std::string(qkv ? "Fqkv" : "F") + "(" + u + ")"); }
-  Value note(Value v) {
-    log += v + ";";
-    return v;
-  }
-};
-
-int error_column(std::string_view text) {
-  try {
-    parse_block(text);
-  } catch (const ExprError& e) {
-    return e.column();
-  }
-  return 0;
-}
 
 ScalarEnv env_at(int k, int K) {
   ScalarEnv env;
@@ -75,8 +55,9 @@ TEST_CASE("parse errors name the column that caused them") {
   CHECK(error_column("x + foo(x)") == 5);
   CHECK(error_column("x + G (x)") == 5);
   CHECK(error_column("N(x + F(x)); x0 + F(alpha(x))") == 21);
-  CHECK_THROWS_WITH(parse_block("x + foo(x)"),
-                    Catch::Contains("unknown function 'foo' (known: F, Fqkv, N, floor, sqrt)"));
+  CHECK_THROWS_WITH(
+      parse_block("x + foo(x)"),
+      Catch::Contains("unknown function 'foo' (known: F, Fqkv, N, floor, sigmoid, sinkhorn, sqrt)"));
   CHECK_THROWS_WITH(parse_scalar("1 / sqrtt(K)"), Catch::Contains("unknown function 'sqrtt'"));
   CHECK_THROWS_AS(parse_scalar("1 / "), ExprError);
 }
