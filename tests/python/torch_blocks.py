@@ -1,10 +1,12 @@
 """PyTorch residual blocks for the bridge's tests: three written to match normsim's built-in placements
 (docs/conventions.md: Pre-LN and Post-LN MLP, Pre-LN transformer) with the simulator's init (fanin: every
-matrix N(0, 1/fan_in), no biases; norms with gain 1, bias 0, eps 1e-5), and one that exists only here:
-x + N(F(x)) with QK-norm attention."""
+matrix N(0, 1/fan_in), no biases; norms with gain 1, bias 0, eps 1e-5), blocks copied from official code (DyT,
+Derf, gated attention, Mixtral's and OLMoE's routed MLP), and one that exists only here: x + N(F(x)) with
+QK-norm attention."""
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 EPS = 1e-5
@@ -176,3 +178,77 @@ def qknorm_output_norm(d, heads):
 def pre_gated_transformer(d, heads, gate):
     """Pre-LN transformer whose attention is the official gated attention (GatedAttention)."""
     return lambda k: PreLN(d, GatedAttention(d, heads, gate) if k % 2 == 0 else Mlp(d))
+
+
+# Mixtral's and OLMoE's routed MLP as huggingface/transformers writes it (commit 00d4b3d,
+# src/transformers/models/mixtral/modeling_mixtral.py; OLMoE: commit 00dcc6d,
+# src/transformers/models/olmoe/modeling_olmoe.py, OlmoeSparseMoeBlock), with normsim's fanin init in place of
+# the official N(0, initializer_range) (_init_weights) so that the simulator's default runs the same block.
+
+
+class MixtralBlockSparseTop2MLP(nn.Module):
+    """An expert (modeling_mixtral.py L61-76): w2(silu(w1 x) * w3 x), hidden_act "silu". normsim's swiglu
+    writes it (silu(u Wgate) * (u W1)) W2: Mixtral's w1 is normsim's wgate, w3 is W1 (docs/conventions.md)."""
+
+    def __init__(self, hidden_dim, ffn_dim):
+        super().__init__()
+        self.w1, self.w3 = linear(hidden_dim, ffn_dim), linear(hidden_dim, ffn_dim)
+        self.w2 = linear(ffn_dim, hidden_dim)
+
+    def forward(self, hidden_states):
+        return self.w2(F.silu(self.w1(hidden_states)) * self.w3(hidden_states))
+
+
+class SparseMoeBlock(nn.Module):
+    """MixtralSparseMoeBlock.forward (modeling_mixtral.py L105-142): router `gate` (L98), softmax over all
+    experts in float32 (L114), top_k (L115), the renormalization (L116; OLMoE guards it with `if
+    self.norm_topk_prob:`, False in OLMoE-1B-7B), each selected expert run on its tokens and index_add_-ed with
+    its weight (L126-140; every expert visited, as OLMoE's loop does, where Mixtral's skips those no token
+    selected: the same sum). norm_topk_prob True: normsim's moe_gate "renormalized"; False: "softmax". Left out:
+    the router jitter (training only, L108-109), and the router_logits returned beside the output (they feed
+    the auxiliary load-balancing loss, a training matter), so that the block's output is F(u) alone."""
+
+    def __init__(self, hidden_dim, ffn_dim, num_experts, top_k, norm_topk_prob=True):
+        super().__init__()
+        self.num_experts, self.top_k, self.norm_topk_prob = num_experts, top_k, norm_topk_prob
+        self.gate = linear(hidden_dim, num_experts)
+        self.experts = nn.ModuleList([MixtralBlockSparseTop2MLP(hidden_dim, ffn_dim) for _ in range(num_experts)])
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        if self.norm_topk_prob:
+            routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros((batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
+                                          device=hidden_states.device)
+        expert_mask = F.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+        for expert_idx in range(self.num_experts):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+            current_hidden_states = self.experts[expert_idx](current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
+
+
+class MixtralRMSNorm(nn.Module):
+    """modeling_mixtral.py L146-160: weight * x / sqrt(mean(x^2) + eps), computed in float32 (float64 here:
+    the upcast is the identity for the bridge's float64 runs)."""
+
+    def __init__(self, hidden_size, eps=EPS):
+        super().__init__()
+        self.weight, self.variance_epsilon = nn.Parameter(torch.ones(hidden_size)), eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
+
+
+def pre_rms_moe(d, num_experts, top_k, norm_topk_prob, mlp_ratio=4):
+    """MixtralDecoderLayer's MLP half, x + MoE(RMSNorm(x)) (post_attention_layernorm, then
+    block_sparse_moe), as normsim's placement "pre", norm "rmsnorm", activation "swiglu", moe_experts."""
+    return lambda k: PreNormed(MixtralRMSNorm(d),
+                               SparseMoeBlock(d, mlp_ratio * d, num_experts, top_k, norm_topk_prob))
