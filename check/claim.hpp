@@ -102,6 +102,12 @@ struct ClaimSpec {
   bool figure_log_x = false, figure_log_y = false;
 };
 
+// Whether a profile claim's band bounds the relative deviation y / meanfield - 1 (rel_tolerance alone);
+// an absolute tolerance or an explicit lower/upper bounds y - meanfield.
+inline bool profile_band_is_relative(const ClaimSpec& c) {
+  return c.fit == FitKind::profile && c.tolerance == 0 && !c.has_lower && !c.has_upper;
+}
+
 // Reads one claim file; `full` applies its [full] table over [sweep]. Throws ClaimError naming file, line,
 // key.
 ClaimSpec load_claim(const std::filesystem::path& file, bool full = false);

@@ -214,7 +214,7 @@ ClaimResult evaluate_band(const ClaimSpec& c, const Measurement& m) {
       basic_data(c, m, r);
       std::vector<Estimate> per_point;
       // An explicit lower/upper bounds y - meanfield itself (the sign of an approximation's bias).
-      const bool absolute = c.tolerance > 0 || c.has_lower || c.has_upper;
+      const bool absolute = !profile_band_is_relative(c);
       for (std::size_t i = 0; i < m.x.size(); ++i) {
         // An absolute tolerance compares y - meanfield (values near 0, such as cosines of independent
         // tokens); a relative one y / meanfield - 1.

@@ -115,6 +115,8 @@ nlohmann::json verdict_json(const CheckedClaim& c) {
   j["n"] = r.estimate.n;
   j["band_low"] = num(r.band.low);
   j["band_high"] = num(r.band.high);
+  // A profile's band bounds its deviation from the mean field, relative or absolute (the figure says which).
+  j["band_relative"] = profile_band_is_relative(s);
   j["meanfield"] = num(r.meanfield);
   j["decided_at"] = num(r.decided_at);
   j["samples_needed"] =

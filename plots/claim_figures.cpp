@@ -34,6 +34,29 @@ Text title_number(double value, int digits = 3) {
   return {text[0] == '-' ? "−" + text.substr(1) : text, "$" + text + "$"};
 }
 
+// The band of a profile claim bounds the deviation from the mean field (relative: measured / mean field - 1,
+// else measured - mean field), not y itself: it is said beside the mean-field curve, not shaded as a range of
+// y. Empty when check wrote no band.
+Text profile_band_words(const Claim& claim) {
+  const bool low = claim.band_low.is_number(), high = claim.band_high.is_number();
+  if (!low && !high) return plain_text("");
+  const double lo = low ? claim.band_low.get<double>() : -INFINITY,
+               hi = high ? claim.band_high.get<double>() : INFINITY;
+  const Text pm{" ± ", " $\\pm$ "};
+  if (lo == -hi) {
+    if (claim.band_relative)
+      return plain_text("; supported: within") + pm + title_number(100 * hi) + plain_text(" %");
+    return plain_text("; supported: within") + pm + title_number(hi);
+  }
+  const auto side = [](bool finite, double v, const char* infinite) {
+    return finite ? title_number(v)
+                  : Text{infinite, std::string("$") + (infinite[0] == '-' ? "-" : "") + "\\infty$"};
+  };
+  return plain_text(claim.band_relative ? "; supported: measured / mean field - 1 in ["
+                                        : "; supported: measured - mean field in [") +
+         side(low, lo, "−∞") + plain_text(", ") + side(high, hi, "∞") + plain_text("]");
+}
+
 // A `profile` claim compares a whole measured curve with the mean-field curve: its statistic is the
 // largest deviation measured - predicted, and the dashed curve is the mean field itself.
 bool is_profile_fit(const Claim& claim) {
@@ -184,8 +207,10 @@ std::vector<Figure> claim_figures(const ResultsFolder& folder) {
     for (const auto& p : claim.points) measured.points.push_back({p.x, p.measured, p.se, p.predicted});
     panel.series.push_back(std::move(measured));
     // A `points` claim's y values are its statistic itself (a ratio, a bound's value): its supported range
-    // (band_low..band_high) is a range of y and is shaded across the plot.
-    if (claim.figure_kind == "points") {
+    // (band_low..band_high) is a range of y and is shaded across the plot. A profile claim's band is a range
+    // of its deviation from the mean field: the legend says it beside the curve (profile_band_words).
+    if (is_profile_fit(claim)) panel.reference_title = panel.reference_title + profile_band_words(claim);
+    if (claim.figure_kind == "points" && !is_profile_fit(claim)) {
       if (claim.band_low.is_number()) panel.band_low = claim.band_low.get<double>();
       if (claim.band_high.is_number()) panel.band_high = claim.band_high.get<double>();
       // A claim not testable at init keeps its band for reference, named as what it is: not judged.

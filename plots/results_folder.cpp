@@ -197,6 +197,7 @@ void read_verdicts(ResultsFolder& folder) {
     claim.kind = json_string(entry, "kind", path);
     claim.log_x = json_bool(entry, "log_x", path);
     claim.log_y = json_bool(entry, "log_y", path);
+    claim.band_relative = json_bool(entry, "band_relative", path);
     for (auto [field, key] : {std::pair{&claim.predicted, "predicted"},
                               {&claim.measured, "measured"},
                               {&claim.ci_low, "ci_low"},

@@ -51,6 +51,9 @@ struct Claim {
   // The range of the statistic that supports the claim (band_low/band_high; null or absent: unbounded on
   // that side), in the units of `measured`.
   nlohmann::json band_low, band_high;
+  // A profile claim's band bounds the relative deviation y / meanfield - 1 (else y - meanfield); absent:
+  // false.
+  bool band_relative = false;
   // For the report's verdict table (check's report.md columns): the claim's kind (self, literature), sample
   // count, mean-field value, the x at which it was decided and the samples that would decide it.
   std::string kind;

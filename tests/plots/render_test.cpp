@@ -343,16 +343,34 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
                       {"band_high", nullptr},
                       {"x_label", "placement"},
                       {"y_label", "difference"}});
+  // A profile fit drawn as points over a swept key (the routed MLP against k): its band bounds the relative
+  // deviation from the mean field, so it is said in the legend, not shaded around y = 0.
+  verdicts.push_back({{"id", "profile_points"},
+                      {"verdict", "supported"},
+                      {"fit", "profile"},
+                      {"figure_kind", "points"},
+                      {"metric", "branch_sq"},
+                      {"predicted", 0.0},
+                      {"measured", 0.002},
+                      {"ci_low", -0.012},
+                      {"ci_high", 0.016},
+                      {"band_low", -0.05},
+                      {"band_high", 0.05},
+                      {"band_relative", true},
+                      {"x_label", "k"},
+                      {"y_label", "branch second moment"}});
   // A statement about trained models: its band is drawn for reference, not as a supported range.
   nlohmann::json untestable = verdicts[1];
   untestable["id"] = "untestable";
   untestable["verdict"] = "not testable at init";
   verdicts.push_back(untestable);
   { std::ofstream(dir.path() / "verdicts.json") << verdicts.dump(2); }
-  for (const char* id : {"cos_profile", "one_depth", "exponent", "untestable", "one_sided"})
+  for (const char* id : {"cos_profile", "one_depth", "exponent", "untestable", "one_sided", "profile_points"})
     fs::create_directories(dir.path() / "claims" / id);
   std::ofstream(dir.path() / "claims" / "one_sided" / "data.csv")
       << "x,measured,se,predicted\n0,-0.194,0.008,0\n1,-0.572,0.048,0\n";
+  std::ofstream(dir.path() / "claims" / "profile_points" / "data.csv")
+      << "x,measured,se,predicted\n1,0.357,0.002,0.356\n2,0.197,0.001,0.197\n";
   std::ofstream(dir.path() / "claims" / "untestable" / "data.csv")
       << "x,measured,se,predicted\n100,1.3,0.16,7\n";
   std::ofstream(dir.path() / "claims" / "cos_profile" / "data.csv")
@@ -382,9 +400,13 @@ TEST_CASE("claim figures: y labels, profile titles, legend below, single x and t
   CHECK(profile.find("{/:Italic k}") == std::string::npos);
   // 2. A profile fit: the deviation from the mean field, to the CI's precision; the legend says "mean field".
   CHECK(profile.find("supported: max deviation from mean field −0.0041 ± 0.0049") != std::string::npos);
-  CHECK(profile.find("title 'mean field'") != std::string::npos);
+  CHECK(profile.find(": 'mean field; supported: within ± 0.02')") != std::string::npos);
   CHECK(profile.find("predicted (") == std::string::npos);
   CHECK(profile.find("set object 1 rect") == std::string::npos);  // its band is not in y units
+
+  const std::string points = read_text(figures / "claim_profile_points.gp");
+  CHECK(points.find(": 'mean field; supported: within ± 5 %')") != std::string::npos);
+  CHECK(points.find("set object 1 rect") == std::string::npos);
 
   const std::string one = read_text(figures / "claim_one_depth.gp");
   CHECK(one.find("||dW2|| layer") != std::string::npos);
