@@ -4,7 +4,8 @@
 //   compare := sum ['<' sum]
 //   sum     := product (('+' | '-') product)*
 //   product := unary (('*' | '/') unary)*
-//   unary   := '-' unary | primary
+//   unary   := '-' unary | power
+//   power   := primary ['^' unary]          (right-associative: 2^3^2 = 2^9; -2^2 = -(2^2); 2^-1 = 0.5)
 //   primary := number | name | name '(' cond ')' | '(' cond ')'
 #include <cctype>
 #include <charconv>
@@ -34,7 +35,8 @@ int characters(std::string_view text) {
 class Parser {
  public:
   // offset: the characters (code points) before this expression in the block text.
-  Parser(std::string_view text, int offset, bool paired) : text_(text), offset_(offset), paired_(paired) {
+  Parser(std::string_view text, int offset, bool paired, ScalarScope scope = ScalarScope::sublayer)
+      : text_(text), offset_(offset), paired_(paired), scope_(scope) {
     chars_before_.reserve(text.size() + 1);
     int n = 0;
     for (const char c : text) {
@@ -56,6 +58,7 @@ class Parser {
   int offset_;                     // characters before this expression in the block text
   std::vector<int> chars_before_;  // chars_before_[i]: the characters in text_[0, i)
   bool paired_;
+  ScalarScope scope_;
   std::size_t pos_ = 0;
   int depth_ = 0;  // parentheses, calls, unary minus and '?' now open
   Expr expr_;
@@ -130,6 +133,9 @@ class Parser {
         if (sb) fail(col, "cannot divide by a stream");
         n.is_stream = sa;
         break;
+      case Op::pow:
+        if (sa || sb) fail(col, "'^' raises numbers, not streams");
+        break;
       default:  // less
         if (sa || sb) fail(col, "'<' compares numbers, not streams");
     }
@@ -183,10 +189,17 @@ class Parser {
   }
   int unary() {
     const int col = (skip_space(), column());
-    if (!accept('-')) return primary();
+    if (!accept('-')) return power();
     const Nest nest(*this, col);
     const int a = unary();
     return add(make(Op::neg, col, a, at(a).is_stream));
+  }
+  int power() {
+    const int a = primary();
+    const int col = (skip_space(), column());
+    if (!accept('^')) return a;
+    const Nest nest(*this, col);
+    return binary(Op::pow, a, unary(), col);
   }
   int primary() {
     skip_space();
@@ -237,8 +250,15 @@ class Parser {
                                                                     {"K", ScalarVar::K},
                                                                     {"b", ScalarVar::b},
                                                                     {"L", ScalarVar::L},
-                                                                    {"attention", ScalarVar::attention}};
+                                                                    {"attention", ScalarVar::attention},
+                                                                    {"m_N", ScalarVar::m_N},
+                                                                    {"m_L", ScalarVar::m_L},
+                                                                    {"fan_in", ScalarVar::fan_in},
+                                                                    {"fan_out", ScalarVar::fan_out}};
     if (const auto v = vars.find(id); v != vars.end()) {
+      const bool of_matrix = v->second == ScalarVar::fan_in || v->second == ScalarVar::fan_out;
+      if (of_matrix && scope_ != ScalarScope::matrix)
+        fail(col, id + " is a matrix's; only a parametrization rule (param_rules) reads it");
       ExprNode n = make(Op::scalar_var, col);
       n.var = v->second;
       return add(std::move(n));
@@ -308,8 +328,8 @@ Block parse_block(std::string_view text) {
   return b;
 }
 
-Expr parse_scalar(std::string_view text) {
-  Expr e = Parser(text, 0, false).parse_whole();
+Expr parse_scalar(std::string_view text, ScalarScope scope) {
+  Expr e = Parser(text, 0, false, scope).parse_whole();
   if (e.node(e.root).is_stream) throw ExprError(1, "must be a number, not a stream");
   if (branch_calls(e, e.root) != 0) throw ExprError(1, "must not call F");
   return e;
