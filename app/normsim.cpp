@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "app/check_command.hpp"
+#include "app/list_parametrizations.hpp"
+#include "app/markdown.hpp"
 #include "app/plot_command.hpp"
 #include "app/run_plan.hpp"
 #include "cli/command_line.hpp"
@@ -186,14 +188,7 @@ int cmd_run(const std::vector<std::string>& args) {
   return 0;
 }
 
-std::string md_escape(std::string_view s) {
-  std::string r;
-  for (char c : s) {
-    if (c == '|') r += '\\';
-    r += c;
-  }
-  return r;
-}
+using normsim::app::md_escape;
 
 void list_choices(std::ostream& os, std::string_view title, std::span<const Choice> choices, bool markdown) {
   if (markdown) {
@@ -254,8 +249,10 @@ int cmd_list(const std::vector<std::string>& args) {
   std::string what;
   bool markdown = false;
   auto app = normsim::cli::make_command("list", "What can be configured.");
-  app->add_option("WHAT", what,
-                  "keys, placements, sublayers, activations, norms, inits, metrics or claims (default: all)");
+  app->add_option(
+      "WHAT", what,
+      "keys, placements, sublayers, activations, norms, inits, parametrizations, metrics or claims "
+      "(default: all)");
   app->add_flag("--markdown", markdown,
                 "Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`)");
   if (!normsim::cli::parse(*app, args)) return 0;
@@ -273,12 +270,13 @@ int cmd_list(const std::vector<std::string>& args) {
   if (section("activations")) list_choices(std::cout, "activations", activation_choices(), markdown);
   if (section("norms")) list_choices(std::cout, "norms", norm_choices(), markdown);
   if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
+  if (section("parametrizations")) normsim::app::list_parametrizations(std::cout, markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
   if (section("claims")) normsim::app::list_claims(std::cout, markdown);
   if (!any)
     throw normsim::cli::UsageError(
         "unknown list '" + what +
-        "' (keys, placements, sublayers, activations, norms, inits, metrics, claims)");
+        "' (keys, placements, sublayers, activations, norms, inits, parametrizations, metrics, claims)");
   return 0;
 }
 

@@ -54,7 +54,7 @@ sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecord
       g.configs.push_back(c.spec.grid.configs[i]);
       records.push_back(c.measurement.records.at(i));
     }
-  for (const auto& name : sim::key_columns()) {
+  for (const auto& name : sim::key_columns(sim::set_in(g.configs))) {
     const sim::KeyInfo& key = *sim::find_key(name);
     if (name == "placement" || g.configs.empty()) continue;
     const auto first = sim::format_value(key.get(g.configs.front()));

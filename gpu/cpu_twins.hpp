@@ -215,8 +215,8 @@ void sample_distance_sq(const R* a, const R* b, std::size_t n, int S, double* ou
 }
 
 template <class R>
-void gradient_step(R* w, const R* g, std::size_t n, double lr, bool adam) {
-  for (std::size_t i = 0; i < n; ++i) w[i] -= adam ? sim::adam_step(g[i], lr) : sim::sgd_step(g[i], lr);
+void gradient_step(R* w, const R* g, std::size_t n, double lr, bool adam, double eps) {
+  for (std::size_t i = 0; i < n; ++i) w[i] -= adam ? sim::adam_step(g[i], lr, eps) : sim::sgd_step(g[i], lr);
 }
 
 inline void random_update_scales(const double* w_sq, const double* g_sq, double scale, double* factor,

@@ -58,7 +58,7 @@ class GpuWeights {
  private:
   void draw(WeightKind w, R* d_out) const {
     gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
-                  sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, w));
+                  sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, k_, w));
     if (ctx_.apply) ctx_.apply->apply(k_, w, d_out, s_.fan_in(w), s_.fan_out(w));
   }
   const sim::StackShape& s_;

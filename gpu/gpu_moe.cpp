@@ -23,7 +23,7 @@ class GpuMoe final : public GpuBranch<R> {
         T_(s.tokens),
         d_(s.width),
         layer_(std::uint32_t(k)),
-        router_std_(sim::weight_std(s, p, sim::WeightKind::wrouter)) {
+        router_std_(sim::weight_std(s, p, k, sim::WeightKind::wrouter)) {
     for (int e = 0; e < E_; ++e) experts_.push_back(make_gpu_mlp<R>(s, p, k, ctx, std::uint32_t(e)));
   }
 

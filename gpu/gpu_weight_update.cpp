@@ -16,6 +16,7 @@ GpuWeightUpdate<R>::GpuWeightUpdate(const sim::Config& c, cublasHandle_t blas, i
     : kind_(c.update),
       lr_(c.update_lr),
       scale_(c.update_scale),
+      eps_(c.adam_eps),
       seed_(c.seed),
       blas_(blas),
       S_(S),
@@ -81,7 +82,7 @@ void GpuWeightUpdate<R>::apply(int k, sim::WeightKind w, R* d_w, int n_in, int n
     g = DeviceBuffer<R>(n * S_);
     product(r.a.get(), r.b.get(), g.get(), n_in, n_out);
   }
-  gradient_step(d_w, g.empty() ? r.g.get() : g.get(), n * S_, lr_, kind_ == vocab::Update::adam);
+  gradient_step(d_w, g.empty() ? r.g.get() : g.get(), n * S_, lr_, kind_ == vocab::Update::adam, eps_);
 }
 
 template class GpuWeightUpdate<float>;

@@ -41,7 +41,7 @@ class GpuWeightUpdate {
     DeviceBuffer<R> a, b, g;  // the factors, or the product
   };
   vocab::Update kind_;
-  double lr_, scale_;
+  double lr_, scale_, eps_;
   std::uint64_t seed_;
   cublasHandle_t blas_;
   int S_, T_;

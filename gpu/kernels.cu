@@ -251,8 +251,8 @@ __global__ void sample_distance_sq_kernel(const R* a, const R* b, std::size_t n,
 }
 
 template <class R>
-__global__ void gradient_step_kernel(R* w, const R* g, std::size_t n, double lr, bool adam) {
-  NORMSIM_GRID_LOOP(i, n) w[i] -= adam ? sim::adam_step(g[i], lr) : sim::sgd_step(g[i], lr);
+__global__ void gradient_step_kernel(R* w, const R* g, std::size_t n, double lr, bool adam, double eps) {
+  NORMSIM_GRID_LOOP(i, n) w[i] -= adam ? sim::adam_step(g[i], lr, eps) : sim::sgd_step(g[i], lr);
 }
 
 __global__ void random_update_scales_kernel(const double* w_sq, const double* g_sq, double scale,
@@ -469,9 +469,9 @@ void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double
 }
 
 template <class R>
-void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam) {
+void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps) {
   if (n == 0) return;
-  gradient_step_kernel<<<grid_for(n), kThreads>>>(d_w, d_g, n, lr, adam);
+  gradient_step_kernel<<<grid_for(n), kThreads>>>(d_w, d_g, n, lr, adam, eps);
   check_launch("gradient_step_kernel");
 }
 

@@ -110,9 +110,9 @@ template <class R>
 void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
 
 // The parameter update (sim/update_step.hpp), n entries of weights w and their loss gradients g (any
-// number of samples): w[i] -= sgd_step(g[i], lr), or adam_step with adam.
+// number of samples): w[i] -= sgd_step(g[i], lr), or adam_step(g[i], lr, eps) with adam.
 template <class R>
-void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam);
+void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps);
 // update = "random": factor[s] = sim::random_update_scale(w_sq[s], g_sq[s], scale).
 void random_update_scales(const double* d_w_sq, const double* d_g_sq, double scale, double* d_factor, int S);
 
@@ -151,6 +151,6 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void swap_middle_axes<R>(const R*, R*, int, int, int, int);                                       \
   template void sample_max_abs<R>(const R*, std::size_t, int, double*);                                      \
   template void sample_distance_sq<R>(const R*, const R*, std::size_t, int, double*);                        \
-  template void gradient_step<R>(R*, const R*, std::size_t, double, bool);
+  template void gradient_step<R>(R*, const R*, std::size_t, double, bool, double);
 
 }  // namespace normsim::gpu

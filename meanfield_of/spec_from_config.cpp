@@ -1,7 +1,10 @@
 // Config -> StackSpec (see spec_from_config.hpp).
 #include "meanfield_of/spec_from_config.hpp"
 
+#include <stdexcept>
+
 #include "sim/init.hpp"
+#include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
 #include "sim/stack.hpp"
@@ -11,9 +14,45 @@ namespace normsim::meanfield_of {
 
 namespace {
 
-double gain_sq(const sim::StackShape& shape, const sim::Placement& placement, sim::WeightKind w) {
-  const double std = sim::weight_std(shape, placement, w);
+double gain_sq(const sim::StackShape& shape, const sim::Placement& placement, int k, sim::WeightKind w) {
+  const double std = sim::weight_std(shape, placement, k, w);
   return shape.fan_in(w) * std * std;
+}
+
+theory::WeightGains gains_at(const sim::StackShape& shape, const sim::Placement& placement, int k) {
+  using W = sim::WeightKind;
+  theory::WeightGains g;
+  g.w1 = gain_sq(shape, placement, k, W::w1);
+  g.w2 = gain_sq(shape, placement, k, W::w2);
+  g.wgate = gain_sq(shape, placement, k, W::wgate);
+  g.wq = gain_sq(shape, placement, k, W::wq);
+  g.wk = gain_sq(shape, placement, k, W::wk);
+  g.wv = gain_sq(shape, placement, k, W::wv);
+  g.wo = gain_sq(shape, placement, k, W::wo);
+  g.wga = gain_sq(shape, placement, k, W::wga);
+  return g;
+}
+
+// A parametrization's per-sublayer gains and branch multipliers (sim/parametrization.hpp), as the
+// simulator draws and applies them. The cross-attention (cq ... co) reads wq ... wo's gains, as without one.
+void set_parametrization(theory::StackSpec& s, const sim::StackShape& shape,
+                         const sim::Placement& placement) {
+  s.m_N = double(shape.width) / shape.cfg.base_width, s.m_L = double(shape.depth) / shape.cfg.base_depth;
+  if (!shape.rules) return;
+  std::vector<double> router;  // at the MLP sublayers
+  for (int k = 0; k < shape.depth; ++k) {
+    s.sigma_sq_per_layer.push_back(gains_at(shape, placement, k));
+    s.branch_multiplier.push_back(shape.rules->branch_mult(k));
+    if (shape.experts > 0 && shape.branch(k) == sim::BranchKind::mlp)
+      router.push_back(gain_sq(shape, placement, k, sim::WeightKind::wrouter));
+  }
+  if (router.empty()) return;
+  s.router_sigma_sq = router.front();
+  for (double g : router)
+    if (g != router.front())
+      throw std::invalid_argument(
+          "parametrization: the router's init varies with the sublayer, and the routed MLP's mean field "
+          "(theory/routing.hpp) takes one router gain");
 }
 
 }  // namespace
@@ -37,16 +76,9 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.moe_experts = c.moe_experts;
   s.moe_top_k = c.moe_top_k;
   s.moe_renormalized = c.moe_gate == vocab::MoeGate::renormalized;
-  if (c.moe_experts > 0) s.router_sigma_sq = gain_sq(shape, placement, sim::WeightKind::wrouter);
-  using W = sim::WeightKind;
-  s.sigma_sq.w1 = gain_sq(shape, placement, W::w1);
-  s.sigma_sq.w2 = gain_sq(shape, placement, W::w2);
-  s.sigma_sq.wgate = gain_sq(shape, placement, W::wgate);
-  s.sigma_sq.wq = gain_sq(shape, placement, W::wq);
-  s.sigma_sq.wk = gain_sq(shape, placement, W::wk);
-  s.sigma_sq.wv = gain_sq(shape, placement, W::wv);
-  s.sigma_sq.wo = gain_sq(shape, placement, W::wo);
-  s.sigma_sq.wga = gain_sq(shape, placement, W::wga);
+  if (c.moe_experts > 0) s.router_sigma_sq = gain_sq(shape, placement, 0, sim::WeightKind::wrouter);
+  s.sigma_sq = gains_at(shape, placement, 0);
+  set_parametrization(s, shape, placement);
   s.v0 = c.input_std * c.input_std;
   s.rho0 = c.input_corr;
   s.encoder_cos = c.encoder_cos;

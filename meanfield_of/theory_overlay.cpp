@@ -79,9 +79,10 @@ std::vector<sim::NonFiniteRow> theory_nonfinite(const sim::Grid& grid) {
 
 std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& grid,
                              std::vector<std::string>* skipped) {
-  std::string csv = sim::csv_header(sim::ResultTable::theory);
+  std::string csv = sim::csv_header(sim::ResultTable::theory, grid.configs);
+  const std::vector<std::string> columns = sim::key_columns(sim::set_in(grid.configs));
   std::vector<std::string> keys(grid.configs.size());
-  for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c);
+  for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c, columns);
   std::vector<TheoryValue> nonfinite;
   const auto values = theory_values(grid, skipped, &nonfinite);
   for (const auto& v : values)

@@ -64,6 +64,13 @@ struct Config {
   std::string
       init_wga;  // the attention gate's W_g; "" follows init_wq (the official gate is q_proj's columns)
   std::string init_wrouter;  // a routed MLP's router (Mixtral: "fixed:0.02", initializer_range)
+  // Parametrization (docs/parametrizations.md): a preset's rules for every matrix's init std and multiplier
+  // and the branch multiplier ("none": the init keys above decide; "custom": param_rules alone), then
+  // param_rules; the rules read m_N = width / base_width and m_L = depth / base_depth.
+  std::string parametrization = "none";
+  std::string param_rules;
+  int base_width = 256;  // nanoGPT-mup's "base_width is typically 256" (model.py l.135)
+  int base_depth = 4;    // sublayers: CompleteP's base of 2 blocks (run.sh l.9)
   // Inputs.
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]
@@ -76,6 +83,7 @@ struct Config {
   vocab::Update update = vocab::Update::none;
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
+  double adam_eps = 1e-8;      // adam: epsilon of the step g / (|g| + eps) (Kingma & Ba 2015's default)
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                                         // independent initializations per configuration

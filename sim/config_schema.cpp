@@ -3,8 +3,10 @@
 
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metrics.hpp"
+#include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
+#include "vocab/builtin_parametrizations.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
 
@@ -51,6 +53,17 @@ const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
 const auto kMoeGates = vocab_choices<vocab::MoeGate>();
+
+// none, the built-in parametrizations (vocab/builtin_parametrizations.cpp), custom.
+const std::vector<Choice>& parametrization_list() {
+  static const std::vector<Choice> list = [] {
+    std::vector<Choice> out{{"none", "the init keys decide every std (no rules)"}};
+    for (const auto& p : vocab::builtin_parametrizations()) out.push_back(Choice{p.name, p.source});
+    out.push_back(Choice{"custom", "param_rules alone"});
+    return out;
+  }();
+  return list;
+}
 
 // The metrics (vocab/metrics.def), as the valid names of the `metrics` key.
 const std::vector<Choice>& metric_list() {
@@ -233,6 +246,11 @@ KeyInfo key(std::string_view name, T Config::*member, std::string_view group, st
   return k;
 }
 
+KeyInfo when_set(KeyInfo k) {
+  k.when_set = true;
+  return k;
+}
+
 Check any() {
   return [](const KeyValue&) { return std::string(); };
 }
@@ -404,6 +422,21 @@ std::vector<KeyInfo> make_table() {
       override_key("init_wrouter", &Config::init_wrouter,
                    "init of wrouter (a routed MLP's router, width x moe_experts), overriding init; Mixtral's "
                    "is \"fixed:0.02\" (initializer_range)"),
+      when_set(key("parametrization", &Config::parametrization, "init",
+                   "every matrix's init std and multiplier and the branch multiplier as rules of width and "
+                   "depth: a preset (`normsim list parametrizations`), custom (param_rules alone) or none",
+                   "", one_of(parametrization_list()), parametrization_list())),
+      when_set(key("param_rules", &Config::param_rules, "init",
+                   "rules after the preset's, e.g. \"hidden: std = 1 / sqrt(fan_in); branch: mult = "
+                   "m_L^-0.5\" (docs/parametrizations.md)",
+                   "\"\" or rules \"selector ...: field = expression, ...; ...\"", check_param_rules)),
+      when_set(key("base_width", &Config::base_width, "init",
+                   "a parametrization's base width: m_N = width / base_width (nanoGPT-mup's 256)", ">= 1",
+                   int_at_least(1))),
+      when_set(key("base_depth", &Config::base_depth, "init",
+                   "a parametrization's base depth in sublayers: m_L = depth / base_depth (CompleteP's 2 "
+                   "blocks)",
+                   ">= 1", int_at_least(1))),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
@@ -424,6 +457,10 @@ std::vector<KeyInfo> make_table() {
           float_range(0, INFINITY, true)),
       key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
           "> 0", float_range(0, INFINITY, true)),
+      when_set(key("adam_eps", &Config::adam_eps, "update",
+                   "adam: epsilon of the one step lr g / (|g| + eps) (Kingma & Ba 2015's 1e-8); a "
+                   "parametrization's eps rules read it",
+                   "> 0", float_range(0, INFINITY, true))),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
@@ -473,6 +510,9 @@ std::span<const Choice> norm_choices() {
 }
 std::span<const Choice> init_choices() {
   return kInits;
+}
+std::span<const Choice> parametrization_choices() {
+  return parametrization_list();
 }
 
 std::optional<KeyValue> coerce(const KeyInfo& key, const KeyValue& value) {
@@ -619,7 +659,8 @@ std::vector<ConfigIssue> validate(const Config& c) {
            {"moe_experts"}});
   }
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
-  return issues;
+  if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack
+  return parametrization_issues(c);
 }
 
 namespace {

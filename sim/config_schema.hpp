@@ -40,6 +40,10 @@ struct KeyInfo {
   std::function<void(Config&, const KeyValue&)> set;  // value already coerced to `type` and checked
   // Why `value` is impossible for this key on its own (other keys aside), or "" when it is allowed.
   std::function<std::string(const KeyValue&)> check;
+  // A column of the result tables (and a value of run.json) only in grids where some configuration sets it
+  // to other than its default: keys added after result files existed leave those files byte for byte
+  // (docs/design/parametrization.md 3.5).
+  bool when_set = false;
 };
 
 // Every key, in the order of the Config struct.
@@ -56,6 +60,7 @@ std::span<const Choice> sublayer_choices();
 std::span<const Choice> activation_choices();
 std::span<const Choice> norm_choices();
 std::span<const Choice> init_choices();
+std::span<const Choice> parametrization_choices();  // none, the presets, custom
 
 // `value` converted to the key's type: an integer where a float is expected becomes a float, a boolean
 // where "true"/"false" are valid names becomes that name, a string where a list of names is expected a list

@@ -58,7 +58,8 @@ struct WeightSource {
           if (!to_draw) return product_by_columns(out, u, *m, false, ws.threads, after);
           keep = m;
         }
-        return drawn_product(out, u, draw_key(w), weight_std(s, p, w), s.fan_out(w), keep, ws.threads, after);
+        return drawn_product(out, u, draw_key(w), weight_std(s, p, k, w), s.fan_out(w), keep, ws.threads,
+                             after);
       }
     }
     product_by_columns(out, u, draw(w, ws), false, ws.threads, after);
@@ -67,7 +68,7 @@ struct WeightSource {
     multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
   }
   const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
-    draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, w), threads);
+    draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, k, w), threads);
     if (hooks.apply) hooks.apply->apply(k, w, m);
     return m;
   }

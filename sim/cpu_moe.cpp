@@ -20,7 +20,7 @@ class CpuMoe final : public CpuBranch<R> {
         top_k_(s.cfg.moe_top_k),
         renormalized_(s.cfg.moe_gate == vocab::MoeGate::renormalized),
         router_key_{key.seed, key.sample, std::uint32_t(k), weight_stream(WeightKind::wrouter)},
-        router_std_(weight_std(s, p, WeightKind::wrouter)) {
+        router_std_(weight_std(s, p, k, WeightKind::wrouter)) {
     for (int e = 0; e < E_; ++e) experts_.push_back(make_cpu_mlp<R>(s, p, k, key, std::uint32_t(e)));
   }
 

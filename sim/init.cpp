@@ -1,5 +1,6 @@
 #include "sim/init.hpp"
 
+#include "sim/parametrization.hpp"
 #include "vocab/names.hpp"
 
 #include <cmath>
@@ -59,9 +60,9 @@ const std::string& override_for(const Config& c, WeightKind w) {
   }
   return c.init_w1;
 }
-}  // namespace
 
-double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
+// The init keys' std (no parametrization, or no rule setting this matrix's std).
+double init_keys_std(const StackShape& s, const Placement& p, WeightKind w) {
   const Config& c = s.cfg;
   const std::string& over = override_for(c, w);
   InitRule rule{c.init, c.init == vocab::Init::fixed ? c.init_std : c.init_gain};
@@ -83,6 +84,13 @@ double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
     std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;
+}
+}  // namespace
+
+double weight_std(const StackShape& s, const Placement& p, int k, WeightKind w) {
+  if (!s.rules) return init_keys_std(s, p, w);
+  const MatrixRule& r = s.rules->at(k, w);
+  return (r.std ? *r.std : init_keys_std(s, p, w)) * r.mult;
 }
 
 }  // namespace normsim::sim

@@ -1,9 +1,11 @@
 #include "sim/key_relevance.hpp"
 
 #include <array>
+#include <vector>
 
 #include "sim/jacobian_wanted.hpp"
 
+#include "vocab/block_expr.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
 
@@ -54,6 +56,28 @@ std::string placement_parameter(std::string_view key, const Config& c) {
   return "";
 }
 
+// Whether an expression of c reads m_N or m_L, which base_width and base_depth define (a parametrization's
+// rules may read them all).
+bool reads_width_depth_multipliers(const Config& c) {
+  if (c.parametrization != "none") return true;
+  std::vector<std::string> texts{c.branch_scale};
+  if (vocab::is_pointwise(c.norm)) texts.insert(texts.end(), {c.norm_alpha, c.norm_shift});
+  std::vector<vocab::Expr> exprs;
+  try {
+    for (const auto& t : texts) exprs.push_back(vocab::parse_scalar(t));
+    if (c.placement == vocab::Placement::custom && !c.block.empty())
+      for (auto& e : vocab::parse_block(c.block).sublayers) exprs.push_back(std::move(e));
+  } catch (const vocab::ExprError&) {
+    return true;  // refused by the config's checks, which say why
+  }
+  for (const auto& e : exprs)
+    for (const auto& n : e.nodes)
+      if (n.op == vocab::ExprNode::Op::scalar_var &&
+          (n.var == vocab::ScalarVar::m_N || n.var == vocab::ScalarVar::m_L))
+        return true;
+  return false;
+}
+
 }  // namespace
 
 std::string why_key_unused(std::string_view key, const Config& c) {
@@ -89,6 +113,10 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
   if (key == "update_lr" && !stepped) return "update = " + quoted(c.update) + " takes no optimizer step";
+  if (key == "adam_eps" && c.update != vocab::Update::adam)
+    return "update = " + quoted(c.update) + " takes no Adam step";
+  if ((key == "base_width" || key == "base_depth") && !reads_width_depth_multipliers(c))
+    return "no parametrization and no expression reads m_N or m_L";
   if (key == "update_scale" && c.update != vocab::Update::random)
     return "update = " + quoted(c.update) + " is not a random direction";
   if (key == "qk_norm" &&

@@ -27,16 +27,31 @@ Summary summarize(std::span<const double> values) {
   return s;
 }
 
-std::vector<std::string> key_columns() {
+KeyIsSet set_in(std::span<const Config> configs) {
+  return [configs](const KeyInfo& k) {
+    const std::string unset = format_value(k.get(Config{}));
+    return std::any_of(configs.begin(), configs.end(),
+                       [&](const Config& c) { return format_value(k.get(c)) != unset; });
+  };
+}
+
+KeyIsSet named_in(std::vector<std::string> keys) {
+  return [keys = std::move(keys)](const KeyInfo& k) {
+    return std::find(keys.begin(), keys.end(), k.name) != keys.end();
+  };
+}
+
+std::vector<std::string> key_columns(const KeyIsSet& is_set) {
   std::vector<std::string> cols{"placement"};
   for (const auto& k : config_keys())
-    if (k.name != "placement" && k.type != KeyType::name_list) cols.emplace_back(k.name);
+    if (k.name != "placement" && k.type != KeyType::name_list && (!k.when_set || (is_set && is_set(k))))
+      cols.emplace_back(k.name);
   return cols;
 }
 
-std::vector<std::string> table_columns(ResultTable table) {
+std::vector<std::string> table_columns(ResultTable table, const KeyIsSet& is_set) {
   std::vector<std::string> cols{"config"};
-  for (auto& k : key_columns()) cols.push_back(std::move(k));
+  for (auto& k : key_columns(is_set)) cols.push_back(std::move(k));
   if (table == ResultTable::layers) cols.emplace_back("sample");
   for (const char* c : {"metric", "l", "k"}) cols.emplace_back(c);
   if (table == ResultTable::summary)
@@ -53,16 +68,15 @@ std::string_view index_column(std::size_t metric) {
   return table[metric].index == MetricIndex::stream ? "l" : "k";
 }
 
-std::string csv_header(ResultTable table) {
+std::string csv_header(ResultTable table, std::span<const Config> configs) {
   std::string s;
-  for (const auto& col : table_columns(table)) s += (s.empty() ? "" : ",") + col;
+  for (const auto& col : table_columns(table, set_in(configs))) s += (s.empty() ? "" : ",") + col;
   return s + "\n";
 }
 
-std::string csv_key_fields(const Grid& grid, std::size_t c) {
+std::string csv_key_fields(const Grid& grid, std::size_t c, const std::vector<std::string>& columns) {
   std::string s = std::to_string(c) + ",";
-  for (const auto& col : key_columns())
-    s += io::csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
+  for (const auto& col : columns) s += io::csv_field(format_value(find_key(col)->get(grid.configs[c]))) + ",";
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/config_file.hpp"
+#include "sim/config_schema.hpp"
 #include "sim/record.hpp"
 
 namespace normsim::sim {
@@ -31,18 +32,26 @@ using GridRecords = std::vector<std::vector<SampleRecord>>;
 
 enum class ResultTable { layers, summary, theory };
 
-// placement, then every other config key in the schema's order (all but the name lists: `metrics`).
-std::vector<std::string> key_columns();
-// Every column of `table`, in file order: config, key_columns(), then the table's own columns.
-std::vector<std::string> table_columns(ResultTable table);
+// Whether a key marked when_set (sim/config_schema.hpp) is a column: null = none is.
+using KeyIsSet = std::function<bool(const KeyInfo&)>;
+// Set in a grid: some configuration's value differs from the default's.
+KeyIsSet set_in(std::span<const Config> configs);
+// Named in a list of keys (Python's frames: the keys their configurations carry).
+KeyIsSet named_in(std::vector<std::string> keys);
+
+// placement, then every other config key in the schema's order (all but the name lists: `metrics`), a
+// when_set key only where is_set says.
+std::vector<std::string> key_columns(const KeyIsSet& is_set = nullptr);
+// Every column of `table`, in file order: config, key_columns(is_set), then the table's own columns.
+std::vector<std::string> table_columns(ResultTable table, const KeyIsSet& is_set = nullptr);
 // "l" or "k": the column that holds the index of metric `metric` (a position in metric_table()).
 std::string_view index_column(std::size_t metric);
 
-// The CSV header line of `table` (with its newline).
-std::string csv_header(ResultTable table);
+// The CSV header line of `table` for a grid's configurations (with its newline).
+std::string csv_header(ResultTable table, std::span<const Config> configs);
 // The CSV fields of config c up to and including its last key column ("c,pre,layernorm,...,"), values as
-// format_value writes them.
-std::string csv_key_fields(const Grid& grid, std::size_t c);
+// format_value writes them; columns: key_columns(set_in(grid.configs)).
+std::string csv_key_fields(const Grid& grid, std::size_t c, const std::vector<std::string>& columns);
 // The metric's name and its index in the l or k column: "act_sq,3,," or "cos_next,,3,".
 std::string csv_metric_fields(std::size_t metric, std::size_t index);
 

@@ -56,9 +56,10 @@ std::vector<std::string> config_columns(const Grid& grid) {
 
 void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
   CsvOut out(path);
-  out << csv_header(ResultTable::layers);
+  out << csv_header(ResultTable::layers, grid.configs);
+  const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
-  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
+  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
   for_each_layer_value(records, [&](const LayerValue& v) {
     out << keys[v.config] << std::to_string(v.sample) << "," << csv_metric_fields(v.metric, v.index)
         << io::format_number(v.value) << "\n";
@@ -68,9 +69,10 @@ void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const
 
 void write_summary_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records) {
   CsvOut out(path);
-  out << csv_header(ResultTable::summary);
+  out << csv_header(ResultTable::summary, grid.configs);
+  const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
-  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c);
+  for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
   for_each_summary(records, [&](const SummaryValue& v) {
     out << keys[v.config] << csv_metric_fields(v.metric, v.index) << io::format_number(v.summary.mean) << ","
         << io::format_number(v.summary.se) << "," << std::to_string(v.summary.n) << "\n";
@@ -88,11 +90,13 @@ void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& r
 }
 
 nlohmann::ordered_json grid_json(const Grid& grid) {
+  const KeyIsSet is_set = set_in(grid.configs);
   nlohmann::ordered_json configs = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < grid.configs.size(); ++c) {
     nlohmann::ordered_json values = nlohmann::ordered_json::object();
     for (const auto& k : config_keys())
-      std::visit([&](const auto& v) { values[std::string(k.name)] = v; }, k.get(grid.configs[c]));
+      if (!k.when_set || is_set(k))  // a grid id as before for grids that leave the newer keys alone
+        std::visit([&](const auto& v) { values[std::string(k.name)] = v; }, k.get(grid.configs[c]));
     configs.push_back({{"id", c}, {"values", values}, {"seed", grid.configs[c].seed}});
   }
   return {{"swept_keys", grid.swept_keys}, {"configs", configs}};

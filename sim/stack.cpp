@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/parametrization.hpp"
+
 namespace normsim::sim {
 
 std::string_view weight_name(WeightKind w) {
@@ -66,7 +68,9 @@ StackShape::StackShape(const Config& config)
       gate(config.attention_gate),
       swiglu(config.activation == vocab::Activation::swiglu),
       act(pointwise_activation(config.activation)),
-      norm(config.norm) {}
+      norm(config.norm) {
+  if (config.parametrization != "none") rules = std::make_shared<const ResolvedRules>(*this);
+}
 
 BranchKind StackShape::branch(int k) const {
   return vocab::layout(cfg.sublayer).branch_at(k);

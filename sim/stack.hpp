@@ -2,6 +2,7 @@
 // indices, and the weight matrices of each sublayer. Conventions (depth counts sublayers, ...) are in
 // docs/conventions.md.
 #pragma once
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,8 @@ static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wr
 static_assert(std::uint32_t(Stream::update_base) + kWeightKinds <= (1u << kStreamIndexShift));
 std::string_view weight_name(WeightKind w);
 
+class ResolvedRules;
+
 struct StackShape {
   explicit StackShape(const Config& config);
 
@@ -69,6 +72,8 @@ struct StackShape {
   bool swiglu;
   Activation act;  // the MLP activation (silu for swiglu)
   NormKind norm;
+  // The parametrization's rules resolved per matrix (sim/parametrization.hpp); null for "none".
+  std::shared_ptr<const ResolvedRules> rules;
 
   BranchKind branch(int k) const;
   int block(int k) const;  // 0-based block index b(k)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/norm_site.hpp"
+#include "sim/parametrization.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/block_eval.hpp"
 #include "vocab/names.hpp"
@@ -11,7 +12,8 @@
 namespace normsim::sim {
 namespace {
 
-// StackOps whose branch outputs are multiplied by branch_scale at sublayer k (any placement, Admin too).
+// StackOps whose branch outputs are multiplied by branch_scale at sublayer k times the parametrization's
+// branch multiplier (any placement, Admin too).
 // A scale of exactly 1 adds nothing to the graph.
 class BranchScaledOps final : public StackOps {
  public:
@@ -25,7 +27,8 @@ class BranchScaledOps final : public StackOps {
   Scalars mean_sq(Value a) override { return inner_.mean_sq(a); }
   Value branch(int k, Value u, bool qkv_norm) override {
     const Value f = inner_.branch(k, u, qkv_norm);
-    const double s = vocab::eval_scalar(scale_, scale_.root, scalar_env(shape_, k));
+    double s = vocab::eval_scalar(scale_, scale_.root, scalar_env(shape_, k));
+    if (shape_.rules) s *= shape_.rules->branch_mult(k);  // the parametrization's branch multiplier
     return s == 1.0 ? f : inner_.scale(f, s);
   }
 

@@ -7,17 +7,16 @@
 
 namespace normsim::sim {
 
-inline constexpr double kAdamEps = 1e-8;
-
 // What one weight entry loses in a step on its loss gradient g: sgd lr g; Adam's first bias-corrected step
-// lr g / (|g| + eps) (Kingma & Ba 2015, Algorithm 1, with m = g and v = g^2 after correction).
+// lr g / (|g| + eps) (Kingma & Ba 2015, Algorithm 1, with m = g and v = g^2 after correction; eps the key
+// adam_eps).
 template <class R>
 NORMSIM_HD R sgd_step(R g, double lr) {
   return g * R(lr);
 }
 template <class R>
-NORMSIM_HD R adam_step(R g, double lr) {
-  return R(lr * double(g) / (std::abs(double(g)) + kAdamEps));
+NORMSIM_HD R adam_step(R g, double lr, double eps) {
+  return R(lr * double(g) / (std::abs(double(g)) + eps));
 }
 
 // update = "random": the factor that gives the Gaussian direction G the norm update_scale ||W||_F, from the

@@ -10,7 +10,12 @@ namespace normsim::sim {
 
 template <class R>
 WeightUpdate<R>::WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample)
-    : kind_(c.update), lr_(c.update_lr), scale_(c.update_scale), seed_(seed), sample_(sample) {
+    : kind_(c.update),
+      lr_(c.update_lr),
+      scale_(c.update_scale),
+      eps_(c.adam_eps),
+      seed_(seed),
+      sample_(sample) {
   if (needs_gradients()) grads_.resize(std::size_t(c.depth));
 }
 
@@ -48,7 +53,7 @@ void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W) const {
   if (kind_ == vocab::Update::sgd)
     W -= g.unaryExpr([lr = lr_](R x) { return sgd_step(x, lr); });
   else
-    W -= g.unaryExpr([lr = lr_](R x) { return adam_step(x, lr); });
+    W -= g.unaryExpr([lr = lr_, eps = eps_](R x) { return adam_step(x, lr, eps); });
 }
 
 template class WeightUpdate<float>;

@@ -4,7 +4,8 @@
 //           stream (update_base + matrix) of (seed, sample, sublayer): reproducible and independent of W;
 //   sgd:    dW = -update_lr g, g = dLoss/dW of the first forward and backward pass;
 //   adam:   Adam's first step with bias correction (Kingma & Ba 2015, Algorithm 1): m_1 = (1 - b1) g and
-//           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps = 1e-8.
+//           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps =
+//           adam_eps.
 // The unperturbed W is redrawn from the weights' own counters in both passes, so dW is exactly the
 // difference.
 #pragma once
@@ -41,7 +42,7 @@ class WeightUpdate {
 
  private:
   vocab::Update kind_;
-  double lr_, scale_;
+  double lr_, scale_, eps_;
   std::uint64_t seed_;
   std::uint32_t sample_;
   bool sealed_ = false;

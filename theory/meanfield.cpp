@@ -130,33 +130,51 @@ std::string_view MeanFieldProfile::name_of(const Series* series) const {
   return "";
 }
 
+namespace {
+// The branches of gains w: a sublayer's MLP (routed or dense), attention, attention with per-head norms of
+// Q, K, V, and the decoder's cross-attention.
+detail::BranchSet branches_of(const StackSpec& spec, const WeightGains& w, double gamma_sq) {
+  const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
+  const std::optional<double> gate =
+      spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
+  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate);
+  if (spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention)
+    mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
+  return {mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),
+          Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
+          Branch::cross_attention(
+              cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))};
+}
+}  // namespace
+
 MeanFieldProfile meanfield(const StackSpec& spec) {
   validate(spec);
   const int depth = spec.depth;
   const double gamma_sq = spec.gamma * spec.gamma;
-  const auto& w = spec.sigma_sq;
   const bool pointwise = vocab::is_pointwise(spec.norm);  // DyT, Derf
-  const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
-  const std::optional<double> gate =
-      spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
   const bool routed = spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention;
-  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate);
-  if (routed)
-    mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
-  StackContext ctx{spec, gamma_sq, spec.eps, mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),
-                   detail::LayerStorage(depth + 1), 1.0,
-                   Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
+  const detail::BranchSet all = branches_of(spec, spec.sigma_sq, gamma_sq);
+  StackContext ctx{spec,
+                   gamma_sq,
+                   spec.eps,
+                   all.mlp,
+                   all.attention,
+                   detail::LayerStorage(depth + 1),
+                   1.0,
+                   all.attention_qkv,
                    spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
                    vocab::parse_scalar(spec.branch_scale),
-                   Branch::cross_attention(
-                       cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens)),
+                   all.cross,
                    spec.random_update_scale * spec.random_update_scale,
                    // x_0 does not depend on the weights: its change is zero
                    std::vector<TokenGram>(spec.random_update_scale > 0 ? std::size_t(depth) + 1 : 0),
                    pointwise ? vocab::parse_scalar(spec.norm_alpha) : vocab::Expr{},
                    pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
                    std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
-                   std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0)};
+                   std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0),
+                   {}};
+  for (const WeightGains& w : spec.sigma_sq_per_layer)
+    ctx.per_layer.push_back(branches_of(spec, w, gamma_sq));
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);

@@ -114,10 +114,19 @@ void validate(const StackSpec& s) {
     fail("depth", "must be a multiple of " + std::to_string(unit) +
                       ", the sublayers of one block or placement unit (vocab/sublayer_layout.hpp)");
   if (s.encoder_cos < 0.0 || s.encoder_cos > 1.0) fail("encoder_cos", "must lie in [0, 1]");
-  const auto& w = s.sigma_sq;
-  for (double g : {w.w1, w.wgate, w.w2, w.wq, w.wk, w.wv, w.wo}) {
-    if (!(g >= 0.0) || !std::isfinite(g)) fail("sigma_sq", "every gain^2 must be finite and >= 0");
-  }
+  const auto gains_valid = [](const WeightGains& w) {
+    for (double g : {w.w1, w.wgate, w.w2, w.wq, w.wk, w.wv, w.wo})
+      if (!(g >= 0.0) || !std::isfinite(g)) return false;
+    return true;
+  };
+  if (!gains_valid(s.sigma_sq)) fail("sigma_sq", "every gain^2 must be finite and >= 0");
+  const auto per_layer = [&](std::size_t n) { return n == 0 || n == std::size_t(s.depth); };
+  if (!per_layer(s.sigma_sq_per_layer.size()) || !per_layer(s.branch_multiplier.size()))
+    fail("sigma_sq_per_layer", "per-sublayer gains and branch multipliers are empty or one per sublayer");
+  for (const WeightGains& w : s.sigma_sq_per_layer)
+    if (!gains_valid(w)) fail("sigma_sq_per_layer", "every gain^2 must be finite and >= 0");
+  for (double m : s.branch_multiplier)
+    if (!std::isfinite(m)) fail("branch_multiplier", "must be finite");
 }
 
 }  // namespace normsim::theory

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "theory/activation.hpp"
 #include "vocab/block_expr.hpp"
@@ -74,6 +75,11 @@ struct StackSpec {
   int moe_top_k = 2;
   bool moe_renormalized = true;
   double router_sigma_sq = 1.0;  // fan_in Var(Wr)
+  // A parametrization (docs/parametrizations.md) whose gains vary with the sublayer: sublayer k's gains and
+  // its branch multiplier (times branch_scale). Empty: sigma_sq at every sublayer, multiplier 1.
+  std::vector<WeightGains> sigma_sq_per_layer;
+  std::vector<double> branch_multiplier;
+  double m_N = 1.0, m_L = 1.0;  // width / base_width and depth / base_depth, which expressions may read
   // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
   double random_update_scale = 0.0;
 };

@@ -16,6 +16,8 @@ namespace normsim::vocab {
 struct ScalarEnv {
   int k = 0, K = 1, b = 0, L = 1;                   // sublayer, depth, block, blocks
   bool attention = false;                           // whether sublayer k's branch is attention
+  double m_N = 1, m_L = 1;                          // width / base_width, depth / base_depth
+  double fan_in = 0, fan_out = 0;                   // of the matrix a parametrization rule is evaluated for
   std::function<double(const std::string&)> param;  // a numeric config key's value
 };
 

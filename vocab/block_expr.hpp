@@ -10,8 +10,11 @@
 //   it)
 //   + - * /    on streams and numbers (a stream times or over a number; streams add)
 //   numbers, k (sublayer index), K (depth), b (block index), L (blocks), attention (1 at an attention
-//   sublayer, else 0), sqrt(.), floor(.), sigmoid(.), sinkhorn(M, iters) (a matrix; [i][j] an entry), a < b
-//   (1 or 0), c ? s : t (c a number), and the names of numeric config keys (rezero_alpha, ...).
+//   sublayer, else 0), m_N = width/base_width, m_L = depth/base_depth, sqrt(.), floor(.), sigmoid(.),
+//   sinkhorn(M, iters) (a matrix; [i][j] an entry), a ^ b (power of numbers: right-associative, above unary
+//   minus, -2^2 = -4), a < b (1 or 0), c ? s : t (c a number), and the names of numeric config keys
+//   (rezero_alpha, ...); a parametrization rule (sim/parametrization.hpp) also reads fan_in and fan_out of
+//   the matrix it is evaluated for.
 // A block is one expression, or two separated by ';' for a placement that spans a pair of sublayers
 // (sublayer 2j runs the first, 2j+1 the second; a decoder layer: unit_size below). Every expression is a
 // stream and calls F exactly once on every path. A block of n lanes (n: the largest lane index + 1 and the
@@ -29,7 +32,11 @@
 
 namespace normsim::vocab {
 
-enum class ScalarVar { k, K, b, L, attention };
+enum class ScalarVar { k, K, b, L, attention, m_N, m_L, fan_in, fan_out };
+
+// Where a number-valued expression is read: a sublayer's (branch_scale, norm_alpha, ...), or a matrix's (a
+// parametrization rule, which may read fan_in and fan_out).
+enum class ScalarScope { sublayer, matrix };
 
 struct ExprNode {
   enum class Op {
@@ -53,7 +60,8 @@ struct ExprNode {
     mul,
     div,
     less,
-    cond  // a ? b : c
+    cond,  // a ? b : c
+    pow    // a ^ b
   };
   Op op = Op::number;
   double value = 0;
@@ -93,7 +101,9 @@ class ExprError : public std::invalid_argument {
 };
 
 Block parse_block(std::string_view text);  // throws ExprError
-Expr parse_scalar(std::string_view text);  // a number-valued expression (branch_scale); throws ExprError
+// A number-valued expression (branch_scale; a parametrization rule's field with scope matrix); throws
+// ExprError.
+Expr parse_scalar(std::string_view text, ScalarScope scope = ScalarScope::sublayer);
 std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
 bool reads_embedding(const Block& b);            // whether an expression of b reads emb
 

@@ -4,7 +4,8 @@
 //   compare := sum ['<' sum]
 //   sum     := product (('+' | '-') product)*
 //   product := unary (('*' | '/' | '@') unary)*
-//   unary   := '-' unary | primary
+//   unary   := '-' unary | power
+//   power   := primary ['^' unary]          (right-associative: 2^3^2 = 2^9; -2^2 = -(2^2); 2^-1 = 0.5)
 //   primary := number | name | 'x' '[' integer ']' | name '(' cond ')' | '(' cond ')' | '[' cond (',' cond)*
 //   ']'
 // Lanes (a block of n > 1, docs/design/multistream.md 3.2) are lowered as they are parsed: a lanes value is n
@@ -56,8 +57,8 @@ std::string kind_name(Val::Kind k) {
 class Parser {
  public:
   // offset: the characters (code points) before this expression in the block text; lanes: the block's n.
-  Parser(std::string_view text, int offset, bool paired, int lanes)
-      : text_(text), offset_(offset), paired_(paired), lanes_(lanes) {
+  Parser(std::string_view text, int offset, bool paired, int lanes, ScalarScope scope = ScalarScope::sublayer)
+      : text_(text), offset_(offset), paired_(paired), lanes_(lanes), scope_(scope) {
     chars_before_.reserve(text.size() + 1);
     int n = 0;
     for (const char c : text) {
@@ -82,6 +83,7 @@ class Parser {
   std::vector<int> chars_before_;  // chars_before_[i]: the characters in text_[0, i)
   bool paired_;
   int lanes_;  // n: the block's lanes (lanes_in)
+  ScalarScope scope_;
   std::size_t pos_ = 0;
   int depth_ = 0;  // parentheses, calls, unary minus and '?' now open
   Expr expr_;
@@ -179,6 +181,9 @@ class Parser {
       case Op::div:
         if (sb) fail(col, "cannot divide by a stream");
         n.is_stream = sa;
+        break;
+      case Op::pow:
+        if (sa || sb) fail(col, "'^' raises numbers, not streams");
         break;
       default:  // less
         if (sa || sb) fail(col, "'<' compares numbers, not streams");
@@ -306,13 +311,23 @@ class Parser {
   }
   Val unary() {
     const int col = (skip_space(), column());
-    if (!accept('-')) return primary();
+    if (!accept('-')) return power();
     const Nest nest(*this, col);
     const Val a = unary();
     if (a.single()) return one(add(make(Op::neg, col, a.node, at(a.node).is_stream)));
     std::vector<int> out;
     for (const int l : as_lanes(a, col)) out.push_back(l < 0 ? -1 : add(make(Op::neg, col, l, true)));
     return lanes_value(std::move(out));
+  }
+  Val power() {
+    const Val a = primary();
+    const int col = (skip_space(), column());
+    if (!accept('^')) return a;
+    const Nest nest(*this, col);
+    const Val b = unary();
+    if (!a.single() || !b.single())
+      fail(col, "'^' raises numbers, not " + kind_name(a.single() ? b.kind : a.kind));
+    return one(binary_nodes(Op::pow, a.node, b.node, col));
   }
   Val primary() {
     skip_space();
@@ -393,8 +408,15 @@ class Parser {
                                                                     {"K", ScalarVar::K},
                                                                     {"b", ScalarVar::b},
                                                                     {"L", ScalarVar::L},
-                                                                    {"attention", ScalarVar::attention}};
+                                                                    {"attention", ScalarVar::attention},
+                                                                    {"m_N", ScalarVar::m_N},
+                                                                    {"m_L", ScalarVar::m_L},
+                                                                    {"fan_in", ScalarVar::fan_in},
+                                                                    {"fan_out", ScalarVar::fan_out}};
     if (const auto v = vars.find(id); v != vars.end()) {
+      const bool of_matrix = v->second == ScalarVar::fan_in || v->second == ScalarVar::fan_out;
+      if (of_matrix && scope_ != ScalarScope::matrix)
+        fail(col, id + " is a matrix's; only a parametrization rule (param_rules) reads it");
       ExprNode n = make(Op::scalar_var, col);
       n.var = v->second;
       return one(add(std::move(n)));
@@ -519,8 +541,8 @@ Block parse_block(std::string_view text) {
   return b;
 }
 
-Expr parse_scalar(std::string_view text) {
-  auto [e, v] = Parser(text, 0, false, lanes_in(text)).parse_whole();
+Expr parse_scalar(std::string_view text, ScalarScope scope) {
+  auto [e, v] = Parser(text, 0, false, lanes_in(text), scope).parse_whole();
   if (v.kind != Val::Kind::number) throw ExprError(1, "must be a number, not " + kind_name(v.kind));
   for (const ExprNode& n : e.nodes)
     if (n.op == Op::branch || n.op == Op::branch_qkv) throw ExprError(1, "must not call F");

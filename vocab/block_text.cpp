@@ -26,12 +26,21 @@ double var_value(ScalarVar v, const ScalarEnv& env) {
       return env.L;
     case ScalarVar::attention:
       return env.attention ? 1.0 : 0.0;
+    case ScalarVar::m_N:
+      return env.m_N;
+    case ScalarVar::m_L:
+      return env.m_L;
+    case ScalarVar::fan_in:
+      return env.fan_in;
+    case ScalarVar::fan_out:
+      return env.fan_out;
   }
   return 0.0;
 }
 
 std::string_view var_name(ScalarVar v) {
-  constexpr std::array<std::string_view, 5> names{"k", "K", "b", "L", "attention"};
+  constexpr std::array<std::string_view, 9> names{"k",   "K",   "b",      "L",      "attention",
+                                                  "m_N", "m_L", "fan_in", "fan_out"};
   return names[static_cast<std::size_t>(v)];
 }
 
@@ -50,8 +59,10 @@ int precedence(Op op) {
       return 3;
     case Op::neg:
       return 4;
-    default:
+    case Op::pow:
       return 5;
+    default:
+      return 6;
   }
 }
 
@@ -156,6 +167,11 @@ void write(const Expr& e, int i, int min_prec, std::string& out) {
       out += '-';
       write(e, n.a, p, out);
       break;
+    case Op::pow:  // a primary raised to a unary (block_parse.cpp's grammar): 2^-1 stays as written
+      write(e, n.a, p + 1, out);
+      out += '^';
+      write(e, n.b, precedence(Op::neg), out);
+      break;
     case Op::cond:
       write(e, n.a, 1, out);
       out += " ? ";
@@ -205,6 +221,8 @@ double eval_scalar(const Expr& e, int i, const ScalarEnv& env) {
       return num(n.a) / num(n.b);
     case Op::less:
       return num(n.a) < num(n.b) ? 1.0 : 0.0;
+    case Op::pow:
+      return std::pow(num(n.a), num(n.b));
     case Op::cond:
       return num(n.a) != 0.0 ? num(n.b) : num(n.c);
     default:

@@ -161,9 +161,9 @@ void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double
 }
 
 template <class R>
-void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam) {
+void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps) {
   mock::count_launch();
-  cpu::gradient_step(d_w, d_g, n, lr, adam);
+  cpu::gradient_step(d_w, d_g, n, lr, adam, eps);
 }
 
 void random_update_scales(const double* d_w_sq, const double* d_g_sq, double scale, double* d_factor, int S) {

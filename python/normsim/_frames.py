@@ -54,14 +54,15 @@ def _dense(column, dtype):
 def varying_keys(configs):
     """The config keys (of key -> list of values, one per config) whose value is not the same in every
     configuration, in the files' column order; `metrics` (which rows exist) is no column."""
-    return [key for key in _core.columns("theory") if key in configs and len({repr(v) for v in configs[key]}) > 1]
+    return [key for key in _core.columns("theory", list(configs))
+            if key in configs and len({repr(v) for v in configs[key]}) > 1]
 
 
 def frame_columns(name, configs, every_key=False):
     """The columns of a Result's frame `name`: the file's, less the keys that do not vary (all of them with
     every_key, as the files and normsim.theory have them)."""
     keep = set(configs) if every_key else set(varying_keys(configs))
-    return [c for c in _core.columns(name) if c not in configs or c in keep]
+    return [c for c in _core.columns(name, list(configs)) if c not in configs or c in keep]
 
 
 def table(name, columns, configs, metric_names, every_key=False):
@@ -86,7 +87,7 @@ def table(name, columns, configs, metric_names, every_key=False):
 def config_table(configs):
     """One row per config, every key a column (index: config)."""
     pd = _pandas()
-    order = [c for c in _core.columns("theory") if c in configs]  # placement, then the schema's order
+    order = [c for c in _core.columns("theory", list(configs)) if c in configs]  # placement, then the schema's
     df = typed(pd.DataFrame(configs)[order + [c for c in configs if c not in order]])
     df.index.name = "config"
     return df
@@ -95,9 +96,10 @@ def config_table(configs):
 def with_every_key(frame, configs, name):
     """A Result's frame `name` with every config key again, in its file's column order (what Result.save
     writes): the keys that do not vary joined from `configs` (Result.configs) by config id."""
-    missing = [c for c in _core.columns(name) if c in configs.columns and c not in frame.columns]
+    columns = _core.columns(name, list(configs.columns))  # with the keys written only when set, if present
+    missing = [c for c in columns if c in configs.columns and c not in frame.columns]
     full = frame.join(configs[missing], on="config")
-    return full[[c for c in _core.columns(name) if c in full.columns]]
+    return full[[c for c in columns if c in full.columns]]
 
 
 def read_table(path, columns=None):

@@ -30,6 +30,7 @@ py::list keys() {
     std::visit([&](const auto& v) { d["default"] = py::cast(v); }, k.get(defaults));
     d["allowed"] = k.allowed;
     d["meaning"] = std::string(k.meaning);
+    d["when_set"] = k.when_set;  // a column only where some configuration sets it
     out.append(d);
   }
   return out;
@@ -135,8 +136,13 @@ void bind_lists(py::module_& m) {
   m.def("metrics", &metrics,
         "(name, index l or k, definition, default, pass) of every metric, in table order");
   m.def(
-      "columns", [](const std::string& t) { return sim::table_columns(table_named(t)); }, py::arg("table"),
-      "the columns of layers.csv, summary.csv or theory.csv, in file order");
+      "columns",
+      [](const std::string& t, std::vector<std::string> keys) {
+        return sim::table_columns(table_named(t), sim::named_in(std::move(keys)));
+      },
+      py::arg("table"), py::arg("keys") = std::vector<std::string>{},
+      "the columns of layers.csv, summary.csv or theory.csv, in file order; a key written only when set "
+      "(parametrization, ...) only when `keys` names it");
   m.def("theory", &theory, py::arg("grid"));
   m.def("plot", &plot, py::arg("out"), py::arg("metric"), py::arg("format"), py::arg("size"),
         py::arg("heatmap_layer"), py::arg("latex"), py::arg("depth_at_first_layer"), py::arg("claims_only"),

@@ -106,7 +106,7 @@ py::list nonfinite_rows(const sim::GridRecords& records) {
 
 py::dict config_values(const sim::Grid& grid) {
   py::dict out;
-  for (const auto& name : sim::key_columns()) {
+  for (const auto& name : sim::key_columns(sim::set_in(grid.configs))) {
     const sim::KeyInfo* key = sim::find_key(name);
     py::list values;
     for (const auto& config : grid.configs)

@@ -38,8 +38,9 @@ std::string unknown_parameter(const std::string& name) {
   if (!key) {
     const std::string hint = suggest_key(name);
     return "unknown name '" + name +
-           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, sqrt, floor, sigmoid, sinkhorn or a config "
-           "key)" +
+           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, m_N, m_L, sqrt, floor, sigmoid, sinkhorn "
+           "or a "
+           "config key)" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   }
   if (key->type != KeyType::floating && key->type != KeyType::integer)
@@ -51,6 +52,7 @@ vocab::ScalarEnv scalar_env(const StackShape& s, int k) {
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = s.block(k), env.L = s.blocks();
   env.attention = s.branch(k) != BranchKind::mlp;  // self- or cross-attention
+  env.m_N = double(s.width) / s.cfg.base_width, env.m_L = double(s.depth) / s.cfg.base_depth;
   env.param = [&s](const std::string& name) {
     if (name == "deepnorm_alpha") return deepnorm_alpha(s);
     if (name == "deepnorm_beta") return deepnorm_beta(s);

@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
+#include "sim/config_schema.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
@@ -255,6 +256,29 @@ TEST_CASE("CUDA backend matches the CPU backend for custom blocks and branch_sca
         unscaled.branch_scale = std::string("1");
         if (c.branch_scale == "1") unscaled.branch_scale = std::string("0.5");
         CHECK(cuda.run(unscaled, samples)[0].values != g[0].values);
+      }
+}
+
+// A parametrization reaches the device's draws (weight_std per sublayer and matrix, the multiplier folded
+// in) and the branch multiplier through the same host code: the CPU's records, on every sublayer kind.
+TEST_CASE("CUDA backend matches the CPU backend under a parametrization", "[backend][parametrization]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[0], kKinds[2], kKinds[5], kKinds[6]})
+      for (const char* preset : {"completep", "olmo_mitchell", "tfixup"}) {
+        sim::Config c = small_config(vocab::Placement::pre, kind, precision);
+        c.parametrization = preset, c.base_width = 8, c.base_depth = 2;
+        c.param_rules = std::string("w2 wo: mult = 1.5");
+        INFO(precision << " " << kind.sublayer << "/" << kind.activation << " " << preset);
+        REQUIRE(sim::validate(c).empty());
+        const bool f64 = std::string(precision) == "float64";
+        const auto g = cuda.run(c, samples);
+        require_records_close(g, cpu.run(c, samples), f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+        sim::Config none = c;  // the rules are applied: without them the records differ
+        none.parametrization = "none", none.param_rules = "";
+        CHECK(cuda.run(none, samples)[0].values != g[0].values);
       }
 }
 

@@ -369,9 +369,9 @@ TEMPLATE_TEST_CASE("gradient_step matches its CPU twin", "[kernel][update]", flo
   const auto d_g = DeviceBuffer<R>::from_host(g);
   for (const bool adam : {false, true}) {
     auto d_w = DeviceBuffer<R>::from_host(w0);
-    gpu::gradient_step(d_w.get(), d_g.get(), kN, 0.01, adam);
+    gpu::gradient_step(d_w.get(), d_g.get(), kN, 0.01, adam, 1e-8);
     std::vector<R> w = w0;
-    gpu::cpu::gradient_step(w.data(), g.data(), kN, 0.01, adam);
+    gpu::cpu::gradient_step(w.data(), g.data(), kN, 0.01, adam, 1e-8);
     require_close(d_w.to_host(), w, 2 * ulp<R>(), 2 * ulp<R>());
   }
 }

@@ -26,10 +26,12 @@ int pick(Rng& rng, int n) {
   return std::uniform_int_distribution<int>(0, n - 1)(rng);
 }
 
-// A number expression: numbers (zeros, huge, tiny), k, K, b, L, sqrt, floor, arithmetic, comparisons.
+// A number expression: numbers (zeros, huge, tiny), k, K, b, L, m_N, m_L, sqrt, floor, arithmetic with
+// powers, comparisons.
 std::string number(Rng& rng, int depth) {
-  static const char* leaves[] = {"0", "1", "2", "0.5", "1e300", "1e-300", "k", "K", "b", "L", "3"};
-  if (depth <= 0 || pick(rng, 3) == 0) return leaves[pick(rng, 11)];
+  static const char* leaves[] = {"0", "1", "2", "0.5", "1e300", "1e-300", "k",
+                                 "K", "b", "L", "3",   "m_N",   "m_L"};
+  if (depth <= 0 || pick(rng, 3) == 0) return leaves[pick(rng, 13)];
   switch (pick(rng, 6)) {
     case 0:
       return std::string("sqrt(") + number(rng, depth - 1) + ")";
@@ -41,7 +43,7 @@ std::string number(Rng& rng, int depth) {
       return std::string("(") + number(rng, depth - 1) + " < " + number(rng, depth - 1) + " ? " +
              number(rng, depth - 1) + " : " + number(rng, depth - 1) + ")";
     default:
-      return std::string("(") + number(rng, depth - 1) + " " + "+-*/"[pick(rng, 4)] + " " +
+      return std::string("(") + number(rng, depth - 1) + " " + "+-*/^"[pick(rng, 5)] + " " +
              number(rng, depth - 1) + ")";
   }
 }

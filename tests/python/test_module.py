@@ -109,7 +109,12 @@ class SameAsCli(unittest.TestCase):
         self.assertEqual(list(r.layers.columns), ["config", "depth", "sample", "metric", "l", "k", "value"])
         self.assertEqual(list(r.theory.columns), ["config", "depth", "metric", "l", "k", "value"])
         keys = normsim.list("keys")
-        self.assertEqual(set(keys.name), set(r.configs.columns))
+        # Every key but those written only where a configuration sets them (the parametrization's).
+        self.assertEqual(set(keys[~keys.when_set].name), set(r.configs.columns))
+        p = normsim.run({"depth": 2, "width": 16, "tokens": 4, "samples": 1, "parametrization": "completep"},
+                        progress=False)
+        self.assertIn("parametrization", p.configs.columns)
+        self.assertNotIn("param_rules", p.configs.columns)
         self.assertEqual(r.configs.index.name, "config")
         full = r.summary.merge(r.configs.reset_index(), how="left")  # docs/python.md's one line
         self.assertTrue(set(normsim._core.columns("summary")) <= set(full.columns))  # every key again

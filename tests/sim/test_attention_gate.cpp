@@ -97,7 +97,7 @@ TEST_CASE("gated self-attention: weight gradients (W_g too) and input gradient m
       auto draw = [&](WeightKind w) {
         Mat<double> m(s.fan_in(w), s.fan_out(w));
         fill_gaussian(m.data(), std::size_t(m.size()),
-                      DrawKey{c.seed, 0, std::uint32_t(k), static_cast<Stream>(w)}, weight_std(s, p, w));
+                      DrawKey{c.seed, 0, std::uint32_t(k), static_cast<Stream>(w)}, weight_std(s, p, k, w));
         return m;
       };
       GatedWeights w{draw(WeightKind::wq), draw(WeightKind::wk), draw(WeightKind::wv), draw(WeightKind::wo),
@@ -141,9 +141,9 @@ TEST_CASE("the gate matrix is listed, sized and initialized as attention_gate sa
   CHECK(s.weights(1).size() == 2);  // the MLP has no attention gate
   CHECK(s.fan_in(WeightKind::wga) == 12);
   CHECK(s.fan_out(WeightKind::wga) == 3);
-  CHECK(weight_std(s, p, WeightKind::wga) == Approx(1.0 / std::sqrt(12.0)));
+  CHECK(weight_std(s, p, 0, WeightKind::wga) == Approx(1.0 / std::sqrt(12.0)));
   c.init_wq = "fixed:0.02";
-  CHECK(weight_std(StackShape(c), p, WeightKind::wga) == Approx(0.02));
+  CHECK(weight_std(StackShape(c), p, 0, WeightKind::wga) == Approx(0.02));
   c.init_wga = "fixed:0.5";
-  CHECK(weight_std(StackShape(c), p, WeightKind::wga) == Approx(0.5));
+  CHECK(weight_std(StackShape(c), p, 0, WeightKind::wga) == Approx(0.5));
 }

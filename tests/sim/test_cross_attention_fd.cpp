@@ -64,7 +64,7 @@ TEST_CASE("cross-attention weight gradients and input gradient match finite diff
   auto draw = [&](WeightKind w) {
     Mat<double> m(s.fan_in(w), s.fan_out(w));
     fill_gaussian(m.data(), std::size_t(m.size()),
-                  DrawKey{c.seed, 0, std::uint32_t(k), static_cast<Stream>(w)}, weight_std(s, p, w));
+                  DrawKey{c.seed, 0, std::uint32_t(k), static_cast<Stream>(w)}, weight_std(s, p, k, w));
     return m;
   };
   CrossWeights w{draw(WeightKind::cq), draw(WeightKind::ck), draw(WeightKind::cv), draw(WeightKind::co),

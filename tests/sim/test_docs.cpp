@@ -5,25 +5,43 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_util.hpp"
 
-TEST_CASE("docs/metrics.md holds the program's metric table") {
-  const std::string doc = normsim::test::read_text(std::string(NORMSIM_SOURCE_DIR) + "/docs/metrics.md");
-  const std::string begin = "<!-- BEGIN normsim list metrics --markdown -->\n";
-  const std::string end = "<!-- END normsim list metrics --markdown -->";
+namespace {
+// The block of docs/<page> between "<!-- BEGIN normsim <args> -->" and its END line, and what `normsim
+// <args>` prints.
+std::pair<std::string, std::string> committed_and_printed(const std::string& page, const std::string& args) {
+  const std::string doc = normsim::test::read_text(std::string(NORMSIM_SOURCE_DIR) + "/docs/" + page);
+  const std::string begin = "<!-- BEGIN normsim " + args + " -->\n";
+  const std::string end = "<!-- END normsim " + args + " -->";
   const auto b = doc.find(begin), e = doc.find(end);
   REQUIRE(b != std::string::npos);
   REQUIRE(e != std::string::npos);
-  const std::string committed = doc.substr(b + begin.size(), e - b - begin.size());
   std::string printed;
-  FILE* p = popen((std::string(NORMSIM_BINARY_DIR) + "/normsim list metrics --markdown").c_str(), "r");
+  FILE* p = popen((std::string(NORMSIM_BINARY_DIR) + "/normsim " + args).c_str(), "r");
   REQUIRE(p != nullptr);
   char buf[4096];
   std::size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) printed.append(buf, n);
   REQUIRE(pclose(p) == 0);
+  return {doc.substr(b + begin.size(), e - b - begin.size()), printed};
+}
+}  // namespace
+
+TEST_CASE("docs/metrics.md holds the program's metric table") {
+  const auto [committed, printed] = committed_and_printed("metrics.md", "list metrics --markdown");
+  CHECK(committed == printed);
+}
+
+// Every preset's rules and sources as `normsim list parametrizations` prints them (vocab/
+// builtin_parametrizations.cpp), so the page cannot drift from the data.
+TEST_CASE("list_parametrizations_doc") {
+  const auto [committed, printed] =
+      committed_and_printed("parametrizations.md", "list parametrizations --markdown");
+  INFO("regenerate the block with: build/normsim list parametrizations --markdown");
   CHECK(committed == printed);
 }
 

@@ -36,9 +36,11 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/csv_read.hpp"
+#include "same_records.hpp"
 #include "sim/backend.hpp"
 #include "sim/placement.hpp"
 #include "test_util.hpp"
@@ -111,23 +113,20 @@ TEST_CASE("every built-in placement's expression reproduces the hand-written one
 }
 #endif
 
+using normsim::test::same_records;
+
 namespace {
 
-// Every metric of every sample, bit for bit (NaN where both are NaN).
-bool same_records(const std::vector<normsim::sim::SampleRecord>& a,
-                  const std::vector<normsim::sim::SampleRecord>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t s = 0; s < a.size(); ++s) {
-    if (a[s].values.size() != b[s].values.size()) return false;
-    for (std::size_t m = 0; m < a[s].values.size(); ++m) {
-      const auto &x = a[s].values[m], &y = b[s].values[m];
-      if (x.size() != y.size()) return false;
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (std::memcmp(&x[i], &y[i], sizeof(double)) != 0 && !(std::isnan(x[i]) && std::isnan(y[i])))
-          return false;
-    }
-  }
-  return true;
+// ReZero with alpha = a, and the norm-free x + F(x) whose branch_scale is `scale` (ReZero's x + a F(x) when
+// scale is a).
+std::pair<normsim::sim::Config, normsim::sim::Config> rezero_and_scaled(double alpha, const char* scale) {
+  normsim::sim::Config rezero;
+  rezero.placement = normsim::vocab::Placement::rezero;
+  rezero.rezero_alpha = alpha, rezero.depth = 4, rezero.width = 16, rezero.tokens = 3, rezero.samples = 2;
+  normsim::sim::Config scaled = rezero;
+  scaled.placement = normsim::vocab::Placement::none;
+  scaled.branch_scale = std::string(scale);
+  return {rezero, scaled};
 }
 
 }  // namespace
@@ -163,14 +162,20 @@ TEST_CASE("branch_scale multiplies every branch output", "[golden]") {
   namespace sim = normsim::sim;
   auto cpu = sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
   // ReZero's x + a F(x) is the norm-free x + F(x) with branch_scale = a: the same graph, the same numbers.
-  sim::Config rezero;
-  rezero.placement = normsim::vocab::Placement::rezero;
-  rezero.rezero_alpha = 0.25, rezero.depth = 4, rezero.width = 16, rezero.tokens = 3, rezero.samples = 2;
-  sim::Config scaled = rezero;
-  scaled.placement = normsim::vocab::Placement::none;
-  scaled.branch_scale = "1 / sqrt(K + 12)";  // 1/4
+  auto [rezero, scaled] = rezero_and_scaled(0.25, "1 / sqrt(K + 12)");  // 1/4
   const std::vector<int> samples{0, 1};
   CHECK(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
   scaled.branch_scale = "1 / sqrt(K + 12) + k * 0.01";  // differs past sublayer 0
+  CHECK_FALSE(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
+}
+
+// docs/design/parametrization.md 5 (P1): a branch multiplier written with the power operator is the one
+// written with sqrt: L^-0.5 at L = 4 blocks is 1/2 exactly, ReZero's alpha = 1/2, the same numbers.
+TEST_CASE("branch_scale_pow", "[golden]") {
+  auto cpu = normsim::sim::make_backend(normsim::vocab::BackendChoice::cpu, 2);
+  auto [rezero, scaled] = rezero_and_scaled(0.5, "L^-0.5");
+  const std::vector<int> samples{0, 1};
+  CHECK(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
+  scaled.branch_scale = "L^-0.5 * 2^-k";  // halves at every sublayer past the first
   CHECK_FALSE(same_records(cpu->run(rezero, samples), cpu->run(scaled, samples)));
 }

@@ -67,12 +67,17 @@ TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no
   write_nonfinite_csv(dir / "nonfinite.csv", records);
 
   // Every key is a column, swept or not, placement first: the files of different runs concatenate. The one
-  // list of names, `metrics`, is not: it says which rows exist.
-  CHECK(key_columns().size() == config_keys().size() - 1);
-  const auto columns = key_columns();
+  // list of names, `metrics`, is not: it says which rows exist; nor is a key written only when set (the
+  // parametrization's) that no configuration sets.
+  const auto when_set =
+      std::count_if(config_keys().begin(), config_keys().end(), [](const KeyInfo& k) { return k.when_set; });
+  CHECK(when_set == 5);
+  const auto columns = key_columns(set_in(grid.configs));
+  CHECK(std::ptrdiff_t(columns.size()) == std::ptrdiff_t(config_keys().size()) - 1 - when_set);
+  CHECK(key_columns(named_in({"base_width"})).size() == columns.size() + 1);
   CHECK(std::find(columns.begin(), columns.end(), "metrics") == columns.end());
-  CHECK(key_columns().front() == "placement");
-  const std::string pre = csv_key_fields(grid, 0), post = csv_key_fields(grid, 1);
+  CHECK(columns.front() == "placement");
+  const std::string pre = csv_key_fields(grid, 0, columns), post = csv_key_fields(grid, 1, columns);
   CHECK(pre.starts_with("0,pre,mlp,layernorm,"));
   CHECK(post.starts_with("1,post,mlp,"));
   CHECK(pre.find(",16,16,2,") != std::string::npos);  // width 16, tokens 16, depth 2

@@ -157,10 +157,10 @@ TEST_CASE("NaN and Inf: warned per sample, listed in nonfinite.csv, absent from 
   }
   // Config 1's layer 0 keeps all three samples, layer 2 only the two that stayed finite.
   const std::string summary = read_text(dir / "out" / "summary.csv");
-  const std::string row =
-      csv_key_fields(grid, 1).append("act_sq,0,,");  // (no "\n" + string: GCC 12 -Wrestrict)
+  const std::string row = csv_key_fields(grid, 1, key_columns(set_in(grid.configs)))
+                              .append("act_sq,0,,");  // (no "\n" + string: GCC 12 -Wrestrict)
   CHECK(summary.find(row) != std::string::npos);
-  CHECK(summary.find(csv_header(ResultTable::summary)) == 0);
+  CHECK(summary.find(csv_header(ResultTable::summary, grid.configs)) == 0);
 }
 
 TEST_CASE("a non-empty OUT is refused without --resume or --force, and left as it was") {

@@ -61,7 +61,7 @@ TEST_CASE("each update rule is its definition", "[update]") {
     up.apply(1, WeightKind::w1, w);
     for (int i = 0; i < W.size(); ++i) {
       const double gi = g.data()[i];
-      const double want = u == Update::sgd ? -0.01 * gi : -0.01 * gi / (std::abs(gi) + kAdamEps);
+      const double want = u == Update::sgd ? -0.01 * gi : -0.01 * gi / (std::abs(gi) + c.adam_eps);
       CHECK(w.data()[i] - W.data()[i] == Approx(want).margin(1e-15));
     }
     Mat<double> other = W;  // a matrix whose gradient was never recorded is an error, not a silent no-op

@@ -6,6 +6,7 @@
 #include "trace.hpp"
 #include "vocab/block_eval.hpp"
 #include "vocab/block_expr.hpp"
+#include "vocab/builtin_blocks.hpp"
 
 using namespace normsim::vocab;
 using normsim::vocab::test::error_column;
@@ -100,6 +101,48 @@ TEST_CASE("numbers of an expression follow the sublayer and the config") {
   CHECK(eval_scalar(e, e.root, env_at(1, 4)) == 1.0 / 2 + 0.5 - 2);
   CHECK(eval_scalar(e, e.root, env_at(3, 4)) == 1.0 / 2 - 2);
   CHECK(params(e) == std::vector<std::string>{"alpha"});
+}
+
+// docs/design/parametrization.md 3.1: '^' binds tighter than unary minus on its left and takes a unary
+// exponent on its right, right-associative (as in Python and Fortran).
+TEST_CASE("pow_precedence") {
+  const ScalarEnv env = env_at(0, 4);
+  const auto value = [&](const char* text) {
+    const Expr e = parse_scalar(text);
+    return eval_scalar(e, e.root, env);
+  };
+  CHECK(value("-2^2") == -4.0);
+  CHECK(value("2^3^2") == 512.0);
+  CHECK(value("2^-1") == 0.5);
+  CHECK(value("(-2)^2") == 4.0);
+  CHECK(value("(2^3)^2") == 64.0);
+  CHECK(value("2 * 3^2") == 18.0);
+  CHECK(value("K^0.5 + 1") == 3.0);
+  CHECK_THROWS_WITH(parse_block("x^2 + F(x)"), Catch::Contains("column 2: '^' raises numbers, not streams"));
+  CHECK_THROWS_WITH(parse_scalar("2^"), Catch::Contains("column 3: expression ends too early"));
+}
+
+TEST_CASE("pow_to_text_roundtrip") {
+  for (const char* text : {"2^3^2", "-2^2", "2^-1", "(-2)^2", "(2^3)^2", "L^-0.5", "1 / m_N * m_L^-0.5",
+                           "(m_N * m_L)^(1 + k)", "2^-(1 + K)"}) {
+    INFO(text);
+    const Expr e = parse_scalar(text);
+    CHECK(to_text(e) == text);
+    const Expr again = parse_scalar(to_text(e));
+    CHECK(eval_scalar(again, again.root, env_at(1, 4)) == eval_scalar(e, e.root, env_at(1, 4)));
+  }
+  CHECK(to_text(parse_block("x + F(x) * 2^-1")) == "x + F(x) * 2^-1");
+}
+
+// m_N and m_L read the environment; fan_in and fan_out only a parametrization rule's (scope matrix).
+TEST_CASE("scalar variables of width, depth and the matrix") {
+  ScalarEnv env = env_at(0, 4);
+  env.m_N = 4, env.m_L = 2, env.fan_in = 256, env.fan_out = 1024;
+  const Expr rule = parse_scalar("1 / sqrt(fan_in) * m_N^-0.5 * m_L + fan_out", ScalarScope::matrix);
+  CHECK(eval_scalar(rule, rule.root, env) == Approx(1.0 / 16 / 2 * 2 + 1024));
+  CHECK_THROWS_WITH(parse_scalar("1 / sqrt(fan_in)"),
+                    Catch::Contains("column 10: fan_in is a matrix's; only a parametrization rule"));
+  CHECK_THROWS_WITH(parse_block("x + F(x) * fan_out"), Catch::Contains("column 12: fan_out is a matrix's"));
 }
 
 TEST_CASE("a stream interpreter is driven in written order, conditions decided first") {

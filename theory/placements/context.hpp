@@ -59,6 +59,11 @@ class LayerStorage {
   std::unique_ptr<Layer, Free> p_;
 };
 
+// The branches of one set of gains (theory/meanfield.cpp's branches_of).
+struct BranchSet {
+  Branch mlp, attention, attention_qkv, cross;
+};
+
 struct StackContext {
   const StackSpec& spec;
   double gamma_sq;
@@ -82,21 +87,29 @@ struct StackContext {
   std::vector<double> mean;
   // raw[l]: x_l holds a pointwise norm's output (its remainder part: bounded, not Gaussian).
   std::vector<unsigned char> raw;
+  // Per sublayer, under a parametrization whose gains vary with k (spec.sigma_sq_per_layer); empty: the
+  // branches above at every sublayer.
+  std::vector<BranchSet> per_layer;
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
   SublayerRecord& rec(int k) { return layers[k].rec; }
 
   const Branch& branch(int k) const {
+    const bool own = !per_layer.empty();
     switch (vocab::layout(spec.sublayer).branch_at(k)) {
       case vocab::BranchKind::mlp:
-        return mlp;
+        return own ? per_layer[std::size_t(k)].mlp : mlp;
       case vocab::BranchKind::attention:
-        return attention;
+        return own ? per_layer[std::size_t(k)].attention : attention;
       case vocab::BranchKind::cross_attention:
-        return cross;
+        return own ? per_layer[std::size_t(k)].cross : cross;
     }
     return mlp;
+  }
+  // Attention with per-head norms of Q, K, V (Fqkv) at sublayer k.
+  const Branch& branch_qkv(int k) const {
+    return per_layer.empty() ? attention_qkv : per_layer[std::size_t(k)].attention_qkv;
   }
 };
 

@@ -171,7 +171,7 @@ struct Tape {
   }
   [[gnu::noinline]] int branch(int u, bool qkv_norm) {
     const Branch& own = ctx.branch(k + sub);
-    const Branch& f = qkv_norm && own.kind() == Branch::Kind::attention ? ctx.attention_qkv : own;
+    const Branch& f = qkv_norm && own.kind() == Branch::Kind::attention ? ctx.branch_qkv(k + sub) : own;
     Node n{Node::Kind::branch, u};
     n.slot = branches++;
     evals[n.slot] = f.evaluate(nodes[u].gram);
@@ -250,12 +250,15 @@ vocab::ScalarEnv scalar_env(const StackContext& ctx, int k) {
   const StackSpec& s = ctx.spec;
   env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
   env.attention = !ctx.branch(k).is_mlp();
+  env.m_N = s.m_N, env.m_L = s.m_L;
   env.param = [&s](const std::string& name) { return parameter(s, name); };
   return env;
 }
 
 double branch_scale_at(const StackContext& ctx, int k) {
-  return vocab::eval_scalar(ctx.branch_scale, ctx.branch_scale.root, scalar_env(ctx, k));
+  const double s = vocab::eval_scalar(ctx.branch_scale, ctx.branch_scale.root, scalar_env(ctx, k));
+  const auto& mult = ctx.spec.branch_multiplier;  // a parametrization's, as sim/stack_build.cpp applies it
+  return mult.empty() ? s : s * mult[std::size_t(k)];
 }
 
 namespace {

@@ -1,0 +1,170 @@
+// Parametrization rules resolved per matrix (sim/parametrization.hpp).
+#include "sim/parametrization.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/placements/expression.hpp"
+#include "vocab/builtin_parametrizations.hpp"
+
+namespace normsim::sim {
+
+namespace {
+
+bool is_out_proj(WeightKind w) {
+  return w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co;
+}
+
+// Whether selector `sel` names matrix w of a sublayer (edge "") or the edge matrix `edge`.
+bool selects(const std::string& sel, WeightKind w, std::string_view edge) {
+  if (sel == "all") return true;
+  if (!edge.empty()) return sel == edge;
+  if (sel == "hidden") return true;
+  if (sel == "out_proj") return is_out_proj(w);
+  if (sel == "in_proj") return !is_out_proj(w);
+  return sel == weight_name(w);
+}
+
+bool any_selects(const vocab::ParamAssignment& a, WeightKind w, std::string_view edge) {
+  return std::any_of(a.selectors.begin(), a.selectors.end(),
+                     [&](const std::string& sel) { return selects(sel, w, edge); });
+}
+
+std::string fmt(double x) {
+  return format_value(KeyValue(x));
+}
+
+}  // namespace
+
+std::string parametrization_text(const Config& c) {
+  std::string text;
+  if (const auto* preset = vocab::find_parametrization(c.parametrization))
+    text = vocab::preset_rules(*preset);
+  if (c.parametrization != "none" && !c.param_rules.empty())
+    text += (text.empty() ? "" : "; ") + c.param_rules;
+  return text;
+}
+
+std::vector<WeightKind> matrices_at(const StackShape& s, int k) {
+  std::vector<WeightKind> out = s.weights(k);
+  if (s.experts > 0 && s.branch(k) == BranchKind::mlp) out.push_back(WeightKind::wrouter);
+  return out;
+}
+
+ResolvedRules::ResolvedRules(const StackShape& s) {
+  try {
+    rules_ = vocab::parse_param_rules(parametrization_text(s.cfg));
+  } catch (const vocab::ExprError& e) {
+    throw std::invalid_argument(std::string("parametrization rules: ") + e.what());
+  }
+  per_matrix_.resize(std::size_t(s.depth));
+  branch_mult_.assign(std::size_t(s.depth), 1.0);
+  for (int k = 0; k < s.depth; ++k) {
+    vocab::ScalarEnv env = scalar_env(s, k);
+    for (const WeightKind w : matrices_at(s, k)) {
+      env.fan_in = s.fan_in(w), env.fan_out = s.fan_out(w);
+      per_matrix_[std::size_t(k)][std::size_t(w)] = evaluate(s.cfg, env, w, "");
+    }
+    env.fan_in = env.fan_out = 0;  // a branch rule reads no matrix
+    for (const auto& a : rules_)
+      if (std::find(a.selectors.begin(), a.selectors.end(), "branch") != a.selectors.end())
+        branch_mult_[std::size_t(k)] = vocab::eval_scalar(a.value, a.value.root, env);
+  }
+}
+
+MatrixRule ResolvedRules::evaluate(const Config& c, const vocab::ScalarEnv& env, WeightKind w,
+                                   std::string_view edge) const {
+  MatrixRule r{std::nullopt, 1.0, c.update_lr, c.update_lr, c.adam_eps};
+  for (const auto& a : rules_) {
+    if (!any_selects(a, w, edge)) continue;
+    const double v = vocab::eval_scalar(a.value, a.value.root, env);
+    switch (a.field) {
+      case vocab::ParamField::std:
+        r.std = v;
+        break;
+      case vocab::ParamField::mult:
+        r.mult = v;
+        break;
+      case vocab::ParamField::lr_sgd:
+        r.lr_sgd = v;
+        break;
+      case vocab::ParamField::lr_adam:
+        r.lr_adam = v;
+        break;
+      case vocab::ParamField::eps:
+        r.eps = v;
+        break;
+    }
+  }
+  return r;
+}
+
+MatrixRule ResolvedRules::edge(const StackShape& s, std::string_view edge, double fan_in,
+                               double fan_out) const {
+  vocab::ScalarEnv env = scalar_env(s, 0);
+  env.fan_in = fan_in, env.fan_out = fan_out;
+  return evaluate(s.cfg, env, WeightKind::w1, edge);
+}
+
+std::string check_param_rules(const KeyValue& v) {
+  const auto& text = std::get<std::string>(v);
+  try {
+    vocab::check_expression_length(text);
+    for (const auto& a : vocab::parse_param_rules(text)) {
+      for (const auto& n : a.value.nodes)
+        if (n.op == vocab::ExprNode::Op::param)
+          if (std::string why = unknown_parameter(n.name); !why.empty())
+            return "column " + std::to_string(a.column + n.column - 1) + ": " + why;
+      for (const auto& sel : a.selectors)
+        if (vocab::is_edge_selector(sel))
+          return "column " + std::to_string(a.selector_column) + ": a rule for the " + sel +
+                 " matrix, which normsim does not have yet (the stack's input is drawn and the loss reads "
+                 "its output; docs/parametrizations.md): it would be ignored";
+    }
+  } catch (const vocab::ExprError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+namespace {
+// Why a resolved field is impossible ("" when every std and multiplier is a finite number >= 0).
+std::string bad_value(const StackShape& s, const ResolvedRules& r) {
+  for (int k = 0; k < s.depth; ++k) {
+    const std::string at = " at sublayer " + std::to_string(k);
+    if (!std::isfinite(r.branch_mult(k))) return "the branch multiplier is " + fmt(r.branch_mult(k)) + at;
+    for (const WeightKind w : matrices_at(s, k)) {
+      const MatrixRule& m = r.at(k, w);
+      const std::string name = std::string(weight_name(w));
+      if (m.std && !(*m.std >= 0 && std::isfinite(*m.std)))
+        return "std of " + name + at + " is " + fmt(*m.std) + " (must be a finite number >= 0)";
+      if (!std::isfinite(m.mult)) return "mult of " + name + at + " is " + fmt(m.mult);
+    }
+  }
+  return "";
+}
+}  // namespace
+
+std::vector<ConfigIssue> parametrization_issues(const Config& c) {
+  if (c.parametrization == "none") {
+    if (c.param_rules.empty()) return {};
+    return {
+        {"param_rules",
+         "rules need parametrization = \"custom\" (these rules alone) or a preset (its rules, then these)",
+         {"parametrization"}}};
+  }
+  std::vector<ConfigIssue> issues;
+  if (c.update == vocab::Update::sgd || c.update == vocab::Update::adam)
+    issues.push_back({"update",
+                      "a parametrization's per-matrix learning rates, epsilons and multipliers reach the "
+                      "optimizer with several steps (docs/design/parametrization.md, P4), not yet: use "
+                      "update = \"none\" or \"random\"",
+                      {"parametrization"}});
+  const StackShape shape(c);
+  if (std::string why = bad_value(shape, *shape.rules); !why.empty())
+    issues.push_back({c.param_rules.empty() ? "parametrization" : "param_rules", why, {"parametrization"}});
+  return issues;
+}
+
+}  // namespace normsim::sim
