@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/check_command.hpp"
+#include "app/list_families.hpp"
 #include "app/plot_command.hpp"
 #include "app/run_plan.hpp"
 #include "cli/command_line.hpp"
@@ -254,8 +255,10 @@ int cmd_list(const std::vector<std::string>& args) {
   std::string what;
   bool markdown = false;
   auto app = normsim::cli::make_command("list", "What can be configured.");
-  app->add_option("WHAT", what,
-                  "keys, placements, sublayers, activations, norms, inits, metrics or claims (default: all)");
+  app->add_option(
+      "WHAT", what,
+      "keys, placements, sublayers, activations, norms, inits, metrics, claims or families (default: "
+      "all)");
   app->add_flag("--markdown", markdown,
                 "Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`)");
   if (!normsim::cli::parse(*app, args)) return 0;
@@ -275,10 +278,11 @@ int cmd_list(const std::vector<std::string>& args) {
   if (section("inits")) list_choices(std::cout, "inits", init_choices(), markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
   if (section("claims")) normsim::app::list_claims(std::cout, markdown);
+  if (section("families")) normsim::app::list_families(std::cout, normsim::app::families_dir(), markdown);
   if (!any)
     throw normsim::cli::UsageError(
         "unknown list '" + what +
-        "' (keys, placements, sublayers, activations, norms, inits, metrics, claims)");
+        "' (keys, placements, sublayers, activations, norms, inits, metrics, claims, families)");
   return 0;
 }
 

@@ -158,8 +158,8 @@ TEST_CASE("run's progress, warnings and summary lines start with 'normsim run: '
 
 TEST_CASE("list prints every category") {
   ScratchDir dir("cli-list");
-  for (const std::string what :
-       {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics", "claims"}) {
+  for (const std::string what : {"", "keys", "placements", "sublayers", "activations", "norms", "inits",
+                                 "metrics", "claims", "families"}) {
     INFO(what);
     for (const std::string md : {"", " --markdown"}) {
       const Result r = run_cli("list " + what + md, dir);
@@ -218,6 +218,45 @@ TEST_CASE("claims are listed by `list claims` as by `check --list`") {
   REQUIRE(checked.status == 0);
   CHECK(listed.out == "claims:\n" + checked.out);
   CHECK(listed.out.find("\nxiong_thm1_preln [literature] ") != std::string::npos);
+}
+
+TEST_CASE("list families: one row per variant, with the keys its configuration reads") {
+  ScratchDir dir("cli-list-families");
+  const Result r = run_cli("list families", dir);
+  REQUIRE(r.status == 0);
+  INFO(r.out);
+  // experiments/families/norms.toml as written: each variant's label and its own keys, in file order.
+  CHECK(r.out.find("LayerNorm ") != std::string::npos);
+  CHECK(r.out.find(" norm = layernorm\n") != std::string::npos);
+  CHECK(r.out.find("DyT, LLaMA alphas ") < r.out.find("Derf"));
+  CHECK(r.out.find(" norm = dyt, norm_alpha = attention ? 0.8 : 0.2, final_norm_alpha = 0.2\n") !=
+        std::string::npos);
+  CHECK(r.out.find(" moe_experts = 0\n") != std::string::npos);
+  CHECK(r.out.find("depth =") == std::string::npos);  // swept for every variant, no variant's key
+  // Every family fits one panel: at most six lines (docs/figures.md, "Style").
+  for (const char* family : {"attention", "norms", "routed_mlp"}) {
+    INFO(family);
+    std::size_t rows = 0;
+    for (auto at = r.out.find(std::string("\n  ") + family + " "); at != std::string::npos;
+         at = r.out.find(std::string("\n  ") + family + " ", at + 1))
+      ++rows;
+    CHECK(rows >= 4);
+    CHECK(rows <= 6);
+  }
+}
+
+TEST_CASE("docs/placements.md holds the output of `normsim list families --markdown`") {
+  ScratchDir dir("cli-families-doc");
+  const Result r = run_cli("list families --markdown", dir);
+  REQUIRE(r.status == 0);
+  const std::string doc = read_text(std::string(NORMSIM_SOURCE_DIR) + "/docs/placements.md");
+  const std::string begin = "<!-- BEGIN normsim list families --markdown -->\n";
+  const std::string end = "<!-- END normsim list families --markdown -->";
+  const auto b = doc.find(begin), e = doc.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  INFO("regenerate the block with: build/normsim list families --markdown");
+  CHECK(doc.substr(b + begin.size(), e - b - begin.size()) == r.out);
 }
 
 TEST_CASE("check refuses an OUT holding results as run does; --force replaces its own files only") {

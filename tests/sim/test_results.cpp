@@ -80,7 +80,7 @@ TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no
   const auto layers = lines(read_text(dir / "layers.csv"));
   REQUIRE(layers.size() == 1 + 5 + 3 + 10);
   CHECK(layers[0].starts_with("config,placement,sublayer,norm,"));
-  CHECK(layers[0].ends_with(",samples,precision,recompute,sample,metric,l,k,value"));
+  CHECK(layers[0].ends_with(",samples,precision,recompute,label,sample,metric,l,k,value"));
   CHECK(layers[1] == pre + "0,act_sq,0,,1");
   CHECK(layers[6] == pre + "1,act_sq,0,,3");
   CHECK(layers[7] == pre + "1,act_sq,2,,5");      // l = 1 was NaN: left out
@@ -88,7 +88,7 @@ TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no
   CHECK(layers[9] == post + "0,act_sq,0,,1");
 
   const auto summary = lines(read_text(dir / "summary.csv"));
-  CHECK(summary[0].ends_with(",recompute,metric,l,k,mean,se,n"));
+  CHECK(summary[0].ends_with(",recompute,label,metric,l,k,mean,se,n"));
   CHECK(summary[1] == pre + "act_sq,0,,2,1,2");  // (1, 3): sd sqrt(2), se 1
   CHECK(summary[2] == pre + "act_sq,1,,2,0,1");
   CHECK(summary[3] == pre + "act_sq,2,,4,1,2");
