@@ -132,6 +132,7 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       panel.log_x_base = 2;
       panel.errors = ErrorStyle::bars;
       panel.connect = false;  // the reference curve, not a polyline, joins the depths
+      panel.dodge = true;     // variants that agree would hide one another
 
       // Series by the series key's value; each holds one configuration per depth.
       std::vector<std::pair<std::string, std::vector<DepthPoint>>> lines;
@@ -182,7 +183,8 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       const std::string where = group_caption(folder, layout.figure_keys, group.values);
       figure.caption = folder.metric_description(metric) +
                        (at == DepthLayer::last ? " at the last layer" : " at layer 0") +
-                       " against depth K: mean with standard-error bars" +
+                       " against depth K: mean with standard-error bars (the lines' points spread by a few "
+                       "percent in K, so that coinciding ones stay visible)" +
                        (where.empty() ? "" : "; " + where) + ". " +
                        fit_caption(any_theory, any_undecided, !values.empty());
       auto panels =

@@ -35,6 +35,8 @@ TEST_CASE("variants: one line per label, and 'no mean field' where a line has no
   CHECK(gp.find("variant post: {/:Italic K}^{") != std::string::npos);
   CHECK(gp.find("mean field") != std::string::npos);
   CHECK(gp.find("fitted growth") == std::string::npos);
+  // Three lines at one depth drawn side by side: x times 1.05^(i - 2) for line i = 1, 2, 3.
+  CHECK(gp.find("using ($4*1.05**(i-(3+1)/2.0)):") != std::string::npos);
   const std::string csv = read_text(figures / "depth_act_sq_last.csv");
   INFO(csv);
   CHECK(csv.find("variant b2t") != std::string::npos);

@@ -15,6 +15,26 @@ using normsim::test::quote;
 using normsim::test::run_cli;
 using Result = normsim::test::CliResult;
 
+namespace {
+
+// The block of the source tree's `doc` between "<!-- BEGIN normsim ARGS -->" and "<!-- END normsim ARGS -->"
+// is exactly what `normsim ARGS` prints.
+void check_generated_block(const std::string& doc, const std::string& args) {
+  ScratchDir dir("cli-generated-block");
+  const Result r = run_cli(args, dir);
+  REQUIRE(r.status == 0);
+  const std::string text = read_text(std::string(NORMSIM_SOURCE_DIR) + "/" + doc);
+  const std::string begin = "<!-- BEGIN normsim " + args + " -->\n",
+                    end = "<!-- END normsim " + args + " -->";
+  const auto b = text.find(begin), e = text.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  INFO("regenerate the block of " << doc << " with: build/normsim " << args);
+  CHECK(text.substr(b + begin.size(), e - b - begin.size()) == r.out);
+}
+
+}  // namespace
+
 TEST_CASE("every bad config exits 2, names file, line and key, and writes nothing") {
   ScratchDir dir("cli-bad");
   const auto config = dir / "bad.toml";
@@ -246,17 +266,7 @@ TEST_CASE("list families: one row per variant, with the keys its configuration r
 }
 
 TEST_CASE("docs/placements.md holds the output of `normsim list families --markdown`") {
-  ScratchDir dir("cli-families-doc");
-  const Result r = run_cli("list families --markdown", dir);
-  REQUIRE(r.status == 0);
-  const std::string doc = read_text(std::string(NORMSIM_SOURCE_DIR) + "/docs/placements.md");
-  const std::string begin = "<!-- BEGIN normsim list families --markdown -->\n";
-  const std::string end = "<!-- END normsim list families --markdown -->";
-  const auto b = doc.find(begin), e = doc.find(end);
-  REQUIRE(b != std::string::npos);
-  REQUIRE(e != std::string::npos);
-  INFO("regenerate the block with: build/normsim list families --markdown");
-  CHECK(doc.substr(b + begin.size(), e - b - begin.size()) == r.out);
+  check_generated_block("docs/placements.md", "list families --markdown");
 }
 
 TEST_CASE("check refuses an OUT holding results as run does; --force replaces its own files only") {
@@ -308,17 +318,7 @@ TEST_CASE("plot takes the results folder positionally or as --out, not two diffe
 }
 
 TEST_CASE("experiments/README.md holds the output of `normsim list keys --markdown`") {
-  ScratchDir dir("cli-readme");
-  const Result r = run_cli("list keys --markdown", dir);
-  REQUIRE(r.status == 0);
-  const std::string readme = read_text(std::string(NORMSIM_SOURCE_DIR) + "/experiments/README.md");
-  const std::string begin = "<!-- BEGIN normsim list keys --markdown -->\n";
-  const std::string end = "<!-- END normsim list keys --markdown -->";
-  const auto b = readme.find(begin), e = readme.find(end);
-  REQUIRE(b != std::string::npos);
-  REQUIRE(e != std::string::npos);
-  INFO("regenerate the block with: build/normsim list keys --markdown");
-  CHECK(readme.substr(b + begin.size(), e - b - begin.size()) == r.out);
+  check_generated_block("experiments/README.md", "list keys --markdown");
 }
 
 TEST_CASE("every committed example config is valid") {
