@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/check_command.hpp"
+#include "app/list_families.hpp"
 #include "app/list_parametrizations.hpp"
 #include "app/markdown.hpp"
 #include "app/plot_command.hpp"
@@ -251,7 +252,7 @@ int cmd_list(const std::vector<std::string>& args) {
   auto app = normsim::cli::make_command("list", "What can be configured.");
   app->add_option(
       "WHAT", what,
-      "keys, placements, sublayers, activations, norms, inits, parametrizations, metrics or claims "
+      "keys, placements, sublayers, activations, norms, inits, parametrizations, metrics, claims or families "
       "(default: all)");
   app->add_flag("--markdown", markdown,
                 "Markdown tables (experiments/README.md holds the output of `normsim list keys --markdown`)");
@@ -273,10 +274,12 @@ int cmd_list(const std::vector<std::string>& args) {
   if (section("parametrizations")) normsim::app::list_parametrizations(std::cout, markdown);
   if (section("metrics")) list_metrics(std::cout, markdown);
   if (section("claims")) normsim::app::list_claims(std::cout, markdown);
+  if (section("families")) normsim::app::list_families(std::cout, normsim::app::families_dir(), markdown);
   if (!any)
     throw normsim::cli::UsageError(
         "unknown list '" + what +
-        "' (keys, placements, sublayers, activations, norms, inits, parametrizations, metrics, claims)");
+        "' (keys, placements, sublayers, activations, norms, inits, parametrizations, metrics, claims, "
+        "families)");
   return 0;
 }
 

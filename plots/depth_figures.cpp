@@ -88,7 +88,8 @@ SeriesGrowth series_growth(const std::vector<DepthPoint>& points,
 
 // What the legend's growth and the grey curve are, in the caption (only what is drawn).
 std::string fit_caption(bool theory, bool undecided, bool fitted) {
-  std::string c = theory ? "Thin grey dashes: the mean field (theory.csv). "
+  std::string c = theory ? "Thin grey dashes: the mean field (theory.csv), under every line that has one at "
+                           "every depth; a line marked \"no mean field\" has none (normsim run says why). "
                          : "Thin grey dashes: the fitted growth of each line. ";
   if (!fitted) return c + "No exponent is fitted: the folder has no layers.csv with per-sample values.";
   c +=
@@ -131,6 +132,7 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       panel.log_x_base = 2;
       panel.errors = ErrorStyle::bars;
       panel.connect = false;  // the reference curve, not a polyline, joins the depths
+      panel.dodge = true;     // variants that agree would hide one another
 
       // Series by the series key's value; each holds one configuration per depth.
       std::vector<std::pair<std::string, std::vector<DepthPoint>>> lines;
@@ -141,30 +143,38 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
         if (it == lines.end()) it = lines.insert(lines.end(), {s.value, {}});
         it->second.push_back({depth, pick});
       }
-      bool theory_everywhere = true, any_undecided = false;
+      // The mean field is the reference of every line that has it at every depth; a line without it says so
+      // in its legend entry. Only when no line has it do the fitted growths take its place.
+      bool any_theory = false, any_undecided = false;
+      std::vector<bool> has_theory;
       for (auto& [value, points] : lines) {
         std::sort(points.begin(), points.end(), [](auto& a, auto& b) { return a.depth < b.depth; });
-        for (const auto& p : points)
-          theory_everywhere &= folder.theory_at(p.row->config, p.row->layer, metric).has_value();
+        has_theory.push_back(std::all_of(points.begin(), points.end(), [&](const DepthPoint& p) {
+          return folder.theory_at(p.row->config, p.row->layer, metric).has_value();
+        }));
+        any_theory |= has_theory.back();
       }
-      for (auto& [value, points] : lines) {
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        const auto& [value, points] = lines[i];
         const SeriesGrowth growth = series_growth(points, sample_rows(values, points, at));
         any_undecided |= growth.undecided;
         Text title = layout.series_key >= 0 ? value_title(folder.keys[std::size_t(layout.series_key)], value)
                                             : plain_text(metric);
         if (growth.fit) title = title + plain_text(": ") + growth_text(*growth.fit);
         if (growth.undecided) title = title + plain_text(" (or exponential)");
+        if (any_theory && !has_theory[i]) title = title + plain_text(", no mean field");
         ChartSeries series{title, value.empty() ? metric : value, {}};
         for (const auto& p : points) {
-          const auto reference = theory_everywhere ? folder.theory_at(p.row->config, p.row->layer, metric)
-                                 : growth.fit      ? std::optional<double>(growth.fit->predict(p.depth))
-                                                   : std::nullopt;
+          const auto reference = has_theory[i] ? folder.theory_at(p.row->config, p.row->layer, metric)
+                                 : !any_theory && growth.fit
+                                     ? std::optional<double>(growth.fit->predict(p.depth))
+                                     : std::nullopt;
           series.points.push_back({p.depth, p.row->mean, p.row->se, reference});
         }
         panel.series.push_back(std::move(series));
       }
       panel.log_y = metric_log_scale(metric);
-      panel.reference_title = plain_text(theory_everywhere ? "mean field" : "fitted growth");
+      panel.reference_title = plain_text(any_theory ? "mean field" : "fitted growth");
 
       Figure figure;
       figure.name = "depth_" + file_stem_part(metric) + "_" + which +
@@ -173,9 +183,10 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
       const std::string where = group_caption(folder, layout.figure_keys, group.values);
       figure.caption = folder.metric_description(metric) +
                        (at == DepthLayer::last ? " at the last layer" : " at layer 0") +
-                       " against depth K: mean with standard-error bars" +
+                       " against depth K: mean with standard-error bars (the lines' points spread by a few "
+                       "percent in K, so that coinciding ones stay visible)" +
                        (where.empty() ? "" : "; " + where) + ". " +
-                       fit_caption(theory_everywhere, any_undecided, !values.empty());
+                       fit_caption(any_theory, any_undecided, !values.empty());
       auto panels =
           facet_panels(panel, layout.series_key >= 0 ? folder.keys[std::size_t(layout.series_key)] : "");
       mark_left_out(panels, figure.caption, folder.left_out(metric, layout.figure_keys, group.values));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 #include "figure.hpp"
 #include "vocab/builtin_blocks.hpp"
@@ -16,6 +17,16 @@ bool is_number(const std::string& text) {
   char* end = nullptr;
   std::strtod(text.c_str(), &end);
   return !text.empty() && end == text.c_str() + text.size();
+}
+
+// Whether every row with one value of key `by` has one value of key `k` (k is a function of by).
+bool determined_by(const ResultsFolder& folder, int by, int k) {
+  std::map<std::string, std::string> seen;
+  for (const auto& row : folder.summary) {
+    const auto [it, fresh] = seen.emplace(row.keys[std::size_t(by)], row.keys[std::size_t(k)]);
+    if (!fresh && it->second != row.keys[std::size_t(k)]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -46,7 +57,15 @@ Layout choose_layout(const ResultsFolder& folder, const std::vector<std::string>
     if (key_values(folder, k).size() > 1) varying.push_back(k);
   }
   Layout layout;
-  // keys[0] is placement, so when it varies it is the series key: the papers compare placements in one plot.
+  // A varying label (one per variant, `variants`) names the lines, and the keys that vary with it (the other
+  // keys of a variant) split nothing further; else keys[0], placement, when it varies: the papers compare
+  // placements in one plot.
+  const int label = folder.key_index("label");
+  const auto labelled = std::find(varying.begin(), varying.end(), label);
+  if (labelled != varying.end()) {
+    std::rotate(varying.begin(), labelled, labelled + 1);
+    std::erase_if(varying, [&](int k) { return k != label && determined_by(folder, label, k); });
+  }
   if (!varying.empty() && !series_in_figures) {
     layout.series_key = varying.front();
     varying.erase(varying.begin());
@@ -80,6 +99,7 @@ Text value_title(const std::string& key, const std::string& value) {
     const vocab::BuiltinPlacement* builtin = id ? vocab::find_builtin(*id) : nullptr;
     return plain_text(builtin ? std::string(builtin->label) : value);
   }
+  if (key == "label") return plain_text(value);  // a variant's own name
   return plain_text(key + " = " + value);
 }
 

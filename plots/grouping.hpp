@@ -1,5 +1,7 @@
 // How a figure family splits a results folder: one key's values become the lines of a figure (the series
-// key: placement when it varies), every other varying key gets one figure per combination of its values.
+// key: label when it varies, as `variants` sets it, else placement when it varies), every other varying key
+// gets one figure per combination of its values, except the keys that vary with the series key (a variant's
+// other keys).
 #pragma once
 
 #include <algorithm>

@@ -568,7 +568,8 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
          << (panel.connect ? "linespoints pi " + std::to_string(interval) : std::string("points"))
          << " lt i title (tex ? " << tt << "[i] : " << te << "[i])";
     } else {
-      gp << "for [i=1:" << n_text << "] data using 4:" << series_select(p, "5") << ":7:8 with "
+      const std::string x = panel.dodge && panel.log_x ? "($4*1.05**(i-(" + n_text + "+1)/2.0))" : "4";
+      gp << "for [i=1:" << n_text << "] data using " << x << ":" << series_select(p, "5") << ":7:8 with "
          << (panel.connect ? "yerrorlines" : "yerrorbars") << " lt i title (tex ? " << tt << "[i] : " << te
          << "[i])";
     }

@@ -36,7 +36,10 @@ struct ChartPanel {
   int log_x_base = 10;  // 2 suits depths (4, 8, 16, ...)
   bool log_y = false;   // metric_log_scale for metric figures, the claim's log_y for claims
   ErrorStyle errors = ErrorStyle::band;
-  bool connect = true;   // join the points of a series
+  bool connect = true;  // join the points of a series
+  // Error bars on a log x axis: series i of n drawn at x times 1.05^(i - (n + 1)/2), so that points of
+  // different series at one x (variants that agree) stay visible side by side; the CSV keeps the true x.
+  bool dodge = false;
   Text reference_title;  // legend entry of the reference curves; drawn only where a series has one
   Text title;            // above the plot (e.g. a claim's verdict); empty: none
   // A shaded horizontal band of y values across the whole plot (a claim's predicted range), with its legend

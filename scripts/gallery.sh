@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the figure gallery, docs/figures/gallery/ and its index docs/figures/gallery.md: one example of
 # every figure kind from the shipped experiments (quickstart, the twelve-placement zoo, the Xiong et al. depth
-# sweep), drawn by `normsim plot` exactly as a user gets them. Usage: bash scripts/gallery.sh  (after a build)
+# sweep), drawn by `normsim plot` exactly as a user gets them, and the design families' figures
+# (scripts/family_figures.sh, docs/figures/families/). Usage: bash scripts/gallery.sh  (after a build)
 # Look at every image before committing it (docs/figures.md, "Style").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ out=out/gallery
 gallery=docs/figures/gallery
 rm -rf "$out" "$gallery"
 mkdir -p "$out" "$gallery"
+
+bash scripts/family_figures.sh
 
 run() {  # run NAME CONFIG PLOT-OPTIONS...: simulate without figures, then draw the ones asked for
   local name=$1 config=$2
@@ -49,6 +52,19 @@ entries=(
     echo "![${file%.png}](gallery/$file)"
     echo
     echo "$caption"
+    echo
+  done
+  echo "## Design families"
+  echo
+  echo "One figure per family and metric (experiments/families/*.toml, \`bash scripts/family_figures.sh\`): every"
+  echo "variant a line with its depth growth fitted, over its mean field, or marked \"no mean field\" where normsim"
+  echo "has none; docs/placements.md, \"Design families\", reads them."
+  echo
+  for config in experiments/families/*.toml; do
+    family=$(basename "$config" .toml)
+    echo "### $family: $(sed -n 's/^description = "\(.*\)"$/\1/p' "$config")"
+    echo
+    for metric in act_sq grad_sq jac_sq; do echo "![${family} ${metric}](families/${family}_${metric}.png)"; done
     echo
   done
 } >docs/figures/gallery.md

@@ -91,6 +91,9 @@ struct Config {
   vocab::Recompute recompute = vocab::Recompute::auto_;    // CUDA: weights drawn again in the backward
   // Output: the metrics computed and written (a list of names; a list here does not sweep).
   MetricSet metrics = MetricSet::defaults();
+  // The configuration's name in figures and legends, set per variant by `variants`; read by nothing that
+  // computes (weights depend on seed, sample, layer and matrix only).
+  std::string label;
 };
 
 }  // namespace normsim::sim

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "sim/config_schema.hpp"
 #include "sim/key_relevance.hpp"
@@ -29,6 +30,7 @@ struct Entry {
   bool list = false;
   std::vector<KeyValue> values;
   std::vector<std::string> where;  // per value: "FILE:LINE" or "--set K=V"
+  bool variant = false;            // one of `variants`' keys: swept together with the others (one dimension)
 };
 
 std::string at(const std::string& source, const toml::source_region& region) {
@@ -118,6 +120,93 @@ Entry entry_from_node(const std::string& name, const toml::node& node, const std
     e.where.push_back(where);
   }
   return e;
+}
+
+// The keys of one table of `variants`, in file order, each value checked at its line; `label` is kept as
+// the variant's name.
+std::vector<std::pair<std::string, KeyValue>> variant_keys(const toml::table& table, const std::string& where,
+                                                           const std::string& source) {
+  std::vector<std::pair<const toml::key*, const toml::node*>> items;
+  for (const auto& [k, node] : table) items.emplace_back(&k, &node);
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first->source().begin.line, a.first->source().begin.column) <
+           std::pair(b.first->source().begin.line, b.first->source().begin.column);
+  });
+  std::vector<std::pair<std::string, KeyValue>> keys;
+  for (const auto& [k, node] : items) {
+    const std::string name(k->str()), item_where = at(source, node->source());
+    const KeyInfo& key = known_key(name, item_where);
+    std::string why;
+    const auto raw = scalar(*node, why);
+    if (node->is_array()) why = "a variant sets one value per key (sweep it at the top level instead)";
+    if (!raw || key.type == KeyType::name_list)
+      throw ConfigError(item_where + ": key 'variants': " + name + ": " +
+                        (raw ? "is the same for every variant; set it at the top level" : why));
+    keys.emplace_back(name, checked(key, *raw, item_where));
+  }
+  if (keys.empty()) throw ConfigError(where + ": key 'variants': an empty variant sets no key");
+  return keys;
+}
+
+// A variant as the file writes it; a variant without a label is named by its keys ("norm=dyt,
+// norm_alpha=0.8").
+GridVariant grid_variant(const std::vector<std::pair<std::string, KeyValue>>& keys) {
+  GridVariant v;
+  std::string named;
+  for (const auto& [name, value] : keys) {
+    const auto* text = std::get_if<std::string>(&value);
+    if (name == "label") {
+      v.label = text ? *text : format_toml(value);
+      continue;
+    }
+    v.keys.emplace_back(name, text ? *text : format_toml(value));
+    named += (named.empty() ? "" : ", ") + name + "=" + v.keys.back().second;
+  }
+  if (v.label.empty()) v.label = named;
+  return v;
+}
+
+// `variants = [{label = "DyT", norm = "dyt"}, ...]`: one swept dimension whose points each set several keys
+// (experiments/README.md, "Variants"). Every key a variant names becomes an entry over all variants, `label`
+// first (a variant without one is named by its keys); a variant that leaves a key out takes its default.
+std::vector<Entry> variant_entries(const toml::node& node, const std::string& source,
+                                   std::vector<GridVariant>& variants) {
+  const std::string where = at(source, node.source());
+  const auto* array = node.as_array();
+  if (!array || array->empty() || !array->is_homogeneous(toml::node_type::table))
+    throw ConfigError(where + ": key 'variants': expected a list of tables, one per variant, e.g. " +
+                      "[{label = \"DyT\", norm = \"dyt\"}, {label = \"LayerNorm\", norm = \"layernorm\"}]");
+  std::vector<Entry> entries{Entry{"label", true, {}, {}, true}};
+  const Config defaults;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const std::string item_where = at(source, (*array)[i].source());
+    auto keys = variant_keys(*(*array)[i].as_table(), item_where, source);
+    variants.push_back(grid_variant(keys));
+    if (std::none_of(keys.begin(), keys.end(), [](const auto& kv) { return kv.first == "label"; }))
+      keys.emplace_back("label", KeyValue(variants.back().label));
+    for (const auto& [name, value] : keys) {
+      auto e = std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
+      if (e == entries.end()) {  // a key new at variant i: the earlier variants take its default
+        e = entries.insert(entries.end(), Entry{name, true, {}, {}, true});
+        for (std::size_t j = 0; j < i; ++j) {
+          e->values.push_back(find_key(name)->get(defaults));
+          e->where.push_back(entries.front().where[j]);
+        }
+      }
+      e->values.push_back(value);
+      e->where.push_back(item_where);
+    }
+    for (auto& e : entries)
+      if (e.values.size() == i) {  // a key this variant leaves out
+        e.values.push_back(find_key(e.key)->get(defaults));
+        e.where.push_back(item_where);
+      }
+    const auto& labels = entries.front().values;
+    if (std::find(labels.begin(), labels.end() - 1, labels.back()) != labels.end() - 1)
+      throw ConfigError(item_where + ": key 'variants': two variants are named " +
+                        format_toml(labels.back()) + " (each label names one line of the figures)");
+  }
+  return entries;
 }
 
 std::string trim(std::string_view s) {
@@ -215,11 +304,17 @@ std::vector<Config> build_configs(const std::vector<Entry>& entries, std::size_t
   std::size_t more = 0;
   std::vector<std::size_t> pick(entries.size());
   for (std::size_t id = 0; id < total; ++id) {
-    // Mixed-radix digits of id, the last entry varying fastest.
+    // Mixed-radix digits of id, the last entry varying fastest; the variants' entries share one digit, that
+    // of their first entry.
+    const auto first_variant =
+        std::find_if(entries.begin(), entries.end(), [](auto& e) { return e.variant; });
     for (std::size_t rest = id, e = entries.size(); e-- > 0;) {
+      if (entries[e].variant && entries.begin() + std::ptrdiff_t(e) != first_variant) continue;
       pick[e] = rest % entries[e].values.size();
       rest /= entries[e].values.size();
     }
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      if (entries[e].variant) pick[e] = pick[std::size_t(first_variant - entries.begin())];
     Config c;
     for (std::size_t e = 0; e < entries.size(); ++e)
       find_key(entries[e].key)->set(c, entries[e].values[pick[e]]);
@@ -359,7 +454,10 @@ Grid parse_grid(std::string_view toml_text, const std::string& source,
       const std::string name(k->str());
       if (const auto* table = node->as_table())
         read_run_table(source + ":" + std::to_string(k->source().begin.line), name, *table, source, grid);
-      else if (std::find(overridden.begin(), overridden.end(), name) != overridden.end())
+      else if (name == "variants") {
+        auto variants = variant_entries(*node, source, grid.variants);
+        entries.insert(entries.end(), variants.begin(), variants.end());
+      } else if (std::find(overridden.begin(), overridden.end(), name) != overridden.end())
         entries.push_back(Entry{name, false, {}, {}});  // keeps the file's order; --set fills it below
       else
         entries.push_back(entry_from_node(name, *node, source));
@@ -378,8 +476,13 @@ Grid parse_grid(std::string_view toml_text, const std::string& source,
   if (!problems.empty()) throw ConfigError(problems);
 
   std::size_t total = 1;
+  bool variants_counted = false;
   for (const auto& e : entries) {
     if (e.list) grid.swept_keys.push_back(e.key);
+    if (std::count_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == e.key; }) > 1)
+      throw ConfigError(e.where.front() + ": key '" + e.key +
+                        "' is set both at the top level and in `variants` (set it in one place)");
+    if (e.variant && std::exchange(variants_counted, true)) continue;  // the variants are one dimension
     if (total > kMaxGridSize / e.values.size())
       throw ConfigError(e.where.front() + ": key '" + e.key + "': the grid would hold more than " +
                         std::to_string(kMaxGridSize) + " configurations");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/config.hpp"
@@ -21,12 +22,20 @@ class ConfigError : public std::runtime_error {
 
 // The configurations of one run. Keys given as lists are swept: configs is their Cartesian product, the
 // first swept key varying slowest; configs[i] has id i.
+// One entry of `variants` as the file writes it: its label and the keys it sets, values as TOML text (a
+// string bare).
+struct GridVariant {
+  std::string label;
+  std::vector<std::pair<std::string, std::string>> keys;
+};
+
 struct Grid {
   std::string config_file;              // as given on the command line ("" when built in code)
   std::string name;                     // [run] name (default: the file's stem)
   std::string description;              // [run] description
   std::vector<std::string> swept_keys;  // keys given as lists, in file order (--set additions last)
   std::vector<Config> configs;
+  std::vector<GridVariant> variants;  // `variants`, in file order (empty without it)
   // "FILE:LINE: key 'heads' has no effect: ...": one per key that was set but is read by no configuration
   // (sim/key_relevance.hpp). The CLI prints them, or refuses the grid under --strict.
   std::vector<std::string> unused_keys;

@@ -474,6 +474,10 @@ std::vector<KeyInfo> make_table() {
           "the metrics computed and written, a list that does not sweep (default: every metric not marked "
           "costly in `normsim list metrics`)",
           "a list of metric names (`normsim list metrics`)", each_one_of(metric_list()), metric_list()),
+      when_set(key("label", &Config::label, "run",
+                   "the configuration's name in figures and legends (no effect on the numbers); `variants` "
+                   "sets one per variant (experiments/README.md, \"Variants\")",
+                   "any text", any())),
   };
 }
 

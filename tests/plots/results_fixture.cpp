@@ -103,7 +103,8 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
                         {"started", "2025-01-01T00:00:00Z"},
                         {"timings", {{"total_s", 1.5}}},
                         {"config_file", "fixture.toml"},
-                        {"swept_keys", {"placement", "depth"}},
+                        {"swept_keys", options.variants ? nlohmann::json{"label", "norm", "depth"}
+                                                        : nlohmann::json{"placement", "depth"}},
                         {"configs", nlohmann::json::array()},
                         {"metrics",
                          {{"act_sq", "mean_{t,i} x_l[t,i]^2"},
@@ -112,13 +113,21 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
                           {"gradw_w1", "Frobenius norm of dLoss/dW1 of sublayer k"},
                           {"gradw_w2", "Frobenius norm of dLoss/dW2 of sublayer k"}}}};
   std::ostringstream summary, layers, theory;
-  summary << "config,placement,depth,metric,l,k,mean,se,n\n";
-  layers << "config,placement,depth,sample,metric,l,k,value\n";
-  theory << "config,placement,depth,metric,l,k,value\n";
+  const std::string columns =
+      options.variants ? "config,placement,label,norm,depth," : "config,placement,depth,";
+  summary << columns << "metric,l,k,mean,se,n\n";
+  layers << columns << "sample,metric,l,k,value\n";
+  theory << columns << "metric,l,k,value\n";
   int id = 0;
   for (const auto& placement : options.placements)
     for (int depth : options.depths) {
       const std::string config = "c" + std::to_string(id++);
+      const bool odd = (&placement - options.placements.data()) % 2 == 1;
+      const std::string keys =
+          (options.variants ? "pre,variant " + placement + "," + (odd ? "rmsnorm" : "layernorm")
+                            : placement) +
+          "," + std::to_string(depth) + ",";
+      const bool with_theory = !options.variants || &placement == &options.placements.front();
       run["configs"].push_back({{"id", config},
                                 {"seed", 1000 + id},
                                 {"values",
@@ -137,14 +146,12 @@ void write_results_folder(const fs::path& out, const FixtureOptions& options) {
           std::string index = metric;
           index.append(stream_metric(metric) ? "," : ",,").append(std::to_string(layer));
           index.append(stream_metric(metric) ? ",," : ",");
-          summary << config << ',' << placement << ',' << depth << ',' << index << mean << ',' << 0.05 * mean
-                  << ',' << samples << '\n';
+          summary << config << ',' << keys << index << mean << ',' << 0.05 * mean << ',' << samples << '\n';
           for (int s = 0; s < samples; ++s)
-            layers << config << ',' << placement << ',' << depth << ',' << s << ',' << index
-                   << mean * (1 + 0.1 * (s - 3.5) / 3.5) << '\n';
-          if (metric == "act_sq")
-            theory << config << ',' << placement << ',' << depth << ',' << index
-                   << (placement == "pre" ? 1.0 + layer : 1.0) << '\n';
+            layers << config << ',' << keys << s << ',' << index << mean * (1 + 0.1 * (s - 3.5) / 3.5)
+                   << '\n';
+          if (metric == "act_sq" && with_theory)
+            theory << config << ',' << keys << index << (placement == "pre" ? 1.0 + layer : 1.0) << '\n';
         }
       }
     }

@@ -40,6 +40,10 @@ struct FixtureOptions {
   std::vector<int> depths = {4, 8, 16};
   bool theory = true;    // theory.csv for act_sq
   bool verdicts = true;  // verdicts.json and claims/<id>/data.csv for two claims
+  // The placements' values become variants, as `variants` writes them: placement pre everywhere, swept keys
+  // label ("variant <name>") and norm (layernorm and rmsnorm by turns, so it varies with the label), and
+  // theory.csv only for the first variant.
+  bool variants = false;
 };
 
 // Writes run.json, summary.csv, layers.csv and the optional files into `out` (created if needed). Metrics:

@@ -15,6 +15,26 @@ using normsim::test::quote;
 using normsim::test::run_cli;
 using Result = normsim::test::CliResult;
 
+namespace {
+
+// The block of the source tree's `doc` between "<!-- BEGIN normsim ARGS -->" and "<!-- END normsim ARGS -->"
+// is exactly what `normsim ARGS` prints.
+void check_generated_block(const std::string& doc, const std::string& args) {
+  ScratchDir dir("cli-generated-block");
+  const Result r = run_cli(args, dir);
+  REQUIRE(r.status == 0);
+  const std::string text = read_text(std::string(NORMSIM_SOURCE_DIR) + "/" + doc);
+  const std::string begin = "<!-- BEGIN normsim " + args + " -->\n",
+                    end = "<!-- END normsim " + args + " -->";
+  const auto b = text.find(begin), e = text.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  INFO("regenerate the block of " << doc << " with: build/normsim " << args);
+  CHECK(text.substr(b + begin.size(), e - b - begin.size()) == r.out);
+}
+
+}  // namespace
+
 TEST_CASE("every bad config exits 2, names file, line and key, and writes nothing") {
   ScratchDir dir("cli-bad");
   const auto config = dir / "bad.toml";
@@ -158,8 +178,8 @@ TEST_CASE("run's progress, warnings and summary lines start with 'normsim run: '
 
 TEST_CASE("list prints every category") {
   ScratchDir dir("cli-list");
-  for (const std::string what :
-       {"", "keys", "placements", "sublayers", "activations", "norms", "inits", "metrics", "claims"}) {
+  for (const std::string what : {"", "keys", "placements", "sublayers", "activations", "norms", "inits",
+                                 "metrics", "claims", "families"}) {
     INFO(what);
     for (const std::string md : {"", " --markdown"}) {
       const Result r = run_cli("list " + what + md, dir);
@@ -234,6 +254,35 @@ TEST_CASE("claims are listed by `list claims` as by `check --list`") {
   CHECK(listed.out.find("\nxiong_thm1_preln [literature] ") != std::string::npos);
 }
 
+TEST_CASE("list families: one row per variant, with the keys its configuration reads") {
+  ScratchDir dir("cli-list-families");
+  const Result r = run_cli("list families", dir);
+  REQUIRE(r.status == 0);
+  INFO(r.out);
+  // experiments/families/norms.toml as written: each variant's label and its own keys, in file order.
+  CHECK(r.out.find("LayerNorm ") != std::string::npos);
+  CHECK(r.out.find(" norm = layernorm\n") != std::string::npos);
+  CHECK(r.out.find("DyT, LLaMA alphas ") < r.out.find("Derf"));
+  CHECK(r.out.find(" norm = dyt, norm_alpha = attention ? 0.8 : 0.2, final_norm_alpha = 0.2\n") !=
+        std::string::npos);
+  CHECK(r.out.find(" moe_experts = 0\n") != std::string::npos);
+  CHECK(r.out.find("depth =") == std::string::npos);  // swept for every variant, no variant's key
+  // Every family fits one panel: at most six lines (docs/figures.md, "Style").
+  for (const char* family : {"attention", "norms", "routed_mlp"}) {
+    INFO(family);
+    std::size_t rows = 0;
+    for (auto at = r.out.find(std::string("\n  ") + family + " "); at != std::string::npos;
+         at = r.out.find(std::string("\n  ") + family + " ", at + 1))
+      ++rows;
+    CHECK(rows >= 4);
+    CHECK(rows <= 6);
+  }
+}
+
+TEST_CASE("docs/placements.md holds the output of `normsim list families --markdown`") {
+  check_generated_block("docs/placements.md", "list families --markdown");
+}
+
 TEST_CASE("check refuses an OUT holding results as run does; --force replaces its own files only") {
   ScratchDir dir("cli-check-out");
   const std::string out = quote((dir / "check").string());
@@ -283,17 +332,7 @@ TEST_CASE("plot takes the results folder positionally or as --out, not two diffe
 }
 
 TEST_CASE("experiments/README.md holds the output of `normsim list keys --markdown`") {
-  ScratchDir dir("cli-readme");
-  const Result r = run_cli("list keys --markdown", dir);
-  REQUIRE(r.status == 0);
-  const std::string readme = read_text(std::string(NORMSIM_SOURCE_DIR) + "/experiments/README.md");
-  const std::string begin = "<!-- BEGIN normsim list keys --markdown -->\n";
-  const std::string end = "<!-- END normsim list keys --markdown -->";
-  const auto b = readme.find(begin), e = readme.find(end);
-  REQUIRE(b != std::string::npos);
-  REQUIRE(e != std::string::npos);
-  INFO("regenerate the block with: build/normsim list keys --markdown");
-  CHECK(readme.substr(b + begin.size(), e - b - begin.size()) == r.out);
+  check_generated_block("experiments/README.md", "list keys --markdown");
 }
 
 TEST_CASE("every committed example config is valid") {
