@@ -64,6 +64,10 @@ struct Config {
   std::string
       init_wga;  // the attention gate's W_g; "" follows init_wq (the official gate is q_proj's columns)
   std::string init_wrouter;  // a routed MLP's router (Mixtral: "fixed:0.02", initializer_range)
+  // Biases (sim/init.hpp bias_std): every weight matrix but a routed MLP's router gets a bias of fan_out
+  // entries, drawn N(0, init_bias^2) (0: zero, nanoGPT's and HF's init).
+  bool bias = false;
+  double init_bias = 0.0;
   // Inputs.
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]

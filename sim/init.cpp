@@ -85,4 +85,12 @@ double weight_std(const StackShape& s, const Placement& p, WeightKind w) {
   return std;
 }
 
+bool has_bias(const Config& c, WeightKind w) {
+  return c.bias && w != WeightKind::wrouter;
+}
+
+double bias_std(const Config& c) {
+  return c.init_bias;
+}
+
 }  // namespace normsim::sim

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "theory/activation.hpp"
@@ -54,6 +55,17 @@ class Branch {
   // moments. Forward only: the backward maps and weight-gradient factors come out NaN (the router's path
   // and the gates' correlation with the output gradient are not derived; theory/meanfield.cpp predicts no
   // backward metric for it).
+  // This MLP with a bias of variance sigma_b_sq on each of its matrices (w1, wgate, w2): every
+  // pre-activation's second moment and every token pair's covariance gain sigma_b^2, and so does the output's
+  // Gram (Poole et al. 2016 eq. 3, Schoenholz et al. 2017 eq. 3: q = sigma_w^2 E phi^2 + sigma_b^2); the
+  // backward maps are the bias-free ones at the shifted pre-activation moments (a bias carries no gradient to
+  // u).
+  Branch biased(double sigma_b_sq) const {
+    if (sigma_b_sq != 0.0 && !is_mlp()) throw std::invalid_argument("only an MLP branch's bias is modelled");
+    Branch b = *this;
+    b.sb_ = sigma_b_sq;
+    return b;
+  }
   Branch routed(const RoutedMlp& r) const {
     Branch b = *this;
     b.routing_ = r;
@@ -116,12 +128,16 @@ class Branch {
 
  private:
   const GaussianKernel& kernel(double s) const;
+  // The token correlation of pre-activations whose weighted part has second moment `weighted` and cosine
+  // rho, once the bias's sb_ is added to both moments.
+  double pre_activation_cos(double weighted, double rho) const;
 
   Kind kind_ = Kind::mlp;
   Activation act_ = Activation::relu;
   double s1_ = 1.0, s2_ = 1.0, sg_ = 1.0;  // w1, w2, wgate gains^2
   double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
   double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
+  double sb_ = 0.0;                        // MLP only: every matrix's bias variance sigma_b^2
   std::optional<double> gate_;             // attention only: the output gate's sigma_g^2
   AttentionMixing mix_;
   RoutedMlp routing_;  // experts == 0: a dense MLP

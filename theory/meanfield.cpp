@@ -140,7 +140,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const std::optional<double> gate =
       spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
   const bool routed = spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention;
-  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate);
+  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate).biased(spec.bias_sq);
   if (routed)
     mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
   StackContext ctx{spec, gamma_sq, spec.eps, mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),

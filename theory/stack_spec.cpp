@@ -86,6 +86,12 @@ void validate(const StackSpec& s) {
     if (!std::isfinite(s.final_norm_alpha) || !std::isfinite(s.final_norm_shift))
       fail("final_norm_alpha", "final_norm_alpha and final_norm_shift must be finite");
   }
+  if (!(s.bias_sq >= 0.0) || !std::isfinite(s.bias_sq)) fail("init_bias", "must be finite and >= 0");
+  if (s.bias_sq > 0.0 && s.sublayer != SublayerKind::mlp)
+    fail(
+        "init_bias",
+        "biases of variance > 0 on an attention branch: their share (a query or key bias moves the logits, a "
+        "value bias passes the value norm and the gate) is not derived; not implemented (zero biases are)");
   if (s.moe_experts > 0 && s.sublayer != SublayerKind::attention) {
     if (s.moe_top_k < 1 || s.moe_top_k > s.moe_experts) fail("moe_top_k", "must lie in 1 .. moe_experts");
     if (s.random_update_scale > 0)

@@ -534,3 +534,53 @@ TEST_CASE("mean field of a routed MLP matches the simulator, forward", "[check][
     std::printf(" %s %.2f", m, check_metric(c, records, profile, m, 0.03));
   std::printf("\n");
 }
+
+// Biases of variance sigma_b^2 = 0.25 (init_bias 0.5) on every MLP matrix (Branch::biased: Poole et al.
+// 2016's q = sigma_w^2 E phi^2 + sigma_b^2 per pre-activation and per token pair). Tolerance as the bias-free
+// cases above: 4 se of the 8 samples (fixed seed 7) plus 3 % forward, 6 % backward for the O(1/d) terms at d
+// = 256. The bias is no small correction here: the bias-free mean field of the same stacks is checked to miss
+// token_cos by more than 10 se at the last layer (a bias shared by all tokens raises their correlation).
+TEST_CASE("mean field with biases matches the simulator: MLP stacks", "[check][meanfield][bias]") {
+  const auto [placement, activation] = GENERATE(table<std::string, std::string>(
+      {{"pre", "relu"}, {"pre", "gelu"}, {"pre", "swiglu"}, {"post", "relu"}, {"none", "tanh"}}));
+  sim::Config c = stack(placement, activation);
+  c.bias = true;
+  c.init_bias = 0.5;
+  if (placement == "none") c.depth = 4;  // no norm: the stream grows, keep it in the tanh's range
+  const auto [records, profile] = simulate(c);
+  std::printf("bias %s %s: worst |measured - mean field| / se:", placement.c_str(), activation.c_str());
+  for (const auto& [m, r] :
+       {std::pair{"act_sq", 0.03}, std::pair{"token_cos", 0.03}, std::pair{"branch_sq", 0.03},
+        std::pair{"grad_sq", 0.06}, std::pair{"gradw_w1", 0.06}, std::pair{"gradw_w2", 0.06}})
+    std::printf(" %s %.2f", m, check_metric(c, records, profile, m, r));
+  sim::Config no_bias_term = c;
+  no_bias_term.init_bias = 0.0;  // the same stack's mean field without the bias's sigma_b^2
+  const theory::MeanFieldProfile missing = theory::meanfield(meanfield_of::to_stack_spec(no_bias_term));
+  std::vector<double> last;
+  for (const auto& rec : records) last.push_back(check::series(rec, "token_cos")[c.depth]);
+  const sim::Summary s = sim::summarize(last);
+  const double miss = std::abs(s.mean - *missing.metric("token_cos")->at(c.depth)) / s.se;
+  std::printf("; bias-free mean field's token_cos at the output off by %.1f se\n", miss);
+  CHECK(miss > 10.0);
+}
+
+// The random update moves each bias by update_scale times its own norm (sim/weight_update.hpp): its share of
+// output_change (Branch::tangent) with drawn biases, the tolerance of the bias-free output_change cases.
+TEST_CASE("mean field of the output change with biases under a random update", "[check][meanfield][bias]") {
+  const auto [placement, activation] =
+      GENERATE(table<std::string, std::string>({{"pre", "gelu"}, {"pre", "swiglu"}, {"post", "relu"}}));
+  sim::Config c = random_update(placement, activation);
+  c.bias = true;
+  c.init_bias = 0.5;
+  compare(c, "output_change", 0.03);
+}
+
+// Zero biases change nothing at init; drawn ones on an attention branch are refused with the reason.
+TEST_CASE("the mean field refuses drawn biases on attention, not zero ones", "[check][meanfield][bias]") {
+  sim::Config c = stack("pre", "gelu");
+  c.sublayer = vocab::Sublayer::transformer;
+  c.bias = true;
+  CHECK_NOTHROW(theory::meanfield(meanfield_of::to_stack_spec(c)));
+  c.init_bias = 0.1;
+  CHECK_THROWS_WITH(theory::meanfield(meanfield_of::to_stack_spec(c)), Catch::Contains("init_bias"));
+}
