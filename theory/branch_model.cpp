@@ -41,6 +41,20 @@ Branch Branch::cross_attention(double q_c) {
   return b;
 }
 
+Branch Branch::biased(double sigma_b_sq, double sigma_o_sq) const {
+  if (sigma_b_sq != 0.0 && (kind_ == Kind::attention_vnorm || gate_))
+    throw std::invalid_argument(
+        "biases through the value norm or the output gate are not modelled (docs/theory_notes.md "
+        "\"Biases\")");
+  Branch b = *this;
+  b.sb_ = sigma_b_sq, b.so_ = sigma_o_sq;
+  return b;
+}
+
+double Branch::bias_out() const {
+  return is_mlp() ? sb_ : so_ * sb_ + sb_;
+}
+
 Branch Branch::gated(std::optional<double> sigma_gate_sq) const {
   if (sigma_gate_sq && kind_ != Kind::attention && kind_ != Kind::attention_vnorm)
     throw std::invalid_argument("only a self-attention branch has an output gate");
@@ -120,7 +134,7 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
   }
   switch (kind_) {
     case Kind::cross:
-      e.out = {sa_, sa_};
+      e.out = {sa_ + bias_out(), sa_ + bias_out()};
       e.back = GramMap::scale(0.0);
       return e;
     case Kind::mlp: {
@@ -145,7 +159,7 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       }
       const double chi = s1_ * s2_ * d2;
       e.factors.hidden = {m2, m2 * kk.kappa};
-      e.out = s2_ * e.factors.hidden + TokenGram{sb_, sb_};
+      e.out = s2_ * e.factors.hidden + TokenGram{bias_out(), bias_out()};
       e.back = {chi, 0.0, 0.0, chi * kk.dkappa};
       e.factors.w1_factor = {s2_ * d2, s2_ * d2 * kk.dkappa};
       return e;
@@ -157,7 +171,7 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       const auto kk = k.kappas(pre_activation_cos(sg_ * m, rho));
       const double up = s1_ * m + sb_, up_off = s1_ * m * rho + sb_;
       e.factors.hidden = {k.m2() * up, k.m2() * kk.kappa * up_off};
-      e.out = s2_ * e.factors.hidden + TokenGram{sb_, sb_};
+      e.out = s2_ * e.factors.hidden + TokenGram{bias_out(), bias_out()};
       e.back = {s2_ * (sg_ * up * k.d2() + s1_ * k.m2()), 0.0, 0.0,
                 s2_ * (sg_ * up_off * k.d2() * kk.dkappa + s1_ * k.m2() * kk.kappa)};
       e.factors.w1_factor = {s2_ * k.m2(), s2_ * k.m2() * kk.kappa};
@@ -177,7 +191,8 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
         const double s2 = sv_ * m;
         scale = sa_ * s2 / (s2 + eps_), back = sa_ * sv_ / (s2 + eps_);
       }
-      e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho), scale * ((1.0 - rho) * mix_.fwd_off + rho)};
+      e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho) + bias_out(),
+               scale * ((1.0 - rho) * mix_.fwd_off + rho) + bias_out()};
       e.back = {back * mix_.back_diag, back * (mix_.col_diag - mix_.back_diag), back * mix_.back_off,
                 back * (mix_.col_off - mix_.back_off)};
       if (gate_) {
@@ -197,8 +212,11 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
   Tangent t;
   switch (kind_) {
     case Kind::cross:
+      // W_V's and W_O's moves give the encoder part X twice, b_V's and W_O's (through the value bias)
+      // sigma_o^2 sigma_b^2 each, b_O's sigma_b^2: 2 out - sigma_b^2.
       t.map = GramMap::scale(0.0);
       t.moved = 2.0 * e.out;
+      if (sb_ != 0.0) t.moved = t.moved + TokenGram{-sb_, -sb_};
       return t;
     case Kind::mlp:
     case Kind::swiglu:
@@ -228,6 +246,8 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
     }
   }
   t.moved = t.map(in) + e.out;
+  // The value bias's move passes P and W_O: sigma_o^2 sigma_b^2 (W_O's and b_O's moves are in e.out).
+  if (sb_ != 0.0) t.moved = t.moved + TokenGram{so_ * sb_, so_ * sb_};
   return t;
 }
 

@@ -141,22 +141,26 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
       spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
   const bool routed = spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention;
   Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate).biased(spec.bias_sq);
+  const double attention_bias_sq =
+      has_attention(spec) ? spec.bias_sq : 0.0;  // validate() refused what it must
   if (routed)
     mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
-  StackContext ctx{spec, gamma_sq, spec.eps, mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),
-                   detail::LayerStorage(depth + 1), 1.0,
-                   Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
-                   spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
-                   vocab::parse_scalar(spec.branch_scale),
-                   Branch::cross_attention(
-                       cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens)),
-                   spec.random_update_scale * spec.random_update_scale,
-                   // x_0 does not depend on the weights: its change is zero
-                   std::vector<TokenGram>(spec.random_update_scale > 0 ? std::size_t(depth) + 1 : 0),
-                   pointwise ? vocab::parse_scalar(spec.norm_alpha) : vocab::Expr{},
-                   pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
-                   std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
-                   std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0)};
+  StackContext ctx{
+      spec, gamma_sq, spec.eps, mlp,
+      Branch::attention(w.wv * w.wo, mix).gated(gate).biased(attention_bias_sq, w.wo),
+      detail::LayerStorage(depth + 1), 1.0,
+      Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
+      spec.placement == Placement::admin ? vocab::Block{} : block_of_spec(spec),
+      vocab::parse_scalar(spec.branch_scale),
+      Branch::cross_attention(cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))
+          .biased(attention_bias_sq, w.wo),
+      spec.random_update_scale * spec.random_update_scale,
+      // x_0 does not depend on the weights: its change is zero
+      std::vector<TokenGram>(spec.random_update_scale > 0 ? std::size_t(depth) + 1 : 0),
+      pointwise ? vocab::parse_scalar(spec.norm_alpha) : vocab::Expr{},
+      pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
+      std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
+      std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0)};
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);

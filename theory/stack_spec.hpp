@@ -75,8 +75,8 @@ struct StackSpec {
   bool moe_renormalized = true;
   double router_sigma_sq = 1.0;  // fan_in Var(Wr)
   // Every matrix's bias variance sigma_b^2 (bias = true: init_bias^2; 0 without biases or with zero ones,
-  // whose forward and backward at init are the bias-free ones). Modelled for MLP branches (Branch::biased);
-  // validate() refuses it with attention.
+  // whose forward and backward at init are the bias-free ones). Modelled for MLP and uniform-attention
+  // branches (Branch::biased); validate() refuses it through the attention output gate or the value norm.
   double bias_sq = 0.0;
   // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
   double random_update_scale = 0.0;

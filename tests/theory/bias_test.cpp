@@ -62,5 +62,25 @@ TEST_CASE("a zero bias is the bias-free branch bit for bit", "[theory][bias]") {
     CHECK(a.back(in).off == b.back(in).off);
     CHECK(plain.tangent(in, a).moved.off == zero.tangent(in, b).moved.off);
   }
-  CHECK_THROWS(Branch::attention(1.0, AttentionMixing::uniform(4, false)).biased(0.1));
+  CHECK_THROWS(Branch::attention_value_norm(1.0, 1.0, AttentionMixing::uniform(4, false)).biased(0.1));
+  CHECK_THROWS(Branch::attention(1.0, AttentionMixing::uniform(4, false)).gated(1.0).biased(0.1));
+}
+
+// Uniform attention: the value bias passes P (rows summing to 1) and W_O, b_O adds its own: the output Gram
+// gains sigma_o^2 sigma_b^2 + sigma_b^2 on the diagonal and across tokens; the backward map is unchanged.
+TEST_CASE("a biased attention branch adds sigma_o^2 sigma_b^2 + sigma_b^2 to its output Gram",
+          "[theory][bias]") {
+  for (const bool causal : {false, true}) {
+    const Branch plain = Branch::attention(1.5 * 0.8, AttentionMixing::uniform(6, causal));
+    const Branch biased = plain.biased(0.3, 0.8);
+    const TokenGram in{0.9, 0.2}, grad{0.7, 0.1};
+    const Branch::Eval a = plain.evaluate(in), b = biased.evaluate(in);
+    CHECK(b.out.diag - a.out.diag == Approx(0.8 * 0.3 + 0.3));
+    CHECK(b.out.off - a.out.off == Approx(0.8 * 0.3 + 0.3));
+    CHECK(b.back(grad).diag == a.back(grad).diag);
+    CHECK(b.back(grad).off == a.back(grad).off);
+    // The random update's change: b_V's move through W_O beside the bias-free terms at the biased output.
+    CHECK(biased.tangent(in, b).moved.diag - plain.tangent(in, a).moved.diag ==
+          Approx(2 * (0.8 * 0.3) + 0.3));
+  }
 }
