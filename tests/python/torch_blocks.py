@@ -1,6 +1,6 @@
 """PyTorch residual blocks for the bridge's tests: three written to match normsim's built-in placements
 (docs/conventions.md: Pre-LN and Post-LN MLP, Pre-LN transformer) with the simulator's init (fanin: every
-matrix N(0, 1/fan_in), no biases unless bias_std is given; norms with gain 1, bias 0, eps 1e-5), and one that exists only here:
+matrix N(0, 1/fan_in), no biases; norms with gain 1, bias 0, eps 1e-5), and one that exists only here:
 x + N(F(x)) with QK-norm attention."""
 import math
 
