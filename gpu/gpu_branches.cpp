@@ -23,6 +23,15 @@ namespace {
 
 using sim::WeightKind;
 
+// out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
+// u W^T for W (S x n_out x n_in).
+template <class R>
+void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T, int n_in, int n_out,
+                  bool trans_w, bool accumulate) {
+  gemm<R>(h, false, trans_w, T, n_out, n_in, 1.0, d_u, n_in, (long long)T * n_in, d_w, trans_w ? n_in : n_out,
+          (long long)n_in * n_out, accumulate ? 1.0 : 0.0, d_out, n_out, (long long)T * n_out, S);
+}
+
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
 template <class R>
 class GpuWeights {
@@ -44,18 +53,45 @@ class GpuWeights {
     return ctx_.weight_scratch->get();
   }
   long long size(WeightKind w) const { return (long long)s_.fan_in(w) * s_.fan_out(w); }
+  // The forward product of matrix w: out (S x T x fan_out) = u W, + 1 b^T where w has a bias b (the
+  // broadcast over tokens a product with a column of ones, as encoder_output's).
+  void forward(WeightKind w, const R* d_u, R* d_out) {
+    const int S = ctx_.S, T = s_.tokens, n = s_.fan_out(w);
+    times_weight(ctx_.blas, d_u, get(w), d_out, S, T, s_.fan_in(w), n, false, false);
+    if (!sim::has_bias(s_.cfg, w)) return;
+    const DeviceBuffer<R> b = bias(w);
+    gemm<R>(ctx_.blas, false, false, T, n, 1, 1.0, ones().get(), 1, 0, b.get(), n, n, 1.0, d_out, n,
+            (long long)T * n, S);
+  }
   // The loss's gradient of w is A^T B (A: S x T x fan_in, B: S x T x fan_out): its norm to d_gradw's block
-  // of w, and the gradient itself to an update that records it.
-  void gradient(WeightKind w, const R* d_a, const R* d_b, double* d_gradw) const {
+  // of w, and the gradient itself to an update that records it, with its bias's 1^T B.
+  void gradient(WeightKind w, const R* d_a, const R* d_b, double* d_gradw) {
     const int n = s_.fan_in(w), m = s_.fan_out(w);
     batched_frobenius_of_AtB<R>(ctx_.blas, d_a, d_b, ctx_.S, s_.tokens, n, m, d_gradw + int(w) * ctx_.S);
-    if (ctx_.record) ctx_.record->record(k_, w, d_a, d_b, n, m);
+    if (!ctx_.record) return;
+    ctx_.record->record(k_, w, d_a, d_b, n, m);
+    if (sim::has_bias(s_.cfg, w)) ctx_.record->record(k_, w, ones().get(), d_b, 1, m, sim::Part::bias);
   }
   void release() {
     for (auto& b : kept_) b.reset();
   }
 
  private:
+  // Matrix w's bias for every sample (S x fan_out), + dB where the context applies an update.
+  DeviceBuffer<R> bias(WeightKind w) const {
+    const int n = s_.fan_out(w);
+    DeviceBuffer<R> b(std::size_t(ctx_.S) * n);
+    gaussian_fill(b.get(), std::size_t(n), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
+                  sim::param_stream(sim::WeightId{w, index_}, sim::Part::bias), sim::bias_std(s_.cfg));
+    if (ctx_.apply) ctx_.apply->apply(k_, w, b.get(), 1, n, sim::Part::bias);
+    return b;
+  }
+  // S x T ones: the broadcast's column (the first T) and a bias's input as a matrix's (1^T B its gradient).
+  const DeviceBuffer<R>& ones() {
+    if (ones_.empty())
+      ones_ = DeviceBuffer<R>::from_host(std::vector<R>(std::size_t(ctx_.S) * s_.tokens, R(1)));
+    return ones_;
+  }
   void draw(WeightKind w, R* d_out) const {
     gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
                   sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, k_, w));
@@ -67,16 +103,8 @@ class GpuWeights {
   std::uint32_t index_;  // the expert of a routed MLP (sim::WeightId's index)
   GpuContext<R> ctx_;
   DeviceBuffer<R> kept_[sim::kWeightKinds];
+  DeviceBuffer<R> ones_;
 };
-
-// out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
-// u W^T for W (S x n_out x n_in).
-template <class R>
-void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T, int n_in, int n_out,
-                  bool trans_w, bool accumulate) {
-  gemm<R>(h, false, trans_w, T, n_out, n_in, 1.0, d_u, n_in, (long long)T * n_in, d_w, trans_w ? n_in : n_out,
-          (long long)n_in * n_out, accumulate ? 1.0 : 0.0, d_out, n_out, (long long)T * n_out, S);
-}
 
 template <class R>
 class GpuMlp final : public GpuBranch<R> {
@@ -96,17 +124,17 @@ class GpuMlp final : public GpuBranch<R> {
     const std::size_t nh = std::size_t(S) * T_ * H_;
     u_ = d_u;
     h_ = DeviceBuffer<R>(nh);
-    times_weight(ctx_.blas, d_u, w_.get(WeightKind::w1), h_.get(), S, T_, d_, H_, false, false);
+    w_.forward(WeightKind::w1, d_u, h_.get());
     DeviceBuffer<R> a(nh);
     if (swiglu_) {
       g_ = DeviceBuffer<R>(nh);
-      times_weight(ctx_.blas, d_u, w_.get(WeightKind::wgate), g_.get(), S, T_, d_, H_, false, false);
+      w_.forward(WeightKind::wgate, d_u, g_.get());
       swiglu_forward(g_.get(), h_.get(), a.get(), nh);
     } else {
       activation_forward(h_.get(), a.get(), nh, act_);
     }
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
-    times_weight(ctx_.blas, a.get(), w_.get(WeightKind::w2), out.get(), S, T_, H_, d_, false, false);
+    w_.forward(WeightKind::w2, a.get(), out.get());
     return out;
   }
 
@@ -224,12 +252,12 @@ class GpuAttention final : public GpuBranch<R> {
     if (group_) {
       const int G = d / group_;
       z_ = DeviceBuffer<R>(std::size_t(S) * T * G);
-      times_weight(ctx_.blas, d_u, w_.get(WeightKind::wga), z_.get(), S, T, d, G, false, false);
+      w_.forward(WeightKind::wga, d_u, z_.get());
       const DeviceBuffer<R> og = gated();
-      times_weight(ctx_.blas, og.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
+      w_.forward(kinds_[3], og.get(), out.get());
       return out;
     }
-    times_weight(ctx_.blas, o_.get(), w_.get(kinds_[3]), out.get(), S, T, d, d, false, false);
+    w_.forward(kinds_[3], o_.get(), out.get());
     return out;
   }
 
@@ -295,7 +323,7 @@ class GpuAttention final : public GpuBranch<R> {
   DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, DeviceBuffer<double>& rstd) {
     const int S = ctx_.S, dh = d_ / heads_;
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
-    times_weight(ctx_.blas, d_u, w_.get(w), out.get(), S, T_, d_, d_, false, false);
+    w_.forward(w, d_u, out.get());
     if (normalized) {
       const int rows = S * T_ * heads_;
       rstd = DeviceBuffer<double>(rows);

@@ -31,9 +31,10 @@ bool GpuWeightUpdate<R>::needs_gradients() const {
 }
 
 template <class R>
-void GpuWeightUpdate<R>::record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out) {
+void GpuWeightUpdate<R>::record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out,
+                                sim::Part part) {
   if (!needs_gradients() || sealed_) return;
-  Recorded& r = grads_.at(std::size_t(k))[std::size_t(w)];
+  Recorded& r = grads_.at(std::size_t(k))[sim::param_slot(w, part)];
   const std::size_t na = std::size_t(S_) * T_ * n_in, nb = std::size_t(S_) * T_ * n_out;
   if (gradient_by_factors(T_, n_in, n_out)) {
     r.a = DeviceBuffer<R>(na);
@@ -53,14 +54,14 @@ void GpuWeightUpdate<R>::product(const R* d_a, const R* d_b, R* d_g, int n_in, i
 }
 
 template <class R>
-void GpuWeightUpdate<R>::apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out) const {
+void GpuWeightUpdate<R>::apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out, sim::Part part) const {
   const std::size_t n = std::size_t(n_in) * n_out;
   switch (kind_) {
     case vocab::Update::none:
       return;
     case vocab::Update::random: {
       DeviceBuffer<R> G(n * S_);
-      const auto stream = sim::update_stream(w);
+      const auto stream = sim::update_stream(w, part);
       gaussian_fill(G.get(), n, S_, d_samples_, seed_, std::uint32_t(k), stream, 1.0);
       DeviceBuffer<double> sq(2 * std::size_t(S_)), factor(S_);
       sample_dot(d_w, d_w, n, S_, sq.get());
@@ -73,10 +74,10 @@ void GpuWeightUpdate<R>::apply(int k, sim::WeightKind w, R* d_w, int n_in, int n
     case vocab::Update::adam:
       break;
   }
-  const Recorded& r = grads_.at(std::size_t(k))[std::size_t(w)];
+  const Recorded& r = grads_.at(std::size_t(k))[sim::param_slot(w, part)];
   if (r.g.empty() && r.a.empty())
     throw std::logic_error("CUDA weight update: no gradient of " + std::string(sim::weight_name(w)) +
-                           " at sublayer " + std::to_string(k));
+                           (part == sim::Part::bias ? "'s bias" : "") + " at sublayer " + std::to_string(k));
   DeviceBuffer<R> g;  // the product of the factors
   if (!r.a.empty()) {
     g = DeviceBuffer<R>(n * S_);

@@ -27,12 +27,15 @@ class GpuWeightUpdate {
   // Whether apply() needs the first backward's weight gradients (sgd, adam).
   bool needs_gradients() const;
   // The loss's gradient of matrix w (n_in x n_out) of sublayer k as A^T B, A: S x T x n_in, B: S x T x n_out
-  // (copied or multiplied now: the caller may free them). Ignored when not needed or after seal().
-  void record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out);
+  // (copied or multiplied now: the caller may free them); of its bias, A is a column of ones (n_in = 1).
+  // Ignored when not needed or after seal().
+  void record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out,
+              sim::Part part = sim::Part::weight);
   // The loss's backward is done (as sim::WeightUpdate::seal).
   void seal() { sealed_ = true; }
-  // W (S x n_in x n_out) += dW in place. Throws std::logic_error when a needed gradient was not recorded.
-  void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out) const;
+  // W (S x n_in x n_out) += dW in place, or a bias (S x 1 x n_out). Throws std::logic_error when a needed
+  // gradient was not recorded.
+  void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out, sim::Part part = sim::Part::weight) const;
 
  private:
   // g (S x n_in x n_out) = A^T B per sample.
@@ -47,7 +50,8 @@ class GpuWeightUpdate {
   int S_, T_;
   const std::uint32_t* d_samples_;
   bool sealed_ = false;
-  std::vector<std::array<Recorded, sim::kWeightKinds>> grads_;  // per sublayer, by WeightKind
+  // per sublayer, by Part, then WeightKind
+  std::vector<std::array<Recorded, sim::kParts * sim::kWeightKinds>> grads_;
 };
 
 }  // namespace normsim::gpu

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpu/device_stats.hpp"
+#include "sim/init.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/placement.hpp"
@@ -27,6 +28,14 @@ std::size_t frobenius_scratch_elements(int T, int n, int m) {
   return scaled_operands + (frobenius_by_gram(T, n, m) ? double_grams : std::size_t(n) * m);
 }
 
+namespace {
+// A bias (gpu/gpu_branches.cpp GpuWeights::bias, drawn for each product) counted as one more row of its
+// matrix; its column of ones (T per sample) is within the slack of a T x fan_out product's buffers.
+std::size_t bias_rows(const sim::StackShape& s, sim::WeightKind w) {
+  return sim::has_bias(s.cfg, w) ? 1 : 0;
+}
+}  // namespace
+
 bool gradient_by_factors(int T, int n, int m) {
   return double(T) * (double(n) + double(m)) < double(n) * double(m);
 }
@@ -39,7 +48,8 @@ std::size_t update_elements(const sim::StackShape& s) {
     for (int k = 0; k < s.depth; ++k)
       for (sim::WeightKind w : s.weights(k)) {
         const std::size_t n = s.fan_in(w), m = s.fan_out(w);
-        gradients += gradient_by_factors(s.tokens, int(n), int(m)) ? T * (n + m) : n * m;
+        gradients +=
+            (gradient_by_factors(s.tokens, int(n), int(m)) ? T * (n + m) : n * m) + bias_rows(s, w) * m;
       }
   const std::size_t streams = std::size_t(s.depth + 1) * T * s.width;
   return streams + gradients + largest_weight(s);
@@ -78,7 +88,7 @@ std::size_t weight_elements(const sim::StackShape& s) {
   std::size_t n = 0;
   for (int k = 0; k < s.depth; ++k)
     for (sim::WeightKind w : s.weights(k))
-      n += mlp_copies(s, k) * std::size_t(s.fan_in(w)) * std::size_t(s.fan_out(w));
+      n += mlp_copies(s, k) * (std::size_t(s.fan_in(w)) + bias_rows(s, w)) * std::size_t(s.fan_out(w));
   return n;
 }
 

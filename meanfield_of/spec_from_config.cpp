@@ -72,6 +72,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   s.heads = c.heads;
   s.causal = c.causal;
   s.qk_norm = c.qk_norm;
+  s.bias_sq = c.bias ? c.init_bias * c.init_bias : 0.0;
   s.attention_gate = c.attention_gate;
   s.moe_experts = c.moe_experts;
   s.moe_top_k = c.moe_top_k;

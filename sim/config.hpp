@@ -71,6 +71,10 @@ struct Config {
   std::string param_rules;
   int base_width = 256;  // nanoGPT-mup's "base_width is typically 256" (model.py l.135)
   int base_depth = 4;    // sublayers: CompleteP's base of 2 blocks (run.sh l.9)
+  // Biases (sim/init.hpp bias_std): every weight matrix but a routed MLP's router gets a bias of fan_out
+  // entries, drawn N(0, init_bias^2) (0: zero, nanoGPT's and HF's init).
+  bool bias = false;
+  double init_bias = 0.0;
   // Inputs.
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]

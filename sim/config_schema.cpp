@@ -437,6 +437,18 @@ std::vector<KeyInfo> make_table() {
                    "a parametrization's base depth in sublayers: m_L = depth / base_depth (CompleteP's 2 "
                    "blocks)",
                    ">= 1", int_at_least(1))),
+      when_set(
+          key("bias", &Config::bias, "init",
+              "a bias on every weight matrix (MLP w1, w2, wgate; attention wq, wk, wv, wo, the decoder's "
+              "cq, ck, cv, co; attention_gate's wga), as nanoGPT's bias = True (GPT-2); a routed MLP's "
+              "router has none (Mixtral's and OLMoE's gate is bias-free); the norms have no bias; "
+              "updates move the biases too",
+              "true | false", any())),
+      when_set(
+          key("init_bias", &Config::init_bias, "init",
+              "bias = true: the std sigma_b of every bias entry, N(0, sigma_b^2); 0: zero (nanoGPT's and "
+              "HF GPT-2's init)",
+              ">= 0", float_range(0, INFINITY))),
       key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
           float_range(0, INFINITY)),
       key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",

@@ -44,11 +44,33 @@ struct WeightSource {
     if (to_draw) draw_into(*m, w, ws.threads);
     return *m;
   }
-  // out = u W for the forward, W as draw() gives it (and kept as draw() keeps it). In float32 with
-  // thin_gemm W is drawn strip by strip as the product reads it (drawn_product.hpp: the same bits), unless
-  // this pass already drew it or an update hook changes it after the draw.
+  // out = u W (+ 1 b^T where w has a bias) for the forward, then after(first, count) on each finished
+  // block of columns.
   template <class After>
   void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
+    if (!has_bias(s.cfg, w)) return multiply_unbiased(out, u, w, ws, after);
+    Mat<R> b;
+    draw_bias(b, w);
+    multiply_unbiased(out, u, w, ws, [&](Eigen::Index f, Eigen::Index c) {
+      out.middleCols(f, c).rowwise() += b.row(0).segment(f, c);
+      after(f, c);
+    });
+  }
+  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
+    multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
+  }
+  // Matrix w's bias b (1 x fan_out), b + dB when the hooks apply an update.
+  void draw_bias(Mat<R>& b, WeightKind w) const {
+    const DrawKey bias_key{key.seed, key.sample, std::uint32_t(k),
+                           param_stream(WeightId{w, index}, Part::bias)};
+    draw_matrix(b, 1, s.fan_out(w), bias_key, bias_std(s.cfg), 1);
+    if (hooks.apply) hooks.apply->apply(k, w, b, Part::bias);
+  }
+  // out = u W, W as draw() gives it (and kept as draw() keeps it). In float32 with thin_gemm W is drawn strip
+  // by strip as the product reads it (drawn_product.hpp: the same bits), unless this pass already drew it or
+  // an update hook changes it after the draw.
+  template <class After>
+  void multiply_unbiased(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
     // A compile-time test first: without AVX-512 the drawn product is not built at all.
     if constexpr (std::is_same_v<R, float> && has_thin_gemm) {
       if (drawn_product_fits(s.fan_out(w)) && !hooks.apply) {
@@ -63,9 +85,6 @@ struct WeightSource {
       }
     }
     product_by_columns(out, u, draw(w, ws), false, ws.threads, after);
-  }
-  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
-    multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
   }
   const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
     draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, k, w), threads);
@@ -88,9 +107,12 @@ struct WeightSource {
     ws.kept_pass[slot] = ws.pass;
     return {&ws.kept[slot], to_draw};
   }
-  // dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output), when recorded.
+  // dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output), and dLoss/db = 1^T B
+  // of its bias, when recorded.
   void record(WeightKind w, const Mat<R>& A, const Mat<R>& B) const {
-    if (hooks.record && hooks.record->needs_gradients()) hooks.record->set_gradient(k, w, A.transpose() * B);
+    if (!hooks.record || !hooks.record->needs_gradients()) return;
+    hooks.record->set_gradient(k, w, A.transpose() * B);
+    if (has_bias(s.cfg, w)) hooks.record->set_gradient(k, w, B.colwise().sum(), Part::bias);
   }
 };
 

@@ -93,4 +93,12 @@ double weight_std(const StackShape& s, const Placement& p, int k, WeightKind w) 
   return (r.std ? *r.std : init_keys_std(s, p, w)) * r.mult;
 }
 
+bool has_bias(const Config& c, WeightKind w) {
+  return c.bias && w != WeightKind::wrouter;
+}
+
+double bias_std(const Config& c) {
+  return c.init_bias;
+}
+
 }  // namespace normsim::sim

@@ -26,4 +26,14 @@ InitRule parse_init_override(std::string_view text);
 // The std matrix w of sublayer k is drawn with.
 double weight_std(const StackShape& s, const Placement& p, int k, WeightKind w);
 
+// Whether matrix w has a bias: with bias = true every matrix but a routed MLP's router (Mixtral's and OLMoE's
+// router is nn.Linear(..., bias=False): transformers modeling_mixtral.py MixtralSparseMoeBlock.gate).
+bool has_bias(const Config& c, WeightKind w);
+// The std of every bias entry: init_bias, as given (scaled init and the placement's multiplier rescale
+// weights only). 0 is nanoGPT's init (model.py GPT._init_weights: torch.nn.init.zeros_(module.bias)), HF
+// GPT-2's (modeling_gpt2.py GPT2PreTrainedModel._init_weights: module.bias.data.zero_()); sigma_b > 0 is the
+// bias of the signal-propagation literature (Poole et al. 2016, Schoenholz et al. 2017: q = sigma_w^2 E phi^2
+// + sigma_b^2).
+double bias_std(const Config& c);
+
 }  // namespace normsim::sim

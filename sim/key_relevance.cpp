@@ -109,6 +109,7 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "moe_experts" && !mlp) return "sublayer = \"attention\" has no MLP";
   if ((key == "moe_top_k" || key == "moe_gate" || key == "init_wrouter") && (!mlp || c.moe_experts == 0))
     return !mlp ? "sublayer = \"attention\" has no MLP" : "moe_experts = 0: the MLP is dense, with no router";
+  if (key == "init_bias" && !c.bias) return "bias = false: no matrix has a bias";
   if (key == "block" && c.placement != vocab::Placement::custom)
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;

@@ -55,6 +55,10 @@ enum class Stream : std::uint32_t {
   block_probe = 25,     // and of each block's own Jacobian
   // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).
   update_base = 32,
+  // bias = true: the bias of weight matrix w is stream bias_base + w, its random update direction
+  // bias_update_base + w (sim/stack.hpp param_stream).
+  bias_base = 48,
+  bias_update_base = 64,
 };
 
 // A stream word carrying an index in its upper 16 bits (the expert e of a routed MLP's weights): the stream

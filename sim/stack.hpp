@@ -2,6 +2,7 @@
 // indices, and the weight matrices of each sublayer. Conventions (depth counts sublayers, ...) are in
 // docs/conventions.md.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -43,17 +44,32 @@ struct WeightId {
   WeightKind kind;
   std::uint32_t index;
 };
-// The Philox stream a weight matrix is drawn from; kinds are 0..kWeightKinds-1 (they index arrays).
-constexpr Stream weight_stream(WeightId w) {
-  return indexed_stream(static_cast<Stream>(w.kind), w.index);
+// A parameter of a weight matrix: the matrix itself or its bias (bias = true: a row of fan_out entries added
+// to every token of the product, sim/init.hpp bias_std).
+enum class Part : std::uint32_t { weight = 0, bias = 1 };
+inline constexpr int kParts = 2;
+// A parameter's slot in per-sublayer arrays of kParts * kWeightKinds: by Part, then WeightKind.
+constexpr std::size_t param_slot(WeightKind w, Part part) {
+  return std::size_t(part) * kWeightKinds + std::size_t(w);
 }
-// The Philox stream of matrix w's random update direction (update = "random", sim/weight_update.hpp).
-constexpr Stream update_stream(WeightId w) {
-  return indexed_stream(static_cast<Stream>(std::uint32_t(Stream::update_base) + std::uint32_t(w.kind)),
-                        w.index);
+// The Philox stream a parameter is drawn from; kinds are 0..kWeightKinds-1 (they index arrays). A bias has
+// its own streams (bias_base + kind), so no weight's draw moves when biases are on.
+constexpr Stream param_stream(WeightId w, Part part = Part::weight) {
+  const std::uint32_t base = part == Part::bias ? std::uint32_t(Stream::bias_base) : 0u;
+  return indexed_stream(static_cast<Stream>(base + std::uint32_t(w.kind)), w.index);
+}
+constexpr Stream weight_stream(WeightId w) {
+  return param_stream(w);
+}
+// The Philox stream of a parameter's random update direction (update = "random", sim/weight_update.hpp).
+constexpr Stream update_stream(WeightId w, Part part = Part::weight) {
+  const Stream base = part == Part::bias ? Stream::bias_update_base : Stream::update_base;
+  return indexed_stream(static_cast<Stream>(std::uint32_t(base) + std::uint32_t(w.kind)), w.index);
 }
 static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wrouter) == kWeightKinds - 1);
-static_assert(std::uint32_t(Stream::update_base) + kWeightKinds <= (1u << kStreamIndexShift));
+static_assert(std::uint32_t(Stream::update_base) + kWeightKinds <= std::uint32_t(Stream::bias_base));
+static_assert(std::uint32_t(Stream::bias_base) + kWeightKinds <= std::uint32_t(Stream::bias_update_base));
+static_assert(std::uint32_t(Stream::bias_update_base) + kWeightKinds <= (1u << kStreamIndexShift));
 std::string_view weight_name(WeightKind w);
 
 class ResolvedRules;

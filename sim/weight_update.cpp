@@ -25,18 +25,18 @@ bool WeightUpdate<R>::needs_gradients() const {
 }
 
 template <class R>
-void WeightUpdate<R>::set_gradient(int k, WeightKind w, Mat<R> g) {
-  if (needs_gradients() && !sealed_) grads_.at(std::size_t(k))[std::size_t(w)] = std::move(g);
+void WeightUpdate<R>::set_gradient(int k, WeightKind w, Mat<R> g, Part part) {
+  if (needs_gradients() && !sealed_) grads_.at(std::size_t(k))[param_slot(w, part)] = std::move(g);
 }
 
 template <class R>
-void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W) const {
+void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W, Part part) const {
   switch (kind_) {
     case vocab::Update::none:
       return;
     case vocab::Update::random: {
       Mat<R> G(W.rows(), W.cols());
-      const auto stream = update_stream(w);
+      const auto stream = update_stream(w, part);
       fill_gaussian(G.data(), std::size_t(G.size()), DrawKey{seed_, sample_, std::uint32_t(k), stream}, 1.0);
       const double g_sq = G.template cast<double>().squaredNorm();
       if (g_sq > 0) W += G * R(random_update_scale(W.template cast<double>().squaredNorm(), g_sq, scale_));
@@ -46,10 +46,10 @@ void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W) const {
     case vocab::Update::adam:
       break;
   }
-  const Mat<R>& g = grads_.at(std::size_t(k))[std::size_t(w)];
+  const Mat<R>& g = grads_.at(std::size_t(k))[param_slot(w, part)];
   if (g.rows() != W.rows() || g.cols() != W.cols())
-    throw std::logic_error("weight update: no gradient of " + std::string(weight_name(w)) + " at sublayer " +
-                           std::to_string(k));
+    throw std::logic_error("weight update: no gradient of " + std::string(weight_name(w)) +
+                           (part == Part::bias ? "'s bias" : "") + " at sublayer " + std::to_string(k));
   if (kind_ == vocab::Update::sgd)
     W -= g.unaryExpr([lr = lr_](R x) { return sgd_step(x, lr); });
   else

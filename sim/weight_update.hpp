@@ -2,12 +2,14 @@
 // output_change (a second forward pass with the updated weights; docs/metrics.md):
 //   random: dW = update_scale ||W||_F / ||G||_F * G, G a standard Gaussian matrix drawn from its own Philox
 //           stream (update_base + matrix) of (seed, sample, sublayer): reproducible and independent of W;
+//           a bias b moves by update_scale ||b|| / ||G|| G likewise (stream bias_update_base + matrix), so a
+//           zero bias stays zero;
 //   sgd:    dW = -update_lr g, g = dLoss/dW of the first forward and backward pass;
 //   adam:   Adam's first step with bias correction (Kingma & Ba 2015, Algorithm 1): m_1 = (1 - b1) g and
 //           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps =
 //           adam_eps.
-// The unperturbed W is redrawn from the weights' own counters in both passes, so dW is exactly the
-// difference.
+// Biases (bias = true) move by the same rule as their matrix. The unperturbed W is redrawn from the weights'
+// own counters in both passes, so dW is exactly the difference.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -31,14 +33,15 @@ class WeightUpdate {
   WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
   // Whether apply() needs the first pass's weight gradients (sgd, adam).
   bool needs_gradients() const;
-  // Records g = dLoss/dW of matrix w of sublayer k (first pass); kept until the second pass applies it.
-  void set_gradient(int k, WeightKind w, Mat<R> g);
+  // Records g = dLoss/dW of matrix w of sublayer k, or of its bias (first pass); kept until the second pass
+  // applies it.
+  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight);
   // The loss's backward is done: later reverse passes (the Jacobian probes) seed other vectors than
   // dLoss/dy, so what they would record is not the loss's gradient and is ignored.
   void seal() { sealed_ = true; }
-  // W += dW for matrix w of sublayer k (second pass). Throws std::logic_error when a needed gradient is
-  // missing.
-  void apply(int k, WeightKind w, Mat<R>& W) const;
+  // W += dW for matrix w of sublayer k, or its bias (1 x fan_out) (second pass), by the same rule. Throws
+  // std::logic_error when a needed gradient is missing.
+  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const;
 
  private:
   vocab::Update kind_;
@@ -46,7 +49,7 @@ class WeightUpdate {
   std::uint64_t seed_;
   std::uint32_t sample_;
   bool sealed_ = false;
-  std::vector<std::array<Mat<R>, kWeightKinds>> grads_;  // per sublayer, by WeightKind
+  std::vector<std::array<Mat<R>, kParts * kWeightKinds>> grads_;  // per sublayer, by Part, then WeightKind
 };
 
 }  // namespace normsim::sim

@@ -41,6 +41,20 @@ Branch Branch::cross_attention(double q_c) {
   return b;
 }
 
+Branch Branch::biased(double sigma_b_sq, double sigma_o_sq) const {
+  if (sigma_b_sq != 0.0 && (kind_ == Kind::attention_vnorm || gate_))
+    throw std::invalid_argument(
+        "biases through the value norm or the output gate are not modelled (docs/theory_notes.md "
+        "\"Biases\")");
+  Branch b = *this;
+  b.sb_ = sigma_b_sq, b.so_ = sigma_o_sq;
+  return b;
+}
+
+double Branch::bias_out() const {
+  return is_mlp() ? sb_ : so_ * sb_ + sb_;
+}
+
 Branch Branch::gated(std::optional<double> sigma_gate_sq) const {
   if (sigma_gate_sq && kind_ != Kind::attention && kind_ != Kind::attention_vnorm)
     throw std::invalid_argument("only a self-attention branch has an output gate");
@@ -63,6 +77,12 @@ GramMap gate_moments_map(double diag, double off) {
 }
 
 }  // namespace
+
+double Branch::pre_activation_cos(double weighted, double rho) const {
+  if (sb_ == 0.0) return rho;  // no bias: rho itself, the bias-free recursion's bits
+  const double s = weighted + sb_;
+  return s > 0.0 ? (weighted * rho + sb_) / s : 0.0;
+}
 
 const GaussianKernel& Branch::kernel(double s) const {
   for (const auto& k : cache_) {
@@ -114,46 +134,48 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
   }
   switch (kind_) {
     case Kind::cross:
-      e.out = {sa_, sa_};
+      e.out = {sa_ + bias_out(), sa_ + bias_out()};
       e.back = GramMap::scale(0.0);
       return e;
     case Kind::mlp: {
-      // q = s2 M2(s1 m), chi = s1 s2 D2(s1 m) (theory.md §1.1); token pairs through kappa, dkappa.
+      // q = s2 M2(s1 m), chi = s1 s2 D2(s1 m) (theory.md §1.1); token pairs through kappa, dkappa. With
+      // biases the pre-activations have second moment s = s1 m + sb and correlation c = (s1 m rho + sb) / s.
       // ReLU and linear: M2, D2 are closed forms of s and the kernels do not depend on s, so no kernel
       // object is built or looked up (the same numbers GaussianKernel gives).
+      const double s = s1_ * m + sb_, c = pre_activation_cos(s1_ * m, rho);
       double m2 = 0.0, d2 = 0.0;
       GaussianKernel::Pair kk{};
       if (act_ == Activation::relu || act_ == Activation::linear) {
-        const double s = s1_ * m;
         if (!(s >= 0.0) || !std::isfinite(s))
           throw std::invalid_argument("gaussian moments: variance must be >= 0");
         if (act_ == Activation::relu) {
-          m2 = s / 2, d2 = 0.5, kk = relu_kappas(rho);
+          m2 = s / 2, d2 = 0.5, kk = relu_kappas(c);
         } else {
-          m2 = s, d2 = 1.0, kk = {std::clamp(rho, -1.0, 1.0), 1.0};
+          m2 = s, d2 = 1.0, kk = {std::clamp(c, -1.0, 1.0), 1.0};
         }
       } else {
-        const auto& k = kernel(s1_ * m);
-        m2 = k.m2(), d2 = k.d2(), kk = k.kappas(rho);
+        const auto& k = kernel(s);
+        m2 = k.m2(), d2 = k.d2(), kk = k.kappas(c);
       }
       const double chi = s1_ * s2_ * d2;
       e.factors.hidden = {m2, m2 * kk.kappa};
-      e.out = s2_ * e.factors.hidden;
+      e.out = s2_ * e.factors.hidden + TokenGram{bias_out(), bias_out()};
       e.back = {chi, 0.0, 0.0, chi * kk.dkappa};
       e.factors.w1_factor = {s2_ * d2, s2_ * d2 * kk.dkappa};
       return e;
     }
     case Kind::swiglu: {
-      // h = silu(a) * b, a ~ N(0, sg m), b ~ N(0, s1 m) independent: E[h h'] = E[silu silu'] E[b b'].
-      const auto& k = kernel(sg_ * m);
-      const auto kk = k.kappas(rho);
-      const double up = s1_ * m;
-      e.factors.hidden = {k.m2() * up, k.m2() * kk.kappa * up * rho};
-      e.out = s2_ * e.factors.hidden;
+      // h = silu(a) * b, a ~ N(0, sg m + sb), b ~ N(0, s1 m + sb) independent: E[h h'] = E[silu silu'] E[b
+      // b'].
+      const auto& k = kernel(sg_ * m + sb_);
+      const auto kk = k.kappas(pre_activation_cos(sg_ * m, rho));
+      const double up = s1_ * m + sb_, up_off = s1_ * m * rho + sb_;
+      e.factors.hidden = {k.m2() * up, k.m2() * kk.kappa * up_off};
+      e.out = s2_ * e.factors.hidden + TokenGram{bias_out(), bias_out()};
       e.back = {s2_ * (sg_ * up * k.d2() + s1_ * k.m2()), 0.0, 0.0,
-                s2_ * (sg_ * up * rho * k.d2() * kk.dkappa + s1_ * k.m2() * kk.kappa)};
+                s2_ * (sg_ * up_off * k.d2() * kk.dkappa + s1_ * k.m2() * kk.kappa)};
       e.factors.w1_factor = {s2_ * k.m2(), s2_ * k.m2() * kk.kappa};
-      e.factors.wgate_factor = {s2_ * k.d2() * up, s2_ * k.d2() * kk.dkappa * up * rho};
+      e.factors.wgate_factor = {s2_ * k.d2() * up, s2_ * k.d2() * kk.dkappa * up_off};
       return e;
     }
     case Kind::attention:
@@ -169,7 +191,8 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
         const double s2 = sv_ * m;
         scale = sa_ * s2 / (s2 + eps_), back = sa_ * sv_ / (s2 + eps_);
       }
-      e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho), scale * ((1.0 - rho) * mix_.fwd_off + rho)};
+      e.out = {scale * ((1.0 - rho) * mix_.fwd_diag + rho) + bias_out(),
+               scale * ((1.0 - rho) * mix_.fwd_off + rho) + bias_out()};
       e.back = {back * mix_.back_diag, back * (mix_.col_diag - mix_.back_diag), back * mix_.back_off,
                 back * (mix_.col_off - mix_.back_off)};
       if (gate_) {
@@ -189,13 +212,22 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
   Tangent t;
   switch (kind_) {
     case Kind::cross:
+      // W_V's and W_O's moves give the encoder part X twice, b_V's and W_O's (through the value bias)
+      // sigma_o^2 sigma_b^2 each, b_O's sigma_b^2: 2 out - sigma_b^2.
       t.map = GramMap::scale(0.0);
       t.moved = 2.0 * e.out;
+      if (sb_ != 0.0) t.moved = t.moved + TokenGram{-sb_, -sb_};
       return t;
     case Kind::mlp:
     case Kind::swiglu:
       t.map = e.back;  // E[phi'(h_t) phi'(h_s)] (W1 and Wgate paths) in either direction
-      break;
+      // A bias moved by the same relative step as its matrix (sim/weight_update.hpp) adds sb to the moved
+      // pre-activations' Gram, which the W1 and Wgate factors carry to the output (e.out has the output
+      // bias's sb already).
+      t.moved = t.map(in) + e.out;
+      if (sb_ != 0.0) t.moved = t.moved + sb_ * e.factors.w1_factor;
+      if (sb_ != 0.0 && kind_ == Kind::swiglu) t.moved = t.moved + sb_ * e.factors.wgate_factor;
+      return t;
     case Kind::attention:
     case Kind::attention_vnorm: {
       // P du W_V W_O: Gram sigma^2 [(D - O) P P^T + O 11^T] for a perturbation Gram (D, O). The value norm
@@ -214,6 +246,8 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
     }
   }
   t.moved = t.map(in) + e.out;
+  // The value bias's move passes P and W_O: sigma_o^2 sigma_b^2 (W_O's and b_O's moves are in e.out).
+  if (sb_ != 0.0) t.moved = t.moved + TokenGram{so_ * sb_, so_ * sb_};
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "theory/activation.hpp"
@@ -54,6 +55,14 @@ class Branch {
   // moments. Forward only: the backward maps and weight-gradient factors come out NaN (the router's path
   // and the gates' correlation with the output gradient are not derived; theory/meanfield.cpp predicts no
   // backward metric for it).
+  // This branch with a bias of variance sigma_b_sq on each of its matrices (docs/theory_notes.md "Biases").
+  // MLP (w1, wgate, w2): every pre-activation's second moment and every token pair's covariance gain
+  // sigma_b^2, and so does the output's Gram (Poole et al. 2016 eq. 3, Schoenholz et al. 2017 eq. 3: q =
+  // sigma_w^2 E phi^2 + sigma_b^2). Uniform attention and cross-attention: the value bias passes P (its rows
+  // sum to 1) and W_O (gain sigma_o_sq), so the output Gram gains sigma_o^2 sigma_b^2 + sigma_b^2. The
+  // backward maps are the bias-free ones (at the shifted moments): a bias carries no gradient to u. Not
+  // derived, and refused: the value norm's and the output gate's share.
+  Branch biased(double sigma_b_sq, double sigma_o_sq = 1.0) const;
   Branch routed(const RoutedMlp& r) const {
     Branch b = *this;
     b.routing_ = r;
@@ -116,12 +125,20 @@ class Branch {
 
  private:
   const GaussianKernel& kernel(double s) const;
+  // The output Gram's share of the biases: sigma_b^2 (MLP: W2's), sigma_o^2 sigma_b^2 + sigma_b^2 (attention:
+  // W_V's through W_O, and W_O's).
+  double bias_out() const;
+  // The token correlation of pre-activations whose weighted part has second moment `weighted` and cosine
+  // rho, once the bias's sb_ is added to both moments.
+  double pre_activation_cos(double weighted, double rho) const;
 
   Kind kind_ = Kind::mlp;
   Activation act_ = Activation::relu;
   double s1_ = 1.0, s2_ = 1.0, sg_ = 1.0;  // w1, w2, wgate gains^2
   double sa_ = 1.0;                        // attention output gain^2 (sigma_A^2, or sigma_O^2 gamma^2)
   double sv_ = 1.0, eps_ = 0.0;            // value norm only: sigma_V^2 and the norm's eps
+  double sb_ = 0.0;                        // every matrix's bias variance sigma_b^2 (biased())
+  double so_ = 1.0;                        // attention's W_O gain^2, which the value bias passes (biased())
   std::optional<double> gate_;             // attention only: the output gate's sigma_g^2
   AttentionMixing mix_;
   RoutedMlp routing_;  // experts == 0: a dense MLP

@@ -137,13 +137,16 @@ detail::BranchSet branches_of(const StackSpec& spec, const WeightGains& w, doubl
   const AttentionMixing mix = AttentionMixing::uniform(spec.tokens, spec.causal);
   const std::optional<double> gate =
       spec.attention_gate == vocab::AttentionGate::none ? std::nullopt : std::optional<double>(w.wga);
-  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate);
+  Branch mlp = Branch::mlp(spec.activation, w.w1, w.w2, w.wgate).biased(spec.bias_sq);
+  const double attention_bias_sq =
+      has_attention(spec) ? spec.bias_sq : 0.0;  // validate() refused what it must
   if (spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention)
     mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
-  return {mlp, Branch::attention(w.wv * w.wo, mix).gated(gate),
-          Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
-          Branch::cross_attention(
-              cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))};
+  return {
+      mlp, Branch::attention(w.wv * w.wo, mix).gated(gate).biased(attention_bias_sq, w.wo),
+      Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
+      Branch::cross_attention(cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))
+          .biased(attention_bias_sq, w.wo)};
 }
 }  // namespace
 

@@ -30,6 +30,16 @@ int block_of(const StackSpec& s, int k) {
   return k / block_size(s);
 }
 
+namespace {
+// Whether a sublayer of the block runs Fqkv (the value norm, Branch::attention_value_norm).
+bool reads_qkv_norm(const vocab::Block& b) {
+  for (const vocab::Expr& e : b.sublayers)
+    for (const vocab::ExprNode& n : e.nodes)
+      if (n.op == vocab::ExprNode::Op::branch_qkv) return true;
+  return false;
+}
+}  // namespace
+
 vocab::Block block_of_spec(const StackSpec& s) {
   if (s.placement == Placement::admin) throw std::invalid_argument("admin is code, not an expression");
   return vocab::parse_block(s.block.empty() ? vocab::builtin_block(s.placement) : std::string_view(s.block));
@@ -92,6 +102,18 @@ void validate(const StackSpec& s) {
     vocab::parse_scalar(s.norm_alpha), vocab::parse_scalar(s.norm_shift);  // throws when malformed
     if (!std::isfinite(s.final_norm_alpha) || !std::isfinite(s.final_norm_shift))
       fail("final_norm_alpha", "final_norm_alpha and final_norm_shift must be finite");
+  }
+  if (!(s.bias_sq >= 0.0) || !std::isfinite(s.bias_sq)) fail("init_bias", "must be finite and >= 0");
+  if (s.bias_sq > 0.0 && s.sublayer != SublayerKind::mlp) {
+    const std::string why = "biases of variance > 0 with attention: ";
+    if (s.attention_gate != vocab::AttentionGate::none)
+      fail("init_bias", why +
+                            "the output gate's sigmoid moments at a biased input are not derived; not "
+                            "implemented (zero biases are)");
+    if (reads_qkv_norm(block_of_spec(s)))
+      fail("init_bias", why +
+                            "a value bias passes the per-head value norm (Fqkv), whose moments with it are "
+                            "not derived; not implemented (zero biases are)");
   }
   if (s.moe_experts > 0 && s.sublayer != SublayerKind::attention) {
     if (s.moe_top_k < 1 || s.moe_top_k > s.moe_experts) fail("moe_top_k", "must lie in 1 .. moe_experts");

@@ -80,6 +80,10 @@ struct StackSpec {
   std::vector<WeightGains> sigma_sq_per_layer;
   std::vector<double> branch_multiplier;
   double m_N = 1.0, m_L = 1.0;  // width / base_width and depth / base_depth, which expressions may read
+  // Every matrix's bias variance sigma_b^2 (bias = true: init_bias^2; 0 without biases or with zero ones,
+  // whose forward and backward at init are the bias-free ones). Modelled for MLP and uniform-attention
+  // branches (Branch::biased); validate() refuses it through the attention output gate or the value norm.
+  double bias_sq = 0.0;
   // update = "random": the relative size of every matrix's perturbation (output_change); 0: no such update.
   double random_update_scale = 0.0;
 };

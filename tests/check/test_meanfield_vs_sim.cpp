@@ -560,3 +560,84 @@ TEST_CASE("meanfield_vs_sim_presets", "[check][meanfield]") {
   std::printf("meanfield_vs_sim_presets %s%s: worst act_sq %.2f se, grad_sq %.2f se\n", name.c_str(),
               rules.empty() ? "" : " (uncompensated)", forward, backward);
 }
+
+// Biases of variance sigma_b^2 = 0.25 (init_bias 0.5) on every MLP matrix (Branch::biased: Poole et al.
+// 2016's q = sigma_w^2 E phi^2 + sigma_b^2 per pre-activation and per token pair). Tolerance as the bias-free
+// cases above: 4 se of the 8 samples (fixed seed 7) plus 3 % forward, 6 % backward for the O(1/d) terms at d
+// = 256. The bias is no small correction here: the bias-free mean field of the same stacks is checked to miss
+// token_cos by more than 10 se at the last layer (a bias shared by all tokens raises their correlation).
+TEST_CASE("mean field with biases matches the simulator: MLP stacks", "[check][meanfield][bias]") {
+  const auto [placement, activation] = GENERATE(table<std::string, std::string>(
+      {{"pre", "relu"}, {"pre", "gelu"}, {"pre", "swiglu"}, {"post", "relu"}, {"none", "tanh"}}));
+  sim::Config c = stack(placement, activation);
+  c.bias = true;
+  c.init_bias = 0.5;
+  if (placement == "none") c.depth = 4;  // no norm: the stream grows, keep it in the tanh's range
+  const auto [records, profile] = simulate(c);
+  std::printf("bias %s %s: worst |measured - mean field| / se:", placement.c_str(), activation.c_str());
+  for (const auto& [m, r] :
+       {std::pair{"act_sq", 0.03}, std::pair{"token_cos", 0.03}, std::pair{"branch_sq", 0.03},
+        std::pair{"grad_sq", 0.06}, std::pair{"gradw_w1", 0.06}, std::pair{"gradw_w2", 0.06}})
+    std::printf(" %s %.2f", m, check_metric(c, records, profile, m, r));
+  sim::Config no_bias_term = c;
+  no_bias_term.init_bias = 0.0;  // the same stack's mean field without the bias's sigma_b^2
+  const theory::MeanFieldProfile missing = theory::meanfield(meanfield_of::to_stack_spec(no_bias_term));
+  std::vector<double> last;
+  for (const auto& rec : records) last.push_back(check::series(rec, "token_cos")[c.depth]);
+  const sim::Summary s = sim::summarize(last);
+  const double miss = std::abs(s.mean - *missing.metric("token_cos")->at(c.depth)) / s.se;
+  std::printf("; bias-free mean field's token_cos at the output off by %.1f se\n", miss);
+  CHECK(miss > 10.0);
+}
+
+// The random update moves each bias by update_scale times its own norm (sim/weight_update.hpp): its share of
+// output_change (Branch::tangent) with drawn biases, the tolerance of the bias-free output_change cases.
+TEST_CASE("mean field of the output change with biases under a random update", "[check][meanfield][bias]") {
+  const auto [placement, activation] =
+      GENERATE(table<std::string, std::string>({{"pre", "gelu"}, {"pre", "swiglu"}, {"post", "relu"}}));
+  sim::Config c = random_update(placement, activation);
+  c.bias = true;
+  c.init_bias = 0.5;
+  compare(c, "output_change", 0.03);
+}
+
+// Attention with biases (the uniform value path: the value bias passes P and W_O): a Pre-LN and a Post-LN
+// transformer and a decoder (whose cross-attention's output gains the same share), forward metrics and the
+// random update's output_change and grad_sq, the tolerance of the bias-free attention cases above. The
+// uniform path is exact where the keys do not vary over tokens: W_K = 0 here (with a query bias, W_Q = 0 of
+// the bias-free cases would leave logits b_Q . k_s that do).
+TEST_CASE("mean field with biases matches the simulator: attention", "[check][meanfield][bias]") {
+  const auto [placement, sublayer] = GENERATE(table<std::string, std::string>(
+      {{"pre", "transformer"}, {"post", "transformer"}, {"pre", "attention"}, {"pre", "decoder"}}));
+  sim::Config c = random_update(placement, "gelu");
+  c.sublayer = vocab::parse<vocab::Sublayer>(sublayer);
+  if (sublayer == "decoder") c.depth = 9;
+  c.init_wk = "fanin:0";
+  c.bias = true;
+  c.init_bias = 0.5;
+  const auto [records, profile] = simulate(c);
+  std::printf("bias %s %s: worst |measured - mean field| / se:", placement.c_str(), sublayer.c_str());
+  for (const auto& [m, r] : {std::pair{"act_sq", 0.03}, std::pair{"token_cos", 0.03},
+                             std::pair{"output_change", 0.03}, std::pair{"grad_sq", 0.06}})
+    std::printf(" %s %.2f", m, check_metric(c, records, profile, m, r));
+  std::printf("\n");
+}
+
+// Zero biases change nothing at init; drawn ones through the output gate or the value norm are refused with
+// the reason.
+TEST_CASE("the mean field refuses drawn biases through a gate or a value norm, not zero ones",
+          "[check][meanfield][bias]") {
+  sim::Config c = stack("pre", "gelu");
+  c.sublayer = vocab::Sublayer::transformer;
+  c.bias = true;
+  c.init_bias = 0.1;
+  CHECK_NOTHROW(theory::meanfield(meanfield_of::to_stack_spec(c)));
+  for (const std::string refused : {"gate", "hybridnorm"}) {
+    sim::Config r = c;
+    if (refused == "gate") r.attention_gate = vocab::AttentionGate::elementwise;
+    if (refused == "hybridnorm") r.placement = vocab::Placement::hybridnorm;
+    CHECK_THROWS_WITH(theory::meanfield(meanfield_of::to_stack_spec(r)), Catch::Contains("init_bias"));
+    r.init_bias = 0.0;
+    CHECK_NOTHROW(theory::meanfield(meanfield_of::to_stack_spec(r)));
+  }
+}

@@ -81,6 +81,13 @@ void require_records_close(const std::vector<sim::SampleRecord>& g, const std::v
   }
 }
 
+// Options that keep the weights (no) or redraw them in the backward (yes).
+gpu::CudaOptions recomputing(vocab::Recompute r) {
+  gpu::CudaOptions o;
+  o.recompute = r;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer kind", "[backend]") {
@@ -106,10 +113,7 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
 // init_wrouter fanin:2 keep the top-k away from ties at these seeds (a flipped selection would be an O(1)
 // difference; the float32 tolerance allows the GEMMs' rounding only).
 TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][moe]") {
-  gpu::CudaOptions keep, again;
-  keep.recompute = vocab::Recompute::no;
-  again.recompute = vocab::Recompute::yes;
-  gpu::CudaBackend a(2, keep), b(2, again);
+  gpu::CudaBackend a(2, recomputing(vocab::Recompute::no)), b(2, recomputing(vocab::Recompute::yes));
   sim::CpuBackend cpu(2);
   const std::vector<int> samples = {0, 3, 1};
   for (const char* precision : {"float32", "float64"})
@@ -223,6 +227,51 @@ TEST_CASE("CUDA backend matches the CPU backend with an attention output gate", 
     INFO(vocab::name(u));
     require_records_close(cuda.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
   }
+}
+
+// Biases on every matrix (bias = true, drawn at init_bias 0.4): the device's broadcast (a product with a
+// column of ones) and its bias updates (a bias's gradient 1^T B) against the CPU's, every placement and
+// sublayer kind in float64 (a routed MLP's experts and the attention output gate included), both precisions
+// for Pre-LN, weights kept and redrawn, and each update rule.
+TEST_CASE("CUDA backend matches the CPU backend with biases on every matrix", "[backend][bias]") {
+  gpu::CudaBackend a(2, recomputing(vocab::Recompute::no)), b(2, recomputing(vocab::Recompute::yes));
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  auto biased = [](vocab::Placement p, const Kind& kind, const char* precision) {
+    sim::Config c = small_config(p, kind, precision);
+    c.bias = true;
+    c.init_bias = 0.4;
+    return c;
+  };
+  for (const Kind& kind : kKinds)
+    for (const sim::Placement* p : sim::all_placements()) {
+      const sim::Config c = biased(p->id(), kind, "float64");
+      INFO("float64 " << kind.sublayer << "/" << kind.activation << " " << p->id());
+      require_records_close(a.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+    }
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[1], kKinds[2], kKinds[5], kKinds[6]}) {
+      sim::Config c = biased(vocab::Placement::pre, kind, precision);
+      if (kind.sublayer == std::string("transformer")) c.attention_gate = vocab::AttentionGate::headwise;
+      if (kind.sublayer == std::string("mlp")) c.moe_experts = 3, c.init_wrouter = "fanin:2";
+      INFO(precision << " " << kind.sublayer << "/" << kind.activation);
+      const bool f64 = std::string(precision) == "float64";
+      const auto r = cpu.run(c, samples);
+      require_records_close(a.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+      require_records_close(b.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    }
+  for (const vocab::Update u : {vocab::Update::random, vocab::Update::sgd, vocab::Update::adam})
+    for (const Kind& kind : {kKinds[2], kKinds[5], kKinds[6]}) {
+      sim::Config c = biased(vocab::Placement::post, kind, "float64");
+      c.update = u;
+      c.update_lr = 0.05;
+      c.update_scale = 0.05;
+      if (kind.sublayer == std::string("transformer")) c.attention_gate = vocab::AttentionGate::elementwise;
+      c.metrics.insert(sim::metric::output_change);
+      INFO(kind.sublayer << "/" << kind.activation << " " << vocab::name(u));
+      require_records_close(a.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+      require_records_close(b.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+    }
 }
 
 // A custom block (the expression interpreter on the device's ops) with a branch_scale that varies with the

@@ -115,6 +115,17 @@ class MatchesTheSimulator(unittest.TestCase):
         self.assertTrue({"gradw_wq", "gradw_wk", "gradw_wv", "gradw_wo"} <= metrics)
 
 
+    def test_biases_on_every_linear(self):
+        """nn.Linear(bias=True) in every matrix of a Pre-LN MLP stack and transformer, biases N(0, 0.5^2)
+        (torch_blocks.linear) against bias = true, init_bias = 0.5: the same 4 se + 1% agreement; the
+        biases' gradients (gradw_w1_bias, ...) have no simulator twin and are not compared. Measured: worst
+        2.2 se (MLP) and 2.5 se (transformer); against bias = false, 56 of 72 and 62 of 78 rows disagree."""
+        config = {"placement": "pre", "bias": True, "init_bias": 0.5}
+        self.compare(tb.pre_mlp(D, 0.5), config, torch.nn.LayerNorm(D, eps=tb.EPS))
+        self.compare(tb.pre_transformer(D, 4, 0.5), {**config, "sublayer": "transformer", "heads": 4},
+                     torch.nn.LayerNorm(D, eps=tb.EPS))
+
+
 class Forms(unittest.TestCase):
     def test_same_seed_same_numbers_and_fresh_inits_per_sample(self):
         def measure(blocks, **kw):

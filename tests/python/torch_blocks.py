@@ -12,18 +12,22 @@ from torch import nn
 EPS = 1e-5
 
 
-def linear(fan_in, fan_out):
-    layer = nn.Linear(fan_in, fan_out, bias=False)
+def linear(fan_in, fan_out, bias_std=None):
+    """nn.Linear with normsim's fanin init; bias_std None: no bias, else a bias N(0, bias_std^2) (0: zeros, as
+    nanoGPT's GPT._init_weights and HF GPT-2 draw it), normsim's bias = true with init_bias = bias_std."""
+    layer = nn.Linear(fan_in, fan_out, bias=bias_std is not None)
     nn.init.normal_(layer.weight, std=1 / math.sqrt(fan_in))
+    if bias_std is not None:
+        nn.init.normal_(layer.bias, std=bias_std) if bias_std > 0 else nn.init.zeros_(layer.bias)
     return layer
 
 
 class Mlp(nn.Module):
     """F(u) = relu(u W1) W2, hidden width 4d (mlp_ratio 4)."""
 
-    def __init__(self, d):
+    def __init__(self, d, bias_std=None):
         super().__init__()
-        self.w1, self.w2 = linear(d, 4 * d), linear(4 * d, d)
+        self.w1, self.w2 = linear(d, 4 * d, bias_std), linear(4 * d, d, bias_std)
 
     def forward(self, u):
         return self.w2(torch.relu(self.w1(u)))
@@ -33,10 +37,10 @@ class Attention(nn.Module):
     """Multi-head self-attention, heads of size d/H, softmax(Q K^T / sqrt(d/H)); qk_norm: a LayerNorm over
     each head's query and key (QK-norm)."""
 
-    def __init__(self, d, heads, qk_norm=False):
+    def __init__(self, d, heads, qk_norm=False, bias_std=None):
         super().__init__()
         self.heads = heads
-        self.wq, self.wk, self.wv, self.wo = linear(d, d), linear(d, d), linear(d, d), linear(d, d)
+        self.wq, self.wk, self.wv, self.wo = (linear(d, d, bias_std) for _ in range(4))
         self.q_norm = nn.LayerNorm(d // heads, eps=EPS) if qk_norm else None
         self.k_norm = nn.LayerNorm(d // heads, eps=EPS) if qk_norm else None
 
@@ -148,17 +152,18 @@ class OutputNorm(nn.Module):
         return x + self.norm(self.branch(x))
 
 
-def pre_mlp(d):
-    return lambda k: PreLN(d, Mlp(d))
+def pre_mlp(d, bias_std=None):
+    return lambda k: PreLN(d, Mlp(d, bias_std))
 
 
 def post_mlp(d):
     return lambda k: PostLN(d, Mlp(d))
 
 
-def pre_transformer(d, heads):
-    """Sublayer k: attention for even k, MLP for odd k (normsim's sublayer = "transformer")."""
-    return lambda k: PreLN(d, Attention(d, heads) if k % 2 == 0 else Mlp(d))
+def pre_transformer(d, heads, bias_std=None):
+    """Sublayer k: attention for even k, MLP for odd k (normsim's sublayer = "transformer"); bias_std: every
+    nn.Linear with a bias (linear())."""
+    return lambda k: PreLN(d, Attention(d, heads, bias_std=bias_std) if k % 2 == 0 else Mlp(d, bias_std))
 
 
 def pre_dyt_transformer(d, heads, attention_alpha, mlp_alpha):

@@ -317,3 +317,43 @@ TEST_CASE("a routed MLP of one expert is the dense MLP bit for bit", "[backward]
       CHECK(a.grad_input == b.grad_input);
     }
 }
+
+// Biases on every matrix (bias = true, sim/init.hpp): drawn at init_bias = 0.5 so that they move every
+// pre-activation, through every branch kind (MLP with GELU and SwiGLU, attention with an output gate, the
+// decoder's cross-attention, a routed MLP's experts) and a Pre-LN and a Post-LN stack.
+TEST_CASE("stack backward matches finite differences with biases on every matrix", "[backward][bias]") {
+  for (const std::string sub : {"mlp", "attention", "transformer", "decoder"})
+    for (const std::string p : {"pre", "post"})
+      for (const std::string act : {"gelu", "swiglu"}) {
+        Config c = small(sub, p);
+        if (sub == "decoder") c.depth = 6, c.causal = true;
+        c.activation = normsim::vocab::parse<normsim::vocab::Activation>(act);
+        c.bias = true;
+        c.init_bias = 0.5;
+        c.init_wq = c.init_wk = "fanin:2";
+        if (sub == "transformer") c.attention_gate = normsim::vocab::AttentionGate::elementwise;
+        if (sub == "mlp" && act == "gelu") c.moe_experts = 4, c.init_wrouter = "fanin:2";
+        INFO("bias: " << sub << " " << p << " " << act);
+        CHECK(check_fd(c) == c.tokens * c.width);
+      }
+}
+
+// Zero biases (init_bias = 0, nanoGPT's init) leave the stack as it was, bit for bit; drawn ones move it.
+TEST_CASE("zero biases are the bias-free stack bit for bit, drawn ones change it", "[backward][bias]") {
+  for (const std::string sub : {"mlp", "transformer", "decoder"}) {
+    Config plain = small(sub, "pre");
+    if (sub == "decoder") plain.depth = 6;
+    Config zero = plain;
+    zero.bias = true;
+    Config drawn = zero;
+    drawn.init_bias = 0.5;
+    Mat<double> x0(plain.tokens, plain.width);
+    for (int t = 0; t < plain.tokens; ++t)
+      for (int i = 0; i < plain.width; ++i) x0(t, i) = input_entry(3, 0, t, i, plain.width, 1.0, 0.2);
+    PlacementState s1, s2, s3;
+    const Run a = run_stack(plain, x0, s1, true), b = run_stack(zero, x0, s2, true);
+    CHECK(a.loss == b.loss);
+    CHECK(a.grad_input == b.grad_input);
+    CHECK(std::abs(run_stack(drawn, x0, s3, false).loss - a.loss) > 1e-3 * std::abs(a.loss));
+  }
+}

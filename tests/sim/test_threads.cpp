@@ -21,26 +21,33 @@ bool same_bits(double a, double b) {
 }
 }  // namespace
 
+// Also with biases on every matrix (drawn, and moved by an Adam step), whose add runs in the products' column
+// blocks.
 TEST_CASE("records are identical for 1 and 2 threads and any sample split", "[threads]") {
-  Config c;
-  c.sublayer = normsim::vocab::Sublayer::transformer;
-  c.placement = normsim::vocab::Placement::pre;
-  c.activation = normsim::vocab::Activation::gelu;
-  c.width = 32;
-  c.tokens = 8;
-  c.depth = 6;
-  const std::vector<int> samples{0, 1, 2, 3, 4};
-  const auto one = CpuBackend(1).run(c, samples);
-  const auto two = CpuBackend(2).run(c, samples);
-  const std::vector<int> tail{3, 4};
-  const auto split = CpuBackend(2).run(c, tail);
-  REQUIRE(one.size() == two.size());
-  for (std::size_t s = 0; s < one.size(); ++s)
-    for (std::size_t m = 0; m < one[s].values.size(); ++m)
-      for (std::size_t l = 0; l < one[s].values[m].size(); ++l) {
-        REQUIRE(same_bits(one[s].values[m][l], two[s].values[m][l]));
-        if (s >= 3) REQUIRE(same_bits(one[s].values[m][l], split[s - 3].values[m][l]));
-      }
+  for (const bool bias : {false, true}) {
+    Config c;
+    c.sublayer = normsim::vocab::Sublayer::transformer;
+    c.placement = normsim::vocab::Placement::pre;
+    c.activation = normsim::vocab::Activation::gelu;
+    c.width = 32;
+    c.tokens = 8;
+    c.depth = 6;
+    c.bias = bias;
+    c.init_bias = 0.3;
+    if (bias) c.update = normsim::vocab::Update::adam;
+    const std::vector<int> samples{0, 1, 2, 3, 4};
+    const auto one = CpuBackend(1).run(c, samples);
+    const auto two = CpuBackend(2).run(c, samples);
+    const std::vector<int> tail{3, 4};
+    const auto split = CpuBackend(2).run(c, tail);
+    REQUIRE(one.size() == two.size());
+    for (std::size_t s = 0; s < one.size(); ++s)
+      for (std::size_t m = 0; m < one[s].values.size(); ++m)
+        for (std::size_t l = 0; l < one[s].values[m].size(); ++l) {
+          REQUIRE(same_bits(one[s].values[m][l], two[s].values[m][l]));
+          if (s >= 3) REQUIRE(same_bits(one[s].values[m][l], split[s - 3].values[m][l]));
+        }
+  }
 }
 
 // Threads beyond the sample count work inside a sample: products split into fixed column blocks and the
@@ -176,6 +183,9 @@ TEST_CASE("kept weights give the same tensors as redrawn ones", "[threads]") {
     c.placement = normsim::vocab::Placement::pre;
     c.activation = act;
     c.update = up;
+    c.bias =
+        up != Update::none;  // biases where an update moves them (the drawn product's epilogue adds them)
+    c.init_bias = 0.3;
     c.width = 64;
     c.tokens = 8;
     c.depth = 4;

@@ -8,6 +8,7 @@
 
 #include "sim/cpu_backend.hpp"
 #include "sim/cpu_tape_device.hpp"
+#include "sim/init.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
@@ -45,6 +46,67 @@ Mat<double> ramp(int rows, int cols, double step) {
   return m;
 }
 
+// ||dLoss/db||^2 summed over every bias the update recorded (0 without biases): an SGD step from b = 0 is
+// -lr dLoss/db.
+double bias_grad_sq(const WeightUpdate<double>& up, const StackShape& shape, double lr) {
+  double sq = 0;
+  for (int k = 0; k < shape.depth; ++k)
+    for (const WeightKind w : shape.weights(k)) {
+      if (!has_bias(shape.cfg, w)) continue;
+      Mat<double> b = Mat<double>::Zero(1, shape.fan_out(w));
+      up.apply(k, w, b, Part::bias);
+      sq += b.squaredNorm() / (lr * lr);
+    }
+  return sq;
+}
+
+// First order: the readout loss changes by <g_r, x'_K - x_K> = -lr sum_W ||dLoss/dW||^2 + O(lr^2) under an
+// SGD step (no final norm, so y = x_K), the sum over every weight matrix and every bias. Comparing at two
+// learning rates bounds the O(lr^2) term.
+void check_sgd_first_order(Config c) {
+  c.final_norm = normsim::vocab::FinalNorm::never;
+  const SampleTensors first = simulate_sample_cpu<double>(c, 0);
+  double weight_grad_sq = 0;
+  for (const auto& norms : first.gradw)
+    for (const double n : norms)
+      if (std::isfinite(n)) weight_grad_sq += n * n;
+  const StackShape shape(c);
+  const auto placement = placement_for(c);
+  for (const double lr : {1e-5, 1e-6}) {
+    c.update_lr = lr;
+    const SampleKey key{c.seed, 0};
+    WeightUpdate<double> up(c, key.seed, key.sample);
+    // The first pass again, recording the gradients this time (as simulate_sample_cpu does).
+    const SampleTensors recorded = simulate_sample_cpu<double>(c, 0);
+    REQUIRE(recorded.output_change.size() == std::size_t(c.depth + 1));
+    CHECK(recorded.output_change[0] == 0.0);  // the input does not depend on the weights
+    // <g_r, dx_K> from output_change alone is not available, so recompute the updated stream here.
+    PlacementState state;
+    {
+      CpuTape<double> g(shape, *placement, key, nullptr, UpdateHooks<double>{&up, nullptr});
+      const StackValues sv = build_stack(g, shape, *placement, g.input(input_matrix<double>(c, key)), &state);
+      Mat<double> dy(c.tokens, c.width);
+      for (int t = 0; t < c.tokens; ++t)
+        for (int i = 0; i < c.width; ++i) dy(t, i) = readout_entry(c.seed, 0, t, i, c.width);
+      g.backward(sv.output, dy);
+    }
+    CpuWorkspace<double> ws;
+    const std::vector<MatD> updated = updated_stream_cpu<double>(shape, *placement, key, up, state, ws);
+    const std::vector<double> change = relative_change(updated, first.stream);
+    for (int l = 0; l <= c.depth; ++l) CHECK(same_bits(change[l], recorded.output_change[l]));
+    const MatD dx = updated.back() - first.stream.back();
+    double inner = 0;
+    for (int t = 0; t < c.tokens; ++t)
+      for (int i = 0; i < c.width; ++i) inner += readout_entry(c.seed, 0, t, i, c.width) * dx(t, i);
+    const double bias_sq = bias_grad_sq(up, shape, lr);
+    CHECK((bias_sq > 0) == c.bias);
+    // Relative error O(lr |H| / |grad|): at lr = 1e-5 a few 1e-4 here; 1e-3 bounds it with margin.
+    INFO("placement " << c.placement << ", " << c.sublayer << ", bias " << c.bias << ", lr " << lr
+                      << ", bias share " << bias_sq / (weight_grad_sq + bias_sq));
+    CHECK(inner / (-lr * (weight_grad_sq + bias_sq)) == Approx(1.0).epsilon(1e-3));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("each update rule is its definition", "[update]") {
@@ -80,53 +142,58 @@ TEST_CASE("each update rule is its definition", "[update]") {
   CHECK(((w2 - W) - (w - W)).norm() > 0.1 * (w - W).norm());  // another matrix, another direction
 }
 
-// First order: the readout loss changes by <g_r, x'_K - x_K> = -lr sum_W ||dLoss/dW||^2 + O(lr^2) under an
-// SGD step (no final norm, so y = x_K). Comparing at two learning rates bounds the O(lr^2) term.
+// A bias (1 x fan_out) moves by its matrix's rule from its own gradient and its own random stream; a zero
+// bias stays zero under the random step, which is relative to the parameter's norm.
+TEST_CASE("a bias moves by its matrix's rule, from its own gradient and stream", "[update][bias]") {
+  Config c;
+  c.depth = 2;
+  c.update_lr = 0.01;
+  c.update_scale = 0.3;
+  c.update = Update::sgd;
+  const Mat<double> b = ramp(1, 5, 0.1), g = ramp(1, 5, 1e-3);
+  WeightUpdate<double> sgd(c, 7, 1);
+  sgd.set_gradient(1, WeightKind::w1, g, Part::bias);
+  Mat<double> stepped = b;
+  sgd.apply(1, WeightKind::w1, stepped, Part::bias);
+  CHECK((stepped - b + 0.01 * g).norm() < 1e-15);
+  Mat<double> matrix = b;  // the matrix's gradient was never recorded: an error, not the bias's
+  CHECK_THROWS(sgd.apply(1, WeightKind::w1, matrix));
+  c.update = Update::random;
+  WeightUpdate<double> random(c, 7, 1);
+  Mat<double> bias_moved = b, row_moved = b, zero = Mat<double>::Zero(1, 5);
+  random.apply(1, WeightKind::w1, bias_moved, Part::bias);
+  random.apply(1, WeightKind::w1, row_moved);  // a one-row matrix of the same shape: the weight's stream
+  CHECK((bias_moved - b).norm() == Approx(0.3 * b.norm()).epsilon(1e-12));
+  CHECK(((bias_moved - b) - (row_moved - b)).norm() > 0.1 * (bias_moved - b).norm());
+  random.apply(1, WeightKind::w1, zero, Part::bias);
+  CHECK(zero.norm() == 0.0);
+}
+
 TEST_CASE("an SGD step changes the loss by -lr |grad|^2 to first order", "[update]") {
   for (const auto p :
        {normsim::vocab::Placement::pre, normsim::vocab::Placement::post, normsim::vocab::Placement::admin}) {
     Config c = small_config(p, Update::sgd);
-    c.final_norm = normsim::vocab::FinalNorm::never;
     c.sublayer = normsim::vocab::Sublayer::transformer;
-    const SampleTensors first = simulate_sample_cpu<double>(c, 0);
-    double grad_sq = 0;
-    for (const auto& norms : first.gradw)
-      for (const double n : norms)
-        if (std::isfinite(n)) grad_sq += n * n;
-    const StackShape shape(c);
-    const auto placement = placement_for(c);
-    for (const double lr : {1e-5, 1e-6}) {
-      c.update_lr = lr;
-      const SampleKey key{c.seed, 0};
-      WeightUpdate<double> up(c, key.seed, key.sample);
-      // The first pass again, recording the gradients this time (as simulate_sample_cpu does).
-      const SampleTensors recorded = simulate_sample_cpu<double>(c, 0);
-      REQUIRE(recorded.output_change.size() == std::size_t(c.depth + 1));
-      CHECK(recorded.output_change[0] == 0.0);  // the input does not depend on the weights
-      // <g_r, dx_K> from output_change alone is not available, so recompute the updated stream here.
-      PlacementState state;
-      {
-        CpuTape<double> g(shape, *placement, key, nullptr, UpdateHooks<double>{&up, nullptr});
-        const StackValues sv =
-            build_stack(g, shape, *placement, g.input(input_matrix<double>(c, key)), &state);
-        Mat<double> dy(c.tokens, c.width);
-        for (int t = 0; t < c.tokens; ++t)
-          for (int i = 0; i < c.width; ++i) dy(t, i) = readout_entry(c.seed, 0, t, i, c.width);
-        g.backward(sv.output, dy);
-      }
-      CpuWorkspace<double> ws;
-      const std::vector<MatD> updated = updated_stream_cpu<double>(shape, *placement, key, up, state, ws);
-      const std::vector<double> change = relative_change(updated, first.stream);
-      for (int l = 0; l <= c.depth; ++l) CHECK(same_bits(change[l], recorded.output_change[l]));
-      const MatD dx = updated.back() - first.stream.back();
-      double inner = 0;
-      for (int t = 0; t < c.tokens; ++t)
-        for (int i = 0; i < c.width; ++i) inner += readout_entry(c.seed, 0, t, i, c.width) * dx(t, i);
-      // Relative error O(lr |H| / |grad|): at lr = 1e-5 a few 1e-4 here; 1e-3 bounds it with margin.
-      INFO("placement " << p << ", lr " << lr);
-      CHECK(inner / (-lr * grad_sq) == Approx(1.0).epsilon(1e-3));
-    }
+    check_sgd_first_order(c);
   }
+}
+
+// With biases (bias = true, drawn at init_bias 0.3) the step moves them too: the first-order change needs
+// their gradients 1^T B, in every branch kind (the transformer's with an attention output gate).
+TEST_CASE("an SGD step on weights and biases changes the loss by -lr |grad|^2 to first order",
+          "[update][bias]") {
+  for (const auto sub : {normsim::vocab::Sublayer::mlp, normsim::vocab::Sublayer::transformer,
+                         normsim::vocab::Sublayer::decoder})
+    for (const auto p : {normsim::vocab::Placement::pre, normsim::vocab::Placement::post}) {
+      Config c = small_config(p, Update::sgd);
+      c.sublayer = sub;
+      if (sub == normsim::vocab::Sublayer::decoder) c.depth = 6;
+      if (sub == normsim::vocab::Sublayer::transformer)
+        c.attention_gate = normsim::vocab::AttentionGate::headwise;
+      c.bias = true;
+      c.init_bias = 0.3;
+      check_sgd_first_order(c);
+    }
 }
 
 // An update adds one metric and changes nothing else: every other value is the update = "none" run's, bit for
