@@ -3,13 +3,19 @@
 //   fanin:  std = gain / sqrt(fan_in)                 (He/LeCun family; gain^2 = sigma_W^2 of theory.md §0)
 //   xavier: std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot & Bengio 2010)
 //   fixed:  std = init_std                            (GPT-2/Megatron's 0.02 style)
+//   unit:   std = gain / sqrt(n), then every vector of n entries along the embedding dimension rescaled to
+//           length std sqrt(n) (nGPT; sim/unit_norm.hpp says which vectors). std is the per-entry std of the
+//           same second moments: for a fixed x, E[(x.w)^2] = |x|^2 length^2 / n exactly when w is uniform on
+//           the sphere of that length (docs/theory_notes.md "Unit-norm weights"), so the mean field reads it.
 // then x 1/sqrt(K) for w2 and wo when scaled_output (CogView/Megatron "1/sqrt(2 layers)", K = 2 layers),
 // then x the placement's multiplier (DeepNorm's beta, B2T's rescaling) when placement_init.
 #pragma once
+#include <optional>
 #include <string_view>
 
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/unit_norm.hpp"
 
 namespace normsim::sim {
 
@@ -22,5 +28,8 @@ struct InitRule {
 InitRule parse_init_override(std::string_view text);
 
 double weight_std(const StackShape& s, const Placement& p, WeightKind w);
+
+// Where matrix w is drawn with the unit rule: the vectors its draw normalizes and their length.
+std::optional<UnitNorm> unit_norm(const StackShape& s, const Placement& p, WeightKind w);
 
 }  // namespace normsim::sim
