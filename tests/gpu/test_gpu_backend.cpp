@@ -171,14 +171,14 @@ TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][mo
 
 // qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K, or
 // over whole rows (OLMo-2's projection scope), with the configured norm, forward and backward: every
-// placement, both norms, both precisions.
+// placement, both norms, both precisions, self-attention and the decoder's cross-attention.
 TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_norm]") {
   gpu::CudaBackend cuda(2);
   sim::CpuBackend cpu(2);
   const std::vector<int> samples = {0, 2};
   for (const auto scope : {vocab::QkNormScope::head, vocab::QkNormScope::projection})
     for (const char* precision : {"float32", "float64"})
-      for (const Kind& kind : {kKinds[4], kKinds[5]})
+      for (const Kind& kind : {kKinds[4], kKinds[5], kKinds[6]})
         for (const vocab::Norm norm : {vocab::Norm::layernorm, vocab::Norm::rmsnorm})
           for (const sim::Placement* p : sim::all_placements()) {
             sim::Config c = small_config(p->id(), kind, precision);
