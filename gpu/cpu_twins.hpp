@@ -16,6 +16,7 @@
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 #include "sim/softmax.hpp"
+#include "sim/unit_norm.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::gpu::cpu {
@@ -79,6 +80,11 @@ void pointwise_norm_backward(const R* x, const R* dy, R* dx, std::size_t n, sim:
     const R v = R(double(dy[i]) * f.slope(double(x[i])));
     dx[i] = accumulate ? dx[i] + v : v;
   }
+}
+
+template <class R>
+void unit_norm_vectors(R* w, int S, int rows, int cols, const sim::UnitNorm& u) {
+  for (int s = 0; s < S; ++s) sim::normalize_weight(w + std::size_t(s) * rows * cols, rows, cols, u);
 }
 
 template <class R>

@@ -95,6 +95,8 @@ class GpuWeights {
   void draw(WeightKind w, R* d_out) const {
     gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
                   sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, k_, w));
+    if (const std::optional<sim::UnitNorm> unit = sim::unit_norm(s_, p_, k_, w))
+      unit_norm_vectors(d_out, ctx_.S, s_.fan_in(w), s_.fan_out(w), *unit);
     if (ctx_.apply) ctx_.apply->apply(k_, w, d_out, s_.fan_in(w), s_.fan_out(w));
   }
   const sim::StackShape& s_;
@@ -236,9 +238,9 @@ class GpuAttention final : public GpuBranch<R> {
     const std::size_t n = std::size_t(S) * T * d;
     u_ = d_u;
     const R* kv = cross_ ? enc_.get() : d_u;
-    q_ = split(project(d_u, kinds_[0], norms_.qk, rq_));
-    k_ = split(project(kv, kinds_[1], norms_.qk, rk_));
-    v_ = split(project(kv, kinds_[2], norms_.v, rv_));
+    q_ = split(project(d_u, kinds_[0], norms_.qk, norms_.qk_slices(heads_), rq_));
+    k_ = split(project(kv, kinds_[1], norms_.qk, norms_.qk_slices(heads_), rk_));
+    v_ = split(project(kv, kinds_[2], norms_.v, heads_, rv_));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, logit_scale_, q_.get(), dh, sh, k_.get(), dh, sh, 0.0, p_.get(),
@@ -292,10 +294,10 @@ class GpuAttention final : public GpuBranch<R> {
     dp.reset();
     DeviceBuffer<R> dq = merge(dqh.get()), dk = merge(dkh.get()), dv = merge(dvh.get());
     if (norms_.qk) {  // the norm's backward reads its output, in the tokens' layout
-      norm_backward(q_, dq, rq_);
-      norm_backward(k_, dk, rk_);
+      norm_backward(q_, dq, rq_, norms_.qk_slices(heads_));
+      norm_backward(k_, dk, rk_, norms_.qk_slices(heads_));
     }
-    if (norms_.v) norm_backward(v_, dv, rv_);
+    if (norms_.v) norm_backward(v_, dv, rv_, heads_);
     q_.reset();
     k_.reset();
     v_.reset();
@@ -319,15 +321,17 @@ class GpuAttention final : public GpuBranch<R> {
   }
 
  private:
-  // u W, then (normalized) the per-head norm (sim/head_norms.hpp) of every row; rstd kept for the backward.
-  DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, DeviceBuffer<double>& rstd) {
-    const int S = ctx_.S, dh = d_ / heads_;
+  // u W, then (normalized) the norm (sim/head_norms.hpp) of each of the `slices` slices of every row (heads,
+  // or 1 for OLMo-2's whole projection); rstd kept for the backward.
+  DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, int slices,
+                          DeviceBuffer<double>& rstd) {
+    const int S = ctx_.S;
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
     w_.forward(w, d_u, out.get());
     if (normalized) {
-      const int rows = S * T_ * heads_;
+      const int rows = S * T_ * slices;
       rstd = DeviceBuffer<double>(rows);
-      row_norm_forward(out.get(), out.get(), rstd.get(), rows, dh, norms_.kind, gain_, eps_);
+      row_norm_forward(out.get(), out.get(), rstd.get(), rows, d_ / slices, norms_.kind, gain_, eps_);
     }
     return out;
   }
@@ -348,10 +352,12 @@ class GpuAttention final : public GpuBranch<R> {
     swap_middle_axes(d_xh, y.get(), ctx_.S, heads_, T_, d_ / heads_);
     return y;
   }
-  // dx := the per-head norm's backward of dx in place, from the norm's output kept split by heads (xh).
-  void norm_backward(const DeviceBuffer<R>& xh, DeviceBuffer<R>& dx, const DeviceBuffer<double>& rstd) const {
+  // dx := the backward of the norm of `slices` slices per row, in place, from its output kept split by heads
+  // (xh).
+  void norm_backward(const DeviceBuffer<R>& xh, DeviceBuffer<R>& dx, const DeviceBuffer<double>& rstd,
+                     int slices) const {
     const DeviceBuffer<R> y = merge(xh.get());
-    row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * heads_, d_ / heads_, norms_.kind,
+    row_norm_backward(y.get(), dx.get(), dx.get(), rstd.get(), ctx_.S * T_ * slices, d_ / slices, norms_.kind,
                       gain_, false);
   }
   GpuContext<R> ctx_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "gpu/blas.hpp"
@@ -23,7 +24,8 @@ class GpuMoe final : public GpuBranch<R> {
         T_(s.tokens),
         d_(s.width),
         layer_(std::uint32_t(k)),
-        router_std_(sim::weight_std(s, p, k, sim::WeightKind::wrouter)) {
+        router_std_(sim::weight_std(s, p, k, sim::WeightKind::wrouter)),
+        router_unit_(sim::unit_norm(s, p, k, sim::WeightKind::wrouter)) {
     for (int e = 0; e < E_; ++e) experts_.push_back(make_gpu_mlp<R>(s, p, k, ctx, std::uint32_t(e)));
   }
 
@@ -34,6 +36,7 @@ class GpuMoe final : public GpuBranch<R> {
     wr_ = DeviceBuffer<R>(std::size_t(S) * d_ * E_);
     gaussian_fill(wr_.get(), std::size_t(d_) * E_, S, ctx_.d_samples, ctx_.seed, layer_,
                   sim::weight_stream(sim::WeightKind::wrouter), router_std_);
+    if (router_unit_) unit_norm_vectors(wr_.get(), S, d_, E_, *router_unit_);
     z_ = DeviceBuffer<R>(std::size_t(rows) * E_);
     gemm<R>(ctx_.blas, false, false, T_, E_, d_, 1.0, d_u, d_, (long long)T_ * d_, wr_.get(), E_,
             (long long)d_ * E_, 0.0, z_.get(), E_, (long long)T_ * E_, S);
@@ -95,6 +98,7 @@ class GpuMoe final : public GpuBranch<R> {
   int T_, d_;
   std::uint32_t layer_;
   double router_std_;
+  std::optional<sim::UnitNorm> router_unit_;  // init_wrouter = "unit:g" (nGPT's rule): its columns' length
   std::vector<std::unique_ptr<GpuBranch<R>>> experts_;
   const R* u_ = nullptr;
   DeviceBuffer<R> wr_, z_, g_;         // router (S x d x E), logits and gates (S x T x E)

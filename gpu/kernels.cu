@@ -113,6 +113,16 @@ __global__ void pointwise_norm_backward_kernel(const R* x, const R* dy, R* dx, s
   }
 }
 
+// One thread per vector (sample s, vector j) of S unit-norm weights (sim/unit_norm.hpp).
+template <class R>
+__global__ void unit_norm_vectors_kernel(R* w, int S, int rows, int cols, sim::UnitNorm u) {
+  const int vectors = u.columns ? cols : rows;
+  NORMSIM_GRID_LOOP(i, std::size_t(S) * vectors) {
+    R* ws = w + i / vectors * std::size_t(rows) * cols;
+    sim::normalize_weight_vector(ws, rows, cols, int(i % vectors), u);
+  }
+}
+
 // One thread per gate (token r, gate j): its group of coordinates.
 template <class R>
 __global__ void attention_gate_forward_kernel(const R* o, const R* z, R* y, int rows, int d, int group) {
@@ -351,6 +361,13 @@ void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n
                              bool accumulate) {
   pointwise_norm_backward_kernel<<<grid_for(n), kThreads>>>(d_x, d_dy, d_dx, n, f, accumulate);
   check_launch("pointwise_norm_backward_kernel");
+}
+
+template <class R>
+void unit_norm_vectors(R* d_w, int S, int rows, int cols, const sim::UnitNorm& u) {
+  unit_norm_vectors_kernel<<<grid_for(std::size_t(S) * (u.columns ? cols : rows)), kThreads>>>(d_w, S, rows,
+                                                                                               cols, u);
+  check_launch("unit_norm_vectors_kernel");
 }
 
 template <class R>

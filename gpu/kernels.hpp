@@ -11,6 +11,7 @@
 #include "sim/philox.hpp"
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
+#include "sim/unit_norm.hpp"
 
 namespace normsim::gpu {
 
@@ -66,6 +67,11 @@ void attention_gate_forward(const R* d_o, const R* d_z, R* d_y, int rows, int d,
 template <class R>
 void attention_gate_backward(const R* d_o, const R* d_z, const R* d_dy, R* d_do, R* d_dz, int rows, int d,
                              int group);
+
+// nGPT's unit-norm weights (sim/unit_norm.hpp): every column (u.columns) or row of S matrices (rows x cols,
+// row-major, one after the other) rescaled in place to length u.length.
+template <class R>
+void unit_norm_vectors(R* d_w, int S, int rows, int cols, const sim::UnitNorm& u);
 
 // out = [out +] a * s[sample] [+ b] over S samples of n entries; s (S doubles) and b may be null.
 template <class R>
@@ -139,6 +145,7 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void swiglu_forward<R>(const R*, const R*, R*, std::size_t);                                      \
   template void swiglu_backward<R>(const R*, const R*, const R*, R*, R*, std::size_t);                       \
   template void attention_gate_forward<R>(const R*, const R*, R*, int, int, int);                            \
+  template void unit_norm_vectors<R>(R*, int, int, int, const sim::UnitNorm&);                               \
   template void attention_gate_backward<R>(const R*, const R*, const R*, R*, R*, int, int, int);             \
   template void scaled_sum<R>(R*, const R*, const double*, const R*, std::size_t, int, bool);                \
   template void softmax_forward<R>(R*, int, int, bool);                                                      \

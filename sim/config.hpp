@@ -36,7 +36,8 @@ struct Config {
   vocab::MoeGate moe_gate = vocab::MoeGate::renormalized;  // Mixtral's; softmax: OLMoE's, Switch's
   int heads = 4;                                           // attention heads; must divide width
   bool causal = false;                                     // causal attention mask
-  bool qk_norm = false;  // per-head norm (the configured one) of Q and K before the logits, any attention
+  bool qk_norm = false;  // norm (the configured one) of Q and K before the logits, any attention
+  vocab::QkNormScope qk_norm_scope = vocab::QkNormScope::head;  // per head, or the whole projection (OLMo-2)
   vocab::LogitScaling logit_scaling = vocab::LogitScaling::sqrt;  // logits / sqrt(d_h), or / d_h (muP)
   double attention_temperature = 1.0;                             // and / temperature
   // Gated attention (Qiu et al. 2025): every self-attention's output times sigmoid(u W_g) before W_O.

@@ -53,6 +53,7 @@ const auto kUpdates = vocab_choices<vocab::Update>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
 const auto kMoeGates = vocab_choices<vocab::MoeGate>();
+const auto kQkNormScopes = vocab_choices<vocab::QkNormScope>();
 
 // none, the built-in parametrizations (vocab/builtin_parametrizations.cpp), custom.
 const std::vector<Choice>& parametrization_list() {
@@ -306,7 +307,7 @@ std::string check_scalar_expression(const KeyValue& v) {
 }
 
 std::vector<KeyInfo> make_table() {
-  const std::string_view ov = "\"\" or \"rule:value\", rule fanin | xavier | fixed, value >= 0";
+  const std::string_view ov = "\"\" or \"rule:value\", rule fanin | xavier | fixed | unit, value >= 0";
   const auto override_key = [&](std::string_view name, std::string Config::*m, std::string_view meaning) {
     return key(name, m, "init", meaning, ov, check_override);
   };
@@ -357,10 +358,14 @@ std::vector<KeyInfo> make_table() {
       key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
           any()),
       key("qk_norm", &Config::qk_norm, "model",
-          "per-head norm (the configured norm, gain norm_gain, over d/heads) of Q and K before the logits, "
-          "in "
-          "every attention (Fqkv's are normalized already)",
+          "norm (the configured norm, gain norm_gain) of Q and K before the logits, over each head's d/heads "
+          "or the whole d (qk_norm_scope), in every attention (Fqkv's are normalized already)",
           "true | false", any()),
+      when_set(
+          key("qk_norm_scope", &Config::qk_norm_scope, "model",
+              "what qk_norm normalizes: each head's slice of Q and K, or the whole projection before the "
+              "head split (OLMo-2's q_norm, k_norm over d)",
+              "head | projection", one_of(kQkNormScopes), kQkNormScopes)),
       key("logit_scaling", &Config::logit_scaling, "model",
           "attention logits q.k divided by sqrt(d_h) or, muP's rule, by d_h (d_h = width / heads)",
           "sqrt | mup", one_of(kLogitScalings), kLogitScalings),
@@ -393,9 +398,11 @@ std::vector<KeyInfo> make_table() {
           any_finite()),
       key("spannorm_lambda", &Config::spannorm_lambda, "placement", "SpanNorm's branch scale lambda",
           "finite", any_finite()),
-      key("init", &Config::init, "init", "init rule of every weight matrix", "fanin | xavier | fixed",
+      key("init", &Config::init, "init", "init rule of every weight matrix", "fanin | xavier | fixed | unit",
           one_of(kInits), kInits),
-      key("init_gain", &Config::init_gain, "init", "fanin: variance gain^2/fan_in; xavier: 2 gain^2/(in+out)",
+      key("init_gain", &Config::init_gain, "init",
+          "fanin: variance gain^2/fan_in; xavier: 2 gain^2/(in+out); unit: every vector along the embedding "
+          "dimension of length gain (nGPT)",
           ">= 0", float_range(0, INFINITY)),
       key("init_std", &Config::init_std, "init", "fixed: the std of every weight", ">= 0",
           float_range(0, INFINITY)),

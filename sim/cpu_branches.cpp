@@ -18,6 +18,7 @@
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 #include "sim/softmax.hpp"
+#include "sim/unit_norm.hpp"
 
 namespace normsim::sim {
 
@@ -68,12 +69,12 @@ struct WeightSource {
   }
   // out = u W, W as draw() gives it (and kept as draw() keeps it). In float32 with thin_gemm W is drawn strip
   // by strip as the product reads it (drawn_product.hpp: the same bits), unless this pass already drew it or
-  // an update hook changes it after the draw.
+  // an update hook or a unit-norm rule (which reads whole columns) changes it after the draw.
   template <class After>
   void multiply_unbiased(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
     // A compile-time test first: without AVX-512 the drawn product is not built at all.
     if constexpr (std::is_same_v<R, float> && has_thin_gemm) {
-      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply) {
+      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply && !unit_norm(s, p, k, w)) {
         Mat<R>* keep = nullptr;
         if (ws.keep_weights) {
           const auto [m, to_draw] = kept(w, ws);
@@ -88,6 +89,8 @@ struct WeightSource {
   }
   const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
     draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, k, w), threads);
+    if (const std::optional<UnitNorm> unit = unit_norm(s, p, k, w))
+      normalize_weight(m.data(), int(m.rows()), int(m.cols()), *unit);
     if (hooks.apply) hooks.apply->apply(k, w, m);
     return m;
   }
@@ -291,9 +294,13 @@ class CpuAttention final : public CpuBranch<R> {
     w_.multiply(q_raw_, u, kinds_[0], ws);
     w_.multiply(k_raw_, kv, kinds_[1], ws);
     w_.multiply(v_raw_, kv, kinds_[2], ws);
-    size_normed(norms_.qk, q_, rq_, T, d);
-    size_normed(norms_.qk, k_, rk_, T, d);
-    size_normed(norms_.v, v_, rv_, T, d);
+    size_normed(norms_.qk, q_, rq_, T, d, norms_.qk_slices(heads_));
+    size_normed(norms_.qk, k_, rk_, T, d, norms_.qk_slices(heads_));
+    size_normed(norms_.v, v_, rv_, T, d, heads_);
+    if (whole_qk()) {  // OLMo-2: each Q and K row normalized whole before any head reads its slice
+      head_norm_forward(norms_.kind, q_raw_, q_, rq_, 1, 0, gain_, eps_);
+      head_norm_forward(norms_.kind, k_raw_, k_, rk_, 1, 0, gain_, eps_);
+    }
     probs_.resize(std::size_t(heads_));
     o_.resize(T, d);
     for_each_head(heads_, head_forward_work(T, d / heads_), n, [&](int h) { attend(h); });
@@ -318,6 +325,10 @@ class CpuAttention final : public CpuBranch<R> {
       if (on) normed->resize(T, d);
     }
     for_each_head(heads_, head_backward_work(T, d / heads_), n, [&](int h) { backpropagate(h, d_o, g); });
+    if (whole_qk()) {  // every head's columns of g.gq and g.gk are in: the whole rows' norm backward
+      head_norm_backward(norms_.kind, q_, g.gq, rq_, 1, 0, gain_, g.dq);
+      head_norm_backward(norms_.kind, k_, g.gk, rk_, 1, 0, gain_, g.dk);
+    }
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
     gradient_norms<R>({{nw + int(kinds_[3]), &o, &dout},
@@ -353,11 +364,15 @@ class CpuAttention final : public CpuBranch<R> {
   const Mat<R>& k() const { return norms_.qk ? k_ : k_raw_; }
   const Mat<R>& v() const { return norms_.v ? v_ : v_raw_; }
 
-  // The buffers of a per-head norm's output y and its rstd, sized for T x d before the heads fill them.
-  void size_normed(bool on, Mat<R>& y, std::vector<double>& rstd, int T, int d) const {
+  // Whether Q and K are normalized per head (in attend and backpropagate) or whole (around the heads).
+  bool per_head_qk() const { return norms_.qk && !norms_.qk_whole; }
+  bool whole_qk() const { return norms_.qk && norms_.qk_whole; }
+
+  // The buffers of a norm's output y and its rstd (slices per row), sized for T x d before they are filled.
+  static void size_normed(bool on, Mat<R>& y, std::vector<double>& rstd, int T, int d, int slices) {
     if (!on) return;
     y.resize(T, d);
-    rstd.resize(std::size_t(T) * heads_);
+    rstd.resize(std::size_t(T) * slices);
   }
 
   // What W_O reads: the heads' output o_, or with a gate (sim/attention_gate.hpp) og_ = o_ * sigmoid(z_),
@@ -383,7 +398,7 @@ class CpuAttention final : public CpuBranch<R> {
   // Head h of the forward: its norms of Q, K, V, its softmax(logits) probs_[h] and its columns of o_.
   void attend(int h) {
     const int T = int(o_.rows()), dh = int(o_.cols()) / heads_;
-    if (norms_.qk) {
+    if (per_head_qk()) {
       head_norm_forward(norms_.kind, q_raw_, q_, rq_, heads_, h, gain_, eps_);
       head_norm_forward(norms_.kind, k_raw_, k_, rk_, heads_, h, gain_, eps_);
     }
@@ -405,7 +420,7 @@ class CpuAttention final : public CpuBranch<R> {
     for (int t = 0; t < T; ++t) softmax_backward_row(&P(t, 0), &dP(t, 0), T, logit_scale_);
     gq.middleCols(h * dh, dh).noalias() = dP * k().middleCols(h * dh, dh);
     gk.middleCols(h * dh, dh).noalias() = dP.transpose() * q().middleCols(h * dh, dh);
-    if (norms_.qk) {
+    if (per_head_qk()) {
       head_norm_backward(norms_.kind, q_, g.gq, rq_, heads_, h, gain_, g.dq);
       head_norm_backward(norms_.kind, k_, g.gk, rk_, heads_, h, gain_, g.dk);
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "sim/draws.hpp"
@@ -20,7 +21,8 @@ class CpuMoe final : public CpuBranch<R> {
         top_k_(s.cfg.moe_top_k),
         renormalized_(s.cfg.moe_gate == vocab::MoeGate::renormalized),
         router_key_{key.seed, key.sample, std::uint32_t(k), weight_stream(WeightKind::wrouter)},
-        router_std_(weight_std(s, p, k, WeightKind::wrouter)) {
+        router_std_(weight_std(s, p, k, WeightKind::wrouter)),
+        router_unit_(unit_norm(s, p, k, WeightKind::wrouter)) {
     for (int e = 0; e < E_; ++e) experts_.push_back(make_cpu_mlp<R>(s, p, k, key, std::uint32_t(e)));
   }
 
@@ -28,6 +30,7 @@ class CpuMoe final : public CpuBranch<R> {
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
     const Eigen::Index T = u.rows();
     draw_matrix(wr_, u.cols(), E_, router_key_, router_std_, ws.threads);
+    if (router_unit_) normalize_weight(wr_.data(), int(wr_.rows()), int(wr_.cols()), *router_unit_);
     z_.noalias() = u * wr_;
     g_.resize(T, E_);
     for (Eigen::Index t = 0; t < T; ++t) moe_gates(&z_(t, 0), E_, top_k_, renormalized_, &g_(t, 0));
@@ -81,6 +84,7 @@ class CpuMoe final : public CpuBranch<R> {
   bool renormalized_;
   DrawKey router_key_;
   double router_std_;
+  std::optional<UnitNorm> router_unit_;  // init_wrouter = "unit:g" (nGPT's rule): its columns' length
   std::vector<std::unique_ptr<CpuBranch<R>>> experts_;
   Mat<R> wr_, z_, g_;         // the router (d x E), its logits and the gates (T x E)
   std::vector<Mat<R>> outs_;  // MLP_e(u) of every expert run (T x d), empty for the others

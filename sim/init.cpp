@@ -18,7 +18,7 @@ InitRule parse_init_override(std::string_view text) {
   const std::optional<vocab::Init> rule = vocab::find<vocab::Init>(text.substr(0, colon));
   if (!rule)
     throw std::invalid_argument("unknown init rule '" + std::string(text.substr(0, colon)) +
-                                "' (fanin, xavier, fixed)");
+                                "' (fanin, xavier, fixed, unit)");
   const std::string number(text.substr(colon + 1));
   std::size_t used = 0;
   double value = 0;
@@ -61,12 +61,22 @@ const std::string& override_for(const Config& c, WeightKind w) {
   return c.init_w1;
 }
 
+// The rule matrix w is drawn with: its override, else the init key's.
+InitRule rule_of(const Config& c, WeightKind w) {
+  const std::string& over = override_for(c, w);
+  if (!over.empty()) return parse_init_override(over);
+  return {c.init, c.init == vocab::Init::fixed ? c.init_std : c.init_gain};
+}
+
+// The matrices that write the stream (fan_out = d): W_2, W_O and the decoder's C_O.
+bool is_output_matrix(WeightKind w) {
+  return w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co;
+}
+
 // The init keys' std (no parametrization, or no rule setting this matrix's std).
 double init_keys_std(const StackShape& s, const Placement& p, WeightKind w) {
   const Config& c = s.cfg;
-  const std::string& over = override_for(c, w);
-  InitRule rule{c.init, c.init == vocab::Init::fixed ? c.init_std : c.init_gain};
-  if (!over.empty()) rule = parse_init_override(over);
+  const InitRule rule = rule_of(c, w);
   const double fan_in = s.fan_in(w), fan_out = s.fan_out(w);
   double std = 0;
   switch (rule.rule) {
@@ -79,11 +89,19 @@ double init_keys_std(const StackShape& s, const Placement& p, WeightKind w) {
     case vocab::Init::fixed:
       std = rule.value;
       break;
+    case vocab::Init::unit:  // the entries' std that gives each vector of n entries length gain in mean
+                             // square
+      std = rule.value / std::sqrt(is_output_matrix(w) ? fan_out : fan_in);
+      break;
   }
-  if (c.scaled_output && (w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co))
-    std /= std::sqrt(double(s.depth));
+  if (c.scaled_output && is_output_matrix(w)) std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;
+}
+
+// Whether a parametrization rule sets matrix w's std at sublayer k (then it, not the init keys, decides).
+bool rule_sets_std(const StackShape& s, int k, WeightKind w) {
+  return s.rules && s.rules->at(k, w).std.has_value();
 }
 }  // namespace
 
@@ -91,6 +109,12 @@ double weight_std(const StackShape& s, const Placement& p, int k, WeightKind w) 
   if (!s.rules) return init_keys_std(s, p, w);
   const MatrixRule& r = s.rules->at(k, w);
   return (r.std ? *r.std : init_keys_std(s, p, w)) * r.mult;
+}
+
+std::optional<UnitNorm> unit_norm(const StackShape& s, const Placement& p, int k, WeightKind w) {
+  if (rule_of(s.cfg, w).rule != vocab::Init::unit || rule_sets_std(s, k, w)) return std::nullopt;
+  const bool columns = !is_output_matrix(w);
+  return UnitNorm{columns, weight_std(s, p, k, w) * std::sqrt(double(columns ? s.fan_in(w) : s.fan_out(w)))};
 }
 
 bool has_bias(const Config& c, WeightKind w) {

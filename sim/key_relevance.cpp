@@ -90,15 +90,16 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if ((key == "norm_shift" || key == "final_norm_shift") && c.norm != vocab::Norm::derf)
     return "norm = " + quoted(c.norm) + " has no shift (only derf)";
   if (key == "norm_eps" && pointwise) return "norm = " + quoted(c.norm) + " is pointwise: no epsilon";
-  if ((key == "heads" || key == "causal" || key == "qk_norm" || key == "logit_scaling" ||
-       key == "attention_temperature" || key == "attention_gate") &&
+  if ((key == "heads" || key == "causal" || key == "qk_norm" || key == "qk_norm_scope" ||
+       key == "logit_scaling" || key == "attention_temperature" || key == "attention_gate") &&
       !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";
   if (key == "init_std" && !uses_rule(c, vocab::Init::fixed))
     return "no matrix is drawn with the \"fixed\" rule";
-  if (key == "init_gain" && !uses_rule(c, vocab::Init::fanin) && !uses_rule(c, vocab::Init::xavier))
-    return "no matrix is drawn with the \"fanin\" or \"xavier\" rule";
+  if (key == "init_gain" && !uses_rule(c, vocab::Init::fanin) && !uses_rule(c, vocab::Init::xavier) &&
+      !uses_rule(c, vocab::Init::unit))
+    return "no matrix is drawn with the \"fanin\", \"xavier\" or \"unit\" rule";
   if ((key == "init_wq" || key == "init_wk" || key == "init_wv" || key == "init_wo") && !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention matrices";
   if ((key == "init_w1" || key == "init_w2") && !mlp) return "sublayer = \"attention\" has no MLP matrices";
@@ -120,7 +121,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "no parametrization and no expression reads m_N or m_L";
   if (key == "update_scale" && c.update != vocab::Update::random)
     return "update = " + quoted(c.update) + " is not a random direction";
-  if (key == "qk_norm" &&
+  if (key == "qk_norm_scope" && !c.qk_norm) return "qk_norm = false: Q and K are not normalized";
+  if ((key == "qk_norm" || key == "qk_norm_scope") &&
       (c.placement == vocab::Placement::hybridnorm || c.placement == vocab::Placement::hybridnorm_star))
     return "placement = " + quoted(c.placement) + " normalizes Q and K already (its QKV-norm, Fqkv)";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";

@@ -54,8 +54,9 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
         "do not enter it: it is their infinite-temperature limit)");
     if (s.qk_norm)
       c.push_back(
-          "qk_norm acts on the logits only, which the uniform-attention value path ignores: every prediction "
-          "is the one without it (its logits have second moment ~gamma^4, tests/sim/test_qk_norm.cpp)");
+          "qk_norm (per head or over the whole projection) acts on the logits only, which the "
+          "uniform-attention value path ignores: every prediction is the one without it (its logits have "
+          "second moment ~gamma^4, tests/sim/test_qk_norm.cpp)");
     if (s.attention_gate != vocab::AttentionGate::none)
       c.push_back(
           "attention_gate: the gate sigmoid(u W_g) is independent of the value path at init; its moments by "

@@ -34,8 +34,9 @@ struct StackSpec {
   double mlp_ratio = 4.0;  // d_ff = round(mlp_ratio * d)
   int heads = 4;           // unused by the uniform-attention value path; kept for the record
   bool causal = false;
-  // Per-head norm of Q and K (the qk_norm key): it acts on the logits only, which the uniform-attention value
-  // path ignores, so no prediction reads it; it is kept for the record and the caveats.
+  // Norm of Q and K (the qk_norm key), per head or over the whole projection (qk_norm_scope, OLMo-2): either
+  // acts on the logits only, which the uniform-attention value path ignores, so no prediction reads it; it
+  // is kept for the record and the caveats.
   bool qk_norm = false;
   // The self-attentions' output gate sigmoid(u W_g) (attention_gate): elementwise and headwise have one mean
   // field (docs/theory_notes.md §"Attention output gate").

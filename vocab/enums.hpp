@@ -36,7 +36,7 @@ constexpr bool is_pointwise(Norm n) {
   return n == Norm::dyt || n == Norm::derf;
 }
 enum class Loss { readout, mse };
-enum class Init { fanin, xavier, fixed };
+enum class Init { fanin, xavier, fixed, unit };
 // Whether the output y is N(x_K): auto applies it when the placement does not end in a norm.
 enum class FinalNorm { auto_, always, never };
 // The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
@@ -49,6 +49,9 @@ enum class AttentionGate { none, elementwise, headwise };
 // A routed MLP's gates: the top-k softmax probabilities renormalized to sum 1 (Mixtral), or as they are
 // (OLMoE's norm_topk_prob = False, Switch's top-1).
 enum class MoeGate { renormalized, softmax };
+// What qk_norm normalizes: each head's slice of Q and K (width d/heads), or the whole projection (width d)
+// before the heads are split (OLMo-2).
+enum class QkNormScope { head, projection };
 // The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
 enum class Precision { float32, float64, tf32 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names

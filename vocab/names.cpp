@@ -74,6 +74,9 @@ constexpr std::array kInits{
     Named<Init>{Init::fanin, "fanin", "N(0, gain^2 / fan_in) (He/LeCun style)"},
     Named<Init>{Init::xavier, "xavier", "N(0, 2 gain^2 / (fan_in + fan_out)) (Glorot)"},
     Named<Init>{Init::fixed, "fixed", "N(0, std^2) with one std for every matrix (GPT-2's 0.02)"},
+    Named<Init>{Init::unit, "unit",
+                "nGPT: every vector along the embedding dimension (an input matrix's columns, an output "
+                "matrix's rows) a Gaussian draw normalized to length gain (NVIDIA/ngpt train.py L394-408)"},
 };
 constexpr std::array kFinalNorms{
     Named<FinalNorm>{FinalNorm::auto_, "auto", "a final norm when the placement does not end in one"},
@@ -127,6 +130,12 @@ constexpr std::array kMoeGates{
         MoeGate::softmax, "softmax",
         "the top-k softmax probabilities as they are (OLMoE's norm_topk_prob = False; Switch, k = 1)"},
 };
+constexpr std::array kQkNormScopes{
+    Named<QkNormScope>{QkNormScope::head, "head", "each head's slice of Q and K (width d/heads)"},
+    Named<QkNormScope>{QkNormScope::projection, "projection",
+                       "the whole projection (width d), before the heads are split: OLMo-2 (allenai/OLMo "
+                       "olmo/model.py L432-441, L603-605; transformers Olmo2Attention's q_norm, k_norm)"},
+};
 constexpr std::array kBackendChoices{
     Named<BackendChoice>{BackendChoice::auto_, "auto",
                          "cuda when this build has it and a usable device exists, else cpu"},
@@ -150,6 +159,7 @@ NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
 NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
 NORMSIM_VOCAB_TABLE(AttentionGate, "attention gate", kAttentionGates)
 NORMSIM_VOCAB_TABLE(MoeGate, "moe gate", kMoeGates)
+NORMSIM_VOCAB_TABLE(QkNormScope, "qk_norm scope", kQkNormScopes)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

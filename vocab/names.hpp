@@ -80,6 +80,7 @@ NORMSIM_VOCAB_DECLARE(BackendChoice)
 NORMSIM_VOCAB_DECLARE(LogitScaling)
 NORMSIM_VOCAB_DECLARE(AttentionGate)
 NORMSIM_VOCAB_DECLARE(MoeGate)
+NORMSIM_VOCAB_DECLARE(QkNormScope)
 #undef NORMSIM_VOCAB_DECLARE
 
 }  // namespace normsim::vocab

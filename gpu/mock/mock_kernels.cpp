@@ -58,6 +58,12 @@ void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n
 }
 
 template <class R>
+void unit_norm_vectors(R* d_w, int S, int rows, int cols, const sim::UnitNorm& u) {
+  mock::count_launch();
+  cpu::unit_norm_vectors(d_w, S, rows, cols, u);
+}
+
+template <class R>
 void attention_gate_forward(const R* d_o, const R* d_z, R* d_y, int rows, int d, int group) {
   mock::count_launch();
   cpu::attention_gate_forward(d_o, d_z, d_y, rows, d, group);

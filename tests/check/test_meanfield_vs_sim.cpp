@@ -641,3 +641,26 @@ TEST_CASE("the mean field refuses drawn biases through a gate or a value norm, n
     CHECK_NOTHROW(theory::meanfield(meanfield_of::to_stack_spec(r)));
   }
 }
+
+// nGPT's unit-norm weights (init = "unit"): the mean field reads them as Gaussian entries of variance
+// g^2 / n, n the normalized vectors' length (fan_in for W_1, fan_out = d for W_2: sigma_2^2 = mlp_ratio g^2),
+// exact in the second moments (docs/theory_notes.md "Unit-norm weights"). Seeds fixed (stack(): seed 7, 8
+// samples). Tolerance as the first test's: 4 se measured from the samples, plus the O(1/d) allowance r
+// |meanfield| (3 % forward, 6 % backward), the unit draw's own O(1/d) differences (a scaled Beta instead of
+// a Gaussian) included. The gains make the two rules differ: fanin with the same gains would give W_2's
+// sigma^2 = g^2, a quarter of the unit rule's.
+TEST_CASE("mean field of nGPT's unit-norm weights matches the simulator", "[check][meanfield][unit]") {
+  const auto [placement, activation] =
+      GENERATE(table<std::string, std::string>({{"pre", "relu"}, {"post", "gelu"}, {"pre", "swiglu"}}));
+  sim::Config c = stack(placement, activation);
+  c.init = vocab::Init::unit;
+  c.init_gain = 0.6;
+  const theory::StackSpec spec = meanfield_of::to_stack_spec(c);
+  CHECK(spec.sigma_sq.w1 == Approx(0.36));
+  CHECK(spec.sigma_sq.w2 == Approx(0.36 * c.mlp_ratio));
+  const auto [records, profile] = simulate(c);
+  const double forward = check_metric(c, records, profile, "act_sq", 0.03);
+  const double backward = check_metric(c, records, profile, "grad_sq", 0.06);
+  std::printf("unit-norm weights, %s %s: worst |measured - mean field| / se: act_sq %.2f, grad_sq %.2f\n",
+              placement.c_str(), activation.c_str(), forward, backward);
+}

@@ -108,13 +108,55 @@ TEST_CASE("CUDA backend matches the CPU backend for every placement and sublayer
   CHECK(cuda.peak_memory_bytes() > 0);
 }
 
+namespace {
+
+// The CUDA backend with its weights kept and with them redrawn in the backward, each against the CPU backend
+// under the tolerances above.
+struct KeptAndRedrawn {
+  gpu::CudaBackend kept{2, recomputing(vocab::Recompute::no)}, redrawn{2, recomputing(vocab::Recompute::yes)};
+  sim::CpuBackend cpu{2};
+
+  void require_match(const sim::Config& c, const std::vector<int>& samples) {
+    const auto r = cpu.run(c, samples);
+    const bool f64 = c.precision == vocab::Precision::float64;
+    require_records_close(kept.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    require_records_close(redrawn.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+  }
+};
+
+}  // namespace
+
+// nGPT's unit-norm weights (init = "unit", gpu/kernels.cu unit_norm_vectors, twinned in
+// test_gpu_kernels.cpp): every sublayer kind, Pre-LN and nGPT's block (experiments/placements/ngpt.toml),
+// both precisions, weights kept and redrawn, and a routed MLP's router; an override of one output matrix.
+// The same draws normalized by the same function: the tolerances above.
+TEST_CASE("CUDA backend matches the CPU backend with nGPT's unit-norm weights", "[backend][unit]") {
+  KeptAndRedrawn backends;
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : kKinds)
+      for (const char* block : {"", "N(N(x) + 0.05 * (N(F(x)) - N(x)))"})
+        for (const int experts : {0, 3}) {
+          if (experts && std::string(kind.sublayer) == "attention") continue;
+          sim::Config c = small_config(vocab::Placement::pre, kind, precision);
+          if (*block) c.placement = vocab::Placement::custom, c.block = block;
+          c.init = vocab::Init::unit;
+          c.init_gain = 1.2;
+          c.init_w2 = "unit:0.8";
+          c.moe_experts = experts;
+          c.init_wrouter = "unit:3";
+          INFO(precision << " " << kind.sublayer << "/" << kind.activation << " '" << block << "' experts "
+                         << experts);
+          backends.require_match(c, samples);
+        }
+}
+
 // A routed MLP (gpu/gpu_moe.cpp, the twin of sim/cpu_moe.cpp): E = 5 experts, k = 1, 2, 5, both gates, an
 // MLP and a transformer stack, both precisions, weights kept and redrawn. Router logits spread by
 // init_wrouter fanin:2 keep the top-k away from ties at these seeds (a flipped selection would be an O(1)
 // difference; the float32 tolerance allows the GEMMs' rounding only).
 TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][moe]") {
-  gpu::CudaBackend a(2, recomputing(vocab::Recompute::no)), b(2, recomputing(vocab::Recompute::yes));
-  sim::CpuBackend cpu(2);
+  KeptAndRedrawn backends;
   const std::vector<int> samples = {0, 3, 1};
   for (const char* precision : {"float32", "float64"})
     for (const Kind& kind : {kKinds[2], kKinds[5]})
@@ -126,32 +168,33 @@ TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][mo
           c.moe_gate = vocab::parse<vocab::MoeGate>(gate);
           c.init_wrouter = "fanin:2";
           INFO(precision << " " << kind.sublayer << "/" << kind.activation << " " << gate << " k " << top_k);
-          const auto r = cpu.run(c, samples);
-          const bool f64 = std::string(precision) == "float64";
-          require_records_close(a.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
-          require_records_close(b.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+          backends.require_match(c, samples);
         }
 }
 
-// qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K,
-// with the configured norm, forward and backward: every placement, both norms, both precisions.
+// qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K, or
+// over whole rows (OLMo-2's projection scope), with the configured norm, forward and backward: every
+// placement, both norms, both precisions, self-attention and the decoder's cross-attention.
 TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_norm]") {
   gpu::CudaBackend cuda(2);
   sim::CpuBackend cpu(2);
   const std::vector<int> samples = {0, 2};
-  for (const char* precision : {"float32", "float64"})
-    for (const Kind& kind : {kKinds[4], kKinds[5]})
-      for (const vocab::Norm norm : {vocab::Norm::layernorm, vocab::Norm::rmsnorm})
-        for (const sim::Placement* p : sim::all_placements()) {
-          sim::Config c = small_config(p->id(), kind, precision);
-          c.qk_norm = true;
-          c.norm = norm;
-          c.input_std = 2.0;  // logits of O(4) without the norm, so the norm matters
-          INFO(precision << " " << kind.sublayer << " " << vocab::name(norm) << " " << p->id());
-          const bool f64 = std::string(precision) == "float64";
-          require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
-                                f64 ? 1e-4 : 3e-3);
-        }
+  for (const auto scope : {vocab::QkNormScope::head, vocab::QkNormScope::projection})
+    for (const char* precision : {"float32", "float64"})
+      for (const Kind& kind : {kKinds[4], kKinds[5], kKinds[6]})
+        for (const vocab::Norm norm : {vocab::Norm::layernorm, vocab::Norm::rmsnorm})
+          for (const sim::Placement* p : sim::all_placements()) {
+            sim::Config c = small_config(p->id(), kind, precision);
+            c.qk_norm = true;
+            c.qk_norm_scope = scope;
+            c.norm = norm;
+            c.input_std = 2.0;  // logits of O(4) without the norm, so the norm matters
+            INFO(vocab::name(scope) << " " << precision << " " << kind.sublayer << " " << vocab::name(norm)
+                                    << " " << p->id());
+            const bool f64 = std::string(precision) == "float64";
+            require_records_close(cuda.run(c, samples), cpu.run(c, samples), f64 ? 1e-6 : 1e-4,
+                                  f64 ? 1e-4 : 3e-3);
+          }
 }
 
 // DyT and Derf run the pointwise-norm kernels (twinned in test_gpu_kernels.cpp) in every site, the

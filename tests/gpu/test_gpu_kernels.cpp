@@ -192,6 +192,24 @@ TEMPLATE_TEST_CASE("attention_gate matches its CPU twin", "[kernel][gate]", floa
   }
 }
 
+// nGPT's unit-norm weights: S matrices of 37 x 45 (awkward sizes), columns and rows. Each vector's squares
+// are summed in double in the same order on both sides, then one scale per vector: the device's sqrt and
+// division are correctly rounded in double, so each entry differs by at most one rounding to R (1 ulp); 2
+// allow a fused multiply in the square sum.
+TEMPLATE_TEST_CASE("unit_norm_vectors matches its CPU twin", "[kernel][unit]", float, double) {
+  using R = TestType;
+  const int rows = 37, cols = 45;
+  for (const bool columns : {true, false}) {
+    const auto w = random_vector<R>(std::size_t(kS) * rows * cols, 9);
+    auto d_w = DeviceBuffer<R>::from_host(w);
+    std::vector<R> ref = w;
+    const normsim::sim::UnitNorm u{columns, 1.7};
+    gpu::unit_norm_vectors(d_w.get(), kS, rows, cols, u);
+    gpu::cpu::unit_norm_vectors(ref.data(), kS, rows, cols, u);
+    require_close(d_w.to_host(), ref, 2 * ulp<R>(), 2 * ulp<R>());
+  }
+}
+
 // One multiply and one add: nvcc may fuse them (one rounding instead of two), hence 2 ulps.
 TEMPLATE_TEST_CASE("scaled_sum matches its CPU twin", "[kernel]", float, double) {
   using R = TestType;

@@ -80,6 +80,62 @@ class GatedAttention(nn.Module):
         return self.wo(o.reshape(B, T, d))
 
 
+class Olmo2RMSNorm(nn.Module):
+    """transformers' Olmo2RMSNorm (modeling_olmo2.py): weight * x / sqrt(mean(x^2) + eps), weight ones."""
+
+    def __init__(self, width, eps=EPS):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(width)), eps
+
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+class Olmo2Attention(nn.Module):
+    """transformers' Olmo2Attention (modeling_olmo2.py): q_norm and k_norm are Olmo2RMSNorm over the whole
+    projection, num_attention_heads * head_dim = d, applied to q_proj(x) and k_proj(x) before the view into
+    heads (as allenai/OLMo olmo/model.py L603-605 before L609); softmax(Q K^T / sqrt(head_dim)) V, o_proj.
+    Without RoPE (normsim has no positions), one key/value head per query head, no biases; the projections
+    are named after normsim's matrices (q_proj wq, k_proj wk, v_proj wv, o_proj wo) so the bridge pairs
+    their gradients."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.wq, self.wk, self.wv, self.wo = linear(d, d), linear(d, d), linear(d, d), linear(d, d)
+        self.q_norm, self.k_norm = Olmo2RMSNorm(d), Olmo2RMSNorm(d)
+
+    def forward(self, u):
+        B, T, d = u.shape
+        split = lambda t: t.view(B, T, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.q_norm(self.wq(u))), split(self.k_norm(self.wk(u))), split(self.wv(u))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d // self.heads), dim=-1)
+        return self.wo((a @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class Olmo2Mlp(nn.Module):
+    """transformers' Olmo2MLP: down_proj(silu(gate_proj(x)) * up_proj(x)), hidden 4d; named wgate, w1, w2 as
+    normsim's SwiGLU (docs/conventions.md)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.wgate, self.w1, self.w2 = linear(d, 4 * d), linear(d, 4 * d), linear(4 * d, d)
+
+    def forward(self, u):
+        return self.w2(torch.nn.functional.silu(self.wgate(u)) * self.w1(u))
+
+
+class Olmo2Sublayer(nn.Module):
+    """One half of transformers' Olmo2DecoderLayer: residual + post_*_layernorm(branch(residual)), x + N(F(x))."""
+
+    def __init__(self, d, branch):
+        super().__init__()
+        self.norm, self.branch = Olmo2RMSNorm(d), branch
+
+    def forward(self, x):
+        return x + self.norm(self.branch(x))
+
+
 class PreLN(nn.Module):
     """x + F(N(x))"""
 
@@ -174,6 +230,12 @@ def pre_dyt_transformer(d, heads, attention_alpha, mlp_alpha):
 
 def pre_derf_mlp(d, alpha, shift):
     return lambda k: PreNormed(DynamicErf(d, alpha, shift), Mlp(d))
+
+
+def olmo2_transformer(d, heads):
+    """OLMo-2's decoder layers as sublayers: attention (QK-norm over the projection) for even k, SwiGLU MLP for
+    odd k, each x + RMSNorm(F(x))."""
+    return lambda k: Olmo2Sublayer(d, Olmo2Attention(d, heads) if k % 2 == 0 else Olmo2Mlp(d))
 
 
 def qknorm_output_norm(d, heads):

@@ -137,18 +137,20 @@ TEST_CASE("stack backward matches finite differences for every activation, norm 
 }
 
 TEST_CASE("stack backward with qk_norm matches finite differences", "[backward][qk_norm]") {
-  for (const std::string sub : {"attention", "transformer"})
-    for (const std::string norm : {"layernorm", "rmsnorm"})
-      for (const std::string p : {"pre", "post", "b2t", "none"}) {
-        Config c = small(sub, p);
-        c.activation = normsim::vocab::Activation::gelu;
-        c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
-        c.qk_norm = true;
-        c.causal = (p == "pre");
-        c.norm_gain = 1.3;
-        c.norm_eps = 1e-3;
-        CHECK(check_fd(c) == c.tokens * c.width);
-      }
+  for (const auto scope : {normsim::vocab::QkNormScope::head, normsim::vocab::QkNormScope::projection})
+    for (const std::string sub : {"attention", "transformer"})
+      for (const std::string norm : {"layernorm", "rmsnorm"})
+        for (const std::string p : {"pre", "post", "b2t", "none"}) {
+          Config c = small(sub, p);
+          c.qk_norm_scope = scope;
+          c.activation = normsim::vocab::Activation::gelu;
+          c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
+          c.qk_norm = true;
+          c.causal = (p == "pre");
+          c.norm_gain = 1.3;
+          c.norm_eps = 1e-3;
+          CHECK(check_fd(c) == c.tokens * c.width);
+        }
 }
 
 TEST_CASE("weight-gradient norms by the Gram identity equal the direct product", "[backward]") {

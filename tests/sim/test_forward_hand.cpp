@@ -87,18 +87,21 @@ struct Ref {
       kk = matmul(u, weight(k, Stream::wk, d, d, std_of(d, 1)));
     M v = matmul(u, weight(k, Stream::wv, d, d, std_of(d, beta)));
     const int dh = d / H;
-    // Per-head norms: QKV-norm (RMS of Q, K, V), else qk_norm (the configured norm of Q and K).
+    // Norms of Q, K (, V): QKV-norm (RMS of Q, K, V per head), else qk_norm (the configured norm of Q and K,
+    // per head or, qk_norm_scope = "projection", over the whole row as OLMo-2).
     const bool qk = qkv_norm || c.qk_norm;
     const bool ln = !qkv_norm && c.norm == normsim::vocab::Norm::layernorm;
+    const bool whole = !qkv_norm && c.qk_norm_scope == normsim::vocab::QkNormScope::projection;
     for (M* m : {&q, &kk, &v}) {
       if (!(m == &v ? qkv_norm : qk)) continue;
+      const int slices = whole && m != &v ? 1 : H, n = d / slices;
       for (auto& row : *m)
-        for (int h = 0; h < H; ++h) {
+        for (int h = 0; h < slices; ++h) {
           double mean = 0, ms = 0;
-          for (int i = 0; i < dh && ln; ++i) mean += row[h * dh + i] / dh;
-          for (int i = 0; i < dh; ++i) ms += (row[h * dh + i] - mean) * (row[h * dh + i] - mean) / dh;
-          for (int i = 0; i < dh; ++i)
-            row[h * dh + i] = (row[h * dh + i] - mean) * c.norm_gain / std::sqrt(ms + c.norm_eps);
+          for (int i = 0; i < n && ln; ++i) mean += row[h * n + i] / n;
+          for (int i = 0; i < n; ++i) ms += (row[h * n + i] - mean) * (row[h * n + i] - mean) / n;
+          for (int i = 0; i < n; ++i)
+            row[h * n + i] = (row[h * n + i] - mean) * c.norm_gain / std::sqrt(ms + c.norm_eps);
         }
     }
     M o = zeros(T, d);
@@ -216,37 +219,47 @@ TEST_CASE("every placement's forward equals the hand computation", "[forward]") 
     }
 }
 
-TEST_CASE("qk_norm: every placement's attention normalizes Q and K per head, as the hand computation",
-          "[forward]") {
-  for (const std::string sub : {"attention", "transformer"})
-    for (const std::string norm : {"layernorm", "rmsnorm"})
-      for (const std::string p : {"pre", "post", "b2t", "hybridnorm", "hybridnorm_star", "none"}) {
-        Config c;
-        c.placement = normsim::vocab::parse<normsim::vocab::Placement>(p);
-        c.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(sub);
-        c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
-        c.qk_norm = true;
-        c.width = 8, c.heads = 2, c.tokens = 3, c.depth = 4, c.mlp_ratio = 2, c.seed = 5;
-        c.precision = normsim::vocab::Precision::float64;
-        c.norm_gain = 1.3;
-        c.input_std = 3.0;  // logits of O(10) without the norm: the norm visibly changes the attention
-        const std::vector<M> want = Ref{c, c.width, c.tokens, c.heads}.run();
-        const SampleTensors got = simulate_sample_cpu<double>(c, 0);
-        c.qk_norm = false;
-        const SampleTensors plain = simulate_sample_cpu<double>(c, 0);
-        REQUIRE(got.stream.size() == want.size());
-        double changed = 0;
-        for (std::size_t l = 0; l < want.size(); ++l)
-          for (int t = 0; t < c.tokens; ++t)
-            for (int i = 0; i < c.width; ++i) {
-              INFO(sub << " " << norm << " " << p << " layer " << l << " token " << t << " coord " << i);
-              REQUIRE(got.stream[l](t, i) == Approx(want[l][t][i]).epsilon(1e-9).margin(1e-12));
-              changed = std::max(changed, std::abs(got.stream[l](t, i) - plain.stream[l](t, i)));
-            }
-        INFO(sub << " " << norm << " " << p);
-        if (p == "hybridnorm" || p == "hybridnorm_star")
-          CHECK(changed == 0);  // its every attention is Fqkv: Q and K are normalized already
-        else
-          CHECK(changed > 1e-3);
-      }
+TEST_CASE(
+    "qk_norm: every placement's attention normalizes Q and K per head or whole, as the hand computation",
+    "[forward]") {
+  for (const auto scope : {normsim::vocab::QkNormScope::head, normsim::vocab::QkNormScope::projection})
+    for (const std::string sub : {"attention", "transformer"})
+      for (const std::string norm : {"layernorm", "rmsnorm"})
+        for (const std::string p : {"pre", "post", "b2t", "hybridnorm", "hybridnorm_star", "none"}) {
+          Config c;
+          c.qk_norm_scope = scope;
+          c.placement = normsim::vocab::parse<normsim::vocab::Placement>(p);
+          c.sublayer = normsim::vocab::parse<normsim::vocab::Sublayer>(sub);
+          c.norm = normsim::vocab::parse<normsim::vocab::Norm>(norm);
+          c.qk_norm = true;
+          c.width = 8, c.heads = 2, c.tokens = 3, c.depth = 4, c.mlp_ratio = 2, c.seed = 5;
+          c.precision = normsim::vocab::Precision::float64;
+          c.norm_gain = 1.3;
+          c.input_std = 3.0;  // logits of O(10) without the norm: the norm visibly changes the attention
+          const std::vector<M> want = Ref{c, c.width, c.tokens, c.heads}.run();
+          const SampleTensors got = simulate_sample_cpu<double>(c, 0);
+          c.qk_norm = false;
+          const SampleTensors plain = simulate_sample_cpu<double>(c, 0);
+          REQUIRE(got.stream.size() == want.size());
+          double changed = 0;
+          for (std::size_t l = 0; l < want.size(); ++l)
+            for (int t = 0; t < c.tokens; ++t)
+              for (int i = 0; i < c.width; ++i) {
+                INFO(sub << " " << norm << " " << p << " layer " << l << " token " << t << " coord " << i);
+                REQUIRE(got.stream[l](t, i) == Approx(want[l][t][i]).epsilon(1e-9).margin(1e-12));
+                changed = std::max(changed, std::abs(got.stream[l](t, i) - plain.stream[l](t, i)));
+              }
+          INFO(sub << " " << norm << " " << p);
+          if (p == "hybridnorm" || p == "hybridnorm_star")
+            CHECK(changed == 0);  // its every attention is Fqkv: Q and K are normalized already
+          else
+            CHECK(changed > 1e-3);
+          if (scope == normsim::vocab::QkNormScope::head || p == "hybridnorm" || p == "hybridnorm_star")
+            continue;
+          // The whole row's norm is not the heads' norms: the two scopes give different streams.
+          c.qk_norm = true;
+          c.qk_norm_scope = normsim::vocab::QkNormScope::head;
+          const SampleTensors per_head = simulate_sample_cpu<double>(c, 0);
+          CHECK((got.stream.back() - per_head.stream.back()).cwiseAbs().maxCoeff() > 1e-3);
+        }
 }

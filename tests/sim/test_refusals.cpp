@@ -74,8 +74,12 @@ TEST_CASE("qk_norm is read by every attention except HybridNorm's, whose Q and K
   CHECK(why_key_unused("qk_norm", c).find("has no attention") != std::string::npos);
   c.sublayer = normsim::vocab::Sublayer::transformer;
   CHECK(why_key_unused("qk_norm", c).empty());
+  CHECK(why_key_unused("qk_norm_scope", c).find("qk_norm = false") != std::string::npos);
+  c.qk_norm = true;
+  CHECK(why_key_unused("qk_norm_scope", c).empty());
   c.placement = normsim::vocab::Placement::hybridnorm;
   CHECK(why_key_unused("qk_norm", c).find("normalizes Q and K already") != std::string::npos);
+  CHECK(why_key_unused("qk_norm_scope", c).find("normalizes Q and K already") != std::string::npos);
 }
 
 // attention_gate needs an attention; init_wga needs a gate, and with one it decides whether the init rule is
@@ -93,6 +97,11 @@ TEST_CASE("attention_gate and init_wga are marked unused where they have no effe
   c.init_w1 = c.init_w2 = c.init_wgate = c.init_wq = c.init_wk = c.init_wv = c.init_wo = "fixed:0.1";
   CHECK(why_key_unused("init_gain", c).find("no matrix") != std::string::npos);  // W_g follows init_wq
   c.init_wga = "xavier:1";
+  CHECK(why_key_unused("init_gain", c).empty());
+  c.init_wga = "fixed:0.1";
+  c.init = normsim::vocab::Init::unit;  // "unit" reads init_gain too: its vectors' length
+  CHECK(why_key_unused("init_gain", c).find("no matrix") != std::string::npos);  // every matrix overridden
+  c.init_wo = "";
   CHECK(why_key_unused("init_gain", c).empty());
 }
 
