@@ -110,6 +110,18 @@ class MatchesTheSimulator(unittest.TestCase):
                                   "moe_top_k": k, "moe_gate": gate, "input_corr": CORR},
                                  tb.MixtralRMSNorm(D), streams, correlated_tokens)
 
+    def test_ngpt_unit_norm_transformer(self):
+        """nGPT's layer from NVIDIA/ngpt model.py (torch_blocks.ngpt_transformer: justnorm'd streams and heads,
+        lr 0.05, SwiGLU with suv, unit-norm weights of train.py's normalize_matrices, causal, no RoPE) against
+        experiments/placements/ngpt.toml's block with init = "unit": the same 4 se + 1% agreement (0 of 81 rows
+        beyond it; against init = "fanin", 6 of 81 are, the weights' gradients among them). normsim's N is an
+        RMSNorm (eps 1e-5) where justnorm has none: at streams of mean square 1 they differ by eps/2."""
+        self.compare(tb.ngpt_transformer(D, 4),
+                     {"placement": "custom", "block": "N(N(x) + 0.05 * (N(F(x)) - N(x)))", "sublayer": "transformer",
+                      "heads": 4, "norm": "rmsnorm", "activation": "swiglu", "qk_norm": True, "causal": True,
+                      "init": "unit"},
+                     None)
+
     def test_olmo2_transformer_with_qk_norm_over_the_projection(self):
         """OLMo-2's layer from transformers' modeling_olmo2.py (torch_blocks.olmo2_transformer: q_norm, k_norm
         over the whole projection, SwiGLU, x + RMSNorm(F(x)), a final RMSNorm) against placement = "olmo2"

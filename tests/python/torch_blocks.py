@@ -319,3 +319,77 @@ def pre_rms_moe(d, num_experts, top_k, norm_topk_prob, mlp_ratio=4):
     block_sparse_moe), as normsim's placement "pre", norm "rmsnorm", activation "swiglu", moe_experts."""
     return lambda k: PreNormed(MixtralRMSNorm(d),
                                SparseMoeBlock(d, mlp_ratio * d, num_experts, top_k, norm_topk_prob))
+
+
+def unit_linear(fan_in, fan_out, along_input):
+    """nn.Linear drawn Gaussian, then normalized as NVIDIA/ngpt train.py L394-408 does at init (normalize_matrices:
+    query, key, value and c_fc along dim 1, the n_embd inputs; att_c_proj and mlp_c_proj along dim 0, the n_embd
+    outputs), every such vector of length 1: normsim's init = "unit" with gain 1."""
+    layer = nn.Linear(fan_in, fan_out, bias=False)
+    with torch.no_grad():
+        w = torch.randn(fan_out, fan_in, dtype=layer.weight.dtype)
+        layer.weight.copy_(w / w.norm(dim=1 if along_input else 0, keepdim=True))
+    return layer
+
+
+def sphere(x):
+    """ngpt model.py Block.justnorm (x / ||x||), times sqrt(d): normsim's streams have mean square 1 (norm
+    sqrt(d)) where nGPT's have norm 1, and every nGPT branch reads its stream through a norm or a scale-invariant
+    path except the MLP, whose suv = sqrt(n_embd) (model.py, Block.forward: `suv * uv`) is this same factor;
+    so the stack below is nGPT's with every stream times sqrt(d), and its MLP drops suv."""
+    return x / x.norm(dim=-1, keepdim=True) * math.sqrt(x.shape[-1])
+
+
+class NgptAttention(nn.Module):
+    """ngpt model.py Block.forward's attention half, use_nGPT = 1: q, k = sqk * justnorm(q), justnorm(k) per head
+    (sqk 1 at init), softmax scale sqrt(head_dim) on the unit-norm heads (= q.k / sqrt(d_h) at heads of norm
+    sqrt(d_h), normsim's qk_norm), causal; without RoPE (normsim has no positions) and in float64, not bf16."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.wq, self.wk, self.wv = (unit_linear(d, d, True) for _ in range(3))
+        self.wo = unit_linear(d, d, False)
+
+    def forward(self, h):
+        B, T, d = h.shape
+        dh = d // self.heads
+        split = lambda t: t.view(B, T, self.heads, dh).transpose(1, 2)  # noqa: E731
+        unit = lambda t: t / t.norm(dim=-1, keepdim=True)  # noqa: E731
+        q, k, v = unit(split(self.wq(h))), unit(split(self.wk(h))), split(self.wv(h))
+        logits = (q @ k.transpose(-1, -2)) * math.sqrt(dh)
+        mask = torch.ones(T, T, dtype=torch.bool, device=h.device).tril()
+        a = torch.softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
+        return self.wo((a @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class NgptMlp(nn.Module):
+    """ngpt model.py Block.forward's MLP half: uv = suv * c_fc(h), u, v = chunk(uv), x = u * silu(v), mlp_c_proj;
+    c_fc 2 x 4d wide, named w1 (u) and wgate (v) as normsim's SwiGLU; suv's sqrt(n_embd) is in the stream's scale
+    (sphere())."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w1, self.wgate = unit_linear(d, 4 * d, True), unit_linear(d, 4 * d, True)
+        self.w2 = unit_linear(4 * d, d, False)
+
+    def forward(self, h):
+        return self.w2(self.w1(h) * F.silu(self.wgate(h)))
+
+
+class NgptSublayer(nn.Module):
+    """ngpt model.py Block.forward, one half: h <- justnorm(A + lr (justnorm(h_branch) - A)), A = justnorm(h),
+    lr = |alpha| = 0.05 at init (attn_alpha, mlp_alpha init 0.05)."""
+
+    def __init__(self, branch, lr=0.05):
+        super().__init__()
+        self.branch, self.lr = branch, lr
+
+    def forward(self, h):
+        a = sphere(h)
+        return sphere(a + self.lr * (sphere(self.branch(h)) - a))
+
+
+def ngpt_transformer(d, heads):
+    """nGPT's layers as sublayers: attention for even k, MLP for odd k (experiments/placements/ngpt.toml)."""
+    return lambda k: NgptSublayer(NgptAttention(d, heads) if k % 2 == 0 else NgptMlp(d))
