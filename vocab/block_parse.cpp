@@ -464,7 +464,8 @@ class Parser {
     expect(',');
     const int at_iters = (skip_space(), column());
     const Val iters = cond();
-    const ExprNode& it = at(iters.node);
+    // A copy: add() below may move the nodes (a reference into them would dangle; ASan caught it).
+    const ExprNode it = at(iters.node);
     if (iters.kind != Val::Kind::number || it.op != Op::number || it.value != std::floor(it.value) ||
         it.value < 0 || it.value > kMaxSinkhornIterations)
       fail(at_iters, "sinkhorn's iterations are a whole number from 0 to " +
