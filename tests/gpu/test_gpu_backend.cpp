@@ -277,8 +277,7 @@ TEST_CASE("CUDA backend matches the CPU backend with an attention output gate", 
 // sublayer kind in float64 (a routed MLP's experts and the attention output gate included), both precisions
 // for Pre-LN, weights kept and redrawn, and each update rule.
 TEST_CASE("CUDA backend matches the CPU backend with biases on every matrix", "[backend][bias]") {
-  gpu::CudaBackend a(2, recomputing(vocab::Recompute::no)), b(2, recomputing(vocab::Recompute::yes));
-  sim::CpuBackend cpu(2);
+  KeptAndRedrawn backends;
   const std::vector<int> samples = {0, 2};
   auto biased = [](vocab::Placement p, const Kind& kind, const char* precision) {
     sim::Config c = small_config(p, kind, precision);
@@ -290,7 +289,7 @@ TEST_CASE("CUDA backend matches the CPU backend with biases on every matrix", "[
     for (const sim::Placement* p : sim::all_placements()) {
       const sim::Config c = biased(p->id(), kind, "float64");
       INFO("float64 " << kind.sublayer << "/" << kind.activation << " " << p->id());
-      require_records_close(a.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+      require_records_close(backends.kept.run(c, samples), backends.cpu.run(c, samples), 1e-6, 1e-4);
     }
   for (const char* precision : {"float32", "float64"})
     for (const Kind& kind : {kKinds[1], kKinds[2], kKinds[5], kKinds[6]}) {
@@ -298,10 +297,7 @@ TEST_CASE("CUDA backend matches the CPU backend with biases on every matrix", "[
       if (kind.sublayer == std::string("transformer")) c.attention_gate = vocab::AttentionGate::headwise;
       if (kind.sublayer == std::string("mlp")) c.moe_experts = 3, c.init_wrouter = "fanin:2";
       INFO(precision << " " << kind.sublayer << "/" << kind.activation);
-      const bool f64 = std::string(precision) == "float64";
-      const auto r = cpu.run(c, samples);
-      require_records_close(a.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
-      require_records_close(b.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+      backends.require_match(c, samples);
     }
   for (const vocab::Update u : {vocab::Update::random, vocab::Update::sgd, vocab::Update::adam})
     for (const Kind& kind : {kKinds[2], kKinds[5], kKinds[6]}) {
@@ -312,8 +308,7 @@ TEST_CASE("CUDA backend matches the CPU backend with biases on every matrix", "[
       if (kind.sublayer == std::string("transformer")) c.attention_gate = vocab::AttentionGate::elementwise;
       c.metrics.insert(sim::metric::output_change);
       INFO(kind.sublayer << "/" << kind.activation << " " << vocab::name(u));
-      require_records_close(a.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
-      require_records_close(b.run(c, samples), cpu.run(c, samples), 1e-6, 1e-4);
+      backends.require_match(c, samples);  // float64: the 1e-6, 1e-4 tolerances
     }
 }
 
