@@ -41,6 +41,14 @@ void input_fill(R* out, int S, const std::uint32_t* samples, int T, int d, std::
 }
 
 template <class R>
+void token_onehot_fill(R* out, int S, const std::uint32_t* samples, int T, int vocab, std::uint64_t seed) {
+  for (int s = 0; s < S; ++s)
+    for (int t = 0; t < T; ++t)
+      for (int v = 0; v < vocab; ++v)
+        out[(std::size_t(s) * T + t) * vocab + v] = R(sim::token_id(seed, samples[s], t, vocab) == v ? 1 : 0);
+}
+
+template <class R>
 void loss_gradient(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
                    bool mse) {
   for (int s = 0; s < S; ++s)

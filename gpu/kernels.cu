@@ -44,6 +44,16 @@ __global__ void input_fill_kernel(R* out, int S, const std::uint32_t* samples, i
 }
 
 template <class R>
+__global__ void token_onehot_fill_kernel(R* out, int S, const std::uint32_t* samples, int T, int vocab,
+                                         std::uint64_t seed) {
+  const std::size_t per = std::size_t(T) * vocab;
+  NORMSIM_GRID_LOOP(j, per * S) {
+    const std::size_t s = j / per, r = j % per;
+    out[j] = R(sim::token_id(seed, samples[s], int(r / vocab), vocab) == int(r % vocab) ? 1 : 0);
+  }
+}
+
+template <class R>
 __global__ void loss_gradient_kernel(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d,
                                      std::uint64_t seed, bool mse) {
   const std::size_t per = std::size_t(T) * d;
@@ -324,6 +334,14 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
   input_fill_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_out, S, d_samples, T, d, seed,
                                                                     input_std, rho);
   check_launch("input_fill_kernel");
+}
+
+template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
+                       std::uint64_t seed) {
+  token_onehot_fill_kernel<<<grid_for(std::size_t(S) * T * vocab), kThreads>>>(d_out, S, d_samples, T, vocab,
+                                                                               seed);
+  check_launch("token_onehot_fill_kernel");
 }
 
 template <class R>

@@ -28,6 +28,11 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
                 double input_std, double rho);
 
 // dLoss/dy: readout (g) or mse (y - target), S x T x d.
+// The embedding's input of token ids (sim/edges.hpp): S x T x vocab one-hot rows, row t's 1 at
+// sim::token_id(seed, sample, t, vocab).
+template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed);
+
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse);
@@ -134,6 +139,7 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
                                  sim::Stream, double);                                                       \
   template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
+  template void token_onehot_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t);                \
   template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
   template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
   template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \

@@ -80,6 +80,12 @@ struct Config {
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]
   double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
+  // Edge matrices (sim/edges.hpp; docs/design/parametrization.md 3.4): an embedding x_0 = u W_emb of a
+  // Gaussian input u of input_width coordinates, or of token ids in [0, vocab) (x_0[t] = W_emb[id_t]); a
+  // readout z = y W_out of output_width logits, on which the loss reads. 0: none (x_0 drawn, loss on y).
+  int input_width = 0;
+  int vocab = 0;
+  int output_width = 0;
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
   // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.

@@ -1,6 +1,8 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
 #include "sim/config_schema.hpp"
 
+#include "sim/edges.hpp"
+
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
@@ -463,8 +465,21 @@ std::vector<KeyInfo> make_table() {
       key("encoder_cos", &Config::encoder_cos, "input",
           "decoder: correlation between the tokens of the fixed encoder output (before its norm)", "[0, 1]",
           float_range(0, 1)),
+      when_set(key("input_width", &Config::input_width, "input",
+                   "an embedding matrix W_emb (input_width x width): x_0 = u W_emb of a Gaussian u of "
+                   "input_width coordinates (input_std, input_corr); 0: x_0 is drawn (sim/edges.hpp)",
+                   ">= 0", int_at_least(0))),
+      when_set(
+          key("vocab", &Config::vocab, "input",
+              "a token embedding W_emb (vocab x width): x_0[t] = W_emb[id_t], ids uniform in [0, vocab); "
+              "0: none",
+              ">= 0", int_at_least(0))),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
+      when_set(key("output_width", &Config::output_width, "backward",
+                   "a readout matrix W_out (width x output_width): the loss reads the logits z = y W_out; 0: "
+                   "it reads y",
+                   ">= 0", int_at_least(0))),
       key("jacobian_probes", &Config::jacobian_probes, "backward",
           "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev, computed only when "
           "`metrics` names them); about 2 x probes extra backward passes (CUDA: each with a forward pass)",
@@ -629,6 +644,24 @@ std::string block_rule(const vocab::SublayerLayout& layout) {
 }
 }  // namespace
 
+namespace {
+// The combinations the edge matrices (sim/edges.hpp) refuse.
+std::vector<ConfigIssue> edge_issues(const Config& c) {
+  std::vector<ConfigIssue> issues;
+  if (c.input_width > 0 && c.vocab > 0)
+    issues.push_back({"vocab",
+                      "an embedding reads token ids (vocab) or a Gaussian input (input_width), not both",
+                      {"input_width"}});
+  const bool edges = has_embedding(c) || has_readout(c);
+  if (edges && c.init == vocab::Init::unit)
+    issues.push_back({"init",
+                      "init = \"unit\" normalizes the sublayers' matrices; unit-norm embedding and readout "
+                      "matrices (nGPT) are not built: use another init",
+                      {has_embedding(c) ? (c.vocab > 0 ? "vocab" : "input_width") : "output_width"}});
+  return issues;
+}
+}  // namespace
+
 std::vector<ConfigIssue> validate(const Config& c) {
   std::vector<ConfigIssue> issues;
   for (const auto& k : config_keys())
@@ -681,6 +714,7 @@ std::vector<ConfigIssue> validate(const Config& c) {
            "matrices share one weight kind",
            {"moe_experts"}});
   }
+  for (auto& i : edge_issues(c)) issues.push_back(std::move(i));
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack
   return parametrization_issues(c);
@@ -718,6 +752,17 @@ std::vector<ConfigIssue> size_issues(const Config& c) {
                       std::to_string(c.tokens) + " tokens x width " + std::to_string(c.width) +
                           " has more than 2^34 entries, the most the input draws can address",
                       {"width"}});
+  for (const Edge e : {Edge::embedding, Edge::readout}) {
+    const EdgeDims d = edge_dims(c, e);
+    if (has_edge(c, e) && double(d.rows) * d.cols > kMaxMatrixEntries)
+      issues.push_back({e == Edge::readout ? "output_width"
+                        : c.vocab > 0      ? "vocab"
+                                           : "input_width",
+                        "the " + std::string(edge_name(e)) + " matrix of " + std::to_string(d.rows) + " x " +
+                            std::to_string(d.cols) +
+                            " has more than 2^34 entries, the most the draws can address",
+                        {"width"}});
+  }
   return issues;
 }
 

@@ -81,10 +81,11 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
 
 namespace {
 
-// dLoss/dy of the configured loss: y - target for mse, a fixed random readout direction otherwise.
+// dLoss/dz of the configured loss at what it reads (y, or the logits z = y W_out): z - target for mse, a
+// fixed random readout direction otherwise.
 template <class R>
 Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y) {
-  const int T = int(y.rows()), d = int(y.cols());
+  const int T = int(y.rows()), d = int(y.cols());  // d: width, or output_width
   Mat<R> dy(T, d);
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < d; ++i)
@@ -127,14 +128,14 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
     const StackValues sv =
         build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
     for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
-    const Mat<R>& y = graph.value(sv.output);
-    out.output_finite = all_finite(y);
+    out.output_finite = all_finite(graph.value(sv.output));
     out.branch_sq = graph.device().branch_sq;
-    bool forward_ok = out.output_finite;
+    const Mat<R>& z = graph.value(sv.loss_input());  // y, or the logits
+    bool forward_ok = out.output_finite && all_finite(z);
     for (const MatD& s : out.stream) forward_ok = forward_ok && all_finite(s);
     // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
     if (forward_ok && (config.metrics.any_of(MetricPass::backward) || update.needs_gradients())) {
-      graph.backward(sv.output, loss_gradient<R>(config, key, y));
+      graph.backward(sv.loss_input(), loss_gradient<R>(config, key, z));
       update.seal();
       backward_ok = true;
       for (std::size_t l = 0; l < sv.stream.size(); ++l) {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/edges.hpp"
 #include "sim/norm_site.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placements/expression.hpp"
@@ -25,6 +26,7 @@ class BranchScaledOps final : public StackOps {
   Value scale(Value a, const Scalars& s) override { return inner_.scale(a, s); }
   using StackOps::scale;
   Scalars mean_sq(Value a) override { return inner_.mean_sq(a); }
+  Value project(Value a, Edge e) override { return inner_.project(a, e); }
   Value branch(int k, Value u, bool qkv_norm) override {
     const Value f = inner_.branch(k, u, qkv_norm);
     double s = vocab::eval_scalar(scale_, scale_.root, scalar_env(shape_, k));
@@ -99,6 +101,7 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
     throw std::invalid_argument("build_segment: a segment splits a placement unit");
   StackValues out;
   out.stream.reserve(last - first + 1);
+  if (first == 0 && has_embedding(s.cfg)) x = ops.project(x, Edge::embedding);
   if (first == 0 && s.cfg.input_norm) x = ops.norm(x, norm_at(s, 0));
   if (first == 0) state.emb = x;
   // A segment rebuilt on its own tape (checkpoints, a block's probes) has no x_0 there to read.
@@ -110,13 +113,14 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
     if (first != 0 || last != s.depth)
       throw std::invalid_argument("build_segment: a block of lanes is built whole, not in segments");
     build_lanes(ops, scaled, s, p, state, out);
-    return out;
+  } else {
+    for (int k = first; k < last; ++k) {
+      x = p.sublayer(scaled, s, k, x, state);
+      out.stream.push_back(x);
+    }
+    out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x, final_norm_at(s)) : x;
   }
-  for (int k = first; k < last; ++k) {
-    x = p.sublayer(scaled, s, k, x, state);
-    out.stream.push_back(x);
-  }
-  out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x, final_norm_at(s)) : x;
+  if (last == s.depth && has_readout(s.cfg)) out.logits = ops.project(out.output, Edge::readout);
   return out;
 }
 

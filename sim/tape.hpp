@@ -41,6 +41,7 @@ class Tape final : public StackOps {
   using StackOps::scale;
   Value branch(int k, Value u, bool qkv_norm) override;
   Scalars mean_sq(Value a) override { return dev_.mean_sq(value(a)); }
+  Value project(Value a, Edge e) override;
 
   Value input(Buffer x) { return push({Kind::input}, dev_.input(std::move(x))); }
   const Buffer& value(Value v) const { return values_[v.id]; }
@@ -62,11 +63,13 @@ class Tape final : public StackOps {
   std::vector<Buffer> vjp(Value out, Buffer u, const std::vector<Value>& watch);
 
  private:
-  enum class Kind { input, norm, add, scale, branch };
+  enum class Kind { input, norm, add, scale, branch, project };
   struct Op {
     Kind kind;
     int a = -1, b = -1;
     int k = -1;                // sublayer of a branch
+    Edge edge = {};            // the matrix of a project
+    bool data = false;         // an input the embedding reads (u): data, whose gradient is not formed
     NormAt at = {};            // a dyt or derf norm's alpha and shift
     bool reads_input = false;  // a norm whose backward reads its input (pointwise) rather than its output
   };
@@ -119,11 +122,19 @@ Value Tape<Dev>::branch(int k, Value u, bool qkv_norm) {
 }
 
 template <class Dev>
+Value Tape<Dev>::project(Value a, Edge e) {
+  Op op{Kind::project, a.id};
+  op.edge = e;
+  if (ops_[a.id].kind == Kind::input) ops_[a.id].data = true;
+  return push(op, dev_.project(value(a), e));
+}
+
+template <class Dev>
 void Tape<Dev>::release_forward(const std::vector<Value>& keep) {
   std::vector<bool> needed(values_.size(), false);
   for (std::size_t i = 0; i < ops_.size(); ++i) {
     if (ops_[i].kind == Kind::norm) needed[ops_[i].reads_input ? std::size_t(ops_[i].a) : i] = true;
-    if (ops_[i].kind == Kind::branch) needed[ops_[i].a] = true;
+    if (ops_[i].kind == Kind::branch || ops_[i].kind == Kind::project) needed[ops_[i].a] = true;
   }
   for (const Value v : keep) needed[v.id] = true;
   for (std::size_t i = 0; i < values_.size(); ++i)

@@ -29,6 +29,9 @@ void Tape<Dev>::differentiate(int i, ReverseMode mode) {
     case Kind::branch:
       dev_.add_to(grads_[op.a], dev_.branch_backward(*branches_[i], values_[op.a], g, op.k, mode.gradw));
       break;
+    case Kind::project:  // the loss's gradient of W_e, and of a's unless a is the embedding's data
+      dev_.project_backward_to(grads_[op.a], values_[op.a], g, op.edge, !ops_[op.a].data);
+      break;
   }
 }
 
@@ -60,8 +63,8 @@ template <class Dev>
 void Tape<Dev>::backward(Value out, Buffer dout) {
   reverse(
       out, std::move(dout), {}, [](int, const Buffer&) {}, ReverseMode{});
-  for (Buffer& g : grads_)
-    if (Dev::empty(g)) g = dev_.zeros();
+  for (std::size_t i = 0; i < grads_.size(); ++i)
+    if (Dev::empty(grads_[i]) && !ops_[i].data) grads_[i] = dev_.zeros();
 }
 
 template <class Dev>

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/cpu_tape_device.hpp"
+#include "sim/edges.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 
@@ -10,6 +11,7 @@ namespace normsim::sim {
 
 template <class R>
 Mat<R> input_matrix(const Config& config, SampleKey key) {
+  if (has_embedding(config)) return embedding_input<R>(config, key.sample);
   const int T = config.tokens, d = config.width;
   Mat<R> x0(T, d);
   for (int t = 0; t < T; ++t)

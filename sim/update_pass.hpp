@@ -10,7 +10,8 @@
 
 namespace normsim::sim {
 
-// x_0 of a sample (sim/inputs.hpp), in the backend's precision.
+// The tape's input of a sample, in the backend's precision: x_0 (sim/inputs.hpp), or the embedding's input
+// u (sim/edges.hpp).
 template <class R>
 Mat<R> input_matrix(const Config& config, SampleKey key);
 

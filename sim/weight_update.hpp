@@ -8,16 +8,20 @@
 //   adam:   Adam's first step with bias correction (Kingma & Ba 2015, Algorithm 1): m_1 = (1 - b1) g and
 //           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps =
 //           adam_eps.
-// Biases (bias = true) move by the same rule as their matrix. The unperturbed W is redrawn from the weights'
+// Biases (bias = true) move by the same rule as their matrix. The edge matrices (sim/edges.hpp) move by
+// sgd and adam, as every matrix the loss reaches; a random update perturbs the sublayers' matrices only (the
+// perturbation whose output change the mean field predicts). The unperturbed W is redrawn from the weights'
 // own counters in both passes, so dW is exactly the difference.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/config.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
+#include "sim/stack_ops.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::sim {
@@ -42,14 +46,21 @@ class WeightUpdate {
   // W += dW for matrix w of sublayer k, or its bias (1 x fan_out) (second pass), by the same rule. Throws
   // std::logic_error when a needed gradient is missing.
   void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const;
+  // The same for the edge matrix W_e: g = dLoss/dW_e recorded in the first pass, W_e += dW in the second.
+  void set_edge_gradient(Edge e, Mat<R> g);
+  const Mat<R>& edge_gradient(Edge e) const { return edge_grads_[std::size_t(e)]; }
+  void apply_edge(Edge e, Mat<R>& W) const;
 
  private:
+  // W += dW = -(the sgd or adam step of g); throws std::logic_error naming `what` when g is missing.
+  void step(const Mat<R>& g, Mat<R>& W, const std::string& what) const;
   vocab::Update kind_;
   double lr_, scale_, eps_;
   std::uint64_t seed_;
   std::uint32_t sample_;
   bool sealed_ = false;
   std::vector<std::array<Mat<R>, kParts * kWeightKinds>> grads_;  // per sublayer, by Part, then WeightKind
+  std::array<Mat<R>, kEdges> edge_grads_;
 };
 
 }  // namespace normsim::sim

@@ -18,6 +18,10 @@
 
 namespace normsim::theory {
 namespace {
+// An mse loss on the logits of a readout matrix (StackSpec::readout_sq): its backward is not predicted.
+bool mse_through_readout(const StackSpec& s) {
+  return s.loss == Loss::mse && s.readout_sq.has_value();
+}
 
 using detail::StackContext;
 using StepFn = int (*)(StackContext&, int);
@@ -86,7 +90,11 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
           "branch; "
           "moves of W_Q, W_K (which change the softmax) are left out, exact only when W_Q = 0");
   }
-  if (!grads_predicted)
+  if (mse_through_readout(s))
+    c.push_back(
+        "mse loss through a readout matrix: the gradient at y, y W_out W_out^T - t W_out^T, correlates "
+        "with y; not predicted");
+  else if (!grads_predicted)
     c.push_back("mse loss with no norm at the output: gradients correlate with y, not predicted");
   if (vocab::is_pointwise(s.norm))
     c.push_back(
@@ -184,7 +192,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool final_norm = has_final_norm(spec);
   // A routed MLP's backward (the router's path, the gates' correlation with the output gradient) is not
   // derived: no backward metric is predicted for it (docs/theory.md "Routed MLP").
-  const bool grads_predicted = !routed && (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
+  const bool grads_predicted = !routed && !mse_through_readout(spec) &&
+                               (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
   MeanFieldProfile p;
   // Appends v, or nothing predicted where it came out NaN or Inf (an overflow), noted in p.nonfinite.
   std::vector<std::pair<const Series*, int>> dropped;
@@ -244,8 +253,11 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
 
   // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
+  // A readout matrix scales the seed's second moment by readout_sq and keeps its tokens uncorrelated
+  // (StackSpec::readout_sq); every map below is linear in it.
+  const double seed = spec.readout_sq.value_or(1.0);
   TokenGram& g_out = ctx.g(depth);
-  g_out = {1.0, 0.0};
+  g_out = {seed, 0.0};
   if (final_norm && pointwise) {
     // y = gamma f(alpha x_K + shift): the readout gradient passes D = diag(gamma alpha f'(u)); g iid unit, so
     // its Gram is {E d^2, 0}, with no finite-width factor (docs/theory_notes.md "Pointwise norms").
@@ -254,12 +266,12 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     const TokenGram centered = ctx.x(depth) + (-mu * mu) * TokenGram{1.0, 1.0};
     const PointwiseMoments m =
         pointwise_moments(spec.norm, a, spec.final_norm_shift + a * mu, centered.diag, centered.off);
-    g_out = {gamma_sq * a * a * m.d2, 0.0};
+    g_out = {seed * gamma_sq * a * a * m.d2, 0.0};
   } else if (final_norm) {
     // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / (v_K + eps), c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
-    g_out = {finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // as eps -> 0, bit for bit
+    g_out = {seed * finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // eps -> 0: bit for bit
   }
   for (int k = depth - 1; k >= 0; --k) {
     const auto& r = ctx.rec(k);

@@ -24,6 +24,13 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
 }
 
 template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
+                       std::uint64_t seed) {
+  mock::count_launch();
+  cpu::token_onehot_fill(d_out, S, d_samples, T, vocab, seed);
+}
+
+template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse) {
   mock::count_launch();

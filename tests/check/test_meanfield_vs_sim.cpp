@@ -664,3 +664,60 @@ TEST_CASE("mean field of nGPT's unit-norm weights matches the simulator", "[chec
   std::printf("unit-norm weights, %s %s: worst |measured - mean field| / se: act_sq %.2f, grad_sq %.2f\n",
               placement.c_str(), activation.c_str(), forward, backward);
 }
+
+// The embedding's x_0 (docs/design/parametrization.md 3.4; meanfield_of/spec_from_config.cpp set_edges):
+// x_0 = u W_emb has E[x_t . x_s] / d = sigma^2 (u_t . u_s), so v_0 = sigma^2 input_width input_std^2 with the
+// input's correlation kept, and token ids give v_0 = sigma^2. Tolerance as above: 4 se of the 8 samples
+// (fixed seed 7) plus 3 % forward, 6 % backward for the O(1/d) terms at d = 256. token_cos is compared for
+// the Gaussian input only: with token ids the mean field carries the mean correlation 1/vocab, while each
+// sample holds equal (cos 1) and unrelated (cos 0) pairs, whose average through the branches' nonlinear maps
+// differs from the map of the average; act_sq and grad_sq of an MLP stack read the diagonal only.
+TEST_CASE("meanfield_embedding_v0", "[check][meanfield][edges]") {
+  const auto [input_width, vocab_size, init_std] =
+      GENERATE(table<int, int, double>({{64, 0, 0.0}, {64, 0, 0.05}, {0, 50, 0.0}, {0, 50, 0.3}}));
+  sim::Config c = stack("pre", "relu");
+  c.input_width = input_width, c.vocab = vocab_size;
+  c.input_std = 1.5, c.input_corr = 0.3;
+  if (init_std > 0)
+    c.parametrization = "custom", c.param_rules = "embedding: std = " + std::to_string(init_std);
+  REQUIRE(sim::validate(c).empty());
+  const theory::StackSpec spec = meanfield_of::to_stack_spec(c);
+  const double var = init_std > 0 ? init_std * init_std : vocab_size > 0 ? 1.0 : 1.0 / input_width;
+  CHECK(spec.v0 == Approx(vocab_size > 0 ? var : var * input_width * 2.25));
+  CHECK(spec.rho0 == Approx(vocab_size > 0 ? 1.0 / vocab_size : 0.3));
+  const auto [records, profile] = simulate(c);
+  const double forward = check_metric(c, records, profile, "act_sq", 0.03);
+  if (vocab_size == 0) check_metric(c, records, profile, "token_cos", 0.03);
+  const double backward = check_metric(c, records, profile, "grad_sq", 0.06);
+  std::printf(
+      "meanfield_embedding_v0 input_width %d vocab %d std %g: worst act_sq %.2f se, grad_sq %.2f se\n",
+      input_width, vocab_size, init_std, forward, backward);
+}
+
+// The readout's seed: the readout loss's gradient at y is g W_out^T, second moment output_width Var(W_out)
+// per coordinate, uncorrelated tokens (theory/stack_spec.hpp readout_sq), through the final norm (Pre-LN) or
+// the last sublayer's (Post-LN): grad_sq at every layer scales by it. mup's readout (std 1/sqrt(base_width),
+// multiplier 1/m_N: microsoft/mup layer.py l.49-56) at base_width 64, width 256 gives readout_sq = 32 / (64
+// x 16) = 1/32; a custom std 0.3 gives 32 x 0.09 = 2.88. Tolerance as above (4 se + 6 % backward).
+TEST_CASE("readout_seed_grad_sq", "[check][meanfield][edges]") {
+  const auto [placement, preset, rules] =
+      GENERATE(table<std::string, std::string, std::string>({{"pre", "mup", ""},
+                                                             {"pre", "custom", "readout: std = 0.3"},
+                                                             {"post", "custom", "readout: std = 0.3"}}));
+  sim::Config c = stack(placement, "relu");
+  c.output_width = 32, c.vocab = 50;
+  c.parametrization = preset, c.param_rules = rules, c.base_width = 64;
+  REQUIRE(sim::validate(c).empty());
+  CHECK(*meanfield_of::to_stack_spec(c).readout_sq == Approx(preset == "mup" ? 1.0 / 32 : 2.88));
+  const auto [records, profile] = simulate(c);
+  const double backward = check_metric(c, records, profile, "grad_sq", 0.06);
+  check_metric(c, records, profile, "act_sq", 0.03);
+  std::printf("readout_seed_grad_sq %s %s %s: worst grad_sq %.2f se\n", placement.c_str(), preset.c_str(),
+              rules.c_str(), backward);
+  // mse through a readout matrix is not predicted (its gradient at y correlates with y), and says why.
+  c.loss = vocab::Loss::mse;
+  const theory::MeanFieldProfile mse = theory::meanfield(meanfield_of::to_stack_spec(c));
+  CHECK(!mse.grad_sq.front().has_value());
+  CHECK(std::any_of(mse.caveats.begin(), mse.caveats.end(),
+                    [](const std::string& s) { return s.find("readout matrix") != std::string::npos; }));
+}

@@ -617,3 +617,38 @@ TEST_CASE("CUDA backend matches the CPU backend for blocks of lanes", "[backend]
   const sim::Config pre = small_config(vocab::Placement::pre, kKinds[0], "float64");
   require_records_close(cuda.run(hc, samples), cuda.run(pre, samples), 1e-12, 1e-5);
 }
+
+// The edge matrices (sim/edges.hpp; gpu/gpu_tape_device.cpp project, the one-hot token input
+// token_onehot_fill): a dense and a token embedding, a readout under both losses, every sublayer kind,
+// Pre-LN and Post-LN with an input norm, weights kept and redrawn, the updated pass of sgd and adam (which
+// moves both edge matrices), and a memory small enough to checkpoint. The same Philox draws through the
+// same products: the tolerances above.
+TEST_CASE("gpu_mock_edges", "[backend][edges]") {
+  KeptAndRedrawn backends;
+  const std::vector<int> samples = {0, 2};
+  auto edged = [](vocab::Placement p, const Kind& kind, const char* precision, int input_width,
+                  int vocab_size) {
+    sim::Config c = small_config(p, kind, precision);
+    c.input_width = input_width, c.vocab = vocab_size, c.output_width = 7;
+    c.input_norm = p == vocab::Placement::post;
+    return c;
+  };
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[1], kKinds[5], kKinds[6]})
+      for (const vocab::Placement p : {vocab::Placement::pre, vocab::Placement::post}) {
+        const sim::Config dense = edged(p, kind, precision, 13, 0), tokens = edged(p, kind, precision, 0, 19);
+        INFO(precision << " " << kind.sublayer << " " << vocab::name(p));
+        backends.require_match(dense, samples);
+        backends.require_match(tokens, samples);
+      }
+  for (const vocab::Update u : {vocab::Update::sgd, vocab::Update::adam})
+    for (const vocab::Loss loss : {vocab::Loss::readout, vocab::Loss::mse}) {
+      sim::Config c = edged(vocab::Placement::pre, kKinds[5], "float64", 13, 0);
+      c.update = u, c.loss = loss, c.update_lr = 0.05;
+      c.metrics.insert(sim::metric::output_change);
+      INFO(vocab::name(u) << " " << vocab::name(loss));
+      backends.require_match(c, samples);
+      c.input_width = 0, c.vocab = 19;
+      backends.require_match(c, samples);
+    }
+}

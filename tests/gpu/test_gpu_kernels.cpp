@@ -81,6 +81,20 @@ TEMPLATE_TEST_CASE("input_fill and loss_gradient match their CPU twins", "[kerne
   }
 }
 
+// Integer ids from the same Philox bits on both sides: the one-hot rows are equal exactly, at a vocabulary
+// that is no multiple of the block size.
+TEMPLATE_TEST_CASE("token_onehot_fill matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
+  const int vocab = 1031;
+  const std::size_t n = std::size_t(kS) * kT * vocab;
+  DeviceBuffer<R> d_u(n);
+  gpu::token_onehot_fill(d_u.get(), kS, d_ids.get(), kT, vocab, 7);
+  std::vector<R> u(n);
+  gpu::cpu::token_onehot_fill(u.data(), kS, kSamples.data(), kT, vocab, 7);
+  CHECK(d_u.to_host() == u);
+}
+
 // Row sums run in double on both sides, in different orders (tree vs. sequential): the sums agree to
 // ~n * 1e-16; the outputs then round to R, so 4 ulps of R relative (and absolute, near 0) suffice.
 TEMPLATE_TEST_CASE("row_norm_forward and row_norm_backward match their CPU twins", "[kernel]", float,
