@@ -47,7 +47,7 @@ STREAM_AND_MLP = {"act_sq", "grad_sq", "cos_next", "token_cos", "eff_rank", "bra
 class MatchesTheSimulator(unittest.TestCase):
     def compare(self, blocks, config, final_norm, expected=STREAM_AND_MLP, x0=(T, D), without=frozenset()):
         """Every metric of `expected` but those `without` agrees."""
-        bridge = normsim.torch.measure(blocks, x0=x0, depth=K, samples=SAMPLES, seed=SEED,
+        bridge = normsim.torch.measure(blocks, x0=x0, depth=K, samples=SAMPLES, seed=SEED, dtype=torch.float64,
                                        final_norm=final_norm, progress=False)
         sim = normsim.run({**config, "width": D, "tokens": T, "depth": K, "samples": SAMPLES, "seed": SEED,
                            "precision": "float64"}, progress=False)
@@ -207,7 +207,7 @@ class Devices(unittest.TestCase):
     def test_cuda_gives_the_cpus_samples_to_rounding(self):
         # float64 on both: the same weights and inputs, sums in other orders. Relative differences of a
         # few 1e-16 per operation, through depth 3: far below 1e-9 (and far above it if a draw differed).
-        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None)
+        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None, dtype=torch.float64)
         a = normsim.torch.measure(tb.pre_mlp(D), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), device="cuda", **kw)
         np.testing.assert_allclose(b.array("grad_sq"), a.array("grad_sq"), rtol=1e-9)
@@ -253,7 +253,7 @@ class Misuse(unittest.TestCase):
 class Batching(unittest.TestCase):
     """Issue 30 item 4: samples run together (vmap over their stacked parameters) give the values of samples
     run one by one, whatever the grouping; a block vmap cannot run falls back to the per-sample loop."""
-    kw = dict(x0=(T, D), depth=K, seed=3, progress=False)
+    kw = dict(x0=(T, D), depth=K, seed=3, progress=False, dtype=torch.float64)  # rounding 1.1e-16 below
 
     def assert_same_values(self, batched, alone, rtol):
         self.assertEqual(list(batched.per_sample), list(alone.per_sample))
@@ -309,7 +309,7 @@ class Batching(unittest.TestCase):
         """Blocks sharing parameters run sample by sample (gradw is the whole parameter's gradient, every use
         summed); a list of modules, re-initialised per sample, is copied per sample within a batch."""
         tied = lambda: (lambda block: [block] * 3)(tb.PreLN(D, tb.Mlp(D)))  # noqa: E731
-        kw = dict(x0=(T, D), samples=3, seed=1, progress=False, final_norm=None)
+        kw = dict(x0=(T, D), samples=3, seed=1, progress=False, final_norm=None, dtype=torch.float64)
         batched, alone = (normsim.torch.measure(tied, batch=b, **kw) for b in (None, False))
         self.assertEqual(sorted(batched.run_info["configs"][0]["per_sample_blocks"]), ["0", "1", "2"])
         self.assert_same_values(batched, alone, rtol=1e-12)  # as test_batched_equals_sample_by_sample
@@ -463,7 +463,8 @@ class OnlyInPyTorch(unittest.TestCase):
                 return x * 1e200
 
         with self.assertWarnsRegex(RuntimeWarning, "NaN or Inf"):
-            r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False)
+            r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False,
+                                      dtype=torch.float64)  # 1e200 is finite in float64 only
         rows = list(r.nonfinite.itertuples(index=False, name=None))
         streams = [row for row in rows if row[4] == ""]
         self.assertEqual(streams, [(0, 0, "forward", 2, ""), (0, 1, "forward", 2, "")])  # x_2 = 1e400 x_0
