@@ -57,14 +57,12 @@ std::size_t update_elements(const sim::StackShape& s) {
 }
 
 std::size_t edge_elements(const sim::StackShape& s) {
-  std::size_t n = 0;
+  std::size_t n = std::size_t(sim::edge_entries(s.cfg));
   const std::size_t T = s.tokens;
   for (const sim::Edge e : {sim::Edge::embedding, sim::Edge::readout}) {
-    if (!sim::has_edge(s.cfg, e)) continue;
     const sim::EdgeDims d = sim::edge_dims(s.cfg, e);
     const std::size_t rows = d.rows, cols = d.cols;
-    n += rows * cols + T * (e == sim::Edge::embedding ? rows : 2 * cols);
-    if (sim::steps_on_loss(s.cfg.update))
+    if (sim::has_edge(s.cfg, e) && sim::steps_on_loss(s.cfg.update))
       n += gradient_by_factors(s.tokens, d.rows, d.cols) ? T * (rows + cols) : rows * cols;
   }
   return n;

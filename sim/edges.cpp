@@ -48,6 +48,19 @@ double edge_std(const StackShape& s, Edge e) {
   return (r.std ? *r.std : init_key_std(s.cfg, d)) * r.mult;
 }
 
+double edge_weight_entries(const Config& c) {
+  double n = 0;
+  for (const Edge e : {Edge::embedding, Edge::readout})
+    if (has_edge(c, e)) n += double(edge_dims(c, e).rows) * edge_dims(c, e).cols;
+  return n;
+}
+
+double edge_entries(const Config& c) {
+  const double u = has_embedding(c) ? double(c.tokens) * edge_dims(c, Edge::embedding).rows : 0.0;
+  const double logits = has_readout(c) ? 2.0 * c.tokens * c.output_width : 0.0;
+  return edge_weight_entries(c) + u + logits;
+}
+
 template <class R>
 Mat<R> embedding_input(const Config& c, std::uint32_t sample) {
   const EdgeDims d = edge_dims(c, Edge::embedding);

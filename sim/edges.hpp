@@ -42,6 +42,11 @@ inline std::uint32_t edge_layer(const Config& c, Edge e) {
 // The std W_e is drawn with (its multiplier included).
 double edge_std(const StackShape& s, Edge e);
 
+// Entries one sample's pass holds for the edge matrices (the backends' memory plans): each W_e, the
+// embedding's input u, the logits and their gradient (0 without edge matrices).
+double edge_entries(const Config& c);
+double edge_weight_entries(const Config& c);  // each W_e's entries alone
+
 // The embedding's input u of a sample, in the backend's precision: Gaussian T x input_width, or one-hot
 // T x vocab.
 template <class R>

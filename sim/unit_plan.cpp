@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/config_schema.hpp"
+#include "sim/edges.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
@@ -76,8 +77,11 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // sgd and adam keep every matrix's gradient from the backward to the updated pass: the stack's weights
   // once.
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
+  // The edge matrices (sim/edges.hpp) live for the whole pass, with their inputs and logits; sgd and adam
+  // keep their gradients too.
+  const double edges = edge_entries(c), edge_grads = stepped ? edge_weight_entries(c) : 0.0;
   m.weights = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes +
-              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0);
+              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0) + (edges + edge_grads) * s.bytes;
   m.activations = (K * ((1 - a) * mlp_act + a * att_act + tape) + (a < 1 ? mlp_tmp : 0.0)) * s.bytes;
   // Streams and their gradients in double; update != none adds the updated pass's streams.
   m.metric_copies = (c.update == vocab::Update::none ? 2.0 : 3.0) * (K + 1) * s.t * s.d * 8.0;

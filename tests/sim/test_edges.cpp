@@ -13,6 +13,7 @@
 #include "sim/cpu_tape_device.hpp"
 #include "sim/edges.hpp"
 #include "sim/inputs.hpp"
+#include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/result_rows.hpp"
 #include "sim/sample_metrics.hpp"
@@ -103,6 +104,26 @@ TEST_CASE("edge_matrices_fd", "[edges]") {
   post.placement = normsim::vocab::Placement::post;
   post.input_norm = true;
   CHECK(check_edges_fd(post) == 5 * 6 + 6 * 4);
+}
+
+// sgd moves W_emb by -lr dLoss/dW_emb (the gradient checked above), so x_0 moves by -lr u G and
+// output_change at l = 0 (no input norm) is lr^2 ||u G||^2 / ||u W||^2, to rounding in float64.
+TEST_CASE("sgd steps the embedding by its gradient", "[edges]") {
+  Config c = edged(5, 0, 4, Loss::readout);
+  c.update_lr = 0.1;
+  c.metrics.insert(metric::output_change);
+  std::vector<Mat<double>> grads;
+  loss_at(c, Edge::embedding, 0, 0, 0.0, &grads);
+  const StackShape shape(c);
+  const std::shared_ptr<const Placement> p = placement_for(c);
+  CpuTape<double> g(shape, *p, SampleKey{c.seed, 0});
+  const Mat<double> u = input_matrix<double>(c, SampleKey{c.seed, 0});
+  const double expected = (c.update_lr * u * grads[0]).squaredNorm() /
+                          (u * g.device().edge_matrix(Edge::embedding)).squaredNorm();
+  CpuBackend cpu(1);
+  const std::vector<SampleRecord> r = cpu.run(c, std::vector<int>{0});
+  CHECK(r.at(0).values[metric::output_change][0] == Approx(expected).epsilon(1e-9));
+  CHECK(expected > 1e-6);
 }
 
 // x_0[t] is row id_t of W_emb, bit for bit (the one-hot product adds exact zeros), and the ids cover the
