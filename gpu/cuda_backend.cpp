@@ -17,6 +17,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stream_statistics.hpp"
+#include "sim/bf16.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
@@ -30,6 +31,16 @@ namespace {
 bool asks_jacobian(const sim::Config& c) {
   return sim::JacobianWanted::of(c.metrics).any();
 }
+// bf16 where the CPU's emulation refuses it (sim::bf16_refusal), and SwiGLU, whose fused kernels round once
+// where PyTorch's separate ops (and the CPU) round silu(g) and its product apart.
+std::string bf16_cuda_refusal(const sim::Config& c) {
+  if (std::string why = sim::bf16_refusal(c); !why.empty()) return why;
+  if (c.precision == vocab::Precision::bf16 && c.activation == vocab::Activation::swiglu)
+    return "key 'activation': 'swiglu' in precision 'bf16' runs on the CPU backend only (the CUDA backend's "
+           "fused SwiGLU kernels do not round silu(g) apart; docs/gpu.md): use --backend cpu";
+  return "";
+}
+
 std::string jacobian_refusal() {
   return "key 'metrics': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the CUDA "
          "backend only when the whole tape of a sample fits the GPU, and this one needs activation "
@@ -86,6 +97,9 @@ std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::
       return run_typed<float>(config, samples, false);
     case vocab::Precision::tf32:
       return run_typed<float>(config, samples, true);
+    case vocab::Precision::bf16:
+      if (const std::string why = bf16_cuda_refusal(config); !why.empty()) throw sim::BackendUnavailable(why);
+      return run_typed<float>(config, samples, false);
   }
   throw std::invalid_argument("CUDA backend: an unknown precision");
 }
@@ -116,6 +130,7 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
+  if (std::string why = bf16_cuda_refusal(config); !why.empty()) return why;
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();

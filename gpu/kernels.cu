@@ -8,6 +8,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_common.cuh"
 #include "gpu/kernels.hpp"
+#include "sim/bf16_bits.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
 #include "sim/moe_gate.hpp"
@@ -106,6 +107,14 @@ __global__ void row_norm_backward_kernel(const R* y, const R* dy, R* dx, const d
     const double xhat = double(y[o + i]) * inv_gain;
     const R v = R(rs * (double(dy[o + i]) * gain - mean_g - xhat * mean_gx));
     dx[o + i] = accumulate ? dx[o + i] + v : v;
+  }
+}
+
+__global__ void round_to_bf16_kernel(const float* x, float* rounded, std::uint16_t* bits, std::size_t n) {
+  NORMSIM_GRID_LOOP(i, n) {
+    const std::uint32_t u = sim::bf16_rounded_bits(__float_as_uint(x[i]));
+    if (rounded) rounded[i] = __uint_as_float(u);
+    if (bits) bits[i] = std::uint16_t(u >> 16);
   }
 }
 
@@ -366,6 +375,11 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
   if (rows == 0) return;
   row_norm_backward_kernel<<<rows, row_threads(n)>>>(d_y, d_dy, d_dx, d_rstd, n, kind, gain, accumulate);
   check_launch("row_norm_backward_kernel");
+}
+
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n) {
+  round_to_bf16_kernel<<<grid_for(n), kThreads>>>(d_x, d_rounded, d_bits, n);
+  check_launch("round_to_bf16_kernel");
 }
 
 template <class R>

@@ -64,6 +64,11 @@ void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n);
 template <class R>
 void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n);
 
+// precision = "bf16" (sim/bf16.hpp): each x[i] rounded to bf16 (sim/bf16_bits.hpp), as a float into
+// d_rounded (which may alias d_x) and as its 16 bits into d_bits (a CUDA_R_16BF operand), each where not
+// null.
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n);
+
 // The attention output gate (sim/attention_gate.hpp) over `rows` tokens of d coordinates, G = d / group gates
 // each: y = o * sigmoid(z) (z rows x G); its backward d_o = dy * sigmoid(z) (d_o may alias dy) and
 // dz = sigmoid'(z) * (the sum of dy * o over the gate's coordinates).

@@ -98,7 +98,7 @@ struct Config {
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                                         // independent initializations per configuration
-  vocab::Precision precision = vocab::Precision::float32;  // tf32: CUDA only
+  vocab::Precision precision = vocab::Precision::float32;  // tf32: CUDA only; bf16: sim/bf16.hpp
   vocab::Recompute recompute = vocab::Recompute::auto_;    // CUDA: weights drawn again in the backward
   // Output: the metrics computed and written (a list of names; a list here does not sweep).
   MetricSet metrics = MetricSet::defaults();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/bf16.hpp"
 #include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/jacobian_probes.hpp"
@@ -75,6 +76,7 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
     return "key 'precision': '" + std::string(vocab::name(config.precision)) +
            "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
            "precision = \"float32\")";
+  if (std::string why = bf16_refusal(config); !why.empty()) return why;
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
   return cpu_memory_refusal(config, at_once, machine_memory_bytes());
 }

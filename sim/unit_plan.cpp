@@ -61,11 +61,11 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // Weights: one matrix at a time (drawn when used, redrawn in the backward), the largest of the stack. Where
   // cpu_keeps_weights allows, the whole stack is kept instead: at most an eighth of the machine, not counted.
   const double mlp_w = s.d * s.h, att_w = s.d * s.d;
-  // MLP, kept for the backward: h (+ g for SwiGLU, + the gate of float32 GELU, SiLU and SwiGLU:
+  // MLP, kept for the backward: h (+ g for SwiGLU, + the gate of float32 (and bf16) GELU, SiLU and SwiGLU:
   // activations_vec.hpp's keeps_gate) (T x H each); the backward's temporaries for one sublayer: a, dh (+
   // dg).
   const bool keeps_gate =
-      c.precision == vocab::Precision::float32 &&
+      c.precision != vocab::Precision::float64 &&
       (c.activation == vocab::Activation::gelu || c.activation == vocab::Activation::silu || s.swiglu);
   const double mlp_act = (1.0 + (s.swiglu ? 1.0 : 0.0) + (keeps_gate ? 1.0 : 0.0)) * s.t * s.h,
                mlp_tmp = (s.swiglu ? 3.0 : 2.0) * s.t * s.h;

@@ -52,8 +52,9 @@ enum class MoeGate { renormalized, softmax };
 // What qk_norm normalizes: each head's slice of Q and K (width d/heads), or the whole projection (width d)
 // before the heads are split (OLMo-2).
 enum class QkNormScope { head, projection };
-// The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
-enum class Precision { float32, float64, tf32 };
+// The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only. bf16:
+// torch.autocast's bfloat16, products on bf16 inputs and outputs with float32 accumulation; sim/bf16.hpp).
+enum class Precision { float32, float64, tf32, bf16 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names
 // "auto", "true", "false").
 enum class Recompute { auto_, yes, no };

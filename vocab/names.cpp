@@ -98,6 +98,10 @@ constexpr std::array kPrecisions{
     Named<Precision>{Precision::float64, "float64", "everything in double"},
     Named<Precision>{Precision::tf32, "tf32",
                      "float32 storage, matrix products on TF32 tensor cores (CUDA backend only)"},
+    Named<Precision>{Precision::bf16, "bf16",
+                     "torch.autocast(dtype=bfloat16): weights, matrix products' inputs and outputs and the "
+                     "activations on them rounded to bf16, float32 accumulation; residual stream, norms and "
+                     "statistics in float32 (the CPU emulates the rounding; MLP sublayers only)"},
 };
 constexpr std::array kRecomputes{
     Named<Recompute>{Recompute::auto_, "auto",

@@ -51,6 +51,11 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
   cpu::row_norm_backward(d_y, d_dy, d_dx, d_rstd, rows, n, kind, gain, accumulate);
 }
 
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n) {
+  mock::count_launch();
+  cpu::round_to_bf16(d_x, d_rounded, d_bits, n);
+}
+
 template <class R>
 void pointwise_norm_forward(const R* d_x, R* d_y, std::size_t n, sim::PointwiseNorm f) {
   mock::count_launch();

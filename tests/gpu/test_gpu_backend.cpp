@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_backend.hpp"
@@ -81,6 +82,27 @@ void require_records_close(const std::vector<sim::SampleRecord>& g, const std::v
   }
 }
 
+// The tolerances (tol, eps) above for float64 and float32. bf16 (sim/bf16.hpp): each backend rounds its
+// float32 values to bf16 at the same points, so values that differ by float32's ~1e-6 (summation order,
+// weights a few ulps apart) round to the same bf16 except where a rounding boundary lies between them: about
+// 1e-6 / 2^-8 = 3e-4 of the entries at each rounding, which then differ by one bf16 ulp (2^-7 relative) and
+// carry it on. A statistic moves at most as far as its entries do: eps 2^-6 (two bf16 ulps, one of the
+// entry's own rounding and one carried from the earlier sublayers); tol 1e-3, the absolute part, for
+// statistics near 0 (cosines of width 36, where a flipped entry weighs 1/6 of its 2^-7, averaged over T).
+// A wrong rounding point (one missing, or the output left unrounded) moves entries by ~2^-9 everywhere, not
+// 3e-4 of them, and shows as 2^-9 / sqrt(T d) in act_sq only; the bf16 test in tests/sim is where the
+// rounding itself is checked, this one that the CUDA path follows it.
+std::pair<double, double> tolerances(vocab::Precision p) {
+  switch (p) {
+    case vocab::Precision::float64:
+      return {1e-6, 1e-4};
+    case vocab::Precision::bf16:
+      return {1e-3, std::ldexp(1.0, -6)};
+    default:
+      return {1e-4, 3e-3};
+  }
+}
+
 // Options that keep the weights (no) or redraw them in the backward (yes).
 gpu::CudaOptions recomputing(vocab::Recompute r) {
   gpu::CudaOptions o;
@@ -118,13 +140,35 @@ struct KeptAndRedrawn {
 
   void require_match(const sim::Config& c, const std::vector<int>& samples) {
     const auto r = cpu.run(c, samples);
-    const bool f64 = c.precision == vocab::Precision::float64;
-    require_records_close(kept.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
-    require_records_close(redrawn.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    const auto [tol, eps] = tolerances(c.precision);
+    require_records_close(kept.run(c, samples), r, tol, eps);
+    require_records_close(redrawn.run(c, samples), r, tol, eps);
   }
 };
 
 }  // namespace
+
+// precision = "bf16" (sim/bf16.hpp) on the MLP sublayers it covers: every placement with GELU and ReLU-free
+// smooth activations (ReLU's mask flips where a one-ulp difference moves h across 0, a gradient difference of
+// order sqrt(3e-4), not a rounding point's), weights kept and redrawn, and with biases and an Adam step (the
+// rounded bias, the weights rounded after the update). SwiGLU and attention are refused, naming the key.
+TEST_CASE("CUDA backend matches the CPU backend in bf16", "[backend][bf16]") {
+  KeptAndRedrawn backends;
+  const std::vector<int> samples = {0, 2};
+  for (const char* act : {"gelu", "tanh"})
+    for (const sim::Placement* p : sim::all_placements()) {
+      const sim::Config c = small_config(p->id(), Kind{"mlp", act, false}, "bf16");
+      INFO("bf16 mlp/" << act << " " << p->id());
+      backends.require_match(c, samples);
+    }
+  sim::Config c = small_config(vocab::Placement::pre, Kind{"mlp", "gelu", false}, "bf16");
+  c.bias = true, c.init_bias = 0.3, c.update = vocab::Update::adam;
+  backends.require_match(c, samples);
+  c.activation = vocab::Activation::swiglu;
+  CHECK_THAT(backends.kept.refusal(c, 1), Catch::Contains("'swiglu'"));
+  c.activation = vocab::Activation::gelu, c.sublayer = vocab::Sublayer::transformer;
+  CHECK_THAT(backends.kept.refusal(c, 1), Catch::Contains("key 'precision'"));
+}
 
 // nGPT's unit-norm weights (init = "unit", gpu/kernels.cu unit_norm_vectors, twinned in
 // test_gpu_kernels.cpp): every sublayer kind, Pre-LN and nGPT's block (experiments/placements/ngpt.toml),
