@@ -3,6 +3,8 @@
 //          (c and z standard normal; tokens are equicorrelated with correlation rho)
 //   readout gradient g[t,i] ~ N(0,1)  (loss = sum g * y);   mse target[t,i] ~ N(0,1)  (loss = 1/2 |y -
 //   target|^2)
+// `batch` is the Philox layer word of all three (the training step's batch, sim/train_loop.hpp; 0 is the
+// one batch of a run without steps).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -13,19 +15,23 @@
 namespace normsim::sim {
 
 NORMSIM_HD double input_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width,
-                              double input_std, double rho) {
-  const float c = gaussian_at(DrawKey{seed, sample, 0, Stream::input_common}, std::uint64_t(i));
-  const float z = gaussian_at(DrawKey{seed, sample, 0, Stream::input_tokens},
+                              double input_std, double rho, std::uint32_t batch = 0) {
+  const float c = gaussian_at(DrawKey{seed, sample, batch, Stream::input_common}, std::uint64_t(i));
+  const float z = gaussian_at(DrawKey{seed, sample, batch, Stream::input_tokens},
                               std::uint64_t(t) * std::uint64_t(width) + i);
   return input_std * (std::sqrt(rho) * double(c) + std::sqrt(1.0 - rho) * double(z));
 }
 
-NORMSIM_HD double readout_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width) {
-  return gaussian_at(DrawKey{seed, sample, 0, Stream::readout}, std::uint64_t(t) * std::uint64_t(width) + i);
+NORMSIM_HD double readout_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width,
+                                std::uint32_t batch = 0) {
+  return gaussian_at(DrawKey{seed, sample, batch, Stream::readout},
+                     std::uint64_t(t) * std::uint64_t(width) + i);
 }
 
-NORMSIM_HD double target_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width) {
-  return gaussian_at(DrawKey{seed, sample, 0, Stream::target}, std::uint64_t(t) * std::uint64_t(width) + i);
+NORMSIM_HD double target_entry(std::uint64_t seed, std::uint32_t sample, int t, int i, int width,
+                               std::uint32_t batch = 0) {
+  return gaussian_at(DrawKey{seed, sample, batch, Stream::target},
+                     std::uint64_t(t) * std::uint64_t(width) + i);
 }
 
 }  // namespace normsim::sim
