@@ -34,21 +34,26 @@ void Optimizer<R>::set_gradient(int k, WeightKind w, Mat<R> g, Part part) {
 template <class R>
 void Optimizer<R>::apply(int k, WeightKind w, Mat<R>& W, Part part) const {
   const auto it = params_.find(Key{k, int(w), int(part)});
-  if (it == params_.end() || it->second.disp.size() == 0) return;  // not stepped yet: W_0
-  W += it->second.disp;
+  if (it == params_.end()) return;
+  const Param& p = it->second;
+  // W_eff = mult W moves by mult dW, and W's gradient is mult times W_eff's: lr mult^2 on W_eff's gradients.
+  if (p.grad_sum.size() > 0) subtract_sgd_step(W, p.grad_sum, p.rule.lr * p.rule.mult * p.rule.mult);
+  if (p.disp.size() > 0) W += p.disp;
 }
 
 template <class R>
 void Optimizer<R>::step_param(Param& p) const {
-  const R mult = R(p.rule.mult);
-  // The parameter's gradient: mult times W_eff's (the multiplier is folded into the drawn W_eff).
-  Mat<R> g = p.grad * mult;
-  if (p.disp.size() == 0) p.disp = Mat<R>::Zero(g.rows(), g.cols());
-  if (kind_ == vocab::Update::sgd) {
-    p.disp -= g.unaryExpr([lr = p.rule.lr](R x) { return sgd_step(x, lr); }) * mult;
+  if (kind_ == vocab::Update::sgd) {  // S += g, W_eff's gradient (the multiplier enters in apply)
+    if (p.grad_sum.size() == 0)
+      p.grad_sum = std::move(p.grad);
+    else
+      p.grad_sum += p.grad;
     return;
   }
-  if (p.m.size() == 0) p.m = p.v = Mat<R>::Zero(g.rows(), g.cols());
+  const R mult = R(p.rule.mult);
+  // The parameter's gradient: mult times W_eff's (the multiplier is folded into the drawn W_eff).
+  const Mat<R> g = p.grad * mult;
+  if (p.disp.size() == 0) p.disp = p.m = p.v = Mat<R>::Zero(g.rows(), g.cols());
   const Config& c = shape_.cfg;
   const AdamStep a{p.rule.lr,
                    p.rule.eps,

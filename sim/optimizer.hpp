@@ -1,8 +1,9 @@
 // The optimizer of the training loop (sim/train_loop.hpp, docs/design/parametrization.md 3.5): SGD without
-// momentum, or Adam with its m and v kept across steps (Kingma & Ba 2015, Algorithm 1). It keeps, per
-// parameter, the displacement D = W_s - W_0 from init, so a pass draws W_0 from its Philox counters as every
-// pass does and adds D (apply): W_s is then exact to the draw, and D is what a relative update ||W_s -
-// W_0|| / ||W_0|| reads. With steps = 1 and SGD, W_0 + D is today's one update W_0 - lr g bit for bit.
+// momentum, or Adam with its m and v kept across steps (Kingma & Ba 2015, Algorithm 1). A pass draws W_0 from
+// its Philox counters as every pass does and the optimizer moves it to W_s (apply), from what it keeps per
+// parameter: for Adam the displacement D = W_s - W_0, for SGD (constant learning rate) the sum S of the
+// gradients so far, W_s = W_0 - lr S, through the one update's own subtract_sgd_step, so that steps = 1 is
+// the one update bit for bit. Either is what a relative update ||W_s - W_0|| / ||W_0|| reads.
 //
 // A parameter is whatever reports a gradient (set_gradient): the optimizer lists no matrices of its own, so
 // a matrix the stack gains (an embedding, a readout) is trained once its pass reports it.
@@ -37,19 +38,19 @@ class Optimizer final : public ParameterUpdate<R> {
   bool needs_gradients() const override { return true; }
   void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override;
   void seal() override { sealed_ = true; }
-  // W += D, the parameter's displacement so far (none before its first step).
+  // W_0 -> W_s: W - lr S (sgd), W + D (adam); W unchanged before the parameter's first step.
   void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override;
   // Step t + 1 from the gradients of this pass, then opens the next pass's recording. Throws
   // std::logic_error when a trained parameter reported no gradient.
   void step();
   int steps_taken() const { return t_; }
-  // The bytes one sample's optimizer holds per weight entry: D, and Adam's m and v.
+  // The copies of the stack's weights one sample's optimizer holds: S (sgd); D, m and v (adam).
   static int state_copies(vocab::Update u) { return u == vocab::Update::adam ? 3 : 1; }
 
  private:
   struct Param {
     ParamRule rule;
-    Mat<R> grad, disp, m, v;
+    Mat<R> grad, grad_sum, disp, m, v;  // grad_sum: sgd's S; disp, m, v: Adam's
   };
   using Key = std::tuple<int, int, int>;  // sublayer, weight kind, part
   const StackShape& shape_;

@@ -51,11 +51,18 @@ void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W, Part part) const {
     throw std::logic_error("weight update: no gradient of " + std::string(weight_name(w)) +
                            (part == Part::bias ? "'s bias" : "") + " at sublayer " + std::to_string(k));
   if (kind_ == vocab::Update::sgd)
-    W -= g.unaryExpr([lr = lr_](R x) { return sgd_step(x, lr); });
+    subtract_sgd_step(W, g, lr_);
   else
     W -= g.unaryExpr([lr = lr_, eps = eps_](R x) { return adam_step(x, lr, eps); });
 }
 
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr) {
+  W -= g.unaryExpr([lr](R x) { return sgd_step(x, lr); });
+}
+
+template void subtract_sgd_step<float>(Mat<float>&, const Mat<float>&, double);
+template void subtract_sgd_step<double>(Mat<double>&, const Mat<double>&, double);
 template class WeightUpdate<float>;
 template class WeightUpdate<double>;
 

@@ -46,6 +46,11 @@ class ParameterUpdate {
   virtual void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const = 0;
 };
 
+// W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/optimizer.hpp) call
+// this one compiled body, so the two round alike (a compiler may fuse W - g lr into one rounding).
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr);
+
 template <class R>
 class WeightUpdate final : public ParameterUpdate<R> {
  public:
