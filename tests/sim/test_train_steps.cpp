@@ -200,7 +200,7 @@ TEST_CASE("steps_thread_invariant: 1 and 2 threads give the same records, bit fo
   }
 }
 
-TEST_CASE("fresh_vs_fixed: step 0 is the same draw; later steps differ only with fresh batches") {
+TEST_CASE("fresh_vs_fixed: step 0 is the same draw, and later steps differ only with fresh batches") {
   Config fixed = small(Update::adam, 2), fresh = fixed;
   fresh.batches = normsim::vocab::Batches::fresh;
   const auto a = run_cpu(fixed, 2), b = run_cpu(fresh, 2), again = run_cpu(fixed, 2);
