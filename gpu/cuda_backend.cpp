@@ -131,6 +131,9 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
   if (std::string why = bf16_cuda_refusal(config); !why.empty()) return why;
+  if (config.steps > 0)
+    return "key 'steps': training steps run on the CPU backend only so far (docs/design/parametrization.md, "
+           "P4: the CUDA optimizer is not written yet); use --backend cpu";
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();

@@ -11,6 +11,11 @@
 
 namespace normsim::sim {
 
+// The most training steps a configuration may take: the design's "a few dozen" with room to spare; every step
+// keeps its records in memory until the unit ends (docs/design/parametrization.md 3.5, no mid-training
+// checkpoint).
+inline constexpr int kMaxSteps = 1000;
+
 struct Config {
   // Model.
   vocab::Sublayer sublayer = vocab::Sublayer::mlp;
@@ -95,6 +100,11 @@ struct Config {
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
   double adam_eps = 1e-8;      // adam: epsilon of the step g / (|g| + eps) (Kingma & Ba 2015's default)
+  // Training (sim/train_loop.hpp): steps > 0 runs that many steps of `update` (sgd or adam), measuring every
+  // metric at steps 0..steps; 0 is the one update above.
+  int steps = 0;                                // at most kMaxSteps
+  double adam_beta1 = 0.9, adam_beta2 = 0.999;  // steps > 0, adam: Kingma & Ba 2015's defaults
+  vocab::Batches batches = vocab::Batches::fixed;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                                         // independent initializations per configuration

@@ -52,6 +52,7 @@ const auto kLosses = vocab_choices<vocab::Loss>();
 const auto kLogitScalings = vocab_choices<vocab::LogitScaling>();
 const auto kAttentionGates = vocab_choices<vocab::AttentionGate>();
 const auto kUpdates = vocab_choices<vocab::Update>();
+const auto kBatches = vocab_choices<vocab::Batches>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
 const auto kMoeGates = vocab_choices<vocab::MoeGate>();
@@ -124,6 +125,17 @@ Check float_range(double lo, double hi, bool lo_open = false) {
       return shortest(x) + " is out of range (must be " + range + ")";
     }
     return "";
+  };
+}
+
+// An Adam beta: in [0, 1), since beta = 1 leaves the bias correction 1 - beta^t at 0.
+Check adam_beta() {
+  return [](const KeyValue& v) -> std::string {
+    const double x = std::get<double>(v);
+    if (std::isfinite(x) && x >= 0 && x < 1) return "";
+    return (std::isfinite(x) ? shortest(x) + " is out of range"
+                             : format_value(v) + " is not a finite number") +
+           " (must be in [0, 1): beta = 1 leaves Adam's bias correction 1 - beta^t at 0)";
   };
 }
 
@@ -487,14 +499,30 @@ std::vector<KeyInfo> make_table() {
       key("update", &Config::update, "update",
           "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
           "none | random | sgd | adam", one_of(kUpdates), kUpdates),
-      key("update_lr", &Config::update_lr, "update", "sgd, adam: learning rate of the one step", "> 0",
+      key("update_lr", &Config::update_lr, "update",
+          "sgd, adam: learning rate of the one step, or of every step (steps > 0)", "> 0",
           float_range(0, INFINITY, true)),
       key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
           "> 0", float_range(0, INFINITY, true)),
       when_set(key("adam_eps", &Config::adam_eps, "update",
-                   "adam: epsilon of the one step lr g / (|g| + eps) (Kingma & Ba 2015's 1e-8); a "
-                   "parametrization's eps rules read it",
+                   "adam: epsilon, in lr m^ / (sqrt(v^) + eps) (Kingma & Ba 2015's 1e-8; steps = 0: the one "
+                   "step lr g / (|g| + eps)); a parametrization's eps rules read it",
                    "> 0", float_range(0, INFINITY, true))),
+      when_set(key("steps", &Config::steps, "update",
+                   "training steps of `update` (sgd or adam) after init, every metric measured at steps 0 "
+                   "to `steps` (a step column in the result files); 0: the one update output_change measures",
+                   "0 to 1000", int_range(0, kMaxSteps))),
+      when_set(key("adam_beta1", &Config::adam_beta1, "update",
+                   "steps > 0, adam: decay of the first moment m (Kingma & Ba 2015's 0.9)", "[0, 1)",
+                   adam_beta())),
+      when_set(key("adam_beta2", &Config::adam_beta2, "update",
+                   "steps > 0, adam: decay of the second moment v (Kingma & Ba 2015's 0.999; CompleteP's "
+                   "run.sh l.37: 0.95)",
+                   "[0, 1)", adam_beta())),
+      when_set(key("batches", &Config::batches, "update",
+                   "steps > 0: the batch each step reads: fixed (batch 0 every step, microsoft/mup's "
+                   "fix_data) or fresh (new input, readout direction and target per step)",
+                   "fixed | fresh", one_of(kBatches), kBatches)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
@@ -715,6 +743,17 @@ std::vector<ConfigIssue> validate(const Config& c) {
            "matrices share one weight kind",
            {"moe_experts"}});
   }
+  if (c.steps > 0 && c.update != vocab::Update::sgd && c.update != vocab::Update::adam)
+    issues.push_back(
+        {"steps",
+         "training steps are steps of an optimizer on the loss: set update = \"sgd\" or \"adam\"",
+         {"update"}});
+  if (c.steps > 0 && (has_embedding(c) || has_readout(c)))
+    issues.push_back({"steps",
+                      "the training loop's optimizer does not step the embedding or readout matrix yet "
+                      "(docs/design/parametrization.md, P4): set steps = 0 (the one update steps them), or "
+                      "leave input_width, vocab and output_width unset",
+                      {"input_width", "vocab", "output_width"}});
   for (auto& i : edge_issues(c)) issues.push_back(std::move(i));
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack

@@ -31,12 +31,13 @@ struct SampleKey {
 // Frobenius norms of the weight gradients of one sublayer, by WeightKind; NaN where the branch has none.
 using WeightGradNorms = std::array<double, kWeightKinds>;
 
-// How a branch takes part in a parameter update (sim/weight_update.hpp): the first pass records its weight
-// gradients into `record` during backward; the second pass draws W + dW through `apply`. Both null: neither.
+// How a branch takes part in a parameter update (sim/weight_update.hpp): a pass records its weight gradients
+// into `record` during backward and draws W + dW through `apply` (the one update's first pass records, its
+// second applies; a training step does both). Both null: neither.
 template <class R>
 struct UpdateHooks {
-  WeightUpdate<R>* record = nullptr;
-  const WeightUpdate<R>* apply = nullptr;
+  ParameterUpdate<R>* record = nullptr;
+  const ParameterUpdate<R>* apply = nullptr;
 };
 
 template <class R>

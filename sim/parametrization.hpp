@@ -18,7 +18,8 @@ namespace normsim::sim {
 
 // One matrix's fields. std absent: the init keys decide (sim/init.cpp); the multiplier is folded into the
 // drawn matrix (std_eff = mult std). lr_sgd, lr_adam and eps are resolved and stored for the optimizer of
-// several steps (P4); today's one-step update refuses a parametrization (parametrization_issues).
+// several steps (sim/optimizer.hpp); the one update of steps = 0 refuses a parametrization
+// (parametrization_issues).
 struct MatrixRule {
   std::optional<double> std;
   double mult = 1.0, lr_sgd = 0.0, lr_adam = 0.0, eps = 0.0;
@@ -51,7 +52,7 @@ std::string parametrization_text(const Config& c);
 // Why param_rules' text is refused on its own (a parse error with its column, a name that is no numeric
 // key), or "".
 std::string check_param_rules(const KeyValue& text);
-// The combinations a parametrization refuses: rules without one, an optimizer step (P4), an std or
+// The combinations a parametrization refuses: rules without one, an optimizer step with steps = 0, an std or
 // multiplier that is not a finite number >= 0, a param_rules rule for an edge matrix the stack lacks.
 std::vector<ConfigIssue> parametrization_issues(const Config& c);
 

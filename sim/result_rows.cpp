@@ -54,11 +54,20 @@ std::vector<std::string> table_columns(ResultTable table, const KeyIsSet& is_set
   for (auto& k : key_columns(is_set)) cols.push_back(std::move(k));
   if (table == ResultTable::layers) cols.emplace_back("sample");
   for (const char* c : {"metric", "l", "k"}) cols.emplace_back(c);
+  if (has_step_column(is_set)) cols.emplace_back("step");
   if (table == ResultTable::summary)
     for (const char* c : {"mean", "se", "n"}) cols.emplace_back(c);
   else
     cols.emplace_back("value");
   return cols;
+}
+
+bool has_step_column(const KeyIsSet& is_set) {
+  return is_set && is_set(*find_key("steps"));
+}
+
+bool has_step_column(std::span<const Config> configs) {
+  return has_step_column(set_in(configs));
 }
 
 std::string_view index_column(std::size_t metric) {
@@ -80,30 +89,36 @@ std::string csv_key_fields(const Grid& grid, std::size_t c, const std::vector<st
   return s;
 }
 
-std::string csv_metric_fields(std::size_t metric, std::size_t index) {
+std::string csv_metric_fields(std::size_t metric, std::size_t index, int step) {
   const std::string i = std::to_string(index);
   const bool stream = index_column(metric) == "l";
-  return std::string(metric_table()[metric].name) + "," + (stream ? i + ",," : "," + i + ",");
+  std::string fields = std::string(metric_table()[metric].name) + "," + (stream ? i + ",," : "," + i + ",");
+  if (step >= 0) fields.append(std::to_string(step)).push_back(',');
+  return fields;
 }
 
 void for_each_summary(const GridRecords& records, const std::function<void(const SummaryValue&)>& f) {
   std::vector<double> across;
   for (std::size_t c = 0; c < records.size(); ++c) {
     std::size_t metrics = 0;
-    for (const auto& r : records[c]) metrics = std::max(metrics, r.values.size());
-    for (std::size_t m = 0; m < metrics; ++m) {
-      std::size_t size = 0;
-      for (const auto& r : records[c])
-        if (m < r.values.size()) size = std::max(size, r.values[m].size());
-      for (std::size_t i = 0; i < size; ++i) {
-        across.clear();
+    int steps = 0;
+    for (const auto& r : records[c])
+      metrics = std::max(metrics, r.values.size()), steps = std::max(steps, r.step);
+    for (int step = 0; step <= steps; ++step)
+      for (std::size_t m = 0; m < metrics; ++m) {
+        std::size_t size = 0;
         for (const auto& r : records[c])
-          if (m < r.values.size() && i < r.values[m].size()) across.push_back(r.values[m][i]);
-        const Summary s = summarize(across);
-        if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never NaN or Inf
-        f(SummaryValue{c, m, i, s});
+          if (r.step == step && m < r.values.size()) size = std::max(size, r.values[m].size());
+        for (std::size_t i = 0; i < size; ++i) {
+          across.clear();
+          for (const auto& r : records[c])
+            if (r.step == step && m < r.values.size() && i < r.values[m].size())
+              across.push_back(r.values[m][i]);
+          const Summary s = summarize(across);
+          if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never NaN or Inf
+          f(SummaryValue{c, m, i, step, s});
+        }
       }
-    }
   }
 }
 
@@ -112,15 +127,17 @@ void for_each_nonfinite(const GridRecords& records, const std::function<void(con
     for (const auto& r : records[c]) {
       for (const auto& s : r.nonfinite_statistics) {
         const MetricInfo& m = metric_table()[static_cast<std::size_t>(s.metric)];
-        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer});
+        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer, r.step});
       }
-      if (r.nonfinite) f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer});
+      if (r.nonfinite) f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer, r.step});
     }
 }
 
-std::string nonfinite_line(const NonFiniteRow& r) {
-  return std::to_string(r.config) + "," + std::to_string(r.sample) + "," + io::csv_field(r.pass) + "," +
-         std::to_string(r.layer) + "," + std::string(r.metric) + "\n";
+std::string nonfinite_line(const NonFiniteRow& r, bool with_step) {
+  std::string line = std::to_string(r.config) + "," + std::to_string(r.sample) + "," + io::csv_field(r.pass) +
+                     "," + std::to_string(r.layer) + "," + std::string(r.metric);
+  if (with_step) line.append(",").append(std::to_string(r.step));
+  return line + "\n";
 }
 
 }  // namespace normsim::sim

@@ -67,11 +67,18 @@ void WeightUpdate<R>::step(const Mat<R>& g, Mat<R>& W, const std::string& what) 
   if (g.rows() != W.rows() || g.cols() != W.cols())
     throw std::logic_error("weight update: no gradient of " + what);
   if (kind_ == vocab::Update::sgd)
-    W -= g.unaryExpr([lr = lr_](R x) { return sgd_step(x, lr); });
+    subtract_sgd_step(W, g, lr_);
   else
     W -= g.unaryExpr([lr = lr_, eps = eps_](R x) { return adam_step(x, lr, eps); });
 }
 
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr) {
+  W -= g.unaryExpr([lr](R x) { return sgd_step(x, lr); });
+}
+
+template void subtract_sgd_step<float>(Mat<float>&, const Mat<float>&, double);
+template void subtract_sgd_step<double>(Mat<double>&, const Mat<double>&, double);
 template class WeightUpdate<float>;
 template class WeightUpdate<double>;
 

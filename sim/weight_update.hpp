@@ -15,6 +15,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,25 +32,47 @@ inline bool steps_on_loss(vocab::Update u) {
   return u == vocab::Update::sgd || u == vocab::Update::adam;
 }
 
+// What a pass of the CPU tape asks of a parameter update (sim/cpu_branches.hpp's UpdateHooks): the one
+// update below, or the training loop's optimizer (sim/optimizer.hpp). A parameter is (sublayer k, matrix w,
+// part); the update keeps whatever parameters report to it, so it lists none itself.
 template <class R>
-class WeightUpdate {
+class ParameterUpdate {
  public:
-  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
-  // Whether apply() needs the first pass's weight gradients (sgd, adam).
-  bool needs_gradients() const;
-  // Records g = dLoss/dW of matrix w of sublayer k, or of its bias (first pass); kept until the second pass
-  // applies it.
-  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight);
+  virtual ~ParameterUpdate() = default;
+  // Whether the update needs the loss's weight gradients (set_gradient).
+  virtual bool needs_gradients() const = 0;
+  // Records g = dLoss/dW of matrix w of sublayer k, or of its bias, in a pass's backward.
+  virtual void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) = 0;
   // The loss's backward is done: later reverse passes (the Jacobian probes) seed other vectors than
   // dLoss/dy, so what they would record is not the loss's gradient and is ignored.
-  void seal() { sealed_ = true; }
-  // W += dW for matrix w of sublayer k, or its bias (1 x fan_out) (second pass), by the same rule. Throws
+  virtual void seal() = 0;
+  // W += dW for matrix w of sublayer k, or its bias (1 x fan_out), W as drawn at init. Throws
   // std::logic_error when a needed gradient is missing.
-  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const;
-  // The same for the edge matrix W_e: g = dLoss/dW_e recorded in the first pass, W_e += dW in the second.
-  void set_edge_gradient(Edge e, Mat<R> g);
+  virtual void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const = 0;
+  // The same for the edge matrix W_e (sim/edges.hpp): g = dLoss/dW_e recorded in a backward, W_e += dW. The
+  // training loop's optimizer does not step the edge matrices yet (steps with an edge matrix are refused in
+  // sim/config_schema.cpp), so only the one update overrides these.
+  virtual void set_edge_gradient(Edge, Mat<R>) { throw std::logic_error("edge matrices: not stepped here"); }
+  virtual void apply_edge(Edge, Mat<R>&) const { throw std::logic_error("edge matrices: not stepped here"); }
+};
+
+// W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/optimizer.hpp) call
+// this one compiled body, so the two round alike (a compiler may fuse W - g lr into one rounding).
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr);
+
+template <class R>
+class WeightUpdate final : public ParameterUpdate<R> {
+ public:
+  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
+  // sgd, adam: the first pass records the gradients; the second pass applies them.
+  bool needs_gradients() const override;
+  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override;
+  void seal() override { sealed_ = true; }
+  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override;
+  void set_edge_gradient(Edge e, Mat<R> g) override;
   const Mat<R>& edge_gradient(Edge e) const { return edge_grads_[std::size_t(e)]; }
-  void apply_edge(Edge e, Mat<R>& W) const;
+  void apply_edge(Edge e, Mat<R>& W) const override;
 
  private:
   // W += dW = -(the sgd or adam step of g); throws std::logic_error naming `what` when g is missing.

@@ -41,6 +41,9 @@ enum class Init { fanin, xavier, fixed, unit };
 enum class FinalNorm { auto_, always, never };
 // The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
 enum class Update { none, random, sgd, adam };
+// The batch each training step reads (steps > 0): batch 0 again (microsoft/mup's fix_data, coord_check.py
+// l.284-286), or a fresh draw per step (step s in the Philox layer word of the input and loss draws).
+enum class Batches { fixed, fresh };
 // How attention logits q.k are scaled: 1/sqrt(d_h) (the standard), or 1/d_h (muP); then by 1/temperature.
 enum class LogitScaling { sqrt, mup };
 // Gated attention (Qiu et al. 2025): the attention output times sigmoid(u W_g) before W_O, one gate per

@@ -88,9 +88,17 @@ constexpr std::array kUpdates{
     Named<Update>{
         Update::random, "random",
         "dW a Gaussian direction with ||dW||_F = update_scale ||W||_F per matrix (own Philox draws)"},
-    Named<Update>{Update::sgd, "sgd", "the first SGD step on the loss: dW = -update_lr dLoss/dW"},
-    Named<Update>{Update::adam, "adam",
-                  "the first Adam step (bias-corrected): dW = -update_lr g / (|g| + 1e-8), g = dLoss/dW"},
+    Named<Update>{Update::sgd, "sgd",
+                  "SGD on the loss, dW = -update_lr dLoss/dW: one step (steps = 0), or `steps` steps"},
+    Named<Update>{
+        Update::adam, "adam",
+        "Adam on the loss (Kingma & Ba 2015, Alg. 1): steps = 0, its first step dW = -update_lr g / "
+        "(|g| + adam_eps); or `steps` steps with m and v kept"},
+};
+constexpr std::array kBatches{
+    Named<Batches>{Batches::fixed, "fixed", "every step reads batch 0 (microsoft/mup's fix_data)"},
+    Named<Batches>{Batches::fresh, "fresh",
+                   "step s reads batch s: input, readout direction and target drawn anew (step 0: batch 0)"},
 };
 constexpr std::array kPrecisions{
     Named<Precision>{Precision::float32, "float32",
@@ -157,6 +165,7 @@ NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
 NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
 NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
 NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
+NORMSIM_VOCAB_TABLE(Batches, "batches", kBatches)
 NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
 NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)

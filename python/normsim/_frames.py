@@ -1,5 +1,6 @@
 """The result tables as pandas DataFrames. The files' columns (normsim._core.columns, defined once in
-sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, then mean, se, n or value; a
+sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] then mean, se, n or
+value (step where a configuration sets `steps`); a
 Result's frames keep of the keys only those whose value differs between its configurations (varying_keys),
 since the others, repeated on every row, took most of a sweep's memory (docs/python.md, "Result frames"); the
 full config is one merge away (Result.configs). One function, typed(), gives every table the same dtypes
@@ -9,7 +10,7 @@ have), l and k nullable Int64 (one of them empty per row)."""
 from . import _core
 from ._deps import require
 
-_INT_COLUMNS = ("config", "sample", "n", "l", "k")
+_INT_COLUMNS = ("config", "sample", "n", "l", "k", "step")
 # nonfinite.csv's columns (sim/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
 NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
 _FLOAT_COLUMNS = ("mean", "se", "value")

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -76,8 +77,9 @@ py::tuple theory(const sim::Grid& grid) {
   std::vector<std::string> skipped;
   const auto values = meanfield_of::theory_values(grid, &skipped);
   const auto n = static_cast<py::ssize_t>(values.size());
-  py::array_t<std::int64_t> config(n), metric(n);
+  py::array_t<std::int64_t> config(n), metric(n), step(n);
   py::array_t<double> l(n), k(n), value(n);
+  std::fill(step.mutable_data(), step.mutable_data() + n, 0);  // the mean field of init
   for (std::size_t r = 0; r < values.size(); ++r) {
     config.mutable_data()[r] = std::int64_t(values[r].config);
     metric.mutable_data()[r] = std::int64_t(values[r].metric);
@@ -85,7 +87,7 @@ py::tuple theory(const sim::Grid& grid) {
     value.mutable_data()[r] = values[r].value;
   }
   py::dict d;
-  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["value"] = value;
+  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step, d["value"] = value;
   return py::make_tuple(d, skipped);
 }
 
