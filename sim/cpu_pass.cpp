@@ -12,8 +12,8 @@ namespace normsim::sim {
 
 namespace {
 
-// dLoss/dz of the configured loss on batch `batch` at what it reads (y, or the logits z = y W_out): z - target
-// for mse, a fixed random readout direction otherwise.
+// dLoss/dz of the configured loss on batch `batch` at what it reads (y, or the logits z = y W_out): z -
+// target for mse, a fixed random readout direction otherwise.
 template <class R>
 Mat<R> loss_gradient(const Config& config, const SampleKey& key, std::uint32_t batch, const Mat<R>& y) {
   const int T = int(y.rows()), d = int(y.cols());  // d: width, or output_width
