@@ -8,6 +8,10 @@ namespace normsim::sim {
 
 std::string bf16_refusal(const Config& c) {
   if (c.precision != vocab::Precision::bf16) return "";
+  if (c.steps > 0)  // the training loop's optimizer (sim/optimizer.hpp) does not round its weights to bf16
+    return "key 'steps': training steps in precision = \"bf16\" are not emulated yet (the optimizer keeps "
+           "its "
+           "weights unrounded); use precision = \"float32\" or steps = 0";
   const std::string what = vocab::layout(c.sublayer).has_attention()
                                ? "sublayer = \"" + std::string(vocab::name(c.sublayer)) + "\" attends"
                            : c.moe_experts > 0 ? "moe_experts > 0 routes the MLP"
