@@ -26,6 +26,10 @@ class StackOps {
   Value scale(Value a, double s) { return scale(a, Scalars(batch(), s)); }
   // F_k(u): the branch of sublayer k. qkv_norm: per-head RMSNorm of Q, K and V (HybridNorm).
   virtual Value branch(int k, Value u, bool qkv_norm = false) = 0;
+  // F_k(u) with ResFormer's value residual (Fv; docs/theory_notes.md "Value residual"): attention whose
+  // values are (1 - lam) V + lam V_1. `first` is V_1 on this tape; invalid at the first such call, which runs
+  // F_k and sets `first` to its V (a Value whose gradient flows back into F_k's V). An MLP branch is F_k.
+  virtual Value branch_value(int k, Value u, double lam, Value& first) = 0;
   // mean of a^2 per sample, measured and then treated as a constant (no gradient): Admin's profiling.
   virtual Scalars mean_sq(Value a) = 0;
 };
