@@ -47,17 +47,21 @@ std::string jacobian_refusal() {
          "checkpointing (--backend cpu, a smaller width, depth or tokens, or leave them out of metrics)";
 }
 
-// A block that reads emb (x_0) needs x_0 on the tape of every unit it runs: the device rebuilds a segment
-// (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its own, which lacks it.
+// A block that reads emb (x_0) or calls Fv (V_1) needs that value on the tape of every unit it runs: the
+// device rebuilds a segment (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its
+// own, which lacks it.
 std::string embedding_refusal(const sim::Config& c, int checkpoint_every) {
-  if (!sim::placement_for(c)->reads_embedding()) return "";
+  const sim::Placement& p = *sim::placement_for(c);
+  if (!p.reads_embedding() && !p.reads_first_values()) return "";
+  const std::string what = p.reads_embedding() ? "reads emb" : "calls Fv";
+  const std::string value = p.reads_embedding() ? "the x_0 a block with emb" : "the V_1 a block with Fv";
   if (checkpoint_every > 0)
-    return "key 'block': a block that reads emb runs on the CUDA backend only when the whole tape of a "
-           "sample fits the GPU, and this one needs activation checkpointing (--backend cpu, or a smaller "
-           "width, depth or tokens)";
+    return "key 'block': a block that " + what +
+           " runs on the CUDA backend only when the whole tape of a sample fits the GPU, and this one needs "
+           "activation checkpointing (--backend cpu, or a smaller width, depth or tokens)";
   if (sim::JacobianWanted::of(c.metrics).blocks)
-    return "key 'metrics': block_identity_dev rebuilds each block on a tape of its own, which lacks the x_0 "
-           "a block with emb reads (--backend cpu, or leave it out of metrics)";
+    return "key 'metrics': block_identity_dev rebuilds each block on a tape of its own, which lacks " +
+           value + " reads (--backend cpu, or leave it out of metrics)";
   return "";
 }
 

@@ -299,7 +299,7 @@ class GpuAttention final : public GpuBranch<R> {
     const R* kv = cross_ ? enc_.get() : d_u;
     q_ = split(project(d_u, kinds_[0], norms_.qk, norms_.qk_slices(heads_), rq_));
     k_ = split(project(kv, kinds_[1], norms_.qk, norms_.qk_slices(heads_), rk_));
-    v_ = split(project(kv, kinds_[2], norms_.v, heads_, rv_));
+    v_ = split(mixed(project(kv, kinds_[2], norms_.v, heads_, rv_)));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, logit_scale_, q_.get(), dh, sh, k_.get(), dh, sh, 0.0, p_.get(),
@@ -357,6 +357,7 @@ class GpuAttention final : public GpuBranch<R> {
       norm_backward(k_, dk, rk_, norms_.qk_slices(heads_));
     }
     if (norms_.v) norm_backward(v_, dv, rv_, heads_);
+    mix_values_backward(dv);
     q_.reset();
     k_.reset();
     v_.reset();
@@ -379,7 +380,42 @@ class GpuAttention final : public GpuBranch<R> {
     return du;
   }
 
+  sim::ValueResidual<DeviceBuffer<R>>* value_residual() override { return cross_ ? nullptr : &residual_; }
+  DeviceBuffer<R> values() const override { return merge(v_.get()); }
+
  private:
+  // Per sample, S copies of s (device doubles), the factors scaled_sum reads.
+  DeviceBuffer<double> factors(double s) const {
+    return DeviceBuffer<double>::from_host(std::vector<double>(std::size_t(ctx_.S), s));
+  }
+  // V mixed with V_1 where this branch takes part in the value residual (Fv): (1 - lam) V + lam V_1, in the
+  // tokens' layout, as sim/cpu_branches.cpp.
+  DeviceBuffer<R> mixed(DeviceBuffer<R> v) {
+    if (!residual_.mixes) return v;
+    const std::size_t per = std::size_t(T_) * d_;
+    const DeviceBuffer<double> own = factors(1.0 - residual_.lam), first = factors(residual_.lam);
+    scaled_sum(v.get(), v.get(), own.get(), static_cast<const R*>(nullptr), per, ctx_.S, false);
+    scaled_sum(v.get(), residual_.first->get(), first.get(), static_cast<const R*>(nullptr), per, ctx_.S,
+               true);
+    residual_.first = nullptr;
+    return v;
+  }
+  // The value residual's backward on dv = dLoss/dV, as sim/cpu_branches.cpp's.
+  void mix_values_backward(DeviceBuffer<R>& dv) {
+    const std::size_t per = std::size_t(T_) * d_;
+    if (residual_.mixes) {
+      const DeviceBuffer<double> own = factors(1.0 - residual_.lam), first = factors(residual_.lam);
+      residual_.first_grad = DeviceBuffer<R>(dv.size());
+      scaled_sum(residual_.first_grad.get(), dv.get(), first.get(), static_cast<const R*>(nullptr), per,
+                 ctx_.S, false);
+      scaled_sum(dv.get(), dv.get(), own.get(), static_cast<const R*>(nullptr), per, ctx_.S, false);
+    }
+    if (!residual_.extra_grad.empty()) {
+      scaled_sum(dv.get(), residual_.extra_grad.get(), static_cast<const double*>(nullptr),
+                 static_cast<const R*>(nullptr), per, ctx_.S, true);
+      residual_.extra_grad.reset();
+    }
+  }
   // u W, then (normalized) the norm (sim/head_norms.hpp) of each of the `slices` slices of every row (heads,
   // or 1 for OLMo-2's whole projection); rstd kept for the backward.
   DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, int slices,
@@ -431,6 +467,7 @@ class GpuAttention final : public GpuBranch<R> {
   const R* u_ = nullptr;
   DeviceBuffer<R> enc_, q_, k_, v_, o_, p_, z_;  // z_: the gate's pre-activations u W_g (S x T x G)
   DeviceBuffer<double> rq_, rk_, rv_;
+  sim::ValueResidual<DeviceBuffer<R>> residual_;
 };
 
 }  // namespace

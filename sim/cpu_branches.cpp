@@ -328,6 +328,10 @@ class CpuAttention final : public CpuBranch<R> {
     w_.multiply(q_raw_, u, kinds_[0], ws);
     w_.multiply(k_raw_, kv, kinds_[1], ws);
     w_.multiply(v_raw_, kv, kinds_[2], ws);
+    if (residual_.mixes) {  // Fv (norms_.v is off: V is v_raw_)
+      v_raw_ = v_raw_ * R(1.0 - residual_.lam) + *residual_.first * R(residual_.lam);
+      residual_.first = nullptr;
+    }
     size_normed(norms_.qk, q_, rq_, T, d, norms_.qk_slices(heads_));
     size_normed(norms_.qk, k_, rk_, T, d, norms_.qk_slices(heads_));
     size_normed(norms_.v, v_, rv_, T, d, heads_);
@@ -363,6 +367,7 @@ class CpuAttention final : public CpuBranch<R> {
       head_norm_backward(norms_.kind, q_, g.gq, rq_, 1, 0, gain_, g.dq);
       head_norm_backward(norms_.kind, k_, g.gk, rk_, 1, 0, gain_, g.dk);
     }
+    mix_values_backward(g.dv);
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
     gradient_norms<R>({{nw + int(kinds_[3]), &o, &dout},
@@ -386,7 +391,23 @@ class CpuAttention final : public CpuBranch<R> {
     return du;
   }
 
+  ValueResidual<Mat<R>>* value_residual() override { return cross_ ? nullptr : &residual_; }
+  const Mat<R>& values() const override { return v(); }
+
  private:
+  // The value residual's backward on dv = dLoss/dV (mixed, as the heads read it): dLoss/dV_1 = lam dv is
+  // handed out and V's own share is (1 - lam) dv; V_1's source adds what the mixing branches sent it.
+  void mix_values_backward(Mat<R>& dv) {
+    if (residual_.mixes) {
+      residual_.first_grad = dv * R(residual_.lam);
+      dv *= R(1.0 - residual_.lam);
+    }
+    if (residual_.extra_grad.size() != 0) {
+      dv += residual_.extra_grad;
+      residual_.extra_grad = Mat<R>();
+    }
+  }
+
   // dLoss/d of Q, K, V as the projections give them (dq, dk, dv) and, where a per-head norm follows, of
   // its output (gq, gk, gv; empty where none).
   struct QkvGrads {
@@ -472,6 +493,7 @@ class CpuAttention final : public CpuBranch<R> {
   Mat<R> z_, og_;  // the gate's pre-activations u W_g (T x G) and the gated output (T x d)
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;  // per head: softmax of its logits (T x T)
+  ValueResidual<Mat<R>> residual_;
 };
 
 }  // namespace

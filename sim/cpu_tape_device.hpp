@@ -58,6 +58,16 @@ class CpuTapeDevice {
   // W_e of this pass (sim/edges.hpp): drawn at its first use, W + dW in an updated pass. A caller may change
   // it before the stack is built (tests/sim/test_edges.cpp's finite differences).
   Mat<R>& edge_matrix(Edge e);
+  // The value residual (Fv, sim/value_residual.hpp): before forward, mix V_1 into br's values; after it, br's
+  // V (V_1 when br is its source); before backward, dLoss/dV from later mixing; after it, dLoss/dV_1.
+  void mix_values(CpuBranch<R>& br, const Mat<R>& first, double lam) const {
+    mix_values_into(br, first, lam);
+  }
+  Mat<R> branch_values(const CpuBranch<R>& br) const { return br.values(); }
+  void add_values_grad(CpuBranch<R>& br, Mat<R>&& g) const {
+    add_to(value_residual_of(br).extra_grad, std::move(g));
+  }
+  Mat<R> branch_values_grad(CpuBranch<R>& br) const { return take_values_grad<CpuBranch<R>, Mat<R>>(br); }
 
   // Per sublayer k: mean of the raw branch output squared, and weight-gradient norms (after backward).
   std::vector<double> branch_sq;

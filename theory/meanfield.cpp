@@ -157,6 +157,19 @@ detail::BranchSet branches_of(const StackSpec& spec, const WeightGains& w, doubl
       Branch::cross_attention(cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))
           .biased(attention_bias_sq, w.wo)};
 }
+
+// The backward recursion of a block with Fv (docs/theory_notes.md "Value residual"): as the plain one, and
+// each mixing sublayer's edge adds its share of dLoss/du_1 to `side` once its gradient is known; the source's
+// unit, below every mixing sublayer, adds side to the gradients it reaches (fresh components: Grams add).
+void backward_with_value_residual(StackContext& ctx) {
+  const detail::ValueResidualField& v = ctx.value_residual;
+  TokenGram side{};
+  for (int k = ctx.spec.depth - 1; k >= 0; --k) {
+    const auto& r = ctx.rec(k);
+    if (const int a = v.edge_anchor[std::size_t(k)]; a >= 0) side = side + v.edge[std::size_t(k)](ctx.g(a));
+    ctx.g(k) = r.back(ctx.g(r.anchor)) + v.source_coeff_sq[std::size_t(k)] * side;
+  }
+}
 }  // namespace
 
 MeanFieldProfile meanfield(const StackSpec& spec) {
@@ -184,7 +197,13 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
                    std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
                    std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0),
+                   {},
                    {}};
+  if (vocab::reads_first_values(ctx.block)) {
+    ctx.value_residual.edge_anchor.assign(std::size_t(depth), -1);
+    ctx.value_residual.edge.assign(std::size_t(depth), GramMap::scale(0.0));
+    ctx.value_residual.source_coeff_sq.assign(std::size_t(depth), 0.0);
+  }
   for (const WeightGains& w : spec.sigma_sq_per_layer)
     ctx.per_layer.push_back(branches_of(spec, w, gamma_sq));
   const bool admin = spec.placement == Placement::admin;
@@ -273,9 +292,13 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
     g_out = {seed * finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // eps -> 0: bit for bit
   }
-  for (int k = depth - 1; k >= 0; --k) {
-    const auto& r = ctx.rec(k);
-    ctx.g(k) = r.back(ctx.g(r.anchor));
+  if (ctx.value_residual.edge.empty()) {
+    for (int k = depth - 1; k >= 0; --k) {
+      const auto& r = ctx.rec(k);
+      ctx.g(k) = r.back(ctx.g(r.anchor));
+    }
+  } else {
+    backward_with_value_residual(ctx);
   }
 
   const bool gradw = grads_predicted && spec.width > 0;

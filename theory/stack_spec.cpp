@@ -38,6 +38,23 @@ bool reads_qkv_norm(const vocab::Block& b) {
       if (n.op == vocab::ExprNode::Op::branch_qkv) return true;
   return false;
 }
+
+// Fv (docs/theory_notes.md "Value residual" [DERIVED]): the mixed values' Gram is linear in the two inputs'
+// Grams only for plain uniform attention with one set of gains.
+void validate_value_residual(const StackSpec& s) {
+  if (s.placement == Placement::admin || !vocab::reads_first_values(block_of_spec(s))) return;
+  const std::string why = "a block with Fv (the value residual): ";
+  if (s.attention_gate != vocab::AttentionGate::none)
+    fail("attention_gate", why + "the output gate reads u_n beside the mixed values; not derived");
+  if (s.bias_sq > 0.0) fail("init_bias", why + "the mixed value biases are not derived (zero biases are)");
+  if (s.random_update_scale > 0.0)
+    fail("update", why + "the branch's tangent under a random update (output_change) is not derived");
+  if (!s.sigma_sq_per_layer.empty())
+    fail("param_rules",
+         why +
+             "gains that vary with the layer weigh V_1 by its source's sigma_V^2 and the mixing "
+             "layer's sigma_O^2, which one branch gain cannot say; not implemented");
+}
 }  // namespace
 
 vocab::Block block_of_spec(const StackSpec& s) {
@@ -126,6 +143,7 @@ void validate(const StackSpec& s) {
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
+  validate_value_residual(s);
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
   if (s.placement != Placement::admin && vocab::reads_embedding(block_of_spec(s)))
     fail("block",

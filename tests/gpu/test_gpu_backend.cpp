@@ -695,4 +695,30 @@ TEST_CASE("gpu_mock_edges", "[backend][edges]") {
       c.input_width = 0, c.vocab = 19;
       backends.require_match(c, samples);
     }
+// ResFormer's value residual (Fv, sim/value_residual.hpp): V_1 kept on the device's tape, mixed into every
+// later attention's values, and its gradient sent back into V_1's source; the CPU's records (backward
+// metrics and the weight-gradient norms of W_V included), with mixing weights that vary with the sublayer,
+// bidirectional attention and a causal transformer. Tolerances as above. Without the mixing the records
+// differ; block_identity_dev (each block on a tape of its own, without V_1) is refused as for emb.
+TEST_CASE("CUDA backend matches the CPU backend for the value residual", "[backend][value_residual]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[3], kKinds[5]}) {
+      sim::Config c = small_config(vocab::Placement::custom, kind, precision);
+      c.block = std::string("x + Fv(N(x), 0.25 + 0.125 * k)");
+      INFO(precision << " " << kind.sublayer << "/" << kind.activation << " causal " << kind.causal);
+      REQUIRE(cuda.refusal(c, 2).empty());
+      const bool f64 = std::string(precision) == "float64";
+      const auto g = cuda.run(c, samples);
+      require_records_close(g, cpu.run(c, samples), f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+      sim::Config plain = c;
+      plain.block = std::string("x + F(N(x))");
+      CHECK(cuda.run(plain, samples)[0].values != g[0].values);
+    }
+  sim::Config c = small_config(vocab::Placement::custom, kKinds[3], "float32");
+  c.block = std::string("x + Fv(N(x), 0.5)");
+  c.metrics.insert(sim::metric::block_identity_dev);
+  CHECK_THAT(cuda.refusal(c, 1), Catch::Contains("V_1") && Catch::Contains("--backend cpu"));
 }

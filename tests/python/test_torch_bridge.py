@@ -15,6 +15,7 @@ import torch  # noqa: E402
 
 import normsim  # noqa: E402
 import hyper_connections as hc  # noqa: E402
+import value_residual as vr  # noqa: E402
 import torch_blocks as tb  # noqa: E402
 
 D, T, K, SAMPLES, SEED = 32, 8, 6, 32, 1
@@ -45,10 +46,13 @@ STREAM_AND_MLP = {"act_sq", "grad_sq", "cos_next", "token_cos", "eff_rank", "bra
 
 
 class MatchesTheSimulator(unittest.TestCase):
-    def compare(self, blocks, config, final_norm, expected=STREAM_AND_MLP, x0=(T, D), without=frozenset()):
-        """Every metric of `expected` but those `without` agrees."""
-        bridge = normsim.torch.measure(blocks, x0=x0, depth=K, samples=SAMPLES, seed=SEED, dtype=torch.float64,
-                                       final_norm=final_norm, progress=False)
+    def compare(self, blocks, config, final_norm, expected=STREAM_AND_MLP, x0=(T, D), without=frozenset(),
+                **options):
+        """Every metric of `expected` but those `without` agrees; `options` go to measure()."""
+        options.setdefault("dtype", torch.float64)
+        depth = None if options.get("batch") is False else K  # a factory () -> list (value_residual.py)
+        bridge = normsim.torch.measure(blocks, x0=x0, depth=depth, samples=SAMPLES, seed=SEED,
+                                       final_norm=final_norm, progress=False, **options)
         sim = normsim.run({**config, "width": D, "tokens": T, "depth": K, "samples": SAMPLES, "seed": SEED,
                            "precision": "float64"}, progress=False)
         bad, compared = agreement(bridge, sim, without)
@@ -151,6 +155,31 @@ class MatchesTheSimulator(unittest.TestCase):
                                         hc.LanesSumNorm(D, n), x0=hc.expanded_input(T, D, n),
                                         without=frozenset({"grad_sq"}))
                 self.assertIn("gradw_wq", set(compared.index.get_level_values("metric")))
+
+    def test_resformer_value_residual(self):
+        """ResFormer's attention from the official code (value_residual.py: modeling_llama_resformer.py
+        l.377-381, V_1 of layer 0 mixed 0.5/0.5 into every later layer, causal, no RoPE) against
+        `x + Fv(N(x), 0.5)`: the same 4 se + 1% agreement, W_V's gradient (which V_1's edges reach) too. V_1
+        is fed by a Carry shared by one sample's blocks (the bridge carries only x_k), so the stack runs
+        sample by sample (batch=False). Measured (attention, 84 rows): 0 beyond the band; against the plain
+        block x + F(N(x)), 55 of 84 are (the comparison sees the value residual)."""
+        for sublayer in ("attention", "transformer"):
+            with self.subTest(sublayer=sublayer):
+                compared = self.compare(vr.resformer(D, 4, K, sublayer),
+                                        {"placement": "custom", "block": "x + Fv(N(x), 0.5)", "sublayer": sublayer,
+                                         "heads": 4, "causal": True},
+                                        torch.nn.LayerNorm(D, eps=tb.EPS), batch=False,
+                                        expected={"act_sq", "grad_sq", "token_cos", "branch_sq", "gradw_wv"})
+                self.assertIn("gradw_wv", set(compared.index.get_level_values("metric")))
+
+    def test_nanochat_embedding_skip(self):
+        """nanochat's x <- resid_lambdas[i] x + x0_lambdas[i] x0 before each layer, at its init (value_residual.py:
+        gpt.py l.238, 241, 495, 500) against the pair block value_residual.NANOCHAT_BLOCK reading emb: the same
+        4 se + 1% agreement. x_0 is fed by a Carry (batch=False), as V_1 above."""
+        self.compare(vr.nanochat(D, 4, K),
+                     {"placement": "custom", "block": vr.NANOCHAT_BLOCK, "sublayer": "transformer", "heads": 4},
+                     torch.nn.LayerNorm(D, eps=tb.EPS), batch=False,
+                     expected={"act_sq", "grad_sq", "token_cos", "branch_sq", "gradw_w1"})
 
     def test_pre_ln_transformer(self):
         compared = self.compare(tb.pre_transformer(D, 4),

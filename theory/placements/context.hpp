@@ -59,6 +59,22 @@ class LayerStorage {
   std::unique_ptr<Layer, Free> p_;
 };
 
+// ResFormer's value residual (Fv; docs/theory_notes.md "Value residual" [DERIVED]). Forward: V_1 = u_1
+// W_V^(1) and V_n = u_n W_V^(n) have independent zero-mean weights, so Gram((1 - lam) V_n + lam V_1) is
+// sigma_V^2 [(1 - lam)^2 Gram(u_n) + lam^2 Gram(u_1)]: attention evaluated at that input Gram. Backward:
+// dLoss/du_1 gains lam P^T dO_n W_O^(n)T W_V^(1)T from each mixing sublayer n, fresh in W_O^(n): Grams add.
+struct ValueResidualField {
+  bool seen = false;     // V_1's source (the first Fv on an attention) has run
+  int source_unit = -1;  // the first sublayer of its unit
+  TokenGram first_in;    // Gram of the source's branch input u_1
+  // Per sublayer (sized depth when the block calls Fv): a mixing sublayer's edge into dLoss/du_1, the map
+  // lam^2 back * to_branch of the gradient Gram at x_{edge_anchor[k]} (edge_anchor -1: no edge); and the
+  // coefficient^2 with which dLoss/du_1 reaches x_k (0 outside the source's unit).
+  std::vector<int> edge_anchor;
+  std::vector<GramMap> edge;
+  std::vector<double> source_coeff_sq;
+};
+
 // The branches of one set of gains (theory/meanfield.cpp's branches_of).
 struct BranchSet {
   Branch mlp, attention, attention_qkv, cross;
@@ -90,6 +106,7 @@ struct StackContext {
   // Per sublayer, under a parametrization whose gains vary with k (spec.sigma_sq_per_layer); empty: the
   // branches above at every sublayer.
   std::vector<BranchSet> per_layer;
+  ValueResidualField value_residual;  // a block with Fv
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }

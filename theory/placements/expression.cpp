@@ -89,6 +89,10 @@ struct Tape {
   std::array<TokenGram, kParts> dpart{};
   std::array<Branch::Eval, kUnit> evals{};
   std::array<TokenGram, kUnit> inputs{};
+  // Fv (ValueResidualField): per branch slot, whether it is V_1's source, and a mixing branch's map
+  // lam^2 back of its edge into dLoss/du_1 (zero elsewhere).
+  std::array<bool, kUnit> source{};
+  std::array<GramMap, kUnit> edge{GramMap::scale(0.0), GramMap::scale(0.0), GramMap::scale(0.0)};
   int branches = 0;
   int parts = 1;  // parts in use: part 0 is x_k
   int ones = -1;  // the all-ones mean part, once a value has a nonzero mean (pointwise norms only)
@@ -187,6 +191,38 @@ struct Tape {
     const double s = branch_scale_at(ctx, k + sub);
     return s == 1.0 ? out : scale(out, s);
   }
+  // Fv(u, lam): an MLP is F; the first attention is F and V_1's source; a later one is attention at the input
+  // Gram (1 - lam)^2 Gram(u) + lam^2 Gram(u_1) (its output Gram is linear in it), whose backward reaches u
+  // times (1 - lam)^2 and u_1 times lam^2 (ValueResidualField).
+  [[gnu::noinline]] int branch_value(int u, double lam) {
+    const Branch& f = ctx.branch(k + sub);
+    if (f.is_mlp()) return branch(u, false);
+    if (f.kind() != Branch::Kind::attention)
+      throw std::invalid_argument("theory::meanfield: Fv mixes self-attention values; sublayer " +
+                                  std::to_string(k + sub) + " is a cross-attention");
+    ValueResidualField& v = ctx.value_residual;
+    if (!v.seen) {
+      v.seen = true, v.source_unit = k, v.first_in = nodes[u].gram;
+      source[std::size_t(branches)] = true;
+      return branch(u, false);
+    }
+    if (v.source_unit == k)
+      throw std::invalid_argument(
+          "theory::meanfield: Fv mixes V_1 into a sublayer of V_1's own unit; its mean field (an edge inside "
+          "the unit) is not implemented");
+    const double own = (1.0 - lam) * (1.0 - lam);
+    Node n{Node::Kind::branch, u};
+    n.slot = branches++;
+    evals[n.slot] = f.evaluate(own * nodes[u].gram + (lam * lam) * v.first_in);
+    edge[n.slot] = (lam * lam) * evals[n.slot].back;
+    evals[n.slot].back = own * evals[n.slot].back;
+    inputs[n.slot] = nodes[u].gram;
+    n.lin[new_part(evals[n.slot].out, {})] = 1.0;
+    n.gram = evals[n.slot].out;
+    const int out = push(n);
+    const double s = branch_scale_at(ctx, k + sub);
+    return s == 1.0 ? out : scale(out, s);
+  }
 };
 
 // The Gram map of a gradient combination: sum of squared coefficients times each part's map.
@@ -198,6 +234,40 @@ GramMap gram_map(const std::array<double, N>& c, const std::array<GramMap, N>& m
   return m;
 }
 
+// Fv's edges in the unit's reverse pass (ValueResidualField): a mixing branch records its edge into
+// dLoss/du_1 (lam^2 back after to_branch, from the gradient at x_anchor); V_1's source lets dLoss/du_1 enter
+// its input as a part of its own, `side`, whose map is zero here (it is no function of grad(x_anchor)).
+template <int kParts, class Node>
+void value_residual_edges(StackContext& ctx, const Tape<kParts>& t, const Node& n, const SublayerRecord& r,
+                          int anchor, std::vector<Coeffs<kParts>>& grad, std::array<GramMap, kParts>& maps,
+                          int& parts, int& side) {
+  ValueResidualField& v = ctx.value_residual;
+  if (v.edge.empty()) return;
+  const std::size_t k = std::size_t(t.k + n.slot);
+  if (!t.source[std::size_t(n.slot)]) {
+    v.edge_anchor[k] = anchor;
+    v.edge[k] = t.edge[std::size_t(n.slot)] * r.to_branch;
+    return;
+  }
+  require_capacity<kParts>(parts);
+  maps[parts] = GramMap::scale(0.0);
+  side = parts++;
+  grad[n.a][side] += 1.0;
+}
+
+// How dLoss/du_1 (the part `side`) reaches the unit's input and its inner outputs: coefficient^2 per layer.
+template <int kParts>
+void record_side(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kUnit>& outs, int span,
+                 const std::vector<Coeffs<kParts>>& grad, int side) {
+  std::vector<double>& c = ctx.value_residual.source_coeff_sq;
+  const double in = grad[0][std::size_t(side)];
+  c[std::size_t(t.k)] = in * in;
+  for (int j = 0; j + 1 < span; ++j) {
+    const double at = grad[std::size_t(outs[j])][std::size_t(side)];
+    c[std::size_t(t.k + j + 1)] = at * at;
+  }
+}
+
 // Reverse pass over the tape from the unit's output: each sublayer's map from grad(x_{k+span}) to its own
 // input gradient, and each branch's map to the gradient at its raw output.
 template <int kParts>
@@ -207,6 +277,7 @@ void backward(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kU
   std::array<GramMap, kParts> maps;
   maps.fill(GramMap::identity());
   int parts = 1;
+  int side = -1;  // the part of dLoss/du_1 entering at V_1's source (Fv), if this unit holds it
   grad[outs[span - 1]][0] = 1.0;
   const int anchor = t.k + span;
   for (int i = static_cast<int>(t.nodes.size()) - 1; i >= 0; --i) {
@@ -235,11 +306,13 @@ void backward(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kU
         r.anchor_f = anchor, r.to_branch = gram_map(g, maps);
         maps[parts] = t.evals[n.slot].back * r.to_branch;
         grad[n.a][parts++] += 1.0;
+        value_residual_edges<kParts>(ctx, t, n, r, anchor, grad, maps, parts, side);
         break;
       }
     }
   }
   ctx.rec(t.k).back = gram_map(grad[0], maps);
+  if (side >= 0) record_side<kParts>(ctx, t, outs, span, grad, side);
   for (int j = 0; j < span; ++j) ctx.rec(t.k + j).anchor = anchor;
 }
 
