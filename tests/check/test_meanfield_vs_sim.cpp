@@ -720,6 +720,8 @@ TEST_CASE("readout_seed_grad_sq", "[check][meanfield][edges]") {
   CHECK(!mse.grad_sq.front().has_value());
   CHECK(std::any_of(mse.caveats.begin(), mse.caveats.end(),
                     [](const std::string& s) { return s.find("readout matrix") != std::string::npos; }));
+}
+
 // ResFormer's value residual (docs/theory_notes.md "Value residual" [DERIVED]): `x + Fv(N(x), 0.5)`, the
 // official fixed 0.5 (Zcchill/Value-Residual-Learning modeling_llama_resformer.py l.377-381), on a
 // bidirectional attention stack and a causal transformer (LLaMA's). W_Q = 0 makes the attention uniform, the

@@ -695,6 +695,8 @@ TEST_CASE("gpu_mock_edges", "[backend][edges]") {
       c.input_width = 0, c.vocab = 19;
       backends.require_match(c, samples);
     }
+}
+
 // ResFormer's value residual (Fv, sim/value_residual.hpp): V_1 kept on the device's tape, mixed into every
 // later attention's values, and its gradient sent back into V_1's source; the CPU's records (backward
 // metrics and the weight-gradient norms of W_V included), with mixing weights that vary with the sublayer,
