@@ -38,6 +38,23 @@ bool reads_qkv_norm(const vocab::Block& b) {
       if (n.op == vocab::ExprNode::Op::branch_qkv) return true;
   return false;
 }
+// A block of n > 1 lanes or one that reads emb carries their joint Gram (theory/placements/lanes.cpp,
+// docs/design/multistream.md 3.4); what that path does not carry is refused.
+void validate_lanes(const StackSpec& s) {
+  const vocab::Block b = block_of_spec(s);
+  if (b.lanes() == 1 && !vocab::reads_embedding(b)) return;
+  const std::string what = b.lanes() > 1 ? "a block of " + std::to_string(b.lanes()) + " lanes"
+                                         : std::string("a block that reads emb");
+  if (vocab::is_pointwise(s.norm))
+    fail("norm", what +
+                     " with a pointwise norm (DyT, Derf): the mean part and remainders of its outputs are "
+                     "not carried between units in the lanes' joint Gram; not implemented");
+  if (s.random_update_scale > 0)
+    fail("update", what +
+                       " under a random update: the joint Gram of the lanes' changes is not carried; "
+                       "not implemented");
+}
+
 }  // namespace
 
 vocab::Block block_of_spec(const StackSpec& s) {
@@ -57,6 +74,7 @@ double parameter(const StackSpec& s, const std::string& name) {
 bool ends_in_norm(const StackSpec& s) {
   if (s.placement == Placement::admin) return true;
   const vocab::Block b = block_of_spec(s);
+  if (b.lanes() > 1) return false;  // the output reads the lanes' sum (sim/stack_build.cpp), never a norm
   const int k = s.depth - 1;
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
@@ -71,13 +89,7 @@ bool has_final_norm(const StackSpec& s) {
 }
 
 void validate(const StackSpec& s) {
-  // docs/design/multistream.md 3.4: the lanes' joint Gram and its backward record are step S4, not built.
-  if (s.placement != Placement::admin)
-    if (const int n = block_of_spec(s).lanes(); n > 1)
-      fail("block",
-           "a block of " + std::to_string(n) +
-               " lanes: the mean field of lanes (their joint Gram, docs/design/multistream.md 3.4) is "
-               "not implemented");
+  if (s.placement != Placement::admin) validate_lanes(s);
   if (s.depth < 1) fail("depth", "must be >= 1");
   if (s.tokens < 1) fail("tokens", "must be >= 1");
   if (s.mlp_ratio <= 0.0) fail("mlp_ratio", "must be > 0");
@@ -127,10 +139,6 @@ void validate(const StackSpec& s) {
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
-  if (s.placement != Placement::admin && vocab::reads_embedding(block_of_spec(s)))
-    fail("block",
-         "reads emb (the embedding skip): its mean field needs the joint Gram of the stream and the "
-         "embedding, which is not carried yet (docs/design/multistream.md, step S4)");
   const int unit = std::max(vocab::unit_sublayers(paired ? 2 : 1, s.sublayer), block_size(s));
   if (s.depth % unit != 0)
     fail("depth", "must be a multiple of " + std::to_string(unit) +
