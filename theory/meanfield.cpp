@@ -102,6 +102,18 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
         ": Gaussian expectations of tanh/erf (docs/theory_notes.md \"Pointwise norms\"), exact at infinite "
         "width since every norm's input is x_0 plus branch outputs (a norm reading an earlier norm's output, "
         "as in Post-LN, is refused); no 1/d term at the final norm");
+  if (s.placement != Placement::admin) {
+    const vocab::Block b = block_of_spec(s);
+    if (b.lanes() > 1)
+      c.push_back(
+          "lanes: their joint Gram carried between units (docs/design/multistream.md 3.4); the layer metrics "
+          "are of the lanes' mean (grad_sq: the lanes' summed gradient), as the simulator's; jac_sq is not "
+          "defined on lanes");
+    else if (vocab::reads_embedding(b))
+      c.push_back(
+          "emb: the joint Gram of the stream and x_0 carried between units (docs/design/multistream.md 3.4); "
+          "grad_sq and jac_sq at l = 0 include emb's gradient (x_0 is one value)");
+  }
   if (s.tokens < 2) c.push_back("one token: token_cos not defined");
   return c;
 }
@@ -248,12 +260,16 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
   ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq, spec.eps) : input;
+  if (!admin) detail::start_lanes(ctx);
+  const bool lanes = ctx.lanes.m() > 0;
   const StepFn step = admin ? detail::step_admin : detail::step_expression;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
-    if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off)) {
+    if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off) ||
+        (lanes && !ctx.lanes.x[std::size_t(k)].finite())) {
       // Overflow (unnormalized stacks grow geometrically): nothing past here is predicted.
       for (int l = k; l <= depth; ++l) ctx.x(l) = {kNaN, kNaN};
+      for (int l = k; lanes && l <= depth; ++l) ctx.lanes.x[std::size_t(l)] = {ctx.lanes.m(), {kNaN, kNaN}};
       for (int l = k; l < int(ctx.change.size()); ++l) ctx.change[std::size_t(l)] = {kNaN, kNaN};
       for (int j = k; j < depth; ++j) {
         auto& r = ctx.rec(j);
@@ -290,9 +306,14 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / (v_K + eps), c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
-    g_out = {seed * finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // eps -> 0: bit for bit
+    // Of lanes, the norm reads their sum (sim/stack_build.cpp build_lanes).
+    const double v_out =
+        ctx.lanes.n > 1 ? ctx.lanes.x[std::size_t(depth)].sum(ctx.lanes.n).diag : ctx.x(depth).diag;
+    g_out = {seed * finite_d * gamma_sq / (v_out + spec.eps), 0.0};  // eps -> 0: bit for bit
   }
-  if (ctx.value_residual.edge.empty()) {
+  if (lanes) {
+    detail::backward_lanes(ctx);
+  } else if (ctx.value_residual.edge.empty()) {
     for (int k = depth - 1; k >= 0; --k) {
       const auto& r = ctx.rec(k);
       ctx.g(k) = r.back(ctx.g(r.anchor));
@@ -309,12 +330,14 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     grads_predicted ? keep(p.grad_sq, ctx.g(l).diag) : p.grad_sq.push_back(std::nullopt);
     g_diag[l] = ctx.g(l).diag;
   }
-  p.jac_sq = routed ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
+  // Of n > 1 lanes, the Jacobian between single values is not defined (the simulator refuses it).
+  p.jac_sq = routed || ctx.lanes.n > 1 ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;
     if (gradw) {
-      const TokenGram g_branch = r.to_branch(ctx.g(r.anchor_f));
+      const TokenGram g_branch =
+          lanes ? ctx.lanes.branch_grad[std::size_t(k)] : r.to_branch(ctx.g(r.anchor_f));
       if (std::isfinite(g_branch.diag))
         gw = ctx.branch(k).weight_grads(r.branch_in, r.factors, g_branch, dims);
     }

@@ -786,3 +786,54 @@ TEST_CASE("the mean field refuses the value residual where it is not derived",
   same_unit.block = "x + Fv(N(x), 0.5); x + Fv(N(x), 0.5)";
   CHECK_THROWS_WITH(theory::meanfield(meanfield_of::to_stack_spec(same_unit)), Catch::Contains("own unit"));
 }
+
+// The mean field of lanes and of the embedding skip (theory/placements/lanes.cpp: the joint Gram of the lanes
+// and emb, docs/design/multistream.md 3.4) where the lanes are not copies: three lanes mixed by a doubly
+// stochastic, non-symmetric, non-identity H_res (sinkhorn of a non-identity matrix), an emb skip into lane 0,
+// a branch reading a mix of the lanes and unequal betas; nanochat's n = 1 skip (x <- lam x + mu x_0 before
+// each block, its lambdas' init, nanochat @92d63d4 gpt.py l.238, 241) with drawn output matrices; mHC at
+// lucidrains' init (experiments/placements/hc.toml). The simulator's layer metrics read the lanes' mean and
+// the lanes' summed gradient (sim/stack_build.cpp, sim/cpu_backend.cpp), as the mean field predicts them.
+// Seeds fixed (stack(): seed 7), 16 samples, d = 256. Tolerance as the first test's: 4 se measured from the
+// samples plus the O(1/d) allowance (3 % forward, 6 % backward); attention with W_Q = 0, where the
+// uniform-attention value path is exact. jac_sq only for n = 1 (the simulator refuses it on lanes).
+TEST_CASE("theory_vs_sim_lanes", "[check][meanfield][lanes]") {
+  const auto [block, sublayer] = GENERATE(table<std::string, std::string>(
+      {{"sinkhorn([[1,0,0.5],[0,1,0],[0.5,0,0]], 20) @ x + [0.4,0,0] * emb + [1,0.5,0.25] * "
+        "F(N([0.5,0.3,0.2] @ "
+        "x))",
+        "mlp"},
+       {"sinkhorn([[1,0,0.5],[0,1,0],[0.5,0,0]], 20) @ x + [0.4,0,0] * emb + [1,0.5,0.25] * "
+        "F(N([0.5,0.3,0.2] @ "
+        "x))",
+        "transformer"},
+       {"(1.15 - 0.1*b/(L-1))*x + (0.2 - 0.15*b/(L-1))*emb + F(N((1.15 - 0.1*b/(L-1))*x + (0.2 - "
+        "0.15*b/(L-1))*emb)); x + F(N(x))",
+        "transformer"},
+       {"sinkhorn([[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]], 20) @ x + "
+        "[2*sigmoid(1),2*sigmoid(1),2*sigmoid(1),2*sigmoid(1)] * F(N(k - 4*floor(k/4) < 1 ? "
+        "[sigmoid(1),sigmoid(0),sigmoid(0),sigmoid(0)] @ x : k - 4*floor(k/4) < 2 ? "
+        "[sigmoid(0),sigmoid(1),sigmoid(0),sigmoid(0)] @ x : k - 4*floor(k/4) < 3 ? "
+        "[sigmoid(0),sigmoid(0),sigmoid(1),sigmoid(0)] @ x : [sigmoid(0),sigmoid(0),sigmoid(0),sigmoid(1)] @ "
+        "x))",
+        "transformer"}}));
+  sim::Config c = stack("pre", sublayer == "mlp" ? "relu" : "gelu");
+  c.placement = vocab::Placement::custom;
+  c.block = block;
+  c.sublayer = vocab::parse<vocab::Sublayer>(sublayer);
+  c.samples = 16;
+  c.input_corr = 0.5;
+  if (sublayer == "transformer") c.init_wq = "fanin:0";
+  const bool one_lane = block.find('@') == std::string::npos;
+  if (one_lane) c.jacobian_probes = 4, c.metrics.insert(sim::metric::jac_sq);
+  const auto [records, profile] = simulate(c);
+  std::printf("lanes mean field vs sim (%s, %s): worst |measured - mean field| / se:", sublayer.c_str(),
+              block.substr(0, 24).c_str());
+  std::vector<std::pair<std::string, double>> metrics = {
+      {"act_sq", 0.03}, {"token_cos", 0.03}, {"cos_next", 0.03}, {"branch_sq", 0.03}, {"grad_sq", 0.06}};
+  if (sublayer == "mlp") metrics.emplace_back("gradw_w2", 0.06);  // every sublayer: check_metric's count
+  if (one_lane) metrics.emplace_back("jac_sq", 0.06);
+  for (const auto& [m, r] : metrics)
+    std::printf(" %s %.2f", m.c_str(), check_metric(c, records, profile, m, r));
+  std::printf("\n");
+}

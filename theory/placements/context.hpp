@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "theory/branch_model.hpp"
+#include "theory/placements/lane_gram.hpp"
 #include "theory/stack_spec.hpp"
 #include "theory/token_gram.hpp"
 #include "vocab/block_eval.hpp"
@@ -80,6 +81,17 @@ struct BranchSet {
   Branch mlp, attention, attention_qkv, cross;
 };
 
+// A block of n > 1 lanes, or one that reads emb (docs/design/multistream.md 3.4): the m = n (+ 1 for emb)
+// values carried between units. Empty (m() == 0) for every other block.
+struct LaneState {
+  int n = 1;                           // lanes
+  bool emb = false;                    // whether emb is carried, as value n
+  std::vector<LaneGram> x;             // l = 0..K: the joint Gram of x_l's values
+  std::vector<LaneRecord> rec;         // at the first sublayer k of each unit: its backward
+  std::vector<TokenGram> branch_grad;  // per sublayer: the Gram of the gradient at F_k's raw output
+  int m() const { return x.empty() ? 0 : n + (emb ? 1 : 0); }
+};
+
 struct StackContext {
   const StackSpec& spec;
   double gamma_sq;
@@ -107,6 +119,8 @@ struct StackContext {
   // branches above at every sublayer.
   std::vector<BranchSet> per_layer;
   ValueResidualField value_residual;  // a block with Fv
+  // Lanes or emb: their joint Gram; x(l) then holds the lanes' mean (the simulator's stream[l]).
+  LaneState lanes;
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
@@ -168,6 +182,11 @@ double branch_scale_at(const StackContext& ctx, int k);
 
 // The mean field of the placement's expression over one unit (a sublayer, or a pair); returns its span.
 int step_expression(StackContext& ctx, int k);
+// The same for a block of lanes or one that reads emb (theory/placements/lanes.cpp); start_lanes() sets x_0's
+// values (copies of x_0) when the block needs them, backward_lanes() every g(l) from g(K), the readout's.
+int step_lanes(StackContext& ctx, int k);
+void start_lanes(StackContext& ctx);
+void backward_lanes(StackContext& ctx);
 // Admin (code, not an expression: omega is measured): x_{k+1} = N(omega x_k + F_k(x_k)).
 int step_admin(StackContext& ctx, int k);
 
