@@ -210,6 +210,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
                    std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0),
                    {},
+                   {},
                    {}};
   if (vocab::reads_first_values(ctx.block)) {
     ctx.value_residual.edge_anchor.assign(std::size_t(depth), -1);
