@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/metrics.hpp"
+#include "sim/parametrization.hpp"
 #include "sim/thread_split.hpp"
 
 namespace normsim::sim {
@@ -152,9 +153,10 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
   // Backward runs from x_K down to x_0: the first non-finite gradient in that order ends it.
   const int backward_bad = first_bad_gradient(s);
   for (int l = K; l > backward_bad; --l) store(metric::grad_sq, l);
-  // Only the weights sublayer k has: the others hold NaN meaning "no such matrix".
+  // Only the matrices sublayer k has (a routed MLP's router among them): the others hold NaN meaning "no such
+  // matrix".
   for (int k = K - 1; k >= 0 && k >= backward_bad; --k)
-    for (WeightKind w : shape.weights(k)) store(kGradMetric[int(w)], k);
+    for (WeightKind w : matrices_at(shape, k)) store(kGradMetric[int(w)], k);
   if (backward_bad >= 0) {
     r.nonfinite = NonFinite{"backward", backward_bad};
     return r;  // the Jacobian probes run the same backward maps: not stored past a non-finite gradient
@@ -180,7 +182,7 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
     if (wanted.contains(metric::grad_sq)) s.values[metric::grad_sq][l] = mean_square(t.grad[l]);
   }
   for (int k = 0; k < K; ++k)
-    for (WeightKind w : shape.weights(k)) s.values[kGradMetric[int(w)]][k] = t.gradw[k][int(w)];
+    for (WeightKind w : matrices_at(shape, k)) s.values[kGradMetric[int(w)]][k] = t.gradw[k][int(w)];
   measure_jacobians(s, t);
   return record_from_scalars(sample, s, shape, wanted);
 }

@@ -44,7 +44,7 @@ SampleScalars empty_scalars(int K);
 
 // The record: of the metrics in `wanted` (the others stay NaN), the forward metrics up to the first
 // non-finite stream (or output), the backward metrics from x_K down to the first non-finite gradient (none
-// when `wanted` has no backward metric), only the weights sublayer k has (shape.weights(k)); a stored
+// when `wanted` has no backward metric), only the matrices sublayer k has (matrices_at(shape, k)); a stored
 // statistic that is NaN or Inf although its tensors are finite is listed in nonfinite_statistics.
 SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape,
                                  const MetricSet& wanted);

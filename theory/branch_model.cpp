@@ -106,20 +106,7 @@ const RoutingMoments& Branch::gate_moments_at(double s_sq, double rho) const {
 }
 
 Branch::Eval Branch::evaluate(TokenGram in) const {
-  if (routing_.experts > 0 && is_mlp()) {
-    // A routed MLP (theory/routing.hpp): the dense MLP's output Gram times the gate moments at the router
-    // logits' variance sigma_r^2 m and the tokens' cosine; no backward.
-    Branch dense = *this;
-    dense.routing_ = RoutedMlp{};
-    Eval e = dense.evaluate(in);
-    const double m = in.diag < 0.0 ? 0.0 : in.diag, rho = m == 0.0 ? 1.0 : in.cos();
-    const RoutingMoments& g = gate_moments_at(routing_.router_sigma_sq * m, rho);
-    e.out = {e.out.diag * g.diag, e.out.off * g.off};
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    e.back = GramMap::scale(nan);
-    e.factors.w1_factor = e.factors.wgate_factor = {nan, nan};
-    return e;
-  }
+  if (routing_.experts > 0 && is_mlp()) return evaluate_routed(in);
   // rho = in.cos(), without the division when in.diag is exactly 1 (a normalized input at gamma = 1): x / 1
   // is exact, and the division sits on the recursion's latency-bound critical path.
   // A second moment is never negative: a negative diagonal is the rounding of a difference that cancels
@@ -205,6 +192,33 @@ Branch::Eval Branch::evaluate(TokenGram in) const {
       return e;
     }
   }
+  return e;
+}
+
+// A routed MLP (theory/routing.hpp, docs/theory_notes.md "Routed MLP backward" [DERIVED]): with the dense
+// MLP's output Gram Q and backward map B, and the router logits' moments at variance sigma_r^2 m and the
+// tokens' cosine: forward Q times the gate moments (G_diag, G_off); backward the experts' path, B with the
+// gates' moments (gate_moments_map(G) * B), plus the router's path r = W_r J^T dg, dg_e = <dout, MLP_e(u)>,
+// whose Gram is sigma_r^2 Q (router_diag, router_off) times the output gradient's (cross terms between the
+// paths and between experts are O(1/d)). The weight gradients are the dense ones with each token's output
+// gradient scaled by its gate: every factor times G; the router's, sum_t u_t^T dz_t, from dz's Gram.
+Branch::Eval Branch::evaluate_routed(TokenGram in) const {
+  Branch dense = *this;
+  dense.routing_ = RoutedMlp{};
+  Eval e = dense.evaluate(in);
+  const double m = in.diag < 0.0 ? 0.0 : in.diag, rho = m == 0.0 ? 1.0 : in.cos();
+  const RoutingMoments& g = gate_moments_at(routing_.router_sigma_sq * m, rho);
+  const TokenGram q = e.out;
+  const GramMap gated = gate_moments_map(g.diag, g.off);
+  e.out = {q.diag * g.diag, q.off * g.off};
+  e.back = gated * e.back;
+  e.factors.router = {q.diag * g.router_diag, q.off * g.router_off};
+  if (routing_.router_path) {
+    const double sr = routing_.router_sigma_sq;
+    e.back = e.back + gate_moments_map(sr * e.factors.router.diag, sr * e.factors.router.off);
+  }
+  for (TokenGram* f : {&e.factors.hidden, &e.factors.w1_factor, &e.factors.wgate_factor})
+    *f = {f->diag * g.diag, f->off * g.off};
   return e;
 }
 

@@ -17,10 +17,10 @@
 
 namespace normsim::theory {
 
-// Frobenius norms of dLoss/dW summed over T tokens; wgate only for swiglu.
+// Frobenius norms of dLoss/dW summed over T tokens; wgate only for swiglu, wrouter only for a routed MLP.
 struct MlpWeightGrads {
   double w1 = 0.0, w2 = 0.0;
-  std::optional<double> wgate;
+  std::optional<double> wgate, wrouter;
 };
 
 struct MlpDims {
@@ -51,10 +51,6 @@ class Branch {
   // sigmoid(u W_g), sigma_g^2 = fan_in Var(W_g) (attention_gate; elementwise and headwise have the same
   // mean field: docs/theory_notes.md §"Attention output gate" [DERIVED]); nullopt: no gate.
   Branch gated(std::optional<double> sigma_gate_sq) const;
-  // This MLP as a routed MLP of r.experts experts (theory/routing.hpp): its output Gram times the gate
-  // moments. Forward only: the backward maps and weight-gradient factors come out NaN (the router's path
-  // and the gates' correlation with the output gradient are not derived; theory/meanfield.cpp predicts no
-  // backward metric for it).
   // This branch with a bias of variance sigma_b_sq on each of its matrices (docs/theory_notes.md "Biases").
   // MLP (w1, wgate, w2): every pre-activation's second moment and every token pair's covariance gain
   // sigma_b^2, and so does the output's Gram (Poole et al. 2016 eq. 3, Schoenholz et al. 2017 eq. 3: q =
@@ -63,6 +59,9 @@ class Branch {
   // backward maps are the bias-free ones (at the shifted moments): a bias carries no gradient to u. Not
   // derived, and refused: the value norm's and the output gate's share.
   Branch biased(double sigma_b_sq, double sigma_o_sq = 1.0) const;
+  // This MLP as a routed MLP of r.experts experts (theory/routing.hpp): its output Gram times the gate
+  // moments; backward the experts' path times them plus the router's path (evaluate_routed). No tangent:
+  // theory/stack_spec.cpp refuses a random update of it.
   Branch routed(const RoutedMlp& r) const {
     Branch b = *this;
     b.routing_ = r;
@@ -74,9 +73,12 @@ class Branch {
   // MLP only: per-coordinate Gram of W2's input, and the factors that turn the output gradient Gram
   // into the Gram of the backpropagated signal at W1's (and Wg's) output, summed over the hidden units
   // and divided by d. All the weight gradients need from the forward pass besides the branch input.
+  // Routed MLP: `router` turns the output gradient Gram into the Gram of the router logits' gradient dz,
+  // per expert-coordinate and divided by d (sigma_r^2 times it is the router's path; evaluate_routed).
   struct Factors {
     TokenGram hidden;
     TokenGram w1_factor, wgate_factor;
+    TokenGram router;
   };
   // Everything the mean field needs from the branch at one input, from one kernel evaluation.
   struct Eval {
@@ -120,6 +122,7 @@ class Branch {
     out.w2 = frob(h, f.hidden, d, grad_out);
     out.w1 = frob(d, in, d, times(f.w1_factor, grad_out));
     if (kind_ == Kind::swiglu) out.wgate = frob(d, in, d, times(f.wgate_factor, grad_out));
+    if (routing_.experts > 0) out.wrouter = frob(d, in, d, times(f.router, grad_out));  // sum_t u_t^T dz_t
     return out;
   }
 
@@ -148,6 +151,7 @@ class Branch {
   };
   mutable std::vector<GateCache> gate_cache_;  // recent (s^2, rho): a Monte Carlo rule is costly
   const RoutingMoments& gate_moments_at(double s_sq, double rho) const;
+  Eval evaluate_routed(TokenGram in) const;
   mutable std::vector<GaussianKernel> cache_;  // a few recent input scales; most placements need one
   mutable std::size_t next_slot_ = 0;
 };

@@ -49,8 +49,9 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
       "tokens exchangeable: one second moment and one cross moment per layer"};
   if (s.moe_experts > 0 && s.sublayer != SublayerKind::attention)
     c.push_back(
-        "routed MLP: gate moments by a fixed Monte Carlo rule (theory/routing.hpp, standard error ~1e-3 of "
-        "the value); forward metrics only, no backward (grad_sq, jac_sq, gradw) is predicted");
+        "routed MLP: gate moments and the gates' Jacobian moments by a fixed Monte Carlo rule "
+        "(theory/routing.hpp, standard error ~1e-3 of the value); each token's gates are O(1) random at any "
+        "width, and the tokens' Grams are averaged over them (docs/theory_notes.md \"Routed MLP backward\")");
   if (has_attention(s)) {
     c.push_back(
         "attention = uniform-attention value path (W_Q, W_K -> 0, theory.md §1.2): an approximation; real "
@@ -122,17 +123,12 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 std::span<const std::pair<int, const Series MeanFieldProfile::*>> series_table() {
   namespace m = vocab::metric;
   static const std::pair<int, const Series MeanFieldProfile::*> table[] = {
-      {m::act_sq, &MeanFieldProfile::act_sq},
-      {m::grad_sq, &MeanFieldProfile::grad_sq},
-      {m::token_cos, &MeanFieldProfile::token_cos},
-      {m::cos_next, &MeanFieldProfile::cos_next},
-      {m::rel_update, &MeanFieldProfile::rel_update},
-      {m::branch_sq, &MeanFieldProfile::branch_sq},
-      {m::gradw_w1, &MeanFieldProfile::gradw_w1},
-      {m::gradw_w2, &MeanFieldProfile::gradw_w2},
-      {m::gradw_wgate, &MeanFieldProfile::gradw_wgate},
-      {m::jac_sq, &MeanFieldProfile::jac_sq},
-      {m::output_change, &MeanFieldProfile::output_change}};
+      {m::act_sq, &MeanFieldProfile::act_sq},           {m::grad_sq, &MeanFieldProfile::grad_sq},
+      {m::token_cos, &MeanFieldProfile::token_cos},     {m::cos_next, &MeanFieldProfile::cos_next},
+      {m::rel_update, &MeanFieldProfile::rel_update},   {m::branch_sq, &MeanFieldProfile::branch_sq},
+      {m::gradw_w1, &MeanFieldProfile::gradw_w1},       {m::gradw_w2, &MeanFieldProfile::gradw_w2},
+      {m::gradw_wgate, &MeanFieldProfile::gradw_wgate}, {m::gradw_wrouter, &MeanFieldProfile::gradw_wrouter},
+      {m::jac_sq, &MeanFieldProfile::jac_sq},           {m::output_change, &MeanFieldProfile::output_change}};
   return table;
 }
 
@@ -162,7 +158,8 @@ detail::BranchSet branches_of(const StackSpec& spec, const WeightGains& w, doubl
   const double attention_bias_sq =
       has_attention(spec) ? spec.bias_sq : 0.0;  // validate() refused what it must
   if (spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention)
-    mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq});
+    mlp = mlp.routed({spec.moe_experts, spec.moe_top_k, spec.moe_renormalized, spec.router_sigma_sq,
+                      spec.moe_router_path});
   return {
       mlp, Branch::attention(w.wv * w.wo, mix).gated(gate).biased(attention_bias_sq, w.wo),
       Branch::attention_value_norm(w.wo, gamma_sq, mix, w.wv, spec.eps).gated(gate),
@@ -189,7 +186,6 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const int depth = spec.depth;
   const double gamma_sq = spec.gamma * spec.gamma;
   const bool pointwise = vocab::is_pointwise(spec.norm);  // DyT, Derf
-  const bool routed = spec.moe_experts > 0 && spec.sublayer != SublayerKind::attention;
   const detail::BranchSet all = branches_of(spec, spec.sigma_sq, gamma_sq);
   StackContext ctx{spec,
                    gamma_sq,
@@ -222,10 +218,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool admin = spec.placement == Placement::admin;
 
   const bool final_norm = has_final_norm(spec);
-  // A routed MLP's backward (the router's path, the gates' correlation with the output gradient) is not
-  // derived: no backward metric is predicted for it (docs/theory.md "Routed MLP").
-  const bool grads_predicted = !routed && !mse_through_readout(spec) &&
-                               (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
+  const bool grads_predicted =
+      !mse_through_readout(spec) && (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
   MeanFieldProfile p;
   // Appends v, or nothing predicted where it came out NaN or Inf (an overflow), noted in p.nonfinite.
   std::vector<std::pair<const Series*, int>> dropped;
@@ -237,7 +231,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   p.caveats = caveats_for(spec, grads_predicted);
   // Every series is appended in order into storage reserved once: each entry is written exactly once.
   for (auto* s : {&p.act_sq, &p.grad_sq, &p.token_cos}) s->reserve(depth + 1);
-  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate}) {
+  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate,
+                  &p.gradw_wrouter}) {
     s->reserve(depth);
   }
 
@@ -332,7 +327,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     g_diag[l] = ctx.g(l).diag;
   }
   // Of n > 1 lanes, the Jacobian between single values is not defined (the simulator refuses it).
-  p.jac_sq = routed || ctx.lanes.n > 1 ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
+  p.jac_sq = ctx.lanes.n > 1 ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;
@@ -345,6 +340,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     gw ? keep(p.gradw_w1, gw->w1) : p.gradw_w1.push_back(std::nullopt);
     gw ? keep(p.gradw_w2, gw->w2) : p.gradw_w2.push_back(std::nullopt);
     gw && gw->wgate ? keep(p.gradw_wgate, *gw->wgate) : p.gradw_wgate.push_back(std::nullopt);
+    gw && gw->wrouter ? keep(p.gradw_wrouter, *gw->wrouter) : p.gradw_wrouter.push_back(std::nullopt);
   }
   // output_change[l] = ||x'_l - x_l||^2 / ||x_l||^2 to first order in the update (update_sq).
   for (int l = 0; l < int(ctx.change.size()); ++l)

@@ -20,8 +20,9 @@ struct MeanFieldProfile {
   // Layer-indexed, l = 0..K (metric definitions: docs/conventions.md "Metrics").
   Series act_sq, grad_sq, token_cos;
   Series jac_sq;  // mean squared singular value of dx_K/dx_l (theory/jacobian.hpp); any loss
-  // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu.
-  Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate;
+  // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu, gradw_wrouter
+  // only for a routed MLP.
+  Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate, gradw_wrouter;
   // Layer-indexed: output change under a random update (spec.random_update_scale > 0; empty otherwise), to
   // first order in the update, carried through the placement's expression (docs/theory_notes.md "Output
   // change under a random update").

@@ -77,11 +77,12 @@ struct StackSpec {
   std::map<std::string, double, std::less<>> params;
   Loss loss = Loss::readout;
   // A routed MLP (the moe_* keys; theory/routing.hpp): E experts, every MLP branch; 0 a dense MLP. Forward
-  // metrics only: the mean field predicts no backward metric for it.
+  // and backward (no random update: validate() refuses it).
   int moe_experts = 0;
   int moe_top_k = 2;
   bool moe_renormalized = true;
   double router_sigma_sq = 1.0;  // fan_in Var(Wr)
+  bool moe_router_path = true;   // false: no gradient through the gates (RoutedMlp::router_path; tests only)
   // A parametrization (docs/parametrizations.md) whose gains vary with the sublayer: sublayer k's gains and
   // its branch multiplier (times branch_scale). Empty: sigma_sq at every sublayer, multiplier 1.
   std::vector<WeightGains> sigma_sq_per_layer;

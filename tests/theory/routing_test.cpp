@@ -41,3 +41,36 @@ TEST_CASE("routed MLP gate moments: the Monte Carlo rule against quadrature", "[
     CHECK(std::abs(m.diag - sum) <= 4 * m.diag_se);
   }
 }
+
+// The gates' Jacobian moments (routing.hpp). E = 2, k = 2: g = (sigma(D), sigma(-D)), D = z1 - z2, so J =
+// sigma'(D) [[1, -1], [-1, 1]] and sum_{e,j} J_ej^2 = 4 sigma'(D)^2; two independent tokens (rho = 0) give
+// router_off = 4 (E sigma'(D))^2. One-dimensional integrals by the midpoint rule, as above; the rule's
+// tolerance 4 of its own standard errors.
+TEST_CASE("routed MLP gate Jacobian moments: closed forms and quadrature", "[theory][moe]") {
+  CHECK(gate_moments(RoutedMlp{6, 1, true, 1.0}, 2.5, 0.4).router_diag == 0.0);  // a constant gate of 1
+  CHECK(gate_moments(RoutedMlp{6, 1, true, 1.0}, 2.5, 0.4).router_off == 0.0);
+  CHECK(gate_moments(RoutedMlp{8, 2, true, 1.0}, 0.0, 0.3).router_diag == Approx(0.25));  // (1/k)(1 - 1/k)
+  CHECK(gate_moments(RoutedMlp{8, 2, false, 1.0}, 0.0, 0.3).router_off == Approx(2.0 * 7.0 / 512));
+  const auto same = gate_moments(RoutedMlp{5, 2, false, 1.0}, 1.7, 1.0);
+  CHECK(same.router_off == same.router_diag);
+  CHECK(same.router_diag > 0.0);
+  for (const double s_sq : {0.3, 1.0, 4.0, 36.0}) {
+    const double sd = std::sqrt(2.0 * s_sq);
+    const int n = 200000;
+    double square = 0, mean = 0;
+    for (int i = 0; i < n; ++i) {
+      const double x = -10.0 + 20.0 * (i + 0.5) / n;  // in standard deviations of D
+      const double sig = 1.0 / (1.0 + std::exp(-sd * x)),
+                   w = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI) * 20.0 / n;
+      square += 4 * sig * sig * (1 - sig) * (1 - sig) * w, mean += sig * (1 - sig) * w;
+    }
+    for (const bool renormalized : {true, false}) {  // k = E: the two rules coincide
+      const auto m = gate_moments(RoutedMlp{2, 2, renormalized, 1.0}, s_sq, 0.0);
+      INFO("s^2 " << s_sq << ": rule " << m.router_diag << " +- " << m.router_diag_se << ", quadrature "
+                  << square << "; off " << m.router_off << " +- " << m.router_off_se << ", quadrature "
+                  << 4 * mean * mean);
+      CHECK(std::abs(m.router_diag - square) <= 4 * m.router_diag_se);
+      CHECK(std::abs(m.router_off - 4 * mean * mean) <= 4 * m.router_off_se);
+    }
+  }
+}
