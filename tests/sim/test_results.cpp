@@ -68,8 +68,8 @@ TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no
 
   // Every key is a column, swept or not, placement first: the files of different runs concatenate. The one
   // list of names, `metrics`, is not: it says which rows exist; nor is a key written only when set (the
-  // parametrization's, a variant's label, the biases', qk_norm_scope, the edge matrices', the training steps') that no
-  // configuration sets.
+  // parametrization's, a variant's label, the biases', qk_norm_scope, the edge matrices', the training
+  // steps') that no configuration sets.
   const auto when_set =
       std::count_if(config_keys().begin(), config_keys().end(), [](const KeyInfo& k) { return k.when_set; });
   CHECK(when_set == 16);
