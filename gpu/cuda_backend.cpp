@@ -51,7 +51,8 @@ std::string jacobian_refusal() {
 // device rebuilds a segment (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its
 // own, which lacks it.
 std::string embedding_refusal(const sim::Config& c, int checkpoint_every) {
-  const sim::Placement& p = *sim::placement_for(c);
+  const auto owned = sim::placement_for(c);  // kept: a reference into the temporary would dangle
+  const sim::Placement& p = *owned;
   if (!p.reads_embedding() && !p.reads_first_values()) return "";
   const std::string what = p.reads_embedding() ? "reads emb" : "calls Fv";
   const std::string value = p.reads_embedding() ? "the x_0 a block with emb" : "the V_1 a block with Fv";
