@@ -85,8 +85,10 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c, columns);
   std::vector<TheoryValue> nonfinite;
   const auto values = theory_values(grid, skipped, &nonfinite);
+  const bool lanes = sim::has_lanes(grid.configs);  // the lane column (empty until S4's lane rows)
   for (const auto& v : values)
-    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index) + io::format_number(v.value) + "\n";
+    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index, sim::kNoLane, lanes) +
+           io::format_number(v.value) + "\n";
   io::write_file_atomic(out / "theory.csv", csv);
   if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))
     put_meanfield_rows(out / "nonfinite.csv", meanfield_rows(std::move(nonfinite)));

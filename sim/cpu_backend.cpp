@@ -95,17 +95,27 @@ Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y
 }
 
 // The gradient metric's tensor at a layer of n > 1 lanes: dLoss/dm of the lanes' mean m with each lane's
-// deviation from it held fixed, i.e. the sum of the lanes' gradients (a Value shared by several lanes is
-// counted once: its gradient already sums theirs). At hyper-connections' init (equal lanes, sum readout,
-// scale-invariant final norm) it is Pre-LN's gradient (docs/design/multistream.md 3.1).
+// deviation from it held fixed, i.e. the sum of the lanes' gradients (every lane is a Value of its own,
+// sim/stack_build.cpp). At hyper-connections' init (equal lanes, sum readout, scale-invariant final norm)
+// it is Pre-LN's gradient (docs/design/multistream.md 3.1).
 template <class R>
 MatD lanes_gradient(const CpuTape<R>& graph, const Lanes& lanes) {
   MatD sum = graph.grad(lanes.front()).template cast<double>();
-  for (std::size_t i = 1; i < lanes.size(); ++i)
-    if (std::find_if(lanes.begin(), lanes.begin() + i, [&](Value v) { return v.id == lanes[i].id; }) ==
-        lanes.begin() + i)
-      sum += graph.grad(lanes[i]).template cast<double>();
+  for (std::size_t i = 1; i < lanes.size(); ++i) sum += graph.grad(lanes[i]).template cast<double>();
   return sum;
+}
+
+// A block of n > 1 lanes: every lane's streams x^i_0..x^i_K (and, from a finished backward, their
+// gradients) into out.lanes, out.lane_grad.
+template <class R>
+void copy_lanes(const CpuTape<R>& graph, const StackValues& sv, bool gradients, SampleTensors& out) {
+  const std::size_t n = sv.lanes.empty() ? 0 : sv.lanes.front().size();
+  auto& target = gradients ? out.lane_grad : out.lanes;
+  target.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i)
+    for (const Lanes& layer : sv.lanes)
+      target[i].push_back(gradients ? graph.grad(layer[i]).template cast<double>()
+                                    : graph.value(layer[i]).template cast<double>());
 }
 
 }  // namespace
@@ -127,6 +137,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
     const StackValues sv =
         build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
     for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
+    copy_lanes(graph, sv, false, out);
     const Mat<R>& y = graph.value(sv.output);
     out.output_finite = all_finite(y);
     out.branch_sq = graph.device().branch_sq;
@@ -142,6 +153,7 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
                                             : lanes_gradient(graph, sv.lanes[l]));
         backward_ok = backward_ok && all_finite(out.grad.back());
       }
+      copy_lanes(graph, sv, true, out);
       out.gradw = graph.device().gradw;  // before the Jacobian probes' reverse passes
       JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,
                                                JacobianWanted::of(config.metrics));

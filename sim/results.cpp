@@ -60,9 +60,10 @@ void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const
   const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
+  const bool lanes = has_lanes(grid.configs);
   for_each_layer_value(records, [&](const LayerValue& v) {
-    out << keys[v.config] << std::to_string(v.sample) << "," << csv_metric_fields(v.metric, v.index)
-        << io::format_number(v.value) << "\n";
+    out << keys[v.config] << std::to_string(v.sample) << ","
+        << csv_metric_fields(v.metric, v.index, v.lane, lanes) << io::format_number(v.value) << "\n";
   });
   out.commit();
 }
@@ -73,9 +74,11 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
   const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
+  const bool lanes = has_lanes(grid.configs);
   for_each_summary(records, [&](const SummaryValue& v) {
-    out << keys[v.config] << csv_metric_fields(v.metric, v.index) << io::format_number(v.summary.mean) << ","
-        << io::format_number(v.summary.se) << "," << std::to_string(v.summary.n) << "\n";
+    out << keys[v.config] << csv_metric_fields(v.metric, v.index, v.lane, lanes)
+        << io::format_number(v.summary.mean) << "," << io::format_number(v.summary.se) << ","
+        << std::to_string(v.summary.n) << "\n";
   });
   out.commit();
 }
