@@ -12,8 +12,8 @@ namespace {
 
 // What the rules of every preset leave for later steps, said once under the table.
 constexpr std::string_view kNote =
-    "Rules for the embedding and readout matrices are kept as data: normsim has no such matrices yet (its "
-    "input is drawn and the loss reads the stream), so they apply to nothing. lr_sgd, lr_adam and eps are "
+    "Rules for the embedding and readout matrices apply where a configuration has them (input_width or "
+    "vocab, output_width; docs/parametrizations.md), and to nothing elsewhere. lr_sgd, lr_adam and eps are "
     "resolved and stored for an optimizer of several steps; the one-step update (update = sgd | adam) "
     "refuses a parametrization.";
 

@@ -9,7 +9,7 @@ Each is run once to warm up, then --repeats times in turn (bridge, simulator, br
 moment of the machine falls on both; the medians, their ratio and the median of each part of the bridge
 (run_info["timings"]: building the samples' blocks and inputs, the token-mixing probe, forward and
 backward passes, metrics, result frames) are printed. The simulator runs its default precision (float32)
-unless --sim-precision says otherwise; the bridge its --dtype (default float64, as measure's).
+unless --sim-precision says otherwise; the bridge its --dtype (default float32, as measure's).
 """
 import argparse
 import os
@@ -53,7 +53,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads and normsim.run's threads")
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--dtype", default="float64", choices=("float64", "float32"))
+    ap.add_argument("--dtype", default="float32", choices=("float64", "float32"))
     ap.add_argument("--batch", default="auto", choices=("auto", "off"),
                     help="measure's batch: auto (None: vmap over the samples) or off (False: sample by sample)")
     ap.add_argument("--sim-precision", default=None, choices=("float64", "float32"))

@@ -1,8 +1,9 @@
-// GPU benchmark: W1 and W2 (bench/workloads.hpp), float32. Reports GFLOP/s of the device work, the
+// GPU benchmark: W1 and W2 (bench/workloads.hpp), float32, and W2bf16 (W2's MLP sublayers in bf16, against
+// cuBLAS's bf16 GEMM at the same shape). Reports GFLOP/s of the device work, the
 // fraction of cuBLAS's own SGEMM rate (and its TF32 rate) at the workload's MLP product shape on random
 // matrices, measured in the same run, and the ratio to PyTorch doing the same work (bench/gpu_torch.py),
 // when torch is available. The warm-up and the timed runs must share one memory plan (checked). Usage:
-//   normsim_gpu_bench [w1|w2|all] [--no-torch]
+//   normsim_gpu_bench [w1|w2|w2bf16|all] [--no-torch]
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -26,18 +27,31 @@ namespace {
 using normsim::bench::Workload;
 using normsim::gpu::DeviceBuffer;
 
+// The product cuBLAS is timed on: float32 (SGEMM), TF32 tensor cores, or bf16 operands with float32
+// accumulation (cublasGemmStridedBatchedEx, CUDA_R_16BF, CUBLAS_COMPUTE_32F: what precision = "bf16" calls).
+enum class Math { sgemm, tf32, bf16 };
+
 // cuBLAS rate (FLOP/s) at the workload's MLP product: S samples of (T x d)(d x r d), strided-batched, on
 // Gaussian matrices (zeros would let the hardware skip work and overstate the rate).
-double sgemm_rate(const normsim::sim::Config& c, bool tf32) {
+double gemm_rate(const normsim::sim::Config& c, Math math) {
   const int S = c.samples, T = c.tokens, d = c.width, H = int(c.mlp_ratio * d);
   DeviceBuffer<float> a(std::size_t(S) * T * d), b(std::size_t(S) * d * H), out(std::size_t(S) * T * H);
   const auto ids = DeviceBuffer<std::uint32_t>::from_host({0});
   normsim::gpu::gaussian_fill(a.get(), a.size(), 1, ids.get(), 1, 0, normsim::sim::Stream::w1, 1.0);
   normsim::gpu::gaussian_fill(b.get(), b.size(), 1, ids.get(), 1, 0, normsim::sim::Stream::w2, 1.0);
-  normsim::gpu::Blas blas(tf32);
+  DeviceBuffer<std::uint16_t> a16(math == Math::bf16 ? a.size() : 0), b16(math == Math::bf16 ? b.size() : 0);
+  if (math == Math::bf16) {
+    normsim::gpu::round_to_bf16(a.get(), nullptr, a16.get(), a.size());
+    normsim::gpu::round_to_bf16(b.get(), nullptr, b16.get(), b.size());
+  }
+  normsim::gpu::Blas blas(math == Math::tf32);
   auto once = [&] {
-    normsim::gpu::gemm<float>(blas.handle(), false, false, T, H, d, 1.0, a.get(), d, (long long)T * d,
-                              b.get(), H, (long long)d * H, 0.0, out.get(), H, (long long)T * H, S);
+    if (math == Math::bf16)
+      normsim::gpu::gemm_bf16(blas.handle(), false, false, T, H, d, 1.0, a16.get(), d, (long long)T * d,
+                              b16.get(), H, (long long)d * H, 0.0, out.get(), H, (long long)T * H, S);
+    else
+      normsim::gpu::gemm<float>(blas.handle(), false, false, T, H, d, 1.0, a.get(), d, (long long)T * d,
+                                b.get(), H, (long long)d * H, 0.0, out.get(), H, (long long)T * H, S);
   };
   once();
   cudaEvent_t e0, e1;
@@ -110,8 +124,8 @@ void bench_workload(const Workload& workload, bool torch) {
   every.metrics = workload.config.metrics;
   backend.run(every, samples);
   const double all_metrics = backend.last_run().device_seconds;
-  const double rate = w.flops / best_dev, sgemm = sgemm_rate(w.config, false),
-               tf32 = sgemm_rate(w.config, true);
+  const double rate = w.flops / best_dev, sgemm = gemm_rate(w.config, Math::sgemm),
+               tf32 = gemm_rate(w.config, Math::tf32);
   const auto& c = w.config;
   std::printf(
       "%s: %.3f GFLOP nominal; device %.4f s = %.1f GFLOP/s = %.1f%% of cuBLAS SGEMM (%.1f GFLOP/s), %.1f%% "
@@ -126,7 +140,13 @@ void bench_workload(const Workload& workload, bool torch) {
       "%s: the same with every metric (eff_rank, cosines, ...): device %.4f s (one run, after the timed "
       "ones)\n",
       w.name.c_str(), all_metrics);
-  if (torch) {
+  if (c.precision == normsim::vocab::Precision::bf16) {
+    const double bf16 = gemm_rate(c, Math::bf16);
+    std::printf(
+        "%s: %.1f%% of cuBLAS BF16 (bf16 operands, float32 accumulation: %.1f GFLOP/s) at that shape\n",
+        w.name.c_str(), 100 * rate / bf16, bf16 / 1e9);
+  }
+  if (torch && c.precision != normsim::vocab::Precision::bf16) {  // bench/gpu_torch.py runs float32
     const double ts = torch_seconds(c);
     if (ts > 0)
       std::printf("%s: torch %.4f s; normsim device time / torch time = %.3f (torch / normsim = %.2fx)\n",
@@ -162,7 +182,7 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&runtime);
   std::printf("normsim GPU benchmark  device: %s  driver %d  runtime %d  date: %s\n",
               normsim::gpu::cuda_device_name().c_str(), driver, runtime, date);
-  for (const std::string name : {"w1", "w2"})
+  for (const std::string name : {"w1", "w2", "w2bf16"})
     if (which == "all" || which == name) bench_workload(normsim::bench::benchmark_workload(name), torch);
   return 0;
 }

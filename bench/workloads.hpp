@@ -3,6 +3,8 @@
 // LayerNorm, mlp_ratio 4):
 //   W1: pre, mlp, gelu, depth 64, width 512, mlp_ratio 4, tokens 64, samples 4, float32 (issue 2).
 //   W2: pre, transformer, width 4096, depth 96, tokens 512, samples 8, float32 (issue 5).
+//   W2bf16: W2's 48 MLP sublayers (pre, mlp, relu, depth 48, width 4096, tokens 512, samples 8) in
+//   precision bf16, which emulates the MLP sublayer only so far (sim/bf16.hpp; issue 29 item 4).
 // Nominal FLOPs (forward + backward = 3 x forward, weight gradients counted as if formed): MLP sublayer
 // 6 r T d^2 x 2 (two products of T x d x r d); attention sublayer 24 T d^2 (four d x d projections) +
 // 12 T^2 d (scores and mixing, non-causal count).
@@ -39,8 +41,11 @@ inline Workload benchmark_workload(const std::string& name) {
     c.samples = 4;
   } else if (name == "w2") {
     c.sublayer = vocab::Sublayer::transformer, c.depth = 96, c.width = 4096, c.tokens = 512, c.samples = 8;
+  } else if (name == "w2bf16") {
+    c.sublayer = vocab::Sublayer::mlp, c.depth = 48, c.width = 4096, c.tokens = 512, c.samples = 8;
+    c.precision = normsim::vocab::Precision::bf16;
   } else {
-    throw std::invalid_argument("unknown benchmark workload '" + name + "' (w1, w2)");
+    throw std::invalid_argument("unknown benchmark workload '" + name + "' (w1, w2, w2bf16)");
   }
   return {name, c, nominal_flops(c)};
 }

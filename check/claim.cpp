@@ -404,6 +404,12 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   }
   c.grid.name = c.id;
   c.grid.description = c.statement;
+  if (const toml::node* steps = sweep.get("steps");
+      steps && std::any_of(c.grid.configs.begin(), c.grid.configs.end(),
+                           [](const sim::Config& g) { return g.steps > 0; }))
+    r.fail(r.where(*steps), "sweep.steps",
+           "a claim measures one record per sample; claims at training steps come with the coordinate checks "
+           "(docs/design/parametrization.md, P7), not yet");
   if (c.grid.swept_keys.size() > 1)
     r.fail(r.where(*root.get("sweep")), "sweep",
            "at most one key may be a list (the x axis); got " + std::to_string(c.grid.swept_keys.size()));

@@ -5,6 +5,7 @@
 
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "sim/edges.hpp"
 #include "sim/weight_update.hpp"
 
 namespace normsim::gpu {
@@ -43,17 +44,36 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
 
 template <class R>
 DeviceBuffer<R> BatchRun<R>::input() const {
-  DeviceBuffer<R> x0(S_ * per_);
-  input_fill(x0.get(), S_, ids_.get(), shape_.tokens, shape_.width, config_.seed, config_.input_std,
-             config_.input_corr);
-  return x0;
+  const int T = shape_.tokens;
+  if (!sim::has_embedding(config_)) {
+    DeviceBuffer<R> x0(S_ * per_);
+    input_fill(x0.get(), S_, ids_.get(), T, shape_.width, config_.seed, config_.input_std,
+               config_.input_corr);
+    return x0;
+  }
+  const int rows = sim::edge_dims(config_, sim::Edge::embedding).rows;
+  DeviceBuffer<R> u(std::size_t(S_) * T * rows);
+  if (config_.vocab > 0)
+    token_onehot_fill(u.get(), S_, ids_.get(), T, rows, config_.seed);
+  else
+    input_fill(u.get(), S_, ids_.get(), T, rows, config_.seed, config_.input_std, config_.input_corr);
+  return u;
 }
 
 template <class R>
-DeviceBuffer<R> BatchRun<R>::copy(const R* d_x) const {
-  DeviceBuffer<R> y(S_ * per_);
-  copy_on_device(y.get(), d_x, S_ * per_ * sizeof(R));
+DeviceBuffer<R> BatchRun<R>::copy(const R* d_x, std::size_t n) const {
+  DeviceBuffer<R> y(n > 0 ? n : S_ * per_);
+  copy_on_device(y.get(), d_x, y.size() * sizeof(R));
   return y;
+}
+
+template <class R>
+DeviceBuffer<R> BatchRun<R>::loss_gradient_at(GpuTape<R>& g, const sim::StackValues& sv) const {
+  const int width = sim::has_readout(config_) ? config_.output_width : shape_.width;
+  DeviceBuffer<R> dz(std::size_t(S_) * shape_.tokens * width);
+  loss_gradient(g.value(sv.loss_input()).get(), dz.get(), S_, ids_.get(), shape_.tokens, width, config_.seed,
+                config_.loss == vocab::Loss::mse);
+  return dz;
 }
 
 template <class R>
@@ -100,24 +120,33 @@ void BatchRun<R>::measure_lanes(GpuTape<R>& g, const sim::StackValues& sv) {
   }
 }
 
-// Every lane at every layer is a Value of its own (sim/stack_build.cpp), watched as watch[l * n + i].
+// Every lane at every layer is a Value of its own (sim/stack_build.cpp), watched as watch[l * n + i], and x_0
+// last: layer 0's mean gradient is x_0's own (its copies' and emb's together), as on the CPU
+// (sim/cpu_pass.cpp run_backward).
 template <class R>
 void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, DeviceBuffer<R> dy) {
   const int n = placement_.lanes();
   std::vector<sim::Value> watch;
   for (const sim::Lanes& x : sv.lanes) watch.insert(watch.end(), x.begin(), x.end());
+  watch.push_back(sv.stream.front());
+  const int x0 = int(watch.size()) - 1;
   std::vector<DeviceBuffer<R>> sums(sv.lanes.size());
   g.release_forward({});
   const auto add = [&](int w, const DeviceBuffer<R>& grad) {
+    if (w == x0) {
+      sums[0] = copy(grad.get());
+      return;
+    }
     const int l = w / n, i = w % n;
     measure_.tensor(grad.get(), stats_.field(stats_.lane_block(l, i), lf_grad));
+    if (l == 0) return;
     DeviceBuffer<R>& sum = sums[std::size_t(l)];
     if (sum.empty())
       sum = copy(grad.get());
     else
       scaled_sum<R>(sum.get(), grad.get(), nullptr, nullptr, sum.size(), 1, true);
   };
-  g.reverse(sv.output, std::move(dy), watch, add, kConsumingReverse);
+  g.reverse(sv.loss_input(), std::move(dy), watch, add, kConsumingReverse);
   for (std::size_t l = 0; l < sums.size(); ++l) measure_.tensor(sums[l].get(), stats_.field(int(l), lf_grad));
 }
 
@@ -179,13 +208,11 @@ void BatchRun<R>::whole() {
     if (!sv.lanes.empty()) measure_lanes(g, sv);
     keep_streams(g, sv, 0);
     if (backward_) {
-      DeviceBuffer<R> dy(S_ * per_);
-      loss_gradient(g.value(sv.output).get(), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width,
-                    config_.seed, config_.loss == vocab::Loss::mse);
+      DeviceBuffer<R> dz = loss_gradient_at(g, sv);
       if (sv.lanes.empty())
-        backward(g, sv, sv.output, std::move(dy), 0, int(sv.stream.size()));
+        backward(g, sv, sv.loss_input(), std::move(dz), 0, int(sv.stream.size()));
       else
-        lanes_backward(g, sv, std::move(dy));
+        lanes_backward(g, sv, std::move(dz));
       update_.seal();
     }
   }  // the first pass's tape is freed before the updated pass and the probes
@@ -207,7 +234,8 @@ void BatchRun<R>::checkpointed(int every) {
     const int first = j * every, last = std::min(K, first + every);
     GpuTape<R> g(shape_, placement_, ctx_);
     const sim::StackValues sv = sim::build_segment(
-        g, shape_, placement_, g.input(backward_ ? copy(checkpoint[j].get()) : std::move(checkpoint[j])),
+        g, shape_, placement_,
+        g.input(backward_ ? copy(checkpoint[j].get(), checkpoint[j].size()) : std::move(checkpoint[j])),
         first, last, state_);
     measure_streams(g, sv, first);
     keep_streams(g, sv, first);
@@ -216,10 +244,7 @@ void BatchRun<R>::checkpointed(int every) {
       continue;
     }
     if (!backward_) break;
-    DeviceBuffer<R> dy(S_ * per_);
-    loss_gradient(g.value(sv.output).get(), dy.get(), S_, ids_.get(), shape_.tokens, shape_.width,
-                  config_.seed, config_.loss == vocab::Loss::mse);
-    dout = backward(g, sv, sv.output, std::move(dy), first, int(sv.stream.size()));
+    dout = backward(g, sv, sv.loss_input(), loss_gradient_at(g, sv), first, int(sv.stream.size()));
   }
   if (backward_) reverse_segments(checkpoint, std::move(dout), every);
   if (update_.active()) updated_pass(every);

@@ -37,8 +37,10 @@ class BatchRun {
   void add_jacobians(int s, sim::SampleScalars& r) const;
 
  private:
-  DeviceBuffer<R> input() const;  // the raw x_0 of every sample
-  DeviceBuffer<R> copy(const R* d_x) const;
+  DeviceBuffer<R> input() const;  // the raw x_0 of every sample, or the embedding's input u (sim/edges.hpp)
+  DeviceBuffer<R> copy(const R* d_x, std::size_t n = 0) const;  // n entries (0: a stream's S x T x d)
+  // dLoss/dz at what the loss reads (y, or the logits) of every sample.
+  DeviceBuffer<R> loss_gradient_at(GpuTape<R>& g, const sim::StackValues& sv) const;
   // Statistics of the streams a segment starting at x_first holds (each pair with the next stream; x_K and
   // the output when the segment ends the stack).
   void measure_streams(GpuTape<R>& g, const sim::StackValues& sv, int first);

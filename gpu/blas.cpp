@@ -25,6 +25,17 @@ void gemm<double>(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, doubl
                                                lda, sa, &beta, c, ldc, sc, batch));
 }
 
+void gemm_bf16(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double alpha, const std::uint16_t* a,
+               int lda, long long sa, const std::uint16_t* b, int ldb, long long sb, double beta, float* c,
+               int ldc, long long sc, int batch) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  const float al = float(alpha), be = float(beta);
+  NORMSIM_CUDA_CHECK(cublasGemmStridedBatchedEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &al, b, CUDA_R_16BF,
+                                                ldb, sb, a, CUDA_R_16BF, lda, sa, &be, c, CUDA_R_32F, ldc, sc,
+                                                batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 Blas::Blas(bool tf32) {
   NORMSIM_CUDA_CHECK(cublasCreate(&handle_));
   set_tf32(tf32);

@@ -4,6 +4,8 @@
 #pragma once
 #include <cublas_v2.h>
 
+#include <cstdint>
+
 namespace normsim::gpu {
 
 // For each of `batch` items: C (m x n, ldc) = alpha op(A) (m x k) op(B) (k x n) + beta C, row-major, item i
@@ -12,6 +14,13 @@ template <class R>
 void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k, double alpha, const R* d_a,
           int lda, long long stride_a, const R* d_b, int ldb, long long stride_b, double beta, R* d_c,
           int ldc, long long stride_c, int batch);
+
+// precision = "bf16" (sim/bf16.hpp): the same product with A and B bf16 (the bits round_to_bf16 gives) and
+// C float, accumulated in float32 (cublasGemmStridedBatchedEx, CUDA_R_16BF operands, CUBLAS_COMPUTE_32F),
+// as a bf16 matmul under torch.autocast; the caller rounds C to bf16 where the GPU would store it.
+void gemm_bf16(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k, double alpha,
+               const std::uint16_t* d_a, int lda, long long stride_a, const std::uint16_t* d_b, int ldb,
+               long long stride_b, double beta, float* d_c, int ldc, long long stride_c, int batch);
 
 // A cuBLAS handle owned by RAII; tf32: let float products use TF32 tensor cores.
 class Blas {

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "sim/activations.hpp"
 #include "sim/attention_gate.hpp"
+#include "sim/bf16_bits.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
 #include "sim/moe_gate.hpp"
@@ -41,6 +43,14 @@ void input_fill(R* out, int S, const std::uint32_t* samples, int T, int d, std::
 }
 
 template <class R>
+void token_onehot_fill(R* out, int S, const std::uint32_t* samples, int T, int vocab, std::uint64_t seed) {
+  for (int s = 0; s < S; ++s)
+    for (int t = 0; t < T; ++t)
+      for (int v = 0; v < vocab; ++v)
+        out[(std::size_t(s) * T + t) * vocab + v] = R(sim::token_id(seed, samples[s], t, vocab) == v ? 1 : 0);
+}
+
+template <class R>
 void loss_gradient(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
                    bool mse) {
   for (int s = 0; s < S; ++s)
@@ -65,6 +75,16 @@ void row_norm_backward(const R* y, const R* dy, R* dx, const double* rstd, int r
   for (int r = 0; r < rows; ++r) {
     const std::size_t o = std::size_t(r) * n;
     sim::row_norm_backward(kind, y + o, dy + o, dx + o, n, gain, rstd[r], accumulate);
+  }
+}
+
+inline void round_to_bf16(const float* x, float* rounded, std::uint16_t* bits, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &x[i], 4);
+    u = sim::bf16_rounded_bits(u);
+    if (rounded) std::memcpy(&rounded[i], &u, 4);
+    if (bits) bits[i] = std::uint16_t(u >> 16);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stream_statistics.hpp"
+#include "sim/bf16.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
@@ -30,23 +31,37 @@ namespace {
 bool asks_jacobian(const sim::Config& c) {
   return sim::JacobianWanted::of(c.metrics).any();
 }
+// bf16 where the CPU's emulation refuses it (sim::bf16_refusal), and SwiGLU, whose fused kernels round once
+// where PyTorch's separate ops (and the CPU) round silu(g) and its product apart.
+std::string bf16_cuda_refusal(const sim::Config& c) {
+  if (std::string why = sim::bf16_refusal(c); !why.empty()) return why;
+  if (c.precision == vocab::Precision::bf16 && c.activation == vocab::Activation::swiglu)
+    return "key 'activation': 'swiglu' in precision 'bf16' runs on the CPU backend only (the CUDA backend's "
+           "fused SwiGLU kernels do not round silu(g) apart; docs/gpu.md): use --backend cpu";
+  return "";
+}
+
 std::string jacobian_refusal() {
   return "key 'metrics': the Jacobian metrics (jac_sq, jac_spread, block_identity_dev) run on the CUDA "
          "backend only when the whole tape of a sample fits the GPU, and this one needs activation "
          "checkpointing (--backend cpu, a smaller width, depth or tokens, or leave them out of metrics)";
 }
 
-// A block that reads emb (x_0) needs x_0 on the tape of every unit it runs: the device rebuilds a segment
-// (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its own, which lacks it.
+// A block that reads emb (x_0) or calls Fv (V_1) needs that value on the tape of every unit it runs: the
+// device rebuilds a segment (checkpoints) or a block's unit (block_identity_dev's probes) on a tape of its
+// own, which lacks it.
 std::string embedding_refusal(const sim::Config& c, int checkpoint_every) {
-  if (!sim::placement_for(c)->reads_embedding()) return "";
+  const sim::Placement& p = *sim::placement_for(c);
+  if (!p.reads_embedding() && !p.reads_first_values()) return "";
+  const std::string what = p.reads_embedding() ? "reads emb" : "calls Fv";
+  const std::string value = p.reads_embedding() ? "the x_0 a block with emb" : "the V_1 a block with Fv";
   if (checkpoint_every > 0)
-    return "key 'block': a block that reads emb runs on the CUDA backend only when the whole tape of a "
-           "sample fits the GPU, and this one needs activation checkpointing (--backend cpu, or a smaller "
-           "width, depth or tokens)";
+    return "key 'block': a block that " + what +
+           " runs on the CUDA backend only when the whole tape of a sample fits the GPU, and this one needs "
+           "activation checkpointing (--backend cpu, or a smaller width, depth or tokens)";
   if (sim::JacobianWanted::of(c.metrics).blocks)
-    return "key 'metrics': block_identity_dev rebuilds each block on a tape of its own, which lacks the x_0 "
-           "a block with emb reads (--backend cpu, or leave it out of metrics)";
+    return "key 'metrics': block_identity_dev rebuilds each block on a tape of its own, which lacks " +
+           value + " reads (--backend cpu, or leave it out of metrics)";
   return "";
 }
 
@@ -86,6 +101,9 @@ std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::
       return run_typed<float>(config, samples, false);
     case vocab::Precision::tf32:
       return run_typed<float>(config, samples, true);
+    case vocab::Precision::bf16:
+      if (const std::string why = bf16_cuda_refusal(config); !why.empty()) throw sim::BackendUnavailable(why);
+      return run_typed<float>(config, samples, false);
   }
   throw std::invalid_argument("CUDA backend: an unknown precision");
 }
@@ -116,6 +134,10 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 }
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
+  if (std::string why = bf16_cuda_refusal(config); !why.empty()) return why;
+  if (config.steps > 0)
+    return "key 'steps': training steps run on the CPU backend only so far (docs/design/parametrization.md, "
+           "P4: the CUDA optimizer is not written yet); use --backend cpu";
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();

@@ -22,6 +22,7 @@ namespace normsim::gpu {
 namespace {
 
 using sim::WeightKind;
+namespace vocab = normsim::vocab;
 
 // out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
 // u W^T for W (S x n_out x n_in).
@@ -32,13 +33,39 @@ void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S,
           (long long)n_in * n_out, accumulate ? 1.0 : 0.0, d_out, n_out, (long long)T * n_out, S);
 }
 
+// precision = "bf16" (sim/bf16.hpp), entries of d (a float buffer) rounded to bf16 in place where `on`.
+template <class R>
+void round_if_bf16(bool on, R* d, std::size_t n) {
+  if constexpr (std::is_same_v<R, float>)
+    if (on) round_to_bf16(d, d, nullptr, n);
+}
+
+// times_weight where `bf16` (R float): u and W read as their bf16 roundings (CUDA_R_16BF operands), the
+// products summed in float32, out left unrounded (its bias, if any, comes first).
+template <class R>
+void times_weight_as(bool bf16, cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T,
+                     int n_in, int n_out, bool trans_w) {
+  if constexpr (std::is_same_v<R, float>) {
+    if (bf16) {
+      const std::size_t nu = std::size_t(S) * T * n_in, nw = std::size_t(S) * n_in * n_out;
+      DeviceBuffer<std::uint16_t> u_bits(nu), w_bits(nw);
+      round_to_bf16(d_u, nullptr, u_bits.get(), nu);
+      round_to_bf16(d_w, nullptr, w_bits.get(), nw);
+      return gemm_bf16(h, false, trans_w, T, n_out, n_in, 1.0, u_bits.get(), n_in, (long long)T * n_in,
+                       w_bits.get(), trans_w ? n_in : n_out, (long long)n_in * n_out, 0.0, d_out, n_out,
+                       (long long)T * n_out, S);
+    }
+  }
+  times_weight(h, d_u, d_w, d_out, S, T, n_in, n_out, trans_w, false);
+}
+
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
 template <class R>
 class GpuWeights {
  public:
   GpuWeights(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
              std::uint32_t index = 0)
-      : s_(s), p_(p), k_(k), index_(index), ctx_(ctx) {
+      : s_(s), p_(p), k_(k), index_(index), bf16_(s.cfg.precision == vocab::Precision::bf16), ctx_(ctx) {
     if (ctx.recompute) return;
     for (WeightKind w : s.weights(k)) {
       DeviceBuffer<R> b(std::size_t(ctx.S) * size(w));
@@ -54,15 +81,27 @@ class GpuWeights {
   }
   long long size(WeightKind w) const { return (long long)s_.fan_in(w) * s_.fan_out(w); }
   // The forward product of matrix w: out (S x T x fan_out) = u W, + 1 b^T where w has a bias b (the
-  // broadcast over tokens a product with a column of ones, as encoder_output's).
+  // broadcast over tokens a product with a column of ones, as encoder_output's). In bf16 u, W and b are read
+  // rounded and out is rounded once, after the bias, as on the CPU (sim/cpu_branches.cpp's multiply).
   void forward(WeightKind w, const R* d_u, R* d_out) {
     const int S = ctx_.S, T = s_.tokens, n = s_.fan_out(w);
-    times_weight(ctx_.blas, d_u, get(w), d_out, S, T, s_.fan_in(w), n, false, false);
-    if (!sim::has_bias(s_.cfg, w)) return;
-    const DeviceBuffer<R> b = bias(w);
-    gemm<R>(ctx_.blas, false, false, T, n, 1, 1.0, ones().get(), 1, 0, b.get(), n, n, 1.0, d_out, n,
-            (long long)T * n, S);
+    times_weight_as(bf16_, ctx_.blas, d_u, get(w), d_out, S, T, s_.fan_in(w), n, false);
+    if (sim::has_bias(s_.cfg, w)) {
+      const DeviceBuffer<R> b = bias(w);
+      round_if_bf16(bf16_, b.get(), std::size_t(ctx_.S) * n);
+      gemm<R>(ctx_.blas, false, false, T, n, 1, 1.0, ones().get(), 1, 0, b.get(), n, n, 1.0, d_out, n,
+              (long long)T * n, S);
+    }
+    round_if_bf16(bf16_, d_out, std::size_t(S) * T * n);
   }
+  // The backward's product with matrix w: dx (S x T x fan_in) = dy W^T, in bf16 on rounded operands and
+  // rounded.
+  void backward(WeightKind w, const R* d_dy, R* d_dx) {
+    const int S = ctx_.S, T = s_.tokens;
+    times_weight_as(bf16_, ctx_.blas, d_dy, get(w), d_dx, S, T, s_.fan_out(w), s_.fan_in(w), true);
+    round_if_bf16(bf16_, d_dx, std::size_t(S) * T * s_.fan_in(w));
+  }
+  bool bf16() const { return bf16_; }
   // The loss's gradient of w is A^T B (A: S x T x fan_in, B: S x T x fan_out): its norm to d_gradw's block
   // of w, and the gradient itself to an update that records it, with its bias's 1^T B.
   void gradient(WeightKind w, const R* d_a, const R* d_b, double* d_gradw) {
@@ -103,6 +142,7 @@ class GpuWeights {
   const sim::Placement& p_;
   int k_;
   std::uint32_t index_;  // the expert of a routed MLP (sim::WeightId's index)
+  bool bf16_;            // precision = "bf16": products on bf16 operands (MLP only: sim::bf16_refusal)
   GpuContext<R> ctx_;
   DeviceBuffer<R> kept_[sim::kWeightKinds];
   DeviceBuffer<R> ones_;
@@ -135,36 +175,44 @@ class GpuMlp final : public GpuBranch<R> {
     } else {
       activation_forward(h_.get(), a.get(), nh, act_);
     }
+    round_if_bf16(w_.bf16(), a.get(), nh);  // act(h), an op on a bf16 product (no SwiGLU in bf16 here)
     DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
     w_.forward(WeightKind::w2, a.get(), out.get());
     return out;
   }
 
-  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
+  // In bf16 (sim/bf16.hpp; SwiGLU refused) u and dout are read rounded, and da, dh and du rounded, as on
+  // the CPU (sim/cpu_branches.cpp's CpuMlp::backward).
+  DeviceBuffer<R> backward(const R* d_dout_in, double* d_gradw) override {
     const int S = ctx_.S;
-    const std::size_t nh = std::size_t(S) * T_ * H_;
+    const std::size_t nh = std::size_t(S) * T_ * H_, nd = std::size_t(S) * T_ * d_;
+    DeviceBuffer<R> dout_rounded, u_rounded;
+    const R* d_dout = rounded_copy(d_dout_in, nd, dout_rounded);
+    const R* u = rounded_copy(u_, nd, u_rounded);
     {  // a is recomputed from h (and g) rather than kept
       DeviceBuffer<R> a(nh);
       if (swiglu_)
         swiglu_forward(g_.get(), h_.get(), a.get(), nh);
       else
         activation_forward(h_.get(), a.get(), nh, act_);
+      round_if_bf16(w_.bf16(), a.get(), nh);
       w_.gradient(WeightKind::w2, a.get(), d_dout, d_gradw);
     }
     DeviceBuffer<R> da(nh);
-    times_weight(ctx_.blas, d_dout, w_.get(WeightKind::w2), da.get(), S, T_, d_, H_, true, false);
-    DeviceBuffer<R> du(std::size_t(S) * T_ * d_);
+    w_.backward(WeightKind::w2, d_dout, da.get());
+    DeviceBuffer<R> du(nd);
     if (swiglu_) {
       DeviceBuffer<R> dh(nh);
       swiglu_backward(g_.get(), h_.get(), da.get(), da.get(), dh.get(), nh);  // da becomes dg
-      w_.gradient(WeightKind::wgate, u_, da.get(), d_gradw);
-      w_.gradient(WeightKind::w1, u_, dh.get(), d_gradw);
+      w_.gradient(WeightKind::wgate, u, da.get(), d_gradw);
+      w_.gradient(WeightKind::w1, u, dh.get(), d_gradw);
       times_weight(ctx_.blas, da.get(), w_.get(WeightKind::wgate), du.get(), S, T_, H_, d_, true, false);
       times_weight(ctx_.blas, dh.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, true);
     } else {
       activation_backward(h_.get(), da.get(), da.get(), nh, act_);  // da becomes dh
-      w_.gradient(WeightKind::w1, u_, da.get(), d_gradw);
-      times_weight(ctx_.blas, da.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, false);
+      round_if_bf16(w_.bf16(), da.get(), nh);
+      w_.gradient(WeightKind::w1, u, da.get(), d_gradw);
+      w_.backward(WeightKind::w1, da.get(), du.get());
     }
     h_.reset();
     g_.reset();
@@ -173,6 +221,17 @@ class GpuMlp final : public GpuBranch<R> {
   }
 
  private:
+  // d (n entries) as the bf16 products read it: itself, or in bf16 its rounding into `copy`.
+  const R* rounded_copy(const R* d, std::size_t n, DeviceBuffer<R>& copy) const {
+    if constexpr (std::is_same_v<R, float>) {
+      if (!w_.bf16()) return d;
+      copy = DeviceBuffer<R>(n);
+      round_to_bf16(d, copy.get(), nullptr, n);
+      return copy.get();
+    }
+    return d;
+  }
+
   GpuContext<R> ctx_;
   GpuWeights<R> w_;
   sim::Activation act_;
@@ -240,7 +299,7 @@ class GpuAttention final : public GpuBranch<R> {
     const R* kv = cross_ ? enc_.get() : d_u;
     q_ = split(project(d_u, kinds_[0], norms_.qk, norms_.qk_slices(heads_), rq_));
     k_ = split(project(kv, kinds_[1], norms_.qk, norms_.qk_slices(heads_), rk_));
-    v_ = split(project(kv, kinds_[2], norms_.v, heads_, rv_));
+    v_ = split(mixed(project(kv, kinds_[2], norms_.v, heads_, rv_)));
     p_ = DeviceBuffer<R>(std::size_t(SH) * T * T);  // S x heads x T x T
     const long long sh = (long long)T * dh, sp = (long long)T * T;
     gemm<R>(ctx_.blas, false, true, T, T, dh, logit_scale_, q_.get(), dh, sh, k_.get(), dh, sh, 0.0, p_.get(),
@@ -298,6 +357,7 @@ class GpuAttention final : public GpuBranch<R> {
       norm_backward(k_, dk, rk_, norms_.qk_slices(heads_));
     }
     if (norms_.v) norm_backward(v_, dv, rv_, heads_);
+    mix_values_backward(dv);
     q_.reset();
     k_.reset();
     v_.reset();
@@ -320,7 +380,42 @@ class GpuAttention final : public GpuBranch<R> {
     return du;
   }
 
+  sim::ValueResidual<DeviceBuffer<R>>* value_residual() override { return cross_ ? nullptr : &residual_; }
+  DeviceBuffer<R> values() const override { return merge(v_.get()); }
+
  private:
+  // Per sample, S copies of s (device doubles), the factors scaled_sum reads.
+  DeviceBuffer<double> factors(double s) const {
+    return DeviceBuffer<double>::from_host(std::vector<double>(std::size_t(ctx_.S), s));
+  }
+  // V mixed with V_1 where this branch takes part in the value residual (Fv): (1 - lam) V + lam V_1, in the
+  // tokens' layout, as sim/cpu_branches.cpp.
+  DeviceBuffer<R> mixed(DeviceBuffer<R> v) {
+    if (!residual_.mixes) return v;
+    const std::size_t per = std::size_t(T_) * d_;
+    const DeviceBuffer<double> own = factors(1.0 - residual_.lam), first = factors(residual_.lam);
+    scaled_sum(v.get(), v.get(), own.get(), static_cast<const R*>(nullptr), per, ctx_.S, false);
+    scaled_sum(v.get(), residual_.first->get(), first.get(), static_cast<const R*>(nullptr), per, ctx_.S,
+               true);
+    residual_.first = nullptr;
+    return v;
+  }
+  // The value residual's backward on dv = dLoss/dV, as sim/cpu_branches.cpp's.
+  void mix_values_backward(DeviceBuffer<R>& dv) {
+    const std::size_t per = std::size_t(T_) * d_;
+    if (residual_.mixes) {
+      const DeviceBuffer<double> own = factors(1.0 - residual_.lam), first = factors(residual_.lam);
+      residual_.first_grad = DeviceBuffer<R>(dv.size());
+      scaled_sum(residual_.first_grad.get(), dv.get(), first.get(), static_cast<const R*>(nullptr), per,
+                 ctx_.S, false);
+      scaled_sum(dv.get(), dv.get(), own.get(), static_cast<const R*>(nullptr), per, ctx_.S, false);
+    }
+    if (!residual_.extra_grad.empty()) {
+      scaled_sum(dv.get(), residual_.extra_grad.get(), static_cast<const double*>(nullptr),
+                 static_cast<const R*>(nullptr), per, ctx_.S, true);
+      residual_.extra_grad.reset();
+    }
+  }
   // u W, then (normalized) the norm (sim/head_norms.hpp) of each of the `slices` slices of every row (heads,
   // or 1 for OLMo-2's whole projection); rstd kept for the backward.
   DeviceBuffer<R> project(const R* d_u, WeightKind w, bool normalized, int slices,
@@ -372,6 +467,7 @@ class GpuAttention final : public GpuBranch<R> {
   const R* u_ = nullptr;
   DeviceBuffer<R> enc_, q_, k_, v_, o_, p_, z_;  // z_: the gate's pre-activations u W_g (S x T x G)
   DeviceBuffer<double> rq_, rk_, rv_;
+  sim::ValueResidual<DeviceBuffer<R>> residual_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -15,6 +16,7 @@
 #include "sim/cpu_branches.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/value_residual.hpp"
 
 namespace normsim::gpu {
 
@@ -43,6 +45,10 @@ class GpuBranch {
   // Returns dLoss/du; writes the norm of dLoss/dW for each weight W it has to d_gradw[int(W) * S + s] on the
   // device (DeviceStats' lf_gradw block; the others are left as they are). Frees the saved state.
   virtual DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) = 0;
+  // A self-attention's part in the value residual (Fv, sim/value_residual.hpp); null for every other branch.
+  virtual sim::ValueResidual<DeviceBuffer<R>>* value_residual() { return nullptr; }
+  // V as the heads read it, S x T x d (after forward; a self-attention's, else throws std::logic_error).
+  virtual DeviceBuffer<R> values() const { throw std::logic_error("Fv: this branch has no values"); }
 };
 
 template <class R>

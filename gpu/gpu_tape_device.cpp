@@ -1,6 +1,8 @@
 #include "gpu/gpu_tape_device.hpp"
 
+#include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
+#include "sim/edges.hpp"
 
 namespace normsim::gpu {
 
@@ -13,7 +15,10 @@ GpuTapeDevice<R>::GpuTapeDevice(const sim::StackShape& shape, const sim::Placeme
 
 template <class R>
 DeviceBuffer<R> GpuTapeDevice<R>::input(DeviceBuffer<R> x) const {
-  if (x.size() != value_size()) throw std::invalid_argument("GpuTape::input: wrong size");
+  const std::size_t u =
+      std::size_t(ctx_.S) * shape_.tokens * sim::edge_dims(shape_.cfg, sim::Edge::embedding).rows;
+  if (x.size() != value_size() && !(sim::has_embedding(shape_.cfg) && x.size() == u))
+    throw std::invalid_argument("GpuTape::input: wrong size");
   return x;
 }
 
@@ -120,6 +125,45 @@ template <class R>
 DeviceBuffer<R> GpuTapeDevice<R>::branch_backward(GpuBranch<R>& br, const DeviceBuffer<R>&,
                                                   const DeviceBuffer<R>& g, int k, bool) const {
   return br.backward(g.get(), ctx_.stats->field(k, lf_gradw));
+}
+
+template <class R>
+const DeviceBuffer<R>& GpuTapeDevice<R>::edge_matrix(sim::Edge e) {
+  DeviceBuffer<R>& W = edges_[std::size_t(e)];
+  if (!W.empty()) return W;
+  const sim::EdgeDims d = sim::edge_dims(shape_.cfg, e);
+  const std::size_t n = std::size_t(d.rows) * d.cols;
+  W = DeviceBuffer<R>(n * ctx_.S);
+  gaussian_fill(W.get(), n, ctx_.S, ctx_.d_samples, ctx_.seed, sim::edge_layer(shape_.cfg, e),
+                sim::edge_stream(e), sim::edge_std(shape_, e));
+  if (ctx_.apply) ctx_.apply->apply_edge(e, W.get(), d.rows, d.cols);
+  return W;
+}
+
+template <class R>
+DeviceBuffer<R> GpuTapeDevice<R>::project(const DeviceBuffer<R>& a, sim::Edge e) {
+  const sim::EdgeDims d = sim::edge_dims(shape_.cfg, e);
+  const int T = shape_.tokens;
+  DeviceBuffer<R> z(std::size_t(ctx_.S) * T * d.cols);
+  gemm<R>(ctx_.blas, false, false, T, d.cols, d.rows, 1.0, a.get(), d.rows, (long long)T * d.rows,
+          edge_matrix(e).get(), d.cols, (long long)d.rows * d.cols, 0.0, z.get(), d.cols,
+          (long long)T * d.cols, ctx_.S);
+  return z;
+}
+
+template <class R>
+void GpuTapeDevice<R>::project_backward_to(DeviceBuffer<R>& into, const DeviceBuffer<R>& a,
+                                           const DeviceBuffer<R>& g, sim::Edge e, bool a_grad) {
+  const sim::EdgeDims d = sim::edge_dims(shape_.cfg, e);
+  const int T = shape_.tokens;
+  if (a_grad) {
+    const bool first = into.empty();
+    if (first) into = DeviceBuffer<R>(std::size_t(ctx_.S) * T * d.rows);
+    gemm<R>(ctx_.blas, false, true, T, d.rows, d.cols, 1.0, g.get(), d.cols, (long long)T * d.cols,
+            edge_matrix(e).get(), d.cols, (long long)d.rows * d.cols, first ? 0.0 : 1.0, into.get(), d.rows,
+            (long long)T * d.rows, ctx_.S);
+  }
+  if (ctx_.record) ctx_.record->record_edge(e, a.get(), g.get(), d.rows, d.cols);
 }
 
 template class GpuTapeDevice<float>;

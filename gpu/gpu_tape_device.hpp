@@ -3,6 +3,7 @@
 // gradient norms) go to the context's DeviceStats, never to the host; the tape runs its reverse pass with
 // ReverseMode::consume, freeing each value and gradient once passed on.
 #pragma once
+#include <array>
 #include <memory>
 #include <stdexcept>
 
@@ -41,6 +42,8 @@ class GpuTapeDevice {
   sim::Scalars mean_sq(const Buffer& a) const;
   std::unique_ptr<Branch> make_branch(int k, bool qkv_norm) const;
   Buffer branch_forward(Branch& br, const Buffer& u, int k) const;
+  // a W_e per sample (sim/edges.hpp): u (S x T x rows) to x_0, or y to the logits (S x T x output_width).
+  Buffer project(const Buffer& a, sim::Edge e);
 
   // Backward: `into` (empty: not yet reached) += the gradient passed on.
   void add_to(Buffer& into, const Buffer& g) const { add_scaled(into, g.get(), nullptr); }
@@ -53,6 +56,15 @@ class GpuTapeDevice {
   // The device writes weight-gradient norms to its context's DeviceStats whatever `gradw` says: passes
   // whose norms are not metrics run on a context with a discarded DeviceStats (BatchRun::side_context).
   Buffer branch_backward(Branch& br, const Buffer& u, const Buffer& g, int k, bool gradw) const;
+  // Of z = a W_e: into += g W_e^T (when a_grad); the context's update records dW_e = a^T g.
+  void project_backward_to(Buffer& into, const Buffer& a, const Buffer& g, sim::Edge e, bool a_grad);
+  // The value residual (Fv, sim/value_residual.hpp), as sim/cpu_tape_device.hpp.
+  void mix_values(Branch& br, const Buffer& first, double lam) const { sim::mix_values_into(br, first, lam); }
+  Buffer branch_values(const Branch& br) const { return br.values(); }
+  void add_values_grad(Branch& br, Buffer&& g) const {
+    add_to(sim::value_residual_of(br).extra_grad, std::move(g));
+  }
+  Buffer branch_values_grad(Branch& br) const { return sim::take_values_grad<Branch, Buffer>(br); }
 
  private:
   sim::PointwiseNorm pointwise(sim::NormAt at) const {
@@ -60,9 +72,13 @@ class GpuTapeDevice {
   }
   void add_scaled(Buffer& into, const R* d_g, const double* d_factors) const;
 
+  // W_e of every sample, drawn at its first use (W + dW through the context's `apply`).
+  const Buffer& edge_matrix(sim::Edge e);
+
   sim::StackShape shape_;
   const sim::Placement& placement_;
   GpuContext<R> ctx_;
+  std::array<Buffer, sim::kEdges> edges_;
 };
 
 // How the device reverses its tapes: freeing as it goes.

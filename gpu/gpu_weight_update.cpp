@@ -6,6 +6,7 @@
 #include "gpu/blas.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "sim/edges.hpp"
 #include "sim/weight_update.hpp"
 
 namespace normsim::gpu {
@@ -34,7 +35,17 @@ template <class R>
 void GpuWeightUpdate<R>::record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out,
                                 sim::Part part) {
   if (!needs_gradients() || sealed_) return;
-  Recorded& r = grads_.at(std::size_t(k))[sim::param_slot(w, part)];
+  record_into(grads_.at(std::size_t(k))[sim::param_slot(w, part)], d_a, d_b, n_in, n_out);
+}
+
+template <class R>
+void GpuWeightUpdate<R>::record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out) {
+  if (!needs_gradients() || sealed_) return;
+  record_into(edge_grads_[std::size_t(e)], d_a, d_b, n_in, n_out);
+}
+
+template <class R>
+void GpuWeightUpdate<R>::record_into(Recorded& r, const R* d_a, const R* d_b, int n_in, int n_out) const {
   const std::size_t na = std::size_t(S_) * T_ * n_in, nb = std::size_t(S_) * T_ * n_out;
   if (gradient_by_factors(T_, n_in, n_out)) {
     r.a = DeviceBuffer<R>(na);
@@ -74,10 +85,21 @@ void GpuWeightUpdate<R>::apply(int k, sim::WeightKind w, R* d_w, int n_in, int n
     case vocab::Update::adam:
       break;
   }
-  const Recorded& r = grads_.at(std::size_t(k))[sim::param_slot(w, part)];
-  if (r.g.empty() && r.a.empty())
-    throw std::logic_error("CUDA weight update: no gradient of " + std::string(sim::weight_name(w)) +
-                           (part == sim::Part::bias ? "'s bias" : "") + " at sublayer " + std::to_string(k));
+  step(grads_.at(std::size_t(k))[sim::param_slot(w, part)], d_w, n_in, n_out,
+       std::string(sim::weight_name(w)) + (part == sim::Part::bias ? "'s bias" : "") + " at sublayer " +
+           std::to_string(k));
+}
+
+template <class R>
+void GpuWeightUpdate<R>::apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const {
+  if (needs_gradients())
+    step(edge_grads_[std::size_t(e)], d_w, n_in, n_out, "the " + std::string(sim::edge_name(e)));
+}
+
+template <class R>
+void GpuWeightUpdate<R>::step(const Recorded& r, R* d_w, int n_in, int n_out, const std::string& what) const {
+  const std::size_t n = std::size_t(n_in) * n_out;
+  if (r.g.empty() && r.a.empty()) throw std::logic_error("CUDA weight update: no gradient of " + what);
   DeviceBuffer<R> g;  // the product of the factors
   if (!r.a.empty()) {
     g = DeviceBuffer<R>(n * S_);

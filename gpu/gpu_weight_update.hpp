@@ -9,6 +9,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -16,6 +17,7 @@
 #include "gpu/device_buffer.hpp"
 #include "sim/config.hpp"
 #include "sim/stack.hpp"
+#include "sim/stack_ops.hpp"
 
 namespace normsim::gpu {
 
@@ -36,6 +38,9 @@ class GpuWeightUpdate {
   // W (S x n_in x n_out) += dW in place, or a bias (S x 1 x n_out). Throws std::logic_error when a needed
   // gradient was not recorded.
   void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out, sim::Part part = sim::Part::weight) const;
+  // The same for the edge matrix W_e (sim/edges.hpp): moved by sgd and adam only, as on the CPU.
+  void record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out);
+  void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const;
 
  private:
   // g (S x n_in x n_out) = A^T B per sample.
@@ -43,6 +48,9 @@ class GpuWeightUpdate {
   struct Recorded {
     DeviceBuffer<R> a, b, g;  // the factors, or the product
   };
+  void record_into(Recorded& r, const R* d_a, const R* d_b, int n_in, int n_out) const;
+  // W += the sgd or adam step of the recorded gradient; throws std::logic_error naming `what` without one.
+  void step(const Recorded& r, R* d_w, int n_in, int n_out, const std::string& what) const;
   vocab::Update kind_;
   double lr_, scale_, eps_;
   std::uint64_t seed_;
@@ -52,6 +60,7 @@ class GpuWeightUpdate {
   bool sealed_ = false;
   // per sublayer, by Part, then WeightKind
   std::vector<std::array<Recorded, sim::kParts * sim::kWeightKinds>> grads_;
+  std::array<Recorded, sim::kEdges> edge_grads_;
 };
 
 }  // namespace normsim::gpu

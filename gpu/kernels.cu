@@ -8,6 +8,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_common.cuh"
 #include "gpu/kernels.hpp"
+#include "sim/bf16_bits.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/inputs.hpp"
 #include "sim/moe_gate.hpp"
@@ -40,6 +41,16 @@ __global__ void input_fill_kernel(R* out, int S, const std::uint32_t* samples, i
   NORMSIM_GRID_LOOP(j, per * S) {
     const std::size_t s = j / per, r = j % per;
     out[j] = R(sim::input_entry(seed, samples[s], int(r / d), int(r % d), d, input_std, rho));
+  }
+}
+
+template <class R>
+__global__ void token_onehot_fill_kernel(R* out, int S, const std::uint32_t* samples, int T, int vocab,
+                                         std::uint64_t seed) {
+  const std::size_t per = std::size_t(T) * vocab;
+  NORMSIM_GRID_LOOP(j, per * S) {
+    const std::size_t s = j / per, r = j % per;
+    out[j] = R(sim::token_id(seed, samples[s], int(r / vocab), vocab) == int(r % vocab) ? 1 : 0);
   }
 }
 
@@ -96,6 +107,14 @@ __global__ void row_norm_backward_kernel(const R* y, const R* dy, R* dx, const d
     const double xhat = double(y[o + i]) * inv_gain;
     const R v = R(rs * (double(dy[o + i]) * gain - mean_g - xhat * mean_gx));
     dx[o + i] = accumulate ? dx[o + i] + v : v;
+  }
+}
+
+__global__ void round_to_bf16_kernel(const float* x, float* rounded, std::uint16_t* bits, std::size_t n) {
+  NORMSIM_GRID_LOOP(i, n) {
+    const std::uint32_t u = sim::bf16_rounded_bits(__float_as_uint(x[i]));
+    if (rounded) rounded[i] = __uint_as_float(u);
+    if (bits) bits[i] = std::uint16_t(u >> 16);
   }
 }
 
@@ -327,6 +346,14 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
 }
 
 template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
+                       std::uint64_t seed) {
+  token_onehot_fill_kernel<<<grid_for(std::size_t(S) * T * vocab), kThreads>>>(d_out, S, d_samples, T, vocab,
+                                                                               seed);
+  check_launch("token_onehot_fill_kernel");
+}
+
+template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse) {
   loss_gradient_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_y, d_dy, S, d_samples, T, d, seed,
@@ -348,6 +375,11 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
   if (rows == 0) return;
   row_norm_backward_kernel<<<rows, row_threads(n)>>>(d_y, d_dy, d_dx, d_rstd, n, kind, gain, accumulate);
   check_launch("row_norm_backward_kernel");
+}
+
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n) {
+  round_to_bf16_kernel<<<grid_for(n), kThreads>>>(d_x, d_rounded, d_bits, n);
+  check_launch("round_to_bf16_kernel");
 }
 
 template <class R>

@@ -28,6 +28,11 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
                 double input_std, double rho);
 
 // dLoss/dy: readout (g) or mse (y - target), S x T x d.
+// The embedding's input of token ids (sim/edges.hpp): S x T x vocab one-hot rows, row t's 1 at
+// sim::token_id(seed, sample, t, vocab).
+template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed);
+
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse);
@@ -58,6 +63,11 @@ template <class R>
 void swiglu_forward(const R* d_g, const R* d_h, R* d_a, std::size_t n);
 template <class R>
 void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh, std::size_t n);
+
+// precision = "bf16" (sim/bf16.hpp): each x[i] rounded to bf16 (sim/bf16_bits.hpp), as a float into
+// d_rounded (which may alias d_x) and as its 16 bits into d_bits (a CUDA_R_16BF operand), each where not
+// null.
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n);
 
 // The attention output gate (sim/attention_gate.hpp) over `rows` tokens of d coordinates, G = d / group gates
 // each: y = o * sigmoid(z) (z rows x G); its backward d_o = dy * sigmoid(z) (d_o may alias dy) and
@@ -134,6 +144,7 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
                                  sim::Stream, double);                                                       \
   template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
+  template void token_onehot_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t);                \
   template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
   template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
   template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \

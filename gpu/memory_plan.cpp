@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpu/device_stats.hpp"
+#include "sim/edges.hpp"
 #include "sim/init.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metric_set.hpp"
@@ -53,6 +54,18 @@ std::size_t update_elements(const sim::StackShape& s) {
       }
   const std::size_t streams = std::size_t(s.depth + 1) * T * s.width;
   return streams + gradients + largest_weight(s);
+}
+
+std::size_t edge_elements(const sim::StackShape& s) {
+  std::size_t n = std::size_t(sim::edge_entries(s.cfg));
+  const std::size_t T = s.tokens;
+  for (const sim::Edge e : {sim::Edge::embedding, sim::Edge::readout}) {
+    const sim::EdgeDims d = sim::edge_dims(s.cfg, e);
+    const std::size_t rows = d.rows, cols = d.cols;
+    if (sim::has_edge(s.cfg, e) && sim::steps_on_loss(s.cfg.update))
+      n += gradient_by_factors(s.tokens, d.rows, d.cols) ? T * (rows + cols) : rows * cols;
+  }
+  return n;
 }
 
 std::size_t jacobian_elements(const sim::StackShape& s) {
@@ -195,7 +208,9 @@ MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, voca
   // A placement of lanes is built whole (sim/stack_build.hpp), forward only too.
   p.checkpoint_every = p.forward_only && sim::placement_for(s.cfg)->lanes() == 1 ? 1 : 0;
   p.activation_bytes =
-      double(p.checkpoint_every > 0 ? forward_only_activation_elements(s) : activation_elements(s)) * bytes;
+      double((p.checkpoint_every > 0 ? forward_only_activation_elements(s) : activation_elements(s)) +
+             edge_elements(s)) *
+      bytes;
   p.statistics_bytes = statistics_bytes(s, element_bytes);
   p.side_pass_bytes = double(update_elements(s) + jacobian_elements(s)) * bytes;
   const double kept = double(weight_elements(s)) * bytes, scratch = double(largest_weight(s)) * bytes;
@@ -210,7 +225,8 @@ MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, voca
   p.weight_bytes = p.recompute ? scratch : kept;
   if (!p.forward_only && p.per_sample_bytes() > budget) {  // the whole tape does not fit: checkpoint it
     p.checkpoint_every = best_checkpoint_interval(s);
-    p.activation_bytes = double(checkpointed_activation_elements(s, p.checkpoint_every)) * bytes;
+    p.activation_bytes =
+        double(checkpointed_activation_elements(s, p.checkpoint_every) + edge_elements(s)) * bytes;
     if (automatic) p.recompute = true, p.weight_bytes = scratch;
   }
   p.batch_samples = samples_that_fit(budget, p.per_sample_bytes(), samples);

@@ -22,7 +22,10 @@ bool runs_backward(const sim::StackShape& s);
 // longest placement unit, a decoder layer) and the largest transient.
 std::size_t forward_only_activation_elements(const sim::StackShape& s);
 std::size_t weight_elements(const sim::StackShape& s);  // every weight of the stack
-std::size_t largest_weight(const sim::StackShape& s);   // the recompute scratch
+// The edge matrices (sim/edges.hpp), held by every pass's tape: each W_e, the embedding's input u, the
+// logits and their gradient, and a recorded gradient of each W_e (as factors or product) with sgd or adam.
+std::size_t edge_elements(const sim::StackShape& s);
+std::size_t largest_weight(const sim::StackShape& s);  // the recompute scratch
 // Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, column squares,
 // the stream in double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n
 // doubles), and the per-layer scalars themselves (gpu/device_stats.hpp).

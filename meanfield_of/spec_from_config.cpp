@@ -1,8 +1,10 @@
 // Config -> StackSpec (see spec_from_config.hpp).
 #include "meanfield_of/spec_from_config.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
+#include "sim/edges.hpp"
 #include "sim/init.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
@@ -57,6 +59,26 @@ void set_parametrization(theory::StackSpec& s, const sim::StackShape& shape,
 
 }  // namespace
 
+namespace {
+// x_0's Gram and the loss's seed with the edge matrices (sim/edges.hpp; docs/design/parametrization.md
+// 3.4). A linear map W of iid N(0, sigma^2) entries gives E[x_t . x_s] / d = sigma^2 (u_t . u_s): the
+// Gaussian input's Gram scaled by sigma^2 input_width, its correlation kept; token ids, one-hot rows, give
+// sigma^2 on the diagonal and sigma^2 P(id_t = id_s) = sigma^2 / vocab off it.
+void set_edges(theory::StackSpec& s, const sim::StackShape& shape) {
+  const sim::Config& c = shape.cfg;
+  const double input_sq = c.input_std * c.input_std;
+  s.v0 = input_sq;
+  s.rho0 = c.input_corr;
+  if (sim::has_embedding(c)) {
+    const double var = std::pow(sim::edge_std(shape, sim::Edge::embedding), 2);
+    s.v0 = c.vocab > 0 ? var : var * c.input_width * input_sq;
+    s.rho0 = c.vocab > 0 ? 1.0 / c.vocab : c.input_corr;
+  }
+  if (sim::has_readout(c))
+    s.readout_sq = c.output_width * std::pow(sim::edge_std(shape, sim::Edge::readout), 2);
+}
+}  // namespace
+
 theory::StackSpec to_stack_spec(const sim::Config& c) {
   const sim::StackShape shape(c);
   const std::shared_ptr<const sim::Placement> owned = sim::placement_for(c);
@@ -80,8 +102,7 @@ theory::StackSpec to_stack_spec(const sim::Config& c) {
   if (c.moe_experts > 0) s.router_sigma_sq = gain_sq(shape, placement, 0, sim::WeightKind::wrouter);
   s.sigma_sq = gains_at(shape, placement, 0);
   set_parametrization(s, shape, placement);
-  s.v0 = c.input_std * c.input_std;
-  s.rho0 = c.input_corr;
+  set_edges(s, shape);
   s.encoder_cos = c.encoder_cos;
   s.input_norm = c.input_norm;
   // "true" after a placement that already ends in a norm normalizes a normalized vector: the identity, which

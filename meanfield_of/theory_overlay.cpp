@@ -56,8 +56,9 @@ std::vector<sim::NonFiniteRow> meanfield_rows(std::vector<TheoryValue> entries) 
 }
 
 // nonfinite.csv with its meanfield rows replaced by `rows` (the simulator's rows kept as written).
-void put_meanfield_rows(const std::filesystem::path& path, const std::vector<sim::NonFiniteRow>& rows) {
-  std::string csv(sim::kNonFiniteHeader);
+void put_meanfield_rows(const std::filesystem::path& path, const std::vector<sim::NonFiniteRow>& rows,
+                        bool with_step) {
+  std::string csv(with_step ? sim::kNonFiniteStepHeader : sim::kNonFiniteHeader);
   if (std::ifstream in(path); in) {
     const std::string marker = ",-1," + std::string(kMeanFieldPass) + ",";
     std::string line;
@@ -65,7 +66,7 @@ void put_meanfield_rows(const std::filesystem::path& path, const std::vector<sim
     while (std::getline(in, line))
       if (line.find(marker) == std::string::npos) csv.append(line).append("\n");
   }
-  for (const auto& r : rows) csv += sim::nonfinite_line(r);
+  for (const auto& r : rows) csv += sim::nonfinite_line(r, with_step);
   io::write_file_atomic(path, csv);
 }
 
@@ -85,13 +86,16 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c, columns);
   std::vector<TheoryValue> nonfinite;
   const auto values = theory_values(grid, skipped, &nonfinite);
-  const bool lanes = sim::has_lanes(grid.configs);  // the lane column (empty until S4's lane rows)
+  // The mean field is step 0's, and of the lanes' mean where there are lanes.
+  const bool steps = sim::has_step_column(grid.configs), lanes = sim::has_lanes(grid.configs);
   for (const auto& v : values)
-    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index, sim::kNoLane, lanes) +
+    csv += keys[v.config] +
+           sim::csv_metric_fields(v.metric, v.index, steps ? 0 : -1,
+                                  sim::theory_lane(grid.configs[v.config], v.metric), lanes) +
            io::format_number(v.value) + "\n";
   io::write_file_atomic(out / "theory.csv", csv);
   if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))
-    put_meanfield_rows(out / "nonfinite.csv", meanfield_rows(std::move(nonfinite)));
+    put_meanfield_rows(out / "nonfinite.csv", meanfield_rows(std::move(nonfinite)), steps);
   return values.size();
 }
 

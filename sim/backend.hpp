@@ -19,8 +19,9 @@ class Backend {
   virtual std::string name() const = 0;
   // The hardware this backend computes on, for provenance (run.json, verdicts.json, report.md).
   virtual std::string device() const { return name(); }
-  // Runs the given sample indices of one configuration; returns one record per sample, in order.
-  // Results must not depend on how samples are split between calls or threads.
+  // Runs the given sample indices of one configuration; returns one record per sample and step (steps 0 ..
+  // config.steps), sample by sample in order, each sample's steps in order. Results must not depend on how
+  // samples are split between calls or threads.
   virtual std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) = 0;
   // Why this backend cannot run `config` in units of `unit_samples` samples (a precision it lacks, memory
   // it cannot have), naming the keys involved; "" when it can. Asked before anything is written.

@@ -11,6 +11,11 @@
 
 namespace normsim::sim {
 
+// The most training steps a configuration may take: the design's "a few dozen" with room to spare; every step
+// keeps its records in memory until the unit ends (docs/design/parametrization.md 3.5, no mid-training
+// checkpoint).
+inline constexpr int kMaxSteps = 1000;
+
 struct Config {
   // Model.
   vocab::Sublayer sublayer = vocab::Sublayer::mlp;
@@ -80,6 +85,12 @@ struct Config {
   double input_std = 1.0;    // std of every input coordinate
   double input_corr = 0.0;   // correlation between tokens, in [0, 1]
   double encoder_cos = 0.0;  // decoder: correlation between the encoder output's tokens, in [0, 1]
+  // Edge matrices (sim/edges.hpp; docs/design/parametrization.md 3.4): an embedding x_0 = u W_emb of a
+  // Gaussian input u of input_width coordinates, or of token ids in [0, vocab) (x_0[t] = W_emb[id_t]); a
+  // readout z = y W_out of output_width logits, on which the loss reads. 0: none (x_0 drawn, loss on y).
+  int input_width = 0;
+  int vocab = 0;
+  int output_width = 0;
   // Backward.
   vocab::Loss loss = vocab::Loss::readout;
   // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
@@ -89,10 +100,15 @@ struct Config {
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
   double adam_eps = 1e-8;      // adam: epsilon of the step g / (|g| + eps) (Kingma & Ba 2015's default)
+  // Training (sim/train_loop.hpp): steps > 0 runs that many steps of `update` (sgd or adam), measuring every
+  // metric at steps 0..steps; 0 is the one update above.
+  int steps = 0;                                // at most kMaxSteps
+  double adam_beta1 = 0.9, adam_beta2 = 0.999;  // steps > 0, adam: Kingma & Ba 2015's defaults
+  vocab::Batches batches = vocab::Batches::fixed;
   // Run.
   std::uint64_t seed = 0;
   int samples = 4;                                         // independent initializations per configuration
-  vocab::Precision precision = vocab::Precision::float32;  // tf32: CUDA only
+  vocab::Precision precision = vocab::Precision::float32;  // tf32: CUDA only; bf16: sim/bf16.hpp
   vocab::Recompute recompute = vocab::Recompute::auto_;    // CUDA: weights drawn again in the backward
   // Output: the metrics computed and written (a list of names; a list here does not sweep).
   MetricSet metrics = MetricSet::defaults();

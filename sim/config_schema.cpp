@@ -1,6 +1,8 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
 #include "sim/config_schema.hpp"
 
+#include "sim/edges.hpp"
+
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
@@ -50,6 +52,7 @@ const auto kLosses = vocab_choices<vocab::Loss>();
 const auto kLogitScalings = vocab_choices<vocab::LogitScaling>();
 const auto kAttentionGates = vocab_choices<vocab::AttentionGate>();
 const auto kUpdates = vocab_choices<vocab::Update>();
+const auto kBatches = vocab_choices<vocab::Batches>();
 const auto kPrecisions = vocab_choices<vocab::Precision>();
 const auto kRecompute = vocab_choices<vocab::Recompute>();
 const auto kMoeGates = vocab_choices<vocab::MoeGate>();
@@ -122,6 +125,17 @@ Check float_range(double lo, double hi, bool lo_open = false) {
       return shortest(x) + " is out of range (must be " + range + ")";
     }
     return "";
+  };
+}
+
+// An Adam beta: in [0, 1), since beta = 1 leaves the bias correction 1 - beta^t at 0.
+Check adam_beta() {
+  return [](const KeyValue& v) -> std::string {
+    const double x = std::get<double>(v);
+    if (std::isfinite(x) && x >= 0 && x < 1) return "";
+    return (std::isfinite(x) ? shortest(x) + " is out of range"
+                             : format_value(v) + " is not a finite number") +
+           " (must be in [0, 1): beta = 1 leaves Adam's bias correction 1 - beta^t at 0)";
   };
 }
 
@@ -463,8 +477,21 @@ std::vector<KeyInfo> make_table() {
       key("encoder_cos", &Config::encoder_cos, "input",
           "decoder: correlation between the tokens of the fixed encoder output (before its norm)", "[0, 1]",
           float_range(0, 1)),
+      when_set(key("input_width", &Config::input_width, "input",
+                   "an embedding matrix W_emb (input_width x width): x_0 = u W_emb of a Gaussian u of "
+                   "input_width coordinates (input_std, input_corr); 0: x_0 is drawn (sim/edges.hpp)",
+                   ">= 0", int_at_least(0))),
+      when_set(
+          key("vocab", &Config::vocab, "input",
+              "a token embedding W_emb (vocab x width): x_0[t] = W_emb[id_t], ids uniform in [0, vocab); "
+              "0: none",
+              ">= 0", int_at_least(0))),
       key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
           one_of(kLosses), kLosses),
+      when_set(key("output_width", &Config::output_width, "backward",
+                   "a readout matrix W_out (width x output_width): the loss reads the logits z = y W_out; 0: "
+                   "it reads y",
+                   ">= 0", int_at_least(0))),
       key("jacobian_probes", &Config::jacobian_probes, "backward",
           "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev, computed only when "
           "`metrics` names them); about 2 x probes extra backward passes (CUDA: each with a forward pass)",
@@ -472,20 +499,37 @@ std::vector<KeyInfo> make_table() {
       key("update", &Config::update, "update",
           "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
           "none | random | sgd | adam", one_of(kUpdates), kUpdates),
-      key("update_lr", &Config::update_lr, "update", "sgd, adam: learning rate of the one step", "> 0",
+      key("update_lr", &Config::update_lr, "update",
+          "sgd, adam: learning rate of the one step, or of every step (steps > 0)", "> 0",
           float_range(0, INFINITY, true)),
       key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
           "> 0", float_range(0, INFINITY, true)),
       when_set(key("adam_eps", &Config::adam_eps, "update",
-                   "adam: epsilon of the one step lr g / (|g| + eps) (Kingma & Ba 2015's 1e-8); a "
-                   "parametrization's eps rules read it",
+                   "adam: epsilon, in lr m^ / (sqrt(v^) + eps) (Kingma & Ba 2015's 1e-8; steps = 0: the one "
+                   "step lr g / (|g| + eps)); a parametrization's eps rules read it",
                    "> 0", float_range(0, INFINITY, true))),
+      when_set(key("steps", &Config::steps, "update",
+                   "training steps of `update` (sgd or adam) after init, every metric measured at steps 0 "
+                   "to `steps` (a step column in the result files); 0: the one update output_change measures",
+                   "0 to 1000", int_range(0, kMaxSteps))),
+      when_set(key("adam_beta1", &Config::adam_beta1, "update",
+                   "steps > 0, adam: decay of the first moment m (Kingma & Ba 2015's 0.9)", "[0, 1)",
+                   adam_beta())),
+      when_set(key("adam_beta2", &Config::adam_beta2, "update",
+                   "steps > 0, adam: decay of the second moment v (Kingma & Ba 2015's 0.999; CompleteP's "
+                   "run.sh l.37: 0.95)",
+                   "[0, 1)", adam_beta())),
+      when_set(key("batches", &Config::batches, "update",
+                   "steps > 0: the batch each step reads: fixed (batch 0 every step, microsoft/mup's "
+                   "fix_data) or fresh (new input, readout direction and target per step)",
+                   "fixed | fresh", one_of(kBatches), kBatches)),
       key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
           ">= 0", int_at_least(0)),
       key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
           int_at_least(1)),
       key("precision", &Config::precision, "run", "floating-point type of the simulation",
-          "float32 | float64 | tf32 (tf32: CUDA only)", one_of(kPrecisions), kPrecisions),
+          "float32 | float64 | tf32 | bf16 (tf32: CUDA only; bf16: MLP sublayers)", one_of(kPrecisions),
+          kPrecisions),
       key("recompute", &Config::recompute, "run",
           "draw weights again in the backward instead of storing them (memory for time; CPU and CUDA)",
           "auto | true | false", one_of(kRecompute), kRecompute),
@@ -629,6 +673,24 @@ std::string block_rule(const vocab::SublayerLayout& layout) {
 }
 }  // namespace
 
+namespace {
+// The combinations the edge matrices (sim/edges.hpp) refuse.
+std::vector<ConfigIssue> edge_issues(const Config& c) {
+  std::vector<ConfigIssue> issues;
+  if (c.input_width > 0 && c.vocab > 0)
+    issues.push_back({"vocab",
+                      "an embedding reads token ids (vocab) or a Gaussian input (input_width), not both",
+                      {"input_width"}});
+  const bool edges = has_embedding(c) || has_readout(c);
+  if (edges && c.init == vocab::Init::unit)
+    issues.push_back({"init",
+                      "init = \"unit\" normalizes the sublayers' matrices; unit-norm embedding and readout "
+                      "matrices (nGPT) are not built: use another init",
+                      {has_embedding(c) ? (c.vocab > 0 ? "vocab" : "input_width") : "output_width"}});
+  return issues;
+}
+}  // namespace
+
 std::vector<ConfigIssue> validate(const Config& c) {
   std::vector<ConfigIssue> issues;
   for (const auto& k : config_keys())
@@ -681,6 +743,18 @@ std::vector<ConfigIssue> validate(const Config& c) {
            "matrices share one weight kind",
            {"moe_experts"}});
   }
+  if (c.steps > 0 && c.update != vocab::Update::sgd && c.update != vocab::Update::adam)
+    issues.push_back(
+        {"steps",
+         "training steps are steps of an optimizer on the loss: set update = \"sgd\" or \"adam\"",
+         {"update"}});
+  if (c.steps > 0 && (has_embedding(c) || has_readout(c)))
+    issues.push_back({"steps",
+                      "the training loop's optimizer does not step the embedding or readout matrix yet "
+                      "(docs/design/parametrization.md, P4): set steps = 0 (the one update steps them), or "
+                      "leave input_width, vocab and output_width unset",
+                      {"input_width", "vocab", "output_width"}});
+  for (auto& i : edge_issues(c)) issues.push_back(std::move(i));
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack
   return parametrization_issues(c);
@@ -718,6 +792,17 @@ std::vector<ConfigIssue> size_issues(const Config& c) {
                       std::to_string(c.tokens) + " tokens x width " + std::to_string(c.width) +
                           " has more than 2^34 entries, the most the input draws can address",
                       {"width"}});
+  for (const Edge e : {Edge::embedding, Edge::readout}) {
+    const EdgeDims d = edge_dims(c, e);
+    if (has_edge(c, e) && double(d.rows) * d.cols > kMaxMatrixEntries)
+      issues.push_back({e == Edge::readout ? "output_width"
+                        : c.vocab > 0      ? "vocab"
+                                           : "input_width",
+                        "the " + std::string(edge_name(e)) + " matrix of " + std::to_string(d.rows) + " x " +
+                            std::to_string(d.cols) +
+                            " has more than 2^34 entries, the most the draws can address",
+                        {"width"}});
+  }
   return issues;
 }
 

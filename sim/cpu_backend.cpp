@@ -6,16 +6,16 @@
 #include <algorithm>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "sim/cpu_tape_device.hpp"
-#include "sim/inputs.hpp"
-#include "sim/jacobian_probes.hpp"
+#include "sim/bf16.hpp"
+#include "sim/cpu_pass.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/stream_metrics.hpp"
+#include "sim/train_loop.hpp"
 #include "sim/unit_plan.hpp"
 #include "sim/update_pass.hpp"
 #include "sim/weight_update.hpp"
@@ -75,50 +75,10 @@ std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
     return "key 'precision': '" + std::string(vocab::name(config.precision)) +
            "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda, or "
            "precision = \"float32\")";
+  if (std::string why = bf16_refusal(config); !why.empty()) return why;
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
   return cpu_memory_refusal(config, at_once, machine_memory_bytes());
 }
-
-namespace {
-
-// dLoss/dy of the configured loss: y - target for mse, a fixed random readout direction otherwise.
-template <class R>
-Mat<R> loss_gradient(const Config& config, const SampleKey& key, const Mat<R>& y) {
-  const int T = int(y.rows()), d = int(y.cols());
-  Mat<R> dy(T, d);
-  for (int t = 0; t < T; ++t)
-    for (int i = 0; i < d; ++i)
-      dy(t, i) = config.loss == vocab::Loss::mse
-                     ? R(double(y(t, i)) - target_entry(config.seed, key.sample, t, i, d))
-                     : R(readout_entry(config.seed, key.sample, t, i, d));
-  return dy;
-}
-
-// The gradient metric's tensor at a layer of n > 1 lanes: dLoss/dm of the lanes' mean m with each lane's
-// deviation from it held fixed, i.e. the sum of the lanes' gradients (every lane is a Value of its own,
-// sim/stack_build.cpp). At hyper-connections' init (equal lanes, sum readout, scale-invariant final norm)
-// it is Pre-LN's gradient (docs/design/multistream.md 3.1).
-template <class R>
-MatD lanes_gradient(const CpuTape<R>& graph, const Lanes& lanes) {
-  MatD sum = graph.grad(lanes.front()).template cast<double>();
-  for (std::size_t i = 1; i < lanes.size(); ++i) sum += graph.grad(lanes[i]).template cast<double>();
-  return sum;
-}
-
-// A block of n > 1 lanes: every lane's streams x^i_0..x^i_K (and, from a finished backward, their
-// gradients) into out.lanes, out.lane_grad.
-template <class R>
-void copy_lanes(const CpuTape<R>& graph, const StackValues& sv, bool gradients, SampleTensors& out) {
-  const std::size_t n = sv.lanes.empty() ? 0 : sv.lanes.front().size();
-  auto& target = gradients ? out.lane_grad : out.lanes;
-  target.assign(n, {});
-  for (std::size_t i = 0; i < n; ++i)
-    for (const Lanes& layer : sv.lanes)
-      target[i].push_back(gradients ? graph.grad(layer[i]).template cast<double>()
-                                    : graph.value(layer[i]).template cast<double>());
-}
-
-}  // namespace
 
 template <class R>
 SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws) {
@@ -130,42 +90,11 @@ SampleTensors simulate_sample_cpu(const Config& config, int sample, CpuWorkspace
   // With update != none the backward also records the weight gradients the update needs (sgd, adam).
   WeightUpdate<R> update(config, key.seed, key.sample);
   PlacementState state;
-  SampleTensors out;
-  bool backward_ok = false;
-  {
-    CpuTape<R> graph(shape, placement, key, &ws, UpdateHooks<R>{&update, nullptr});
-    const StackValues sv =
-        build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key)), &state);
-    for (const Value v : sv.stream) out.stream.push_back(graph.value(v).template cast<double>());
-    copy_lanes(graph, sv, false, out);
-    const Mat<R>& y = graph.value(sv.output);
-    out.output_finite = all_finite(y);
-    out.branch_sq = graph.device().branch_sq;
-    bool forward_ok = out.output_finite;
-    for (const MatD& s : out.stream) forward_ok = forward_ok && all_finite(s);
-    // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
-    if (forward_ok && (config.metrics.any_of(MetricPass::backward) || update.needs_gradients())) {
-      graph.backward(sv.output, loss_gradient<R>(config, key, y));
-      update.seal();
-      backward_ok = true;
-      for (std::size_t l = 0; l < sv.stream.size(); ++l) {
-        out.grad.push_back(sv.lanes.empty() ? graph.grad(sv.stream[l]).template cast<double>()
-                                            : lanes_gradient(graph, sv.lanes[l]));
-        backward_ok = backward_ok && all_finite(out.grad.back());
-      }
-      copy_lanes(graph, sv, true, out);
-      out.gradw = graph.device().gradw;  // before the Jacobian probes' reverse passes
-      JacobianEstimates j = estimate_jacobians(graph, sv.stream, key, config.jacobian_probes,
-                                               JacobianWanted::of(config.metrics));
-      out.jac_sq = std::move(j.jac_sq);
-      out.jac_spread = std::move(j.jac_spread);
-      out.block_identity_dev = std::move(j.block_identity_dev);
-    } else {
-      out.gradw = graph.device().gradw;
-    }
-  }  // the first pass's tape is freed before the second pass
+  // The first pass's tape is freed before the second pass.
+  PassTensors first = run_pass<R>(shape, placement, key, 0, UpdateHooks<R>{&update, nullptr}, state, ws);
+  SampleTensors out = std::move(first.tensors);
   // A step from a non-finite gradient is not an update: output_change stays unmeasured.
-  if (config.update != vocab::Update::none && (backward_ok || !update.needs_gradients()) &&
+  if (config.update != vocab::Update::none && (first.backward_ok || !update.needs_gradients()) &&
       !out.stream.empty() && out.output_finite)
     out.output_change =
         relative_change(updated_stream_cpu<R>(shape, placement, key, update, state, ws), out.stream);
@@ -182,7 +111,7 @@ template SampleTensors simulate_sample_cpu<float>(const Config&, int);
 template SampleTensors simulate_sample_cpu<double>(const Config&, int);
 
 std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const int> samples) {
-  std::vector<SampleRecord> records(samples.size());
+  std::vector<std::vector<SampleRecord>> records(samples.size());  // per sample, its steps
   std::exception_ptr error;
   std::mutex error_mutex;
   if (const std::string why = refusal(config, int(samples.size())); !why.empty())
@@ -199,9 +128,14 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   prepare_workspaces(ws64_, outer, inner, f64 ? slots : 0);
   const auto run_sample = [&](std::size_t i, int me) {
     try {
+      if (config.steps > 0) {
+        records[i] = f64 ? train_sample_cpu<double>(config, samples[i], ws64_[me], inner)
+                         : train_sample_cpu<float>(config, samples[i], ws32_[me], inner);
+        return;
+      }
       const SampleTensors t = f64 ? simulate_sample_cpu<double>(config, samples[i], ws64_[me])
                                   : simulate_sample_cpu<float>(config, samples[i], ws32_[me]);
-      records[i] = measure_sample(samples[i], t, shape, config.metrics, inner);
+      records[i] = {measure_sample(samples[i], t, shape, config.metrics, inner)};
     } catch (...) {
       const std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();
@@ -224,7 +158,9 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
     for (int i = omp_get_thread_num(); i < outer; i += omp_get_num_threads()) run_sample(std::size_t(i), i);
   }
   if (error) std::rethrow_exception(error);
-  return records;
+  std::vector<SampleRecord> all;
+  for (auto& steps : records) std::move(steps.begin(), steps.end(), std::back_inserter(all));
+  return all;
 }
 
 }  // namespace normsim::sim

@@ -9,6 +9,7 @@
 
 #include "sim/activations_vec.hpp"
 #include "sim/attention_gate.hpp"
+#include "sim/bf16.hpp"
 #include "sim/cpu_heads.hpp"
 #include "sim/cpu_moe.hpp"
 #include "sim/drawn_product.hpp"
@@ -45,15 +46,20 @@ struct WeightSource {
     if (to_draw) draw_into(*m, w, ws.threads);
     return *m;
   }
+  // Whether the products run in bf16 (sim/bf16.hpp): u and W rounded, the output (bias added) rounded.
+  bool bf16() const { return s.cfg.precision == vocab::Precision::bf16; }
   // out = u W (+ 1 b^T where w has a bias) for the forward, then after(first, count) on each finished
-  // block of columns.
+  // block of columns. In bf16 u is read rounded and the bias is added before the output's one rounding, as
+  // addmm's epilogue does.
   template <class After>
   void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
-    if (!has_bias(s.cfg, w)) return multiply_unbiased(out, u, w, ws, after);
+    Mat<R> rounded;
+    const Mat<R>& x = bf16_operand(bf16(), u, rounded);
     Mat<R> b;
-    draw_bias(b, w);
-    multiply_unbiased(out, u, w, ws, [&](Eigen::Index f, Eigen::Index c) {
-      out.middleCols(f, c).rowwise() += b.row(0).segment(f, c);
+    if (has_bias(s.cfg, w)) draw_bias(b, w);
+    multiply_unbiased(out, x, w, ws, [&](Eigen::Index f, Eigen::Index c) {
+      if (b.size()) out.middleCols(f, c).rowwise() += b.row(0).segment(f, c);
+      round_to_bf16_if<R>(bf16(), out.middleCols(f, c));
       after(f, c);
     });
   }
@@ -66,6 +72,7 @@ struct WeightSource {
                            param_stream(WeightId{w, index}, Part::bias)};
     draw_matrix(b, 1, s.fan_out(w), bias_key, bias_std(s.cfg), 1);
     if (hooks.apply) hooks.apply->apply(k, w, b, Part::bias);
+    round_to_bf16_if<R>(bf16(), b);
   }
   // out = u W, W as draw() gives it (and kept as draw() keeps it). In float32 with thin_gemm W is drawn strip
   // by strip as the product reads it (drawn_product.hpp: the same bits), unless this pass already drew it or
@@ -74,7 +81,7 @@ struct WeightSource {
   void multiply_unbiased(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
     // A compile-time test first: without AVX-512 the drawn product is not built at all.
     if constexpr (std::is_same_v<R, float> && has_thin_gemm) {
-      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply && !unit_norm(s, p, k, w)) {
+      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply && !unit_norm(s, p, k, w) && !bf16()) {
         Mat<R>* keep = nullptr;
         if (ws.keep_weights) {
           const auto [m, to_draw] = kept(w, ws);
@@ -92,6 +99,7 @@ struct WeightSource {
     if (const std::optional<UnitNorm> unit = unit_norm(s, p, k, w))
       normalize_weight(m.data(), int(m.rows()), int(m.cols()), *unit);
     if (hooks.apply) hooks.apply->apply(k, w, m);
+    round_to_bf16_if<R>(bf16(), m);  // the float32 master weight, cast at its use
     return m;
   }
   DrawKey draw_key(WeightKind w) const {
@@ -151,9 +159,18 @@ class CpuMlp final : public CpuBranch<R> {
     return out;
   }
 
-  Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
+  // In bf16 (sim/bf16.hpp) the gradients a product returns, and those the activation's backward makes of
+  // them, are rounded as the forward's values were; u and dout are read rounded, as the forward's products
+  // and the bf16 output's gradient are; du sums its two products' rounded gradients in float32 (each
+  // linear casts u on its own, and the casts' backward accumulates in u's float32).
+  Mat<R> backward(const Mat<R>& u_in, const Mat<R>& dout_in, CpuWorkspace<R>& ws,
+                  WeightGradNorms& norms) override {
     norms.fill(kNaN);
     const int n = ws.threads;
+    const bool bf16 = w_.bf16();
+    Mat<R> u_rounded, dout_rounded;
+    const Mat<R>& u = bf16_operand(bf16, u_in, u_rounded);
+    const Mat<R>& dout = bf16_operand(bf16, dout_in, dout_rounded);
     Mat<R> a(h_.rows(), h_.cols()), dh, dg, du;    // a: the activations, recomputed from h (the same bits)
     const double work = 32.0 * double(h_.size());  // erf/exp per entry: tens of operations
     for_column_blocks(h_.cols(), work, n,
@@ -163,14 +180,18 @@ class CpuMlp final : public CpuBranch<R> {
     product_by_columns(dh, dout, w_.draw(WeightKind::w2, ws).transpose(), false, n,
                        [&](Eigen::Index f, Eigen::Index c) {
                          auto da = dh.middleCols(f, c);
+                         round_to_bf16_if<R>(bf16, da);
                          if (w_.s.swiglu) {
                            // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
                            dg.middleCols(f, c) = da.cwiseProduct(h_.middleCols(f, c));
+                           round_to_bf16_if<R>(bf16, dg.middleCols(f, c));
                            multiply_by_act_derivative(dg.middleCols(f, c), f, c);
+                           round_to_bf16_if<R>(bf16, dg.middleCols(f, c));
                            multiply_by_act(da, f, c);
                          } else {
                            multiply_by_act_derivative(da, f, c);
                          }
+                         round_to_bf16_if<R>(bf16, da);
                        });
     double* nw = norms.data();
     w_.record(WeightKind::w2, a, dout);
@@ -182,10 +203,19 @@ class CpuMlp final : public CpuBranch<R> {
                         n);
       w_.record(WeightKind::wgate, u, dg);
       product_by_columns(du, dg, w_.draw(WeightKind::wgate, ws).transpose(), false, n);
-      product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), true, n);
+      if (bf16) {
+        Mat<R> du1;
+        product_by_columns(du1, dh, w_.draw(WeightKind::w1, ws).transpose(), false, n);
+        round_to_bf16_if<R>(true, du);
+        round_to_bf16_if<R>(true, du1);
+        du += du1;
+      } else {
+        product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), true, n);
+      }
     } else {
       gradient_norms<R>({{nw + int(WeightKind::w2), &a, &dout}, {nw + int(WeightKind::w1), &u, &dh}}, n);
       product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), false, n);
+      round_to_bf16_if<R>(bf16, du);
     }
     return du;
   }
@@ -213,7 +243,10 @@ class CpuMlp final : public CpuBranch<R> {
         }
     }
     if (!done) activate_block(act, z.middleCols(f, c), a.middleCols(f, c));
+    // bf16: act(z) is an op on a bf16 product (rounded), and so is SwiGLU's product with h.
+    round_to_bf16_if<R>(w_.bf16(), a.middleCols(f, c));
     if (w_.s.swiglu) a.middleCols(f, c) = a.middleCols(f, c).cwiseProduct(h_.middleCols(f, c));
+    if (w_.s.swiglu) round_to_bf16_if<R>(w_.bf16(), a.middleCols(f, c));
   }
 
   // d *= act'(z) on columns [f, f + c) of the activation's input z (d is that block of a T x H matrix).
@@ -241,6 +274,7 @@ class CpuMlp final : public CpuBranch<R> {
           activate_row_from_gate(w_.s.act, &z(t, f), gate_row(t, f), &y(t, 0), c);
     }
     if (!done) activate_block(w_.s.act, z.middleCols(f, c), y);
+    round_to_bf16_if<R>(w_.bf16(), y);  // silu(g) as the forward stored it
     d = d.cwiseProduct(y);
   }
 
@@ -294,6 +328,10 @@ class CpuAttention final : public CpuBranch<R> {
     w_.multiply(q_raw_, u, kinds_[0], ws);
     w_.multiply(k_raw_, kv, kinds_[1], ws);
     w_.multiply(v_raw_, kv, kinds_[2], ws);
+    if (residual_.mixes) {  // Fv (norms_.v is off: V is v_raw_)
+      v_raw_ = v_raw_ * R(1.0 - residual_.lam) + *residual_.first * R(residual_.lam);
+      residual_.first = nullptr;
+    }
     size_normed(norms_.qk, q_, rq_, T, d, norms_.qk_slices(heads_));
     size_normed(norms_.qk, k_, rk_, T, d, norms_.qk_slices(heads_));
     size_normed(norms_.v, v_, rv_, T, d, heads_);
@@ -329,6 +367,7 @@ class CpuAttention final : public CpuBranch<R> {
       head_norm_backward(norms_.kind, q_, g.gq, rq_, 1, 0, gain_, g.dq);
       head_norm_backward(norms_.kind, k_, g.gk, rk_, 1, 0, gain_, g.dk);
     }
+    mix_values_backward(g.dv);
     const Mat<R>& kv = cross_ ? enc_ : u;
     double* nw = norms.data();
     gradient_norms<R>({{nw + int(kinds_[3]), &o, &dout},
@@ -352,7 +391,23 @@ class CpuAttention final : public CpuBranch<R> {
     return du;
   }
 
+  ValueResidual<Mat<R>>* value_residual() override { return cross_ ? nullptr : &residual_; }
+  const Mat<R>& values() const override { return v(); }
+
  private:
+  // The value residual's backward on dv = dLoss/dV (mixed, as the heads read it): dLoss/dV_1 = lam dv is
+  // handed out and V's own share is (1 - lam) dv; V_1's source adds what the mixing branches sent it.
+  void mix_values_backward(Mat<R>& dv) {
+    if (residual_.mixes) {
+      residual_.first_grad = dv * R(residual_.lam);
+      dv *= R(1.0 - residual_.lam);
+    }
+    if (residual_.extra_grad.size() != 0) {
+      dv += residual_.extra_grad;
+      residual_.extra_grad = Mat<R>();
+    }
+  }
+
   // dLoss/d of Q, K, V as the projections give them (dq, dk, dv) and, where a per-head norm follows, of
   // its output (gq, gk, gv; empty where none).
   struct QkvGrads {
@@ -438,6 +493,7 @@ class CpuAttention final : public CpuBranch<R> {
   Mat<R> z_, og_;  // the gate's pre-activations u W_g (T x G) and the gated output (T x d)
   std::vector<double> rq_, rk_, rv_;
   std::vector<Mat<R>> probs_;  // per head: softmax of its logits (T x T)
+  ValueResidual<Mat<R>> residual_;
 };
 
 }  // namespace

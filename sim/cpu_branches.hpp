@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/cpu_matrix.hpp"
 #include "sim/cpu_parallel.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/value_residual.hpp"
 #include "sim/weight_update.hpp"
 
 namespace normsim::sim {
@@ -31,12 +33,13 @@ struct SampleKey {
 // Frobenius norms of the weight gradients of one sublayer, by WeightKind; NaN where the branch has none.
 using WeightGradNorms = std::array<double, kWeightKinds>;
 
-// How a branch takes part in a parameter update (sim/weight_update.hpp): the first pass records its weight
-// gradients into `record` during backward; the second pass draws W + dW through `apply`. Both null: neither.
+// How a branch takes part in a parameter update (sim/weight_update.hpp): a pass records its weight gradients
+// into `record` during backward and draws W + dW through `apply` (the one update's first pass records, its
+// second applies; a training step does both). Both null: neither.
 template <class R>
 struct UpdateHooks {
-  WeightUpdate<R>* record = nullptr;
-  const WeightUpdate<R>* apply = nullptr;
+  ParameterUpdate<R>* record = nullptr;
+  const ParameterUpdate<R>* apply = nullptr;
 };
 
 template <class R>
@@ -47,6 +50,10 @@ class CpuBranch {
   // Returns dLoss/du for the u forward() was given; fills the weight-gradient norms.
   virtual Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws,
                           WeightGradNorms& norms) = 0;
+  // A self-attention's part in the value residual (Fv); null for every other branch.
+  virtual ValueResidual<Mat<R>>* value_residual() { return nullptr; }
+  // V as the heads read it (after forward; a self-attention's, else throws std::logic_error).
+  virtual const Mat<R>& values() const { throw std::logic_error("Fv: this branch has no values"); }
 };
 
 // A routed MLP (moe_experts > 0) is made by sim/cpu_moe.hpp from experts that are this MLP: expert e draws

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "sim/draws.hpp"
+#include "sim/edges.hpp"
 #include "sim/rownorm.hpp"
 
 namespace normsim::sim {
@@ -96,6 +98,27 @@ Mat<R> CpuTapeDevice<R>::branch_backward(CpuBranch<R>& br, const Mat<R>& u, cons
                                          bool record_gradw) {
   WeightGradNorms discarded;
   return br.backward(u, g, ws_, record_gradw ? gradw[k] : discarded);
+}
+
+template <class R>
+Mat<R>& CpuTapeDevice<R>::edge_matrix(Edge e) {
+  Mat<R>& W = edges_[std::size_t(e)];
+  if (W.size() > 0) return W;
+  const EdgeDims d = edge_dims(shape_.cfg, e);
+  W.resize(d.rows, d.cols);
+  fill_gaussian(W.data(), std::size_t(W.size()),
+                DrawKey{key_.seed, key_.sample, edge_layer(shape_.cfg, e), edge_stream(e)},
+                edge_std(shape_, e), ws_.threads);
+  if (hooks_.apply) hooks_.apply->apply_edge(e, W);
+  return W;
+}
+
+template <class R>
+void CpuTapeDevice<R>::project_backward_to(Mat<R>& into, const Mat<R>& a, const Mat<R>& g, Edge e,
+                                           bool a_grad) {
+  if (a_grad) add_to(into, Mat<R>(g * edge_matrix(e).transpose()));
+  if (hooks_.record && hooks_.record->needs_gradients())
+    hooks_.record->set_edge_gradient(e, a.transpose() * g);
 }
 
 template class CpuTapeDevice<float>;

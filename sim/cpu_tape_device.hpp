@@ -2,6 +2,7 @@
 // memory, branches from sim/cpu_branches.hpp on the sample's workspace. It also keeps the branch statistics
 // of the pass: the raw branch output's mean square and the weight-gradient norms, per sublayer.
 #pragma once
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,7 @@ class CpuTapeDevice {
   Scalars mean_sq(const Mat<R>& a) const;
   std::unique_ptr<CpuBranch<R>> make_branch(int k, bool qkv_norm) const;
   Mat<R> branch_forward(CpuBranch<R>& br, const Mat<R>& u, int k);
+  Mat<R> project(const Mat<R>& a, Edge e) { return a * edge_matrix(e); }
 
   // Backward: `into` (empty: not yet reached) += the gradient passed on.
   void add_to(Mat<R>& into, const Mat<R>& g) const;
@@ -50,6 +52,22 @@ class CpuTapeDevice {
   void norm_backward_to(Mat<R>& into, const Mat<R>& x, const Mat<R>& y, const Mat<R>& g, const Aux& rstd,
                         NormAt at) const;
   Mat<R> branch_backward(CpuBranch<R>& br, const Mat<R>& u, const Mat<R>& g, int k, bool gradw);
+  // Of z = a W_e: into += g W_e^T (when a_grad), and the update records dW_e = a^T g.
+  void project_backward_to(Mat<R>& into, const Mat<R>& a, const Mat<R>& g, Edge e, bool a_grad);
+
+  // W_e of this pass (sim/edges.hpp): drawn at its first use, W + dW in an updated pass. A caller may change
+  // it before the stack is built (tests/sim/test_edges.cpp's finite differences).
+  Mat<R>& edge_matrix(Edge e);
+  // The value residual (Fv, sim/value_residual.hpp): before forward, mix V_1 into br's values; after it, br's
+  // V (V_1 when br is its source); before backward, dLoss/dV from later mixing; after it, dLoss/dV_1.
+  void mix_values(CpuBranch<R>& br, const Mat<R>& first, double lam) const {
+    mix_values_into(br, first, lam);
+  }
+  Mat<R> branch_values(const CpuBranch<R>& br) const { return br.values(); }
+  void add_values_grad(CpuBranch<R>& br, Mat<R>&& g) const {
+    add_to(value_residual_of(br).extra_grad, std::move(g));
+  }
+  Mat<R> branch_values_grad(CpuBranch<R>& br) const { return take_values_grad<CpuBranch<R>, Mat<R>>(br); }
 
   // Per sublayer k: mean of the raw branch output squared, and weight-gradient norms (after backward).
   std::vector<double> branch_sq;
@@ -62,6 +80,7 @@ class CpuTapeDevice {
   CpuWorkspace<R> own_ws_;
   CpuWorkspace<R>& ws_;
   UpdateHooks<R> hooks_;
+  std::array<Mat<R>, kEdges> edges_;
 };
 
 // One sample's tape on the CPU.

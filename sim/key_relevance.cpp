@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "sim/edges.hpp"
 #include "sim/jacobian_wanted.hpp"
 
 #include "vocab/block_expr.hpp"
@@ -20,7 +21,8 @@ std::string quoted(E value) {
   return s;
 }
 
-// Whether any weight matrix is drawn with `rule` (the init key or a per-matrix override "rule:value").
+// Whether any weight matrix is drawn with `rule` (the init key or a per-matrix override "rule:value"); the
+// edge matrices (sim/edges.hpp) take the init key's rule.
 bool uses_rule(const Config& c, vocab::Init init) {
   const std::string rule(vocab::name(init));
   // The attention gate's W_g follows init_wq unless init_wga is set (sim/init.cpp).
@@ -36,7 +38,7 @@ bool uses_rule(const Config& c, vocab::Init init) {
     else if (o->starts_with(rule + ":"))
       return true;
   }
-  return c.init == init && !all_overridden;
+  return c.init == init && (!all_overridden || has_embedding(c) || has_readout(c));
 }
 
 // Placement parameters: the placement that reads each one.
@@ -115,6 +117,10 @@ std::string why_key_unused(std::string_view key, const Config& c) {
     return "placement = " + quoted(c.placement) + " has its own block (only \"custom\" reads this one)";
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
   if (key == "update_lr" && !stepped) return "update = " + quoted(c.update) + " takes no optimizer step";
+  if (key == "batches" && c.steps == 0) return "steps = 0: no training step reads a batch";
+  if ((key == "adam_beta1" || key == "adam_beta2") && (c.steps == 0 || c.update != vocab::Update::adam))
+    return c.steps == 0 ? "steps = 0: the one Adam step keeps no moments"
+                        : "update = " + quoted(c.update) + " is not adam";
   if (key == "adam_eps" && c.update != vocab::Update::adam)
     return "update = " + quoted(c.update) + " takes no Adam step";
   if ((key == "base_width" || key == "base_depth") && !reads_width_depth_multipliers(c))
@@ -125,6 +131,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if ((key == "qk_norm" || key == "qk_norm_scope") &&
       (c.placement == vocab::Placement::hybridnorm || c.placement == vocab::Placement::hybridnorm_star))
     return "placement = " + quoted(c.placement) + " normalizes Q and K already (its QKV-norm, Fqkv)";
+  if ((key == "input_std" || key == "input_corr") && c.vocab > 0)
+    return "vocab > 0: the input is token ids, not Gaussian coordinates";
   if (key == "input_corr" && c.tokens < 2) return "one token has no correlation between tokens";
   if (key == "encoder_cos" && c.sublayer != vocab::Sublayer::decoder)
     return "sublayer = " + quoted(c.sublayer) + " has no encoder output (only \"decoder\")";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/edges.hpp"
 #include "sim/placements/expression.hpp"
 #include "vocab/builtin_parametrizations.hpp"
 
@@ -116,11 +117,6 @@ std::string check_param_rules(const KeyValue& v) {
         if (n.op == vocab::ExprNode::Op::param)
           if (std::string why = unknown_parameter(n.name); !why.empty())
             return "column " + std::to_string(a.column + n.column - 1) + ": " + why;
-      for (const auto& sel : a.selectors)
-        if (vocab::is_edge_selector(sel))
-          return "column " + std::to_string(a.selector_column) + ": a rule for the " + sel +
-                 " matrix, which normsim does not have yet (the stack's input is drawn and the loss reads "
-                 "its output; docs/parametrizations.md): it would be ignored";
     }
   } catch (const vocab::ExprError& e) {
     return e.what();
@@ -129,6 +125,19 @@ std::string check_param_rules(const KeyValue& v) {
 }
 
 namespace {
+// Why param_rules (not a preset: presets are data for every stack) sets a rule for an edge matrix the
+// configuration does not have, where it would be ignored; "" when none does.
+std::string missing_edge(const Config& c) {
+  for (const auto& a : vocab::parse_param_rules(c.param_rules))
+    for (const auto& sel : a.selectors)
+      if (vocab::is_edge_selector(sel) && !has_edge(c, sel == "embedding" ? Edge::embedding : Edge::readout))
+        return "column " + std::to_string(a.selector_column) + ": a rule for the " + sel +
+               " matrix, which this configuration does not have (" +
+               (sel == "embedding" ? "input_width and vocab are 0" : "output_width is 0") +
+               "; docs/parametrizations.md): it would be ignored";
+  return "";
+}
+
 // Why a resolved field is impossible ("" when every std and multiplier is a finite number >= 0).
 std::string bad_value(const StackShape& s, const ResolvedRules& r) {
   for (int k = 0; k < s.depth; ++k) {
@@ -142,6 +151,10 @@ std::string bad_value(const StackShape& s, const ResolvedRules& r) {
       if (!std::isfinite(m.mult)) return "mult of " + name + at + " is " + fmt(m.mult);
     }
   }
+  for (const Edge e : {Edge::embedding, Edge::readout})
+    if (has_edge(s.cfg, e) && !(edge_std(s, e) >= 0 && std::isfinite(edge_std(s, e))))
+      return "the " + std::string(edge_name(e)) + " matrix's std times its multiplier is " +
+             fmt(edge_std(s, e)) + " (must be a finite number >= 0)";
   return "";
 }
 }  // namespace
@@ -155,12 +168,13 @@ std::vector<ConfigIssue> parametrization_issues(const Config& c) {
          {"parametrization"}}};
   }
   std::vector<ConfigIssue> issues;
-  if (c.update == vocab::Update::sgd || c.update == vocab::Update::adam)
+  if ((c.update == vocab::Update::sgd || c.update == vocab::Update::adam) && c.steps == 0)
     issues.push_back({"update",
                       "a parametrization's per-matrix learning rates, epsilons and multipliers reach the "
-                      "optimizer with several steps (docs/design/parametrization.md, P4), not yet: use "
-                      "update = \"none\" or \"random\"",
-                      {"parametrization"}});
+                      "optimizer of the training loop (sim/train_loop.hpp), not the one update of steps = 0: "
+                      "set steps >= 1 (steps = 1 is that one step, by the parametrization's rules)",
+                      {"parametrization", "steps"}});
+  if (std::string why = missing_edge(c); !why.empty()) issues.push_back({"param_rules", why, {}});
   const StackShape shape(c);
   if (std::string why = bad_value(shape, *shape.rules); !why.empty())
     issues.push_back({c.param_rules.empty() ? "parametrization" : "param_rules", why, {"parametrization"}});

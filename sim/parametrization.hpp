@@ -18,7 +18,8 @@ namespace normsim::sim {
 
 // One matrix's fields. std absent: the init keys decide (sim/init.cpp); the multiplier is folded into the
 // drawn matrix (std_eff = mult std). lr_sgd, lr_adam and eps are resolved and stored for the optimizer of
-// several steps (P4); today's one-step update refuses a parametrization (parametrization_issues).
+// several steps (sim/optimizer.hpp); the one update of steps = 0 refuses a parametrization
+// (parametrization_issues).
 struct MatrixRule {
   std::optional<double> std;
   double mult = 1.0, lr_sgd = 0.0, lr_adam = 0.0, eps = 0.0;
@@ -31,8 +32,7 @@ class ResolvedRules {
   explicit ResolvedRules(const StackShape& s);
   const MatrixRule& at(int k, WeightKind w) const { return per_matrix_.at(std::size_t(k))[std::size_t(w)]; }
   double branch_mult(int k) const { return branch_mult_.at(std::size_t(k)); }
-  // The embedding's or the readout's row (`edge` names it), for a matrix of those fans: the rules are kept
-  // for the edge matrices, which the stack does not have yet (docs/design/parametrization.md 3.4).
+  // The embedding's or the readout's row (`edge` names it: sim/edges.hpp), for a matrix of those fans.
   // s: the stack these rules were resolved for.
   MatrixRule edge(const StackShape& s, std::string_view edge, double fan_in, double fan_out) const;
 
@@ -50,10 +50,10 @@ std::vector<WeightKind> matrices_at(const StackShape& s, int k);
 // The whole rule text of c: the preset's, then param_rules ("" for none).
 std::string parametrization_text(const Config& c);
 // Why param_rules' text is refused on its own (a parse error with its column, a name that is no numeric
-// key, a rule for the embedding or readout, which normsim does not have yet), or "".
+// key), or "".
 std::string check_param_rules(const KeyValue& text);
-// The combinations a parametrization refuses: rules without one, an optimizer step (P4), an std or
-// multiplier that is not a finite number >= 0.
+// The combinations a parametrization refuses: rules without one, an optimizer step with steps = 0, an std or
+// multiplier that is not a finite number >= 0, a param_rules rule for an edge matrix the stack lacks.
 std::vector<ConfigIssue> parametrization_issues(const Config& c);
 
 }  // namespace normsim::sim

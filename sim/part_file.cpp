@@ -1,6 +1,8 @@
-// Part files: format "normsim-part 2" (docs/conventions.md, "Part files").
+// Part files: format "normsim-part 2", or "normsim-part 3" for a unit of a configuration with training steps
+// (a "steps T" line, and each record's step), docs/conventions.md, "Part files".
 #include "sim/part_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kPartMagic = "normsim-part 2";
+constexpr std::string_view kStepsPartMagic = "normsim-part 3";
 
 std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t h = 14695981039346656037ull;
@@ -53,10 +56,11 @@ void encode_values(std::string& s, const std::vector<std::vector<double>>& value
   }
 }
 
-// "record S M [nonfinite PASS LAYER] [lanes N]", the values' M lines, each lane's M lines, then the flagged
-// statistics ("NAME LAYER", a lane's "NAME/LANE LAYER").
-void encode_record(std::string& s, const SampleRecord& r) {
+// "record S M [step T] [nonfinite PASS LAYER] [lanes N]", the values' M lines, each lane's M lines, then the
+// flagged statistics ("NAME LAYER", a lane's "NAME/LANE LAYER").
+void encode_record(std::string& s, const SampleRecord& r, bool stepped) {
   s += "record " + std::to_string(r.sample) + " " + std::to_string(r.values.size());
+  if (stepped) s += " step " + std::to_string(r.step);
   if (r.nonfinite) s += " nonfinite " + r.nonfinite->pass + " " + std::to_string(r.nonfinite->layer);
   if (!r.lanes.empty()) s += " lanes " + std::to_string(r.lanes.size());
   s += "\n";
@@ -124,7 +128,8 @@ void decode_flagged(LineReader& rd, SampleRecord& r) {
   }
 }
 
-SampleRecord decode_record(LineReader& rd, int sample) {
+// Record `sample`; `step` < 0 in format 2 (no step field), the expected step in format 3.
+SampleRecord decode_record(LineReader& rd, int sample, int step) {
   SampleRecord r;
   std::size_t metrics = 0;
   std::string word;
@@ -132,8 +137,10 @@ SampleRecord decode_record(LineReader& rd, int sample) {
   ls >> word >> r.sample >> metrics;
   if (word != "record" || !ls || r.sample != sample) rd.fail("expected record " + std::to_string(sample));
   if (metrics > metric_table().size()) rd.fail("more metrics than the metric table");
+  if (step >= 0 && (!(ls >> word >> r.step) || word != "step" || r.step != step))
+    rd.fail("expected step " + std::to_string(step) + " of record " + std::to_string(sample));
   std::size_t lanes = 0;
-  while (ls >> word) {  // "record S M [nonfinite PASS LAYER] [lanes N]"
+  while (ls >> word) {  // "record S M [step T] [nonfinite PASS LAYER] [lanes N]"
     if (word == "nonfinite" && !r.nonfinite) {
       r.nonfinite.emplace();
       ls >> r.nonfinite->pass >> r.nonfinite->layer;
@@ -155,7 +162,8 @@ SampleRecord decode_record(LineReader& rd, int sample) {
 // The text without its last line "checksum H", after checking H; throws when it does not match.
 std::string_view verified_body(const std::string& text, const std::string& source) {
   const auto body_end = text.rfind("checksum ");
-  if (text.rfind(kPartMagic, 0) != 0) damaged(source, 1, "not a normsim part file (format 2)");
+  if (text.rfind(kPartMagic, 0) != 0 && text.rfind(kStepsPartMagic, 0) != 0)
+    damaged(source, 1, "not a normsim part file (format 2 or 3)");
   if (body_end == std::string::npos || (body_end > 0 && text[body_end - 1] != '\n'))
     damaged(source, 0, "no checksum line");
   const std::string_view body(text.data(), body_end);
@@ -178,11 +186,14 @@ GridId grid_id(const Grid& grid) {
 
 std::string encode_unit(const UnitResult& result, GridId grid) {
   const Unit& u = result.unit;
-  std::string s(kPartMagic);
+  int steps = 0;
+  for (const auto& r : result.records) steps = std::max(steps, r.step);
+  std::string s(steps > 0 ? kStepsPartMagic : kPartMagic);
   s += "\ngrid " + hex(grid) + "\nconfig " + std::to_string(u.config) + "\nsamples " +
        std::to_string(u.begin) + " " + std::to_string(u.end) + "\nseconds " +
        io::format_number(result.seconds) + "\n";
-  for (const auto& r : result.records) encode_record(s, r);
+  if (steps > 0) s += "steps " + std::to_string(steps) + "\n";
+  for (const auto& r : result.records) encode_record(s, r, steps > 0);
   s += "end\n";
   return s + "checksum " + hex(fnv1a(s)) + "\n";
 }
@@ -191,11 +202,11 @@ UnitResult decode_unit(const std::string& text, const Unit& unit, GridId grid, c
   LineReader rd{std::istringstream(std::string(verified_body(text, source))), source, {}, 0};
   UnitResult result{unit, {}, 0};
   std::string word, id, secs;
-  rd.next("its header");
+  const bool stepped = rd.next("its header").str() == kStepsPartMagic;
   rd.next("grid") >> word >> id;
   if (word != "grid" || id != hex(grid))
     rd.fail("written by a run of another grid or seed (grid " + id + ", this run's " + hex(grid) + ")");
-  int config = -1, begin = -1, end = -1;
+  int config = -1, begin = -1, end = -1, steps = 0;
   rd.next("config") >> word >> config;
   if (word != "config" || config != unit.config) rd.fail("expected config " + std::to_string(unit.config));
   rd.next("samples") >> word >> begin >> end;
@@ -204,7 +215,10 @@ UnitResult decode_unit(const std::string& text, const Unit& unit, GridId grid, c
   rd.next("seconds") >> word >> secs;
   result.seconds = parse_double(secs, ok);
   if (word != "seconds" || !ok) rd.fail("expected seconds");
-  for (int s = begin; s < end; ++s) result.records.push_back(decode_record(rd, s));
+  if (stepped && (!(rd.next("steps") >> word >> steps) || word != "steps" || steps < 1 || steps > kMaxSteps))
+    rd.fail("expected steps");
+  for (int s = begin; s < end; ++s)
+    for (int t = 0; t <= steps; ++t) result.records.push_back(decode_record(rd, s, stepped ? t : -1));
   if (rd.next("end").str() != "end") rd.fail("expected end");
   return result;
 }

@@ -45,12 +45,15 @@ enum class Stream : std::uint32_t {
   co = 10,
   wga = 11,      // the attention output gate's W_g (attention_gate)
   wrouter = 12,  // the router of a routed MLP (moe_experts > 0, sim/cpu_moe.hpp): d x E
+  wemb = 13,     // the edge matrices (sim/edges.hpp): the embedding W_emb (layer word 0)
+  wout = 14,     // and the readout W_out (layer word K)
   input_tokens = 16,
   input_common = 17,
   readout = 18,
   target = 19,
   encoder_tokens = 20,  // the decoder's fixed encoder output (sim/encoder_output.hpp)
   encoder_common = 21,
+  token_ids = 22,       // vocab > 0: the input's token ids (sim/inputs.hpp token_id)
   jacobian_probe = 24,  // sim/jacobian_probes.hpp: probes of d x_K / d x_l
   block_probe = 25,     // and of each block's own Jacobian
   // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).

@@ -19,7 +19,8 @@ using Lanes = std::vector<Value>;
 // What a placement carries from one sublayer to the next (B2T's bottom residual, Admin's omega^2).
 struct PlacementState {
   Value saved;
-  Value emb;  // x_0 after the input norm, on this tape: what a block's `emb` reads
+  Value emb;           // x_0 after the input norm, on this tape: what a block's `emb` reads
+  Value first_values;  // V_1 of a block with Fv, once its first attention has run (StackOps::branch_value)
   Scalars omega_sq;
   // Admin's omega^2 used at each sublayer; with replay, these are used instead of being measured (so a
   // finite-difference check can hold omega fixed, as the backward pass does).
@@ -36,6 +37,8 @@ class Placement {
   virtual std::string_view expression() const { return ""; }
   // Whether the placement reads the stack's input x_0 at every unit (a block with `emb`).
   virtual bool reads_embedding() const { return false; }
+  // Whether it mixes the first attention's values into later ones (a block with Fv: ResFormer's V_1).
+  virtual bool reads_first_values() const { return false; }
   // Sublayers one unit of the equation spans (2 for b2t and spannorm: they need an even depth).
   virtual int span() const { return 1; }
   // Whether x_K is already the output of a norm (then no final norm is added by default).

@@ -34,7 +34,7 @@ std::vector<std::string> config_columns(const Grid& grid);
 
 void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records);
 void write_summary_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records);
-void write_nonfinite_csv(const std::filesystem::path& path, const GridRecords& records);
+void write_nonfinite_csv(const std::filesystem::path& path, const Grid& grid, const GridRecords& records);
 
 // The grid as run.json stores it: swept_keys and configs [{id, values: {every key}, seed}].
 nlohmann::ordered_json grid_json(const Grid& grid);

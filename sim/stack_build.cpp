@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "sim/edges.hpp"
 #include "sim/norm_site.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placements/expression.hpp"
@@ -26,14 +27,19 @@ class BranchScaledOps final : public StackOps {
   Value scale(Value a, const Scalars& s) override { return inner_.scale(a, s); }
   using StackOps::scale;
   Scalars mean_sq(Value a) override { return inner_.mean_sq(a); }
-  Value branch(int k, Value u, bool qkv_norm) override {
-    const Value f = inner_.branch(k, u, qkv_norm);
+  Value project(Value a, Edge e) override { return inner_.project(a, e); }
+  Value branch(int k, Value u, bool qkv_norm) override { return scaled(k, inner_.branch(k, u, qkv_norm)); }
+  Value branch_value(int k, Value u, double lam, Value& first) override {
+    return scaled(k, inner_.branch_value(k, u, lam, first));
+  }
+
+ private:
+  Value scaled(int k, Value f) {
     double s = vocab::eval_scalar(scale_, scale_.root, scalar_env(shape_, k));
     if (shape_.rules) s *= shape_.rules->branch_mult(k);  // the parametrization's branch multiplier
     return s == 1.0 ? f : inner_.scale(f, s);
   }
 
- private:
   StackOps& inner_;
   const StackShape& shape_;
   vocab::Expr scale_;
@@ -101,6 +107,7 @@ StackValues build_stack(StackOps& ops, const StackShape& s, const Placement& p, 
   PlacementState& state = state_io ? *state_io : local;
   state.saved = Value{};
   state.emb = Value{};
+  state.first_values = Value{};
   state.omega_sq.clear();
   // A fresh (non-replay) build records Admin's omega anew; without this a reused state would keep the
   // previous build's values in front and a later replay would read stale ones.
@@ -114,24 +121,30 @@ StackValues build_segment(StackOps& ops, const StackShape& s, const Placement& p
     throw std::invalid_argument("build_segment: a segment splits a placement unit");
   StackValues out;
   out.stream.reserve(last - first + 1);
+  if (first == 0 && has_embedding(s.cfg)) x = ops.project(x, Edge::embedding);
   if (first == 0 && s.cfg.input_norm) x = ops.norm(x, norm_at(s, 0));
-  if (first == 0) state.emb = x;
+  if (first == 0) state.emb = x, state.first_values = Value{};
   // A segment rebuilt on its own tape (checkpoints, a block's probes) has no x_0 there to read.
   if (!state.emb.valid() && p.reads_embedding())
     throw std::invalid_argument("build_segment: the block reads emb (x_0), which this segment's tape lacks");
+  // V_1 is a value of the first attention's tape; a later segment's tape has none (its Fv would take V_1
+  // anew from its own first attention).
+  if (first != 0 && p.reads_first_values())
+    throw std::invalid_argument("build_segment: the block calls Fv, whose V_1 this segment's tape lacks");
   out.stream.push_back(x);
   BranchScaledOps scaled(ops, s);
   if (p.lanes() > 1) {
     if (first != 0 || last != s.depth)
       throw std::invalid_argument("build_segment: a block of lanes is built whole, not in segments");
     build_lanes(ops, scaled, s, p, state, out);
-    return out;
+  } else {
+    for (int k = first; k < last; ++k) {
+      x = p.sublayer(scaled, s, k, x, state);
+      out.stream.push_back(x);
+    }
+    out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x, final_norm_at(s)) : x;
   }
-  for (int k = first; k < last; ++k) {
-    x = p.sublayer(scaled, s, k, x, state);
-    out.stream.push_back(x);
-  }
-  out.output = last == s.depth && applies_final_norm(s, p) ? ops.norm(x, final_norm_at(s)) : x;
+  if (last == s.depth && has_readout(s.cfg)) out.logits = ops.project(out.output, Edge::readout);
   return out;
 }
 

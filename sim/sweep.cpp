@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
@@ -122,15 +123,20 @@ UnitResult run_unit(Backend& backend, const Grid& grid, const Unit& unit) {
   UnitResult r{unit, backend.run(grid.configs[unit.config], samples), 0};
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string who = "backend '" + backend.name() + "', config " + std::to_string(unit.config);
-  if (r.records.size() != samples.size())
+  const std::size_t per_sample = std::size_t(grid.configs[unit.config].steps) + 1;
+  if (r.records.size() != samples.size() * per_sample)
     throw std::runtime_error(who + ": returned " + std::to_string(r.records.size()) + " records for " +
-                             std::to_string(samples.size()) + " samples");
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (r.records[i].sample != samples[i])
+                             std::to_string(samples.size()) + " samples of " + std::to_string(per_sample) +
+                             " steps each");
+  for (std::size_t i = 0; i < r.records.size(); ++i) {
+    const SampleRecord& rec = r.records[i];
+    const int sample = samples[i / per_sample], step = int(i % per_sample);
+    if (rec.sample != sample || rec.step != step)
       throw std::runtime_error(who + ": record " + std::to_string(i) + " is sample " +
-                               std::to_string(r.records[i].sample) + ", expected " +
-                               std::to_string(samples[i]));
-    if (r.records[i].values.size() > metric_table().size())
+                               std::to_string(rec.sample) + " step " + std::to_string(rec.step) +
+                               ", expected sample " + std::to_string(sample) + " step " +
+                               std::to_string(step));
+    if (rec.values.size() > metric_table().size())
       throw std::runtime_error(who + ": a record holds more metrics than the metric table");
   }
   return r;
@@ -140,7 +146,8 @@ std::vector<std::string> nonfinite_warnings(const UnitResult& result) {
   std::vector<std::string> lines;
   for (const auto& r : result.records) {
     const std::string who = std::string(kRunPrefix) + "warning: config " +
-                            std::to_string(result.unit.config) + " sample " + std::to_string(r.sample);
+                            std::to_string(result.unit.config) + " sample " + std::to_string(r.sample) +
+                            (r.step > 0 ? " step " + std::to_string(r.step) : "");
     if (r.nonfinite)
       lines.push_back(who + ": NaN or Inf in the " + r.nonfinite->pass + " pass at layer " +
                       std::to_string(r.nonfinite->layer) +
@@ -166,14 +173,21 @@ GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results
   }
   for (std::size_t c = 0; c < records.size(); ++c) {
     auto& rs = records[c];
-    std::sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) { return a.sample < b.sample; });
-    const int n = grid.configs[c].samples;
-    for (int s = 0; s < n; ++s)
-      if (s >= static_cast<int>(rs.size()) || rs[s].sample != s)
-        throw std::runtime_error(
-            "config " + std::to_string(c) + ": sample " + std::to_string(s) +
-            (s < static_cast<int>(rs.size()) && rs[s].sample < s ? " appears twice" : " is missing"));
-    if (static_cast<int>(rs.size()) != n)
+    std::sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.sample, a.step) < std::pair(b.sample, b.step);
+    });
+    const int n = grid.configs[c].samples, per_sample = grid.configs[c].steps + 1;
+    for (int i = 0; i < n * per_sample; ++i) {
+      const int s = i / per_sample, step = i % per_sample;
+      const bool here = i < static_cast<int>(rs.size());
+      if (!here || rs[i].sample != s || rs[i].step != step)
+        throw std::runtime_error("config " + std::to_string(c) + ": sample " + std::to_string(s) +
+                                 (per_sample > 1 ? " step " + std::to_string(step) : "") +
+                                 (here && std::pair(rs[i].sample, rs[i].step) < std::pair(s, step)
+                                      ? " appears twice"
+                                      : " is missing"));
+    }
+    if (static_cast<int>(rs.size()) != n * per_sample)
       throw std::runtime_error("config " + std::to_string(c) + ": more records than samples");
   }
   return records;
@@ -186,7 +200,7 @@ void write_final(const fs::path& out, const Grid& grid, std::span<const UnitResu
   // All four or none (a full disk leaves OUT as it was, its parts/ ready for --resume); run.json, the mark
   // of a finished run, moves last.
   StagedFolder staged(out);
-  write_nonfinite_csv(staged.path() / "nonfinite.csv", records);
+  write_nonfinite_csv(staged.path() / "nonfinite.csv", grid, records);
   write_layers_csv(staged.path() / "layers.csv", grid, records);
   write_summary_csv(staged.path() / "summary.csv", grid, records);
   if (extra) extra(staged.path());

@@ -5,6 +5,8 @@
 // values and gradients, and the order of the reverse pass. sim/tape_reverse.hpp holds that reverse pass.
 #pragma once
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,7 +42,9 @@ class Tape final : public StackOps {
   Value scale(Value a, const Scalars& s) override;
   using StackOps::scale;
   Value branch(int k, Value u, bool qkv_norm) override;
+  Value branch_value(int k, Value u, double lam, Value& first) override;
   Scalars mean_sq(Value a) override { return dev_.mean_sq(value(a)); }
+  Value project(Value a, Edge e) override;
 
   Value input(Buffer x) { return push({Kind::input}, dev_.input(std::move(x))); }
   const Buffer& value(Value v) const { return values_[v.id]; }
@@ -62,11 +66,15 @@ class Tape final : public StackOps {
   std::vector<Buffer> vjp(Value out, Buffer u, const std::vector<Value>& watch);
 
  private:
-  enum class Kind { input, norm, add, scale, branch };
+  // project: a W_e (sim/edges.hpp); values: a branch's V (a = that branch's op), which Fv branches mix in
+  // as V_1.
+  enum class Kind { input, norm, add, scale, branch, project, values };
   struct Op {
     Kind kind;
-    int a = -1, b = -1;
+    int a = -1, b = -1;        // operands; a branch's b: the V_1 its values mix in (Fv), or -1
     int k = -1;                // sublayer of a branch
+    Edge edge = {};            // the matrix of a project
+    bool data = false;         // an input the embedding reads (u): data, whose gradient is not formed
     NormAt at = {};            // a dyt or derf norm's alpha and shift
     bool reads_input = false;  // a norm whose backward reads its input (pointwise) rather than its output
   };
@@ -84,6 +92,8 @@ class Tape final : public StackOps {
   std::vector<Buffer> values_, grads_;
   std::vector<Aux> aux_;  // per op: a norm's row statistics, a scale's per-sample factors
   std::vector<std::unique_ptr<Branch>> branches_;
+  // Per branch op that is V_1's source: dLoss/dV_1 gathered from the Fv branches above it in this pass.
+  std::vector<Buffer> values_grads_;
 };
 
 template <class Dev>
@@ -118,12 +128,41 @@ Value Tape<Dev>::branch(int k, Value u, bool qkv_norm) {
   return v;
 }
 
+// The branch of an Fv at sublayer k: plain F where it is an MLP; the source of V_1 where no V_1 exists yet
+// (its V recorded as a `values` op after it); else attention mixing V_1 into its values, with V_1 as its
+// second operand (dLoss/dV_1 flows back through it).
+template <class Dev>
+Value Tape<Dev>::branch_value(int k, Value u, double lam, Value& first) {
+  const BranchKind kind = dev_.shape().branch(k);
+  if (kind == BranchKind::mlp) return branch(k, u, false);
+  if (kind != BranchKind::attention)
+    throw std::invalid_argument("Fv: the value residual mixes self-attention values; sublayer " +
+                                std::to_string(k) + " is a cross-attention");
+  std::unique_ptr<Branch> br = dev_.make_branch(k, false);
+  if (first.valid()) dev_.mix_values(*br, value(first), lam);
+  Buffer out = dev_.branch_forward(*br, value(u), k);
+  Op op{Kind::branch, u.id, first.valid() ? first.id : -1};
+  op.k = k;
+  const Value v = push(op, std::move(out));
+  branches_[v.id] = std::move(br);
+  if (!first.valid()) first = push({Kind::values, v.id}, dev_.branch_values(*branches_[v.id]));
+  return v;
+}
+
+template <class Dev>
+Value Tape<Dev>::project(Value a, Edge e) {
+  Op op{Kind::project, a.id};
+  op.edge = e;
+  if (ops_[a.id].kind == Kind::input) ops_[a.id].data = true;
+  return push(op, dev_.project(value(a), e));
+}
+
 template <class Dev>
 void Tape<Dev>::release_forward(const std::vector<Value>& keep) {
   std::vector<bool> needed(values_.size(), false);
   for (std::size_t i = 0; i < ops_.size(); ++i) {
     if (ops_[i].kind == Kind::norm) needed[ops_[i].reads_input ? std::size_t(ops_[i].a) : i] = true;
-    if (ops_[i].kind == Kind::branch) needed[ops_[i].a] = true;
+    if (ops_[i].kind == Kind::branch || ops_[i].kind == Kind::project) needed[ops_[i].a] = true;
   }
   for (const Value v : keep) needed[v.id] = true;
   for (std::size_t i = 0; i < values_.size(); ++i)

@@ -27,7 +27,15 @@ void Tape<Dev>::differentiate(int i, ReverseMode mode) {
       dev_.norm_backward_to(grads_[op.a], values_[op.a], values_[i], g, aux_[i], op.at);
       break;
     case Kind::branch:
+      if (!Dev::empty(values_grads_[i])) dev_.add_values_grad(*branches_[i], std::move(values_grads_[i]));
       dev_.add_to(grads_[op.a], dev_.branch_backward(*branches_[i], values_[op.a], g, op.k, mode.gradw));
+      if (op.b >= 0) dev_.add_to(grads_[op.b], dev_.branch_values_grad(*branches_[i]));
+      break;
+    case Kind::values:  // to V_1's source branch, whose backward comes later in this pass
+      dev_.add_to(values_grads_[op.a], g);
+      break;
+    case Kind::project:  // the loss's gradient of W_e, and of a's unless a is the embedding's data
+      dev_.project_backward_to(grads_[op.a], values_[op.a], g, op.edge, !ops_[op.a].data);
       break;
   }
 }
@@ -38,6 +46,8 @@ void Tape<Dev>::reverse(Value out, Buffer dout, const std::vector<Value>& watch,
                         ReverseMode mode) {
   grads_.clear();
   grads_.resize(values_.size());
+  values_grads_.clear();
+  values_grads_.resize(values_.size());
   grads_[out.id] = std::move(dout);
   std::vector<std::vector<int>> watchers(values_.size());
   for (std::size_t w = 0; w < watch.size(); ++w) watchers[watch[w].id].push_back(int(w));
@@ -50,6 +60,7 @@ void Tape<Dev>::reverse(Value out, Buffer dout, const std::vector<Value>& watch,
     }
     if (!mode.consume) continue;
     Dev::free(grads_[i]);
+    Dev::free(values_grads_[i]);
     Dev::free(values_[i]);
     Dev::free(aux_[i]);
     branches_[i].reset();
@@ -60,8 +71,8 @@ template <class Dev>
 void Tape<Dev>::backward(Value out, Buffer dout) {
   reverse(
       out, std::move(dout), {}, [](int, const Buffer&) {}, ReverseMode{});
-  for (Buffer& g : grads_)
-    if (Dev::empty(g)) g = dev_.zeros();
+  for (std::size_t i = 0; i < grads_.size(); ++i)
+    if (Dev::empty(grads_[i]) && !ops_[i].data) grads_[i] = dev_.zeros();
 }
 
 template <class Dev>

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/config_schema.hpp"
+#include "sim/edges.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
@@ -50,7 +51,8 @@ double sample_cost(const Config& c) {
   // update != none runs a second forward pass: about a third of a forward-and-backward more.
   const double jacobian = 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
   const double passes = 1.0 + jacobian + (c.update == vocab::Update::none ? 0.0 : 1.0 / 3.0);
-  return (c.depth * sublayer * passes + (c.depth + 1) * svd) *
+  // steps > 0 runs steps + 1 such passes (sim/train_loop.hpp).
+  return (c.depth * sublayer * passes + (c.depth + 1) * svd) * (c.steps + 1) *
          (c.precision == vocab::Precision::float64 ? 2.0 : 1.0);
 }
 
@@ -60,11 +62,11 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // Weights: one matrix at a time (drawn when used, redrawn in the backward), the largest of the stack. Where
   // cpu_keeps_weights allows, the whole stack is kept instead: at most an eighth of the machine, not counted.
   const double mlp_w = s.d * s.h, att_w = s.d * s.d;
-  // MLP, kept for the backward: h (+ g for SwiGLU, + the gate of float32 GELU, SiLU and SwiGLU:
+  // MLP, kept for the backward: h (+ g for SwiGLU, + the gate of float32 (and bf16) GELU, SiLU and SwiGLU:
   // activations_vec.hpp's keeps_gate) (T x H each); the backward's temporaries for one sublayer: a, dh (+
   // dg).
   const bool keeps_gate =
-      c.precision == vocab::Precision::float32 &&
+      c.precision != vocab::Precision::float64 &&
       (c.activation == vocab::Activation::gelu || c.activation == vocab::Activation::silu || s.swiglu);
   const double mlp_act = (1.0 + (s.swiglu ? 1.0 : 0.0) + (keeps_gate ? 1.0 : 0.0)) * s.t * s.h,
                mlp_tmp = (s.swiglu ? 3.0 : 2.0) * s.t * s.h;
@@ -76,8 +78,12 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // sgd and adam keep every matrix's gradient from the backward to the updated pass: the stack's weights
   // once.
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
+  // The edge matrices (sim/edges.hpp) live for the whole pass, with their inputs and logits; sgd and adam
+  // keep their gradients too.
+  const double edges = edge_entries(c), edge_grads = stepped ? edge_weight_entries(c) : 0.0;
   m.weights = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes +
-              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0);
+              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0) + (edges + edge_grads) * s.bytes +
+              cpu_optimizer_bytes(c);
   m.activations = (K * ((1 - a) * mlp_act + a * att_act + tape) + (a < 1 ? mlp_tmp : 0.0)) * s.bytes;
   // Streams and their gradients in double; update != none adds the updated pass's streams.
   m.metric_copies = (c.update == vocab::Update::none ? 2.0 : 3.0) * (K + 1) * s.t * s.d * 8.0;
@@ -90,6 +96,11 @@ double cpu_stack_weight_bytes(const Config& c) {
   const double a = attention_share(c);
   const double mlp = (s.swiglu ? 3.0 : 2.0) * s.d * s.h, attention = 4.0 * s.d * s.d;
   return c.depth * ((1 - a) * mlp + a * attention) * s.bytes;
+}
+
+double cpu_optimizer_bytes(const Config& c) {
+  if (c.steps == 0) return 0;
+  return cpu_stack_weight_bytes(c) * (c.update == vocab::Update::adam ? 3.0 : 1.0);
 }
 
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine) {
@@ -110,11 +121,14 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
            " the run needs otherwise, more than this machine's " + human_bytes(machine) +
            " (recompute = \"auto\" or \"true\" draws them again instead)";
   if (need <= machine) return "";
-  std::string why = "keys 'width', 'depth', 'mlp_ratio', 'tokens': width " + std::to_string(c.width) +
-                    " x depth " + std::to_string(c.depth);
+  std::string why =
+      std::string(c.steps > 0 ? "keys 'width', 'depth', 'mlp_ratio', 'tokens', 'update', 'steps'"
+                              : "keys 'width', 'depth', 'mlp_ratio', 'tokens'") +
+      ": width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
   if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
   why += " (" + std::string(vocab::name(c.precision)) + ") needs " + human_bytes(m.weights) +
-         " of weights (its largest weight matrix; they are drawn one at a time)";
+         " of weights (its largest weight matrix; they are drawn one at a time" +
+         (c.steps > 0 ? ", plus the optimizer's state: " + human_bytes(cpu_optimizer_bytes(c)) : "") + ")";
   why += ", tokens " + std::to_string(c.tokens) + " " +
          human_bytes(m.activations + m.metric_copies + m.slack) +
          " of activations and temporaries per sample";

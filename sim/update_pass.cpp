@@ -3,24 +3,26 @@
 #include <algorithm>
 
 #include "sim/cpu_tape_device.hpp"
+#include "sim/edges.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 
 namespace normsim::sim {
 
 template <class R>
-Mat<R> input_matrix(const Config& config, SampleKey key) {
+Mat<R> input_matrix(const Config& config, SampleKey key, std::uint32_t batch) {
+  if (has_embedding(config)) return embedding_input<R>(config, key.sample);
   const int T = config.tokens, d = config.width;
   Mat<R> x0(T, d);
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < d; ++i)
-      x0(t, i) = R(input_entry(config.seed, key.sample, t, i, d, config.input_std, config.input_corr));
+      x0(t, i) = R(input_entry(config.seed, key.sample, t, i, d, config.input_std, config.input_corr, batch));
   return x0;
 }
 
 template <class R>
 std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
-                                     const WeightUpdate<R>& update, PlacementState state,
+                                     const ParameterUpdate<R>& update, PlacementState state,
                                      CpuWorkspace<R>& ws) {
   CpuTape<R> graph(shape, placement, key, &ws, UpdateHooks<R>{nullptr, &update});
   state.replay = true;
@@ -38,13 +40,13 @@ std::vector<double> relative_change(const std::vector<MatD>& updated, const std:
   return change;
 }
 
-template Mat<float> input_matrix<float>(const Config&, SampleKey);
-template Mat<double> input_matrix<double>(const Config&, SampleKey);
+template Mat<float> input_matrix<float>(const Config&, SampleKey, std::uint32_t);
+template Mat<double> input_matrix<double>(const Config&, SampleKey, std::uint32_t);
 template std::vector<MatD> updated_stream_cpu<float>(const StackShape&, const Placement&, SampleKey,
-                                                     const WeightUpdate<float>&, PlacementState,
+                                                     const ParameterUpdate<float>&, PlacementState,
                                                      CpuWorkspace<float>&);
 template std::vector<MatD> updated_stream_cpu<double>(const StackShape&, const Placement&, SampleKey,
-                                                      const WeightUpdate<double>&, PlacementState,
+                                                      const ParameterUpdate<double>&, PlacementState,
                                                       CpuWorkspace<double>&);
 
 }  // namespace normsim::sim

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/draws.hpp"
+#include "sim/edges.hpp"
 
 namespace normsim::sim {
 
@@ -46,16 +47,38 @@ void WeightUpdate<R>::apply(int k, WeightKind w, Mat<R>& W, Part part) const {
     case vocab::Update::adam:
       break;
   }
-  const Mat<R>& g = grads_.at(std::size_t(k))[param_slot(w, part)];
+  step(grads_.at(std::size_t(k))[param_slot(w, part)], W,
+       std::string(weight_name(w)) + (part == Part::bias ? "'s bias" : "") + " at sublayer " +
+           std::to_string(k));
+}
+
+template <class R>
+void WeightUpdate<R>::set_edge_gradient(Edge e, Mat<R> g) {
+  if (needs_gradients() && !sealed_) edge_grads_[std::size_t(e)] = std::move(g);
+}
+
+template <class R>
+void WeightUpdate<R>::apply_edge(Edge e, Mat<R>& W) const {
+  if (needs_gradients()) step(edge_grads_[std::size_t(e)], W, "the " + std::string(edge_name(e)));
+}
+
+template <class R>
+void WeightUpdate<R>::step(const Mat<R>& g, Mat<R>& W, const std::string& what) const {
   if (g.rows() != W.rows() || g.cols() != W.cols())
-    throw std::logic_error("weight update: no gradient of " + std::string(weight_name(w)) +
-                           (part == Part::bias ? "'s bias" : "") + " at sublayer " + std::to_string(k));
+    throw std::logic_error("weight update: no gradient of " + what);
   if (kind_ == vocab::Update::sgd)
-    W -= g.unaryExpr([lr = lr_](R x) { return sgd_step(x, lr); });
+    subtract_sgd_step(W, g, lr_);
   else
     W -= g.unaryExpr([lr = lr_, eps = eps_](R x) { return adam_step(x, lr, eps); });
 }
 
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr) {
+  W -= g.unaryExpr([lr](R x) { return sgd_step(x, lr); });
+}
+
+template void subtract_sgd_step<float>(Mat<float>&, const Mat<float>&, double);
+template void subtract_sgd_step<double>(Mat<double>&, const Mat<double>&, double);
 template class WeightUpdate<float>;
 template class WeightUpdate<double>;
 

@@ -8,16 +8,21 @@
 //   adam:   Adam's first step with bias correction (Kingma & Ba 2015, Algorithm 1): m_1 = (1 - b1) g and
 //           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps =
 //           adam_eps.
-// Biases (bias = true) move by the same rule as their matrix. The unperturbed W is redrawn from the weights'
+// Biases (bias = true) move by the same rule as their matrix. The edge matrices (sim/edges.hpp) move by
+// sgd and adam, as every matrix the loss reaches; a random update perturbs the sublayers' matrices only (the
+// perturbation whose output change the mean field predicts). The unperturbed W is redrawn from the weights'
 // own counters in both passes, so dW is exactly the difference.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/config.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
+#include "sim/stack_ops.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::sim {
@@ -27,29 +32,58 @@ inline bool steps_on_loss(vocab::Update u) {
   return u == vocab::Update::sgd || u == vocab::Update::adam;
 }
 
+// What a pass of the CPU tape asks of a parameter update (sim/cpu_branches.hpp's UpdateHooks): the one
+// update below, or the training loop's optimizer (sim/optimizer.hpp). A parameter is (sublayer k, matrix w,
+// part); the update keeps whatever parameters report to it, so it lists none itself.
 template <class R>
-class WeightUpdate {
+class ParameterUpdate {
  public:
-  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
-  // Whether apply() needs the first pass's weight gradients (sgd, adam).
-  bool needs_gradients() const;
-  // Records g = dLoss/dW of matrix w of sublayer k, or of its bias (first pass); kept until the second pass
-  // applies it.
-  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight);
+  virtual ~ParameterUpdate() = default;
+  // Whether the update needs the loss's weight gradients (set_gradient).
+  virtual bool needs_gradients() const = 0;
+  // Records g = dLoss/dW of matrix w of sublayer k, or of its bias, in a pass's backward.
+  virtual void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) = 0;
   // The loss's backward is done: later reverse passes (the Jacobian probes) seed other vectors than
   // dLoss/dy, so what they would record is not the loss's gradient and is ignored.
-  void seal() { sealed_ = true; }
-  // W += dW for matrix w of sublayer k, or its bias (1 x fan_out) (second pass), by the same rule. Throws
+  virtual void seal() = 0;
+  // W += dW for matrix w of sublayer k, or its bias (1 x fan_out), W as drawn at init. Throws
   // std::logic_error when a needed gradient is missing.
-  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const;
+  virtual void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const = 0;
+  // The same for the edge matrix W_e (sim/edges.hpp): g = dLoss/dW_e recorded in a backward, W_e += dW. The
+  // training loop's optimizer does not step the edge matrices yet (steps with an edge matrix are refused in
+  // sim/config_schema.cpp), so only the one update overrides these.
+  virtual void set_edge_gradient(Edge, Mat<R>) { throw std::logic_error("edge matrices: not stepped here"); }
+  virtual void apply_edge(Edge, Mat<R>&) const { throw std::logic_error("edge matrices: not stepped here"); }
+};
+
+// W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/optimizer.hpp) call
+// this one compiled body, so the two round alike (a compiler may fuse W - g lr into one rounding).
+template <class R>
+void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr);
+
+template <class R>
+class WeightUpdate final : public ParameterUpdate<R> {
+ public:
+  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
+  // sgd, adam: the first pass records the gradients; the second pass applies them.
+  bool needs_gradients() const override;
+  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override;
+  void seal() override { sealed_ = true; }
+  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override;
+  void set_edge_gradient(Edge e, Mat<R> g) override;
+  const Mat<R>& edge_gradient(Edge e) const { return edge_grads_[std::size_t(e)]; }
+  void apply_edge(Edge e, Mat<R>& W) const override;
 
  private:
+  // W += dW = -(the sgd or adam step of g); throws std::logic_error naming `what` when g is missing.
+  void step(const Mat<R>& g, Mat<R>& W, const std::string& what) const;
   vocab::Update kind_;
   double lr_, scale_, eps_;
   std::uint64_t seed_;
   std::uint32_t sample_;
   bool sealed_ = false;
   std::vector<std::array<Mat<R>, kParts * kWeightKinds>> grads_;  // per sublayer, by Part, then WeightKind
+  std::array<Mat<R>, kEdges> edge_grads_;
 };
 
 }  // namespace normsim::sim

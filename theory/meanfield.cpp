@@ -18,6 +18,10 @@
 
 namespace normsim::theory {
 namespace {
+// An mse loss on the logits of a readout matrix (StackSpec::readout_sq): its backward is not predicted.
+bool mse_through_readout(const StackSpec& s) {
+  return s.loss == Loss::mse && s.readout_sq.has_value();
+}
 
 using detail::StackContext;
 using StepFn = int (*)(StackContext&, int);
@@ -86,7 +90,11 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
           "branch; "
           "moves of W_Q, W_K (which change the softmax) are left out, exact only when W_Q = 0");
   }
-  if (!grads_predicted)
+  if (mse_through_readout(s))
+    c.push_back(
+        "mse loss through a readout matrix: the gradient at y, y W_out W_out^T - t W_out^T, correlates "
+        "with y; not predicted");
+  else if (!grads_predicted)
     c.push_back("mse loss with no norm at the output: gradients correlate with y, not predicted");
   if (vocab::is_pointwise(s.norm))
     c.push_back(
@@ -94,6 +102,18 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
         ": Gaussian expectations of tanh/erf (docs/theory_notes.md \"Pointwise norms\"), exact at infinite "
         "width since every norm's input is x_0 plus branch outputs (a norm reading an earlier norm's output, "
         "as in Post-LN, is refused); no 1/d term at the final norm");
+  if (s.placement != Placement::admin) {
+    const vocab::Block b = block_of_spec(s);
+    if (b.lanes() > 1)
+      c.push_back(
+          "lanes: their joint Gram carried between units (docs/design/multistream.md 3.4); the layer metrics "
+          "are of the lanes' mean (grad_sq: the lanes' summed gradient), as the simulator's; jac_sq is not "
+          "defined on lanes");
+    else if (vocab::reads_embedding(b))
+      c.push_back(
+          "emb: the joint Gram of the stream and x_0 carried between units (docs/design/multistream.md 3.4); "
+          "grad_sq and jac_sq at l = 0 include emb's gradient (x_0 is one value)");
+  }
   if (s.tokens < 2) c.push_back("one token: token_cos not defined");
   return c;
 }
@@ -149,6 +169,19 @@ detail::BranchSet branches_of(const StackSpec& spec, const WeightGains& w, doubl
       Branch::cross_attention(cross_attention_branch_sq(w.wv * w.wo, gamma_sq, spec.encoder_cos, spec.tokens))
           .biased(attention_bias_sq, w.wo)};
 }
+
+// The backward recursion of a block with Fv (docs/theory_notes.md "Value residual"): as the plain one, and
+// each mixing sublayer's edge adds its share of dLoss/du_1 to `side` once its gradient is known; the source's
+// unit, below every mixing sublayer, adds side to the gradients it reaches (fresh components: Grams add).
+void backward_with_value_residual(StackContext& ctx) {
+  const detail::ValueResidualField& v = ctx.value_residual;
+  TokenGram side{};
+  for (int k = ctx.spec.depth - 1; k >= 0; --k) {
+    const auto& r = ctx.rec(k);
+    if (const int a = v.edge_anchor[std::size_t(k)]; a >= 0) side = side + v.edge[std::size_t(k)](ctx.g(a));
+    ctx.g(k) = r.back(ctx.g(r.anchor)) + v.source_coeff_sq[std::size_t(k)] * side;
+  }
+}
 }  // namespace
 
 MeanFieldProfile meanfield(const StackSpec& spec) {
@@ -176,7 +209,14 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
                    pointwise ? vocab::parse_scalar(spec.norm_shift) : vocab::Expr{},
                    std::vector<double>(pointwise ? std::size_t(depth) + 1 : 0, 0.0),
                    std::vector<unsigned char>(pointwise ? std::size_t(depth) + 1 : 0, 0),
+                   {},
+                   {},
                    {}};
+  if (vocab::reads_first_values(ctx.block)) {
+    ctx.value_residual.edge_anchor.assign(std::size_t(depth), -1);
+    ctx.value_residual.edge.assign(std::size_t(depth), GramMap::scale(0.0));
+    ctx.value_residual.source_coeff_sq.assign(std::size_t(depth), 0.0);
+  }
   for (const WeightGains& w : spec.sigma_sq_per_layer)
     ctx.per_layer.push_back(branches_of(spec, w, gamma_sq));
   const bool admin = spec.placement == Placement::admin;
@@ -184,7 +224,8 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   const bool final_norm = has_final_norm(spec);
   // A routed MLP's backward (the router's path, the gates' correlation with the output gradient) is not
   // derived: no backward metric is predicted for it (docs/theory.md "Routed MLP").
-  const bool grads_predicted = !routed && (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
+  const bool grads_predicted = !routed && !mse_through_readout(spec) &&
+                               (spec.loss == Loss::readout || final_norm || ends_in_norm(spec));
   MeanFieldProfile p;
   // Appends v, or nothing predicted where it came out NaN or Inf (an overflow), noted in p.nonfinite.
   std::vector<std::pair<const Series*, int>> dropped;
@@ -220,12 +261,16 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
   ctx.x(0) = spec.input_norm ? detail::normalized(input, gamma_sq, spec.eps) : input;
+  if (!admin) detail::start_lanes(ctx);
+  const bool lanes = ctx.lanes.m() > 0;
   const StepFn step = admin ? detail::step_admin : detail::step_expression;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
-    if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off)) {
+    if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off) ||
+        (lanes && !ctx.lanes.x[std::size_t(k)].finite())) {
       // Overflow (unnormalized stacks grow geometrically): nothing past here is predicted.
       for (int l = k; l <= depth; ++l) ctx.x(l) = {kNaN, kNaN};
+      for (int l = k; lanes && l <= depth; ++l) ctx.lanes.x[std::size_t(l)] = {ctx.lanes.m(), {kNaN, kNaN}};
       for (int l = k; l < int(ctx.change.size()); ++l) ctx.change[std::size_t(l)] = {kNaN, kNaN};
       for (int j = k; j < depth; ++j) {
         auto& r = ctx.rec(j);
@@ -244,8 +289,11 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
 
   // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].
+  // A readout matrix scales the seed's second moment by readout_sq and keeps its tokens uncorrelated
+  // (StackSpec::readout_sq); every map below is linear in it.
+  const double seed = spec.readout_sq.value_or(1.0);
   TokenGram& g_out = ctx.g(depth);
-  g_out = {1.0, 0.0};
+  g_out = {seed, 0.0};
   if (final_norm && pointwise) {
     // y = gamma f(alpha x_K + shift): the readout gradient passes D = diag(gamma alpha f'(u)); g iid unit, so
     // its Gram is {E d^2, 0}, with no finite-width factor (docs/theory_notes.md "Pointwise norms").
@@ -254,16 +302,25 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     const TokenGram centered = ctx.x(depth) + (-mu * mu) * TokenGram{1.0, 1.0};
     const PointwiseMoments m =
         pointwise_moments(spec.norm, a, spec.final_norm_shift + a * mu, centered.diag, centered.off);
-    g_out = {gamma_sq * a * a * m.d2, 0.0};
+    g_out = {seed * gamma_sq * a * a * m.d2, 0.0};
   } else if (final_norm) {
     // theory.md §2.2 P5: E||J^T g||^2 = ||g||^2 (1 - c/d) gamma^2 / (v_K + eps), c = 2 (LN) or 1 (RMSNorm).
     const double c = spec.norm == NormKind::layernorm ? 2.0 : 1.0;
     const double finite_d = spec.width > 0 ? 1.0 - c / spec.width : 1.0;
-    g_out = {finite_d * gamma_sq / (ctx.x(depth).diag + spec.eps), 0.0};  // as eps -> 0, bit for bit
+    // Of lanes, the norm reads their sum (sim/stack_build.cpp build_lanes).
+    const double v_out =
+        ctx.lanes.n > 1 ? ctx.lanes.x[std::size_t(depth)].sum(ctx.lanes.n).diag : ctx.x(depth).diag;
+    g_out = {seed * finite_d * gamma_sq / (v_out + spec.eps), 0.0};  // eps -> 0: bit for bit
   }
-  for (int k = depth - 1; k >= 0; --k) {
-    const auto& r = ctx.rec(k);
-    ctx.g(k) = r.back(ctx.g(r.anchor));
+  if (lanes) {
+    detail::backward_lanes(ctx);
+  } else if (ctx.value_residual.edge.empty()) {
+    for (int k = depth - 1; k >= 0; --k) {
+      const auto& r = ctx.rec(k);
+      ctx.g(k) = r.back(ctx.g(r.anchor));
+    }
+  } else {
+    backward_with_value_residual(ctx);
   }
 
   const bool gradw = grads_predicted && spec.width > 0;
@@ -274,12 +331,14 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     grads_predicted ? keep(p.grad_sq, ctx.g(l).diag) : p.grad_sq.push_back(std::nullopt);
     g_diag[l] = ctx.g(l).diag;
   }
-  p.jac_sq = routed ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
+  // Of n > 1 lanes, the Jacobian between single values is not defined (the simulator refuses it).
+  p.jac_sq = routed || ctx.lanes.n > 1 ? Series(std::size_t(depth) + 1) : jacobian_sq(g_diag);
   for (int k = 0; k < depth; ++k) {
     const auto& r = ctx.rec(k);
     std::optional<MlpWeightGrads> gw;
     if (gradw) {
-      const TokenGram g_branch = r.to_branch(ctx.g(r.anchor_f));
+      const TokenGram g_branch =
+          lanes ? ctx.lanes.branch_grad[std::size_t(k)] : r.to_branch(ctx.g(r.anchor_f));
       if (std::isfinite(g_branch.diag))
         gw = ctx.branch(k).weight_grads(r.branch_in, r.factors, g_branch, dims);
     }

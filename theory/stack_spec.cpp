@@ -38,6 +38,45 @@ bool reads_qkv_norm(const vocab::Block& b) {
       if (n.op == vocab::ExprNode::Op::branch_qkv) return true;
   return false;
 }
+
+// Fv (docs/theory_notes.md "Value residual" [DERIVED]): the mixed values' Gram is linear in the two inputs'
+// Grams only for plain uniform attention with one set of gains.
+void validate_value_residual(const StackSpec& s) {
+  if (s.placement == Placement::admin || !vocab::reads_first_values(block_of_spec(s))) return;
+  const std::string why = "a block with Fv (the value residual): ";
+  if (s.attention_gate != vocab::AttentionGate::none)
+    fail("attention_gate", why + "the output gate reads u_n beside the mixed values; not derived");
+  if (s.bias_sq > 0.0) fail("init_bias", why + "the mixed value biases are not derived (zero biases are)");
+  if (s.random_update_scale > 0.0)
+    fail("update", why + "the branch's tangent under a random update (output_change) is not derived");
+  if (!s.sigma_sq_per_layer.empty())
+    fail("param_rules",
+         why +
+             "gains that vary with the layer weigh V_1 by its source's sigma_V^2 and the mixing "
+             "layer's sigma_O^2, which one branch gain cannot say; not implemented");
+}
+
+// A block of n > 1 lanes or one that reads emb carries their joint Gram (theory/placements/lanes.cpp,
+// docs/design/multistream.md 3.4); what that path does not carry is refused.
+void validate_lanes(const StackSpec& s) {
+  const vocab::Block b = block_of_spec(s);
+  if (b.lanes() == 1 && !vocab::reads_embedding(b)) return;
+  const std::string what = b.lanes() > 1 ? "a block of " + std::to_string(b.lanes()) + " lanes"
+                                         : std::string("a block that reads emb");
+  if (vocab::reads_first_values(b))
+    fail("block", what +
+                      " with Fv (the value residual): the edge into V_1's source is not carried through the "
+                      "lanes' backward program; not implemented");
+  if (vocab::is_pointwise(s.norm))
+    fail("norm", what +
+                     " with a pointwise norm (DyT, Derf): the mean part and remainders of its outputs are "
+                     "not carried between units in the lanes' joint Gram; not implemented");
+  if (s.random_update_scale > 0)
+    fail("update", what +
+                       " under a random update: the joint Gram of the lanes' changes is not carried; "
+                       "not implemented");
+}
+
 }  // namespace
 
 vocab::Block block_of_spec(const StackSpec& s) {
@@ -57,6 +96,7 @@ double parameter(const StackSpec& s, const std::string& name) {
 bool ends_in_norm(const StackSpec& s) {
   if (s.placement == Placement::admin) return true;
   const vocab::Block b = block_of_spec(s);
+  if (b.lanes() > 1) return false;  // the output reads the lanes' sum (sim/stack_build.cpp), never a norm
   const int k = s.depth - 1;
   vocab::ScalarEnv env;
   env.k = k, env.K = s.depth, env.b = block_of(s, k), env.L = block_count(s);
@@ -71,13 +111,7 @@ bool has_final_norm(const StackSpec& s) {
 }
 
 void validate(const StackSpec& s) {
-  // docs/design/multistream.md 3.4: the lanes' joint Gram and its backward record are step S4, not built.
-  if (s.placement != Placement::admin)
-    if (const int n = block_of_spec(s).lanes(); n > 1)
-      fail("block",
-           "a block of " + std::to_string(n) +
-               " lanes: the mean field of lanes (their joint Gram, docs/design/multistream.md 3.4) is "
-               "not implemented");
+  if (s.placement != Placement::admin) validate_lanes(s);
   if (s.depth < 1) fail("depth", "must be >= 1");
   if (s.tokens < 1) fail("tokens", "must be >= 1");
   if (s.mlp_ratio <= 0.0) fail("mlp_ratio", "must be > 0");
@@ -126,11 +160,8 @@ void validate(const StackSpec& s) {
   if (!(s.eps >= 0.0) || !std::isfinite(s.eps)) fail("eps", "must be finite and >= 0");
   if (s.mix_fraction < 0.0 || s.mix_fraction > 1.0) fail("mix_fraction", "must lie in [0, 1]");
   if (s.deepnorm_alpha && *s.deepnorm_alpha <= 0.0) fail("deepnorm_alpha", "must be > 0");
+  validate_value_residual(s);
   const bool paired = s.placement != Placement::admin && block_of_spec(s).span() == 2;
-  if (s.placement != Placement::admin && vocab::reads_embedding(block_of_spec(s)))
-    fail("block",
-         "reads emb (the embedding skip): its mean field needs the joint Gram of the stream and the "
-         "embedding, which is not carried yet (docs/design/multistream.md, step S4)");
   const int unit = std::max(vocab::unit_sublayers(paired ? 2 : 1, s.sublayer), block_size(s));
   if (s.depth % unit != 0)
     fail("depth", "must be a multiple of " + std::to_string(unit) +

@@ -42,8 +42,14 @@ struct StackSpec {
   // field (docs/theory_notes.md §"Attention output gate").
   vocab::AttentionGate attention_gate = vocab::AttentionGate::none;
   WeightGains sigma_sq;
-  double v0 = 1.0;           // input second moment per coordinate (before input_norm)
-  double rho0 = 0.0;         // input token cosine
+  double v0 = 1.0;    // input second moment per coordinate (before input_norm)
+  double rho0 = 0.0;  // input token cosine
+  // A readout matrix z = y W_out (docs/design/parametrization.md 3.4): the readout loss's gradient at y is
+  // g W_out^T, g iid N(0, 1) over output_width logits, so its tokens stay uncorrelated and its second moment
+  // per coordinate is readout_sq = output_width Var(W_out) (the multiplier folded in) instead of 1. Absent:
+  // the loss reads y. An mse loss through it is not predicted (its gradient at y is y W_out W_out^T - t
+  // W_out^T, which correlates with y).
+  std::optional<double> readout_sq;
   double encoder_cos = 0.0;  // decoder: token cosine of the fixed encoder output (theory/cross_attention.hpp)
   bool input_norm = false;
   bool final_norm = true;  // applied only where the placement does not end in a norm

@@ -44,8 +44,8 @@ struct StreamWalk {
 }  // namespace detail
 
 // Streams provides: using Value; Value norm(Value); Value add(Value, Value); Value scale(Value, double);
-// Value branch(Value u, bool qkv_norm). x is the stream, x0 the pair's input, emb the stack's input (a block
-// of one lane; eval_lanes runs any block).
+// Value branch(Value u, bool qkv_norm); Value branch_value(Value u, double lam) (Fv). x is the stream, x0 the
+// pair's input, emb the stack's input (a block of one lane; eval_lanes runs any block).
 template <class Streams>
 typename Streams::Value eval_stream(const Expr& e, int i, Streams& s, const ScalarEnv& env,
                                     typename Streams::Value x, typename Streams::Value x0,
@@ -88,6 +88,8 @@ typename Streams::Value detail::StreamWalk<Streams>::compute(int i) {
     case Op::branch:
     case Op::branch_qkv:
       return s.branch(sub(n.a), n.op == Op::branch_qkv);
+    case Op::branch_value:
+      return s.branch_value(sub(n.a), num(n.b));
     case Op::neg:
       return s.scale(sub(n.a), -1.0);
     case Op::add: {

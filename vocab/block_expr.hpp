@@ -8,6 +8,9 @@
 //   nanochat) N(.)       the configured norm          F(.)  this sublayer's branch (its output times
 //   branch_scale) Fqkv(.)    the branch with per-head RMSNorm of Q, K and V (attention; an MLP branch ignores
 //   it)
+//   Fv(., lam)  the branch with ResFormer's value residual (arXiv 2410.17897): attention whose values are
+//   (1 - lam) V + lam V_1, V_1 the values of the first attention sublayer that calls Fv (which runs as F:
+//   its V is V_1); lam a number expression; an MLP branch ignores it (docs/theory_notes.md "Value residual")
 //   + - * /    on streams and numbers (a stream times or over a number; streams add)
 //   numbers, k (sublayer index), K (depth), b (block index), L (blocks), attention (1 at an attention
 //   sublayer, else 0), m_N = width/base_width, m_L = depth/base_depth, sqrt(.), floor(.), sigmoid(.),
@@ -60,8 +63,9 @@ struct ExprNode {
     mul,
     div,
     less,
-    cond,  // a ? b : c
-    pow    // a ^ b
+    cond,         // a ? b : c
+    pow,          // a ^ b
+    branch_value  // Fv(a, b): the branch with its values mixed with V_1's, b the weight of V_1
   };
   Op op = Op::number;
   double value = 0;
@@ -106,6 +110,12 @@ Block parse_block(std::string_view text);  // throws ExprError
 Expr parse_scalar(std::string_view text, ScalarScope scope = ScalarScope::sublayer);
 std::vector<std::string> params(const Expr& e);  // the config-key names the expression reads
 bool reads_embedding(const Block& b);            // whether an expression of b reads emb
+bool reads_first_values(const Block& b);         // whether an expression of b calls Fv (V_1)
+
+// Whether op calls the sublayer's branch: F, Fqkv or Fv.
+inline bool is_branch(ExprNode::Op op) {
+  return op == ExprNode::Op::branch || op == ExprNode::Op::branch_qkv || op == ExprNode::Op::branch_value;
+}
 
 // The sublayers one unit of a block covers on a stack of sublayer kind `kind` (vocab::unit_sublayers), and
 // which expression runs at position `pos` of the unit.

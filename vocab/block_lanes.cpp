@@ -39,7 +39,7 @@ int branch_calls(const Expr& e, int i) {
     if (yes != no) throw ExprError(n.column, "both sides of ':' must call F equally often");
     return branch_calls(e, n.a) + yes;
   }
-  const int own = (n.op == Op::branch || n.op == Op::branch_qkv) ? 1 : 0;
+  const int own = is_branch(n.op) ? 1 : 0;
   return own + branch_calls(e, n.a) + branch_calls(e, n.b) + branch_calls(e, n.c);
 }
 
@@ -47,7 +47,7 @@ int branch_calls(const Expr& e, int i) {
 void branch_nodes(const Expr& e, int i, std::set<int>& out) {
   if (i < 0) return;
   const ExprNode& n = e.node(i);
-  if (n.op == Op::branch || n.op == Op::branch_qkv) out.insert(i);
+  if (is_branch(n.op)) out.insert(i);
   for (const int child : {n.a, n.b, n.c}) branch_nodes(e, child, out);
 }
 
@@ -88,7 +88,7 @@ int lanes_in(std::string_view text) {
 void check_branch_calls(const Expr& e, int offset) {
   if (e.lanes() == 1) {
     if (const int n = branch_calls(e, e.root); n != 1)
-      throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv) exactly once, not " +
+      throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv, Fv) exactly once, not " +
                                       std::to_string(n) + " times");
     return;
   }
@@ -96,12 +96,12 @@ void check_branch_calls(const Expr& e, int offset) {
   for (int lane = 0; lane < e.lanes(); ++lane) {
     const int root = e.roots[std::size_t(lane)];
     if (const int n = branch_calls(e, root); n > 1)
-      throw ExprError(offset + 1, "lane " + std::to_string(lane) + " calls its branch F (or Fqkv) " +
+      throw ExprError(offset + 1, "lane " + std::to_string(lane) + " calls its branch F (or Fqkv, Fv) " +
                                       std::to_string(n) + " times; a unit calls it once");
     branch_nodes(e, root, reached);
   }
   if (reached.empty())
-    throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv) exactly once, not 0 times");
+    throw ExprError(offset + 1, "a sublayer must call its branch F (or Fqkv, Fv) exactly once, not 0 times");
   if (reached.size() > 1)
     throw ExprError(
         e.node(*std::next(reached.begin())).column,

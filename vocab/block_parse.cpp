@@ -395,9 +395,10 @@ class Parser {
       ++pos_;
     const std::string id(text_.substr(start, pos_ - start));
     static const std::map<std::string, Op, std::less<>> functions{
-        {"N", Op::norm},      {"F", Op::branch},        {"Fqkv", Op::branch_qkv},  {"sqrt", Op::sqrt},
-        {"floor", Op::floor}, {"sigmoid", Op::sigmoid}, {"sinkhorn", Op::sinkhorn}};
+        {"N", Op::norm},      {"F", Op::branch},        {"Fqkv", Op::branch_qkv},   {"sqrt", Op::sqrt},
+        {"floor", Op::floor}, {"sigmoid", Op::sigmoid}, {"sinkhorn", Op::sinkhorn}, {"Fv", Op::branch_value}};
     if (id == "sinkhorn") return sinkhorn(col);
+    if (id == "Fv") return one(value_residual(col));
     if (const auto f = functions.find(id); f != functions.end()) return one(call(f->second, id, col));
     if (skip_space(); pos_ < text_.size() && text_[pos_] == '(') {  // a call: no name but these takes one
       std::string known;
@@ -484,6 +485,21 @@ class Parser {
         index("a column of sinkhorn(M, iters) is a whole number below " + std::to_string(lanes_));
     return one(entries[std::size_t(row * lanes_ + col_index)]);
   }
+  // Fv(u, lam): u a stream, lam a number (the weight of V_1 in the values).
+  int value_residual(int col) {
+    if (!accept('(')) fail(column(), "expected '(' after Fv");
+    const Nest nest(*this, column() - 1);
+    const int u = single(cond(), col, "Fv(u, lam)");
+    if (!at(u).is_stream) fail(col, "Fv(u, lam) takes a stream u, not a number");
+    expect(',');
+    const int at_lam = (skip_space(), column());
+    const int lam = single(cond(), at_lam, "Fv(u, lam)");
+    if (at(lam).is_stream) fail(at_lam, "Fv(u, lam) takes a number lam (the weight of V_1), not a stream");
+    expect(')');
+    ExprNode n = make(Op::branch_value, col, u, true);
+    n.b = lam;
+    return add(std::move(n));
+  }
   int lane(int i, int col) {
     ExprNode n = make(Op::lane, col, -1, true);
     n.lane = i;
@@ -546,7 +562,7 @@ Expr parse_scalar(std::string_view text, ScalarScope scope) {
   auto [e, v] = Parser(text, 0, false, lanes_in(text), scope).parse_whole();
   if (v.kind != Val::Kind::number) throw ExprError(1, "must be a number, not " + kind_name(v.kind));
   for (const ExprNode& n : e.nodes)
-    if (n.op == Op::branch || n.op == Op::branch_qkv) throw ExprError(1, "must not call F");
+    if (is_branch(n.op)) throw ExprError(1, "must not call F");
   return e;
 }
 
@@ -557,11 +573,21 @@ std::vector<std::string> params(const Expr& e) {
   return out;
 }
 
-bool reads_embedding(const Block& b) {
+namespace {
+bool has_op(const Block& b, Op op) {
   for (const Expr& e : b.sublayers)
     for (const auto& n : e.nodes)
-      if (n.op == Op::embedding) return true;
+      if (n.op == op) return true;
   return false;
+}
+}  // namespace
+
+bool reads_embedding(const Block& b) {
+  return has_op(b, Op::embedding);
+}
+
+bool reads_first_values(const Block& b) {
+  return has_op(b, Op::branch_value);
 }
 
 void check_expression_length(std::string_view text) {

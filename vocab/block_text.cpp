@@ -150,6 +150,13 @@ void write(const Expr& e, int i, int min_prec, std::string& out) {
     case Op::sinkhorn:
       write_sinkhorn(e, n, out);
       break;
+    case Op::branch_value:
+      out += "Fv(";
+      write(e, n.a, 0, out);
+      out += ", ";
+      write(e, n.b, 0, out);
+      out += ')';
+      break;
     case Op::norm:
     case Op::branch:
     case Op::branch_qkv:

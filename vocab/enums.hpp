@@ -41,6 +41,9 @@ enum class Init { fanin, xavier, fixed, unit };
 enum class FinalNorm { auto_, always, never };
 // The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
 enum class Update { none, random, sgd, adam };
+// The batch each training step reads (steps > 0): batch 0 again (microsoft/mup's fix_data, coord_check.py
+// l.284-286), or a fresh draw per step (step s in the Philox layer word of the input and loss draws).
+enum class Batches { fixed, fresh };
 // How attention logits q.k are scaled: 1/sqrt(d_h) (the standard), or 1/d_h (muP); then by 1/temperature.
 enum class LogitScaling { sqrt, mup };
 // Gated attention (Qiu et al. 2025): the attention output times sigmoid(u W_g) before W_O, one gate per
@@ -52,8 +55,9 @@ enum class MoeGate { renormalized, softmax };
 // What qk_norm normalizes: each head's slice of Q and K (width d/heads), or the whole projection (width d)
 // before the heads are split (OLMo-2).
 enum class QkNormScope { head, projection };
-// The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only).
-enum class Precision { float32, float64, tf32 };
+// The simulation's floating-point type (tf32: float32 storage, TF32 tensor-core products; CUDA only. bf16:
+// torch.autocast's bfloat16, products on bf16 inputs and outputs with float32 accumulation; sim/bf16.hpp).
+enum class Precision { float32, float64, tf32, bf16 };
 // Whether the backward draws the weights again instead of keeping them from the forward (config names
 // "auto", "true", "false").
 enum class Recompute { auto_, yes, no };

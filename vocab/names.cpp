@@ -88,9 +88,17 @@ constexpr std::array kUpdates{
     Named<Update>{
         Update::random, "random",
         "dW a Gaussian direction with ||dW||_F = update_scale ||W||_F per matrix (own Philox draws)"},
-    Named<Update>{Update::sgd, "sgd", "the first SGD step on the loss: dW = -update_lr dLoss/dW"},
-    Named<Update>{Update::adam, "adam",
-                  "the first Adam step (bias-corrected): dW = -update_lr g / (|g| + 1e-8), g = dLoss/dW"},
+    Named<Update>{Update::sgd, "sgd",
+                  "SGD on the loss, dW = -update_lr dLoss/dW: one step (steps = 0), or `steps` steps"},
+    Named<Update>{
+        Update::adam, "adam",
+        "Adam on the loss (Kingma & Ba 2015, Alg. 1): steps = 0, its first step dW = -update_lr g / "
+        "(|g| + adam_eps); or `steps` steps with m and v kept"},
+};
+constexpr std::array kBatches{
+    Named<Batches>{Batches::fixed, "fixed", "every step reads batch 0 (microsoft/mup's fix_data)"},
+    Named<Batches>{Batches::fresh, "fresh",
+                   "step s reads batch s: input, readout direction and target drawn anew (step 0: batch 0)"},
 };
 constexpr std::array kPrecisions{
     Named<Precision>{Precision::float32, "float32",
@@ -98,6 +106,10 @@ constexpr std::array kPrecisions{
     Named<Precision>{Precision::float64, "float64", "everything in double"},
     Named<Precision>{Precision::tf32, "tf32",
                      "float32 storage, matrix products on TF32 tensor cores (CUDA backend only)"},
+    Named<Precision>{Precision::bf16, "bf16",
+                     "torch.autocast(dtype=bfloat16): weights, matrix products' inputs and outputs and the "
+                     "activations on them rounded to bf16, float32 accumulation; residual stream, norms and "
+                     "statistics in float32 (the CPU emulates the rounding; MLP sublayers only)"},
 };
 constexpr std::array kRecomputes{
     Named<Recompute>{Recompute::auto_, "auto",
@@ -153,6 +165,7 @@ NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
 NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
 NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
 NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
+NORMSIM_VOCAB_TABLE(Batches, "batches", kBatches)
 NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
 NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
 NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)

@@ -1,12 +1,14 @@
 // The host mock of cuBLAS (see include/cublas_v2.h): a reference column-major strided-batched GEMM,
 // C = alpha op(A) op(B) + beta C, summed in double. As cuBLAS, C is not read when beta == 0 (it may hold
-// NaN there), and TF32 math mode rounds float operands to TF32 (10 explicit mantissa bits) first.
+// NaN there), and TF32 math mode rounds float operands to TF32 (10 explicit mantissa bits) first; the
+// mixed-precision GEMM takes bf16 operands (widened exactly) to a float C, summed in double.
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "gpu/mock/mock_device.hpp"
 
@@ -66,6 +68,8 @@ const char* cublasGetStatusString(cublasStatus_t status) {
       return "CUBLAS_STATUS_NOT_INITIALIZED";
     case CUBLAS_STATUS_INVALID_VALUE:
       return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
   }
   return "CUBLAS_STATUS_UNKNOWN";
 }
@@ -106,4 +110,37 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          const double* beta, double* c, int ldc, long long sc, int batch) {
   normsim::gpu::mock::count_library_call();
   return gemm_batched<double>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                          int n, int k, const void* alpha, const void* a, cudaDataType a_type,
+                                          int lda, long long sa, const void* b, cudaDataType b_type, int ldb,
+                                          long long sb, const void* beta, void* c, cudaDataType c_type,
+                                          int ldc, long long sc, int batch, cublasComputeType_t compute,
+                                          cublasGemmAlgo_t) {
+  normsim::gpu::mock::count_library_call();
+  if (a_type != CUDA_R_16BF || b_type != CUDA_R_16BF || c_type != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  // The bf16 operands widened to float (exact: their bits are a float's upper half), then the float GEMM.
+  const auto widen = [](const void* p, bool trans, int rows, int cols, int ld, long long stride, int count) {
+    // Stored column-major as r x c (op(X) = X^T: the transpose): the last item's last column ends the span.
+    const int r = trans ? cols : rows, c = trans ? rows : cols;
+    const std::size_t n_items = count == 0 || r == 0 || c == 0
+                                    ? 0
+                                    : std::size_t(count - 1) * std::size_t(stride) +
+                                          std::size_t(ld) * std::size_t(c - 1) + std::size_t(r);
+    std::vector<float> out(n_items);
+    const auto* bits = static_cast<const std::uint16_t*>(p);
+    for (std::size_t i = 0; i < n_items; ++i) {
+      const std::uint32_t u = std::uint32_t(bits[i]) << 16;
+      std::memcpy(&out[i], &u, 4);
+    }
+    return out;
+  };
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const std::vector<float> fa = widen(a, ta != CUBLAS_OP_N, m, k, lda, sa, batch),
+                           fb = widen(b, tb != CUBLAS_OP_N, k, n, ldb, sb, batch);
+  return gemm_batched<float>(h, ta, tb, m, n, k, *static_cast<const float*>(alpha), fa.data(), lda, sa,
+                             fb.data(), ldb, sb, *static_cast<const float*>(beta), static_cast<float*>(c),
+                             ldc, sc, batch);
 }

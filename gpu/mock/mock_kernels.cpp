@@ -24,6 +24,13 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
 }
 
 template <class R>
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
+                       std::uint64_t seed) {
+  mock::count_launch();
+  cpu::token_onehot_fill(d_out, S, d_samples, T, vocab, seed);
+}
+
+template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
                    std::uint64_t seed, bool mse) {
   mock::count_launch();
@@ -42,6 +49,11 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
                        sim::NormKind kind, double gain, bool accumulate) {
   mock::count_launch();
   cpu::row_norm_backward(d_y, d_dy, d_dx, d_rstd, rows, n, kind, gain, accumulate);
+}
+
+void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, std::size_t n) {
+  mock::count_launch();
+  cpu::round_to_bf16(d_x, d_rounded, d_bits, n);
 }
 
 template <class R>

@@ -1,17 +1,18 @@
 """The result tables as pandas DataFrames. The files' columns (normsim._core.columns, defined once in
-sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, then mean, se, n or value; a
+sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] [lane,] then mean, se,
+n or value (step where a configuration sets `steps`, lane where one is a block of n > 1 lanes); a
 Result's frames keep of the keys only those whose value differs between its configurations (varying_keys),
 since the others, repeated on every row, took most of a sweep's memory (docs/python.md, "Result frames"); the
 full config is one merge away (Result.configs). One function, typed(), gives every table the same dtypes
 whether it was built in memory or read from a file: config keys by their schema type (numpy's int64 and
 bool, or pandas' nullable Int64 and boolean where a value is absent, as for keys a PyTorch block does not
 have), l and k nullable Int64 (one of them empty per row). A grid with a block of n > 1 lanes adds `lane` after
-k (str: "mean" for the lanes' mean, "0".."n-1" for a lane, "" for a metric not of the lanes: docs/metrics.md,
+k and step (str: "mean" for the lanes' mean, "0".."n-1" for a lane, "" for a metric not of the lanes: docs/metrics.md,
 "Lanes")."""
 from . import _core
 from ._deps import require
 
-_INT_COLUMNS = ("config", "sample", "n", "l", "k")
+_INT_COLUMNS = ("config", "sample", "n", "l", "k", "step")
 # nonfinite.csv's columns (sim/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
 NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
 _FLOAT_COLUMNS = ("mean", "se", "value")

@@ -28,13 +28,19 @@ def token_cosine(x):
 
 def effective_rank(x):
     """exp(entropy of s / sum s), s the singular values of each T x d matrix of x (..., T, d) (Roy & Vetterli);
-    NaN where the singular values sum to 0."""
+    NaN where the singular values sum to 0 or the Gram matrix overflows. As the simulator computes them
+    (sim/stream_metrics.cpp, effective_rank): the square roots of the eigenvalues of the smaller Gram matrix
+    (x x^T when T <= d), negative ones (rounding) as 0; a batch of T x T eigenproblems costs a fraction of
+    the SVDs it replaces. eigvalsh refuses a non-finite matrix, which the simulator's solver turns into NaN:
+    such a Gram is solved as zeros and its value set to NaN."""
     torch = _torch()
-    s = torch.linalg.svdvals(x)
+    gram = x @ x.transpose(-1, -2) if x.shape[-2] <= x.shape[-1] else x.transpose(-1, -2) @ x
+    finite = torch.isfinite(gram).flatten(-2).all(-1)
+    s = torch.linalg.eigvalsh(gram.where(finite[..., None, None], gram.new_zeros(()))).clamp(min=0).sqrt()
     total = s.sum(dim=-1, keepdim=True)
     p = s / total.where(total > 0, total.new_ones(()))
     entropy = -torch.where(p > 0, p * p.log(), p.new_zeros(())).sum(dim=-1)
-    return entropy.exp().where(total[..., 0] > 0, entropy.new_full((), float("nan")))
+    return entropy.exp().where((total[..., 0] > 0) & finite, entropy.new_full((), float("nan")))
 
 
 def mean_token_cosine(a, b):
@@ -71,13 +77,15 @@ def gradient_sq(grads):
 
 
 def frobenius(grad):
-    """The Frobenius norm of each sample's gradient, grad (S, ...) -> numpy (S,), summed in float64. A vmapped
-    weight's gradient is a transposed view: reduced in place, not copied to a contiguous (S, n) first."""
-    torch = _torch()
-    dims = tuple(range(1, grad.dim())) or None
-    if dims is None:  # a scalar parameter: its absolute value
+    """The Frobenius norm of each sample's gradient, grad (S, ...) -> numpy (S,), summed in float64. The sum
+    of squares does not depend on the order of the entries, so a vmapped weight's gradient (a transposed view)
+    is read in memory order, one row per sample, converted to float64 and its squares summed: torch 1.13's
+    vector_norm in float64 took twice as long (48 float32 gradients 16 x 512 x 128: 0.074 s, this 0.036 s)."""
+    if grad.dim() == 1:  # a scalar parameter: its absolute value
         return grad.double().abs().cpu().numpy()
-    return torch.linalg.vector_norm(grad, dim=dims, dtype=torch.float64).cpu().numpy()
+    in_memory_order = grad.permute(0, *sorted(range(1, grad.dim()), key=lambda i: -grad.stride(i)))
+    rows = in_memory_order.reshape(grad.shape[0], -1)
+    return rows.double().pow(2).sum(dim=1).sqrt().cpu().numpy()
 
 
 def _first_false(ok):

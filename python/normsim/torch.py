@@ -138,7 +138,7 @@ def _warn_nonfinite(config, sample, statistics, nonfinite):
 _UNSET = object()
 
 
-def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float64", final_norm=_UNSET,
+def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype="float32", final_norm=_UNSET,
             name="torch", progress=None, device="cpu", batch=None):
     """Measures PyTorch residual blocks over `samples` fresh initialisations; returns a normsim Result.
 
@@ -154,7 +154,8 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     final_norm  a module or callable applied to x_K to give y, or None (y = x_K). Not given: None, with a
                 warning, since normsim.run ends Pre-LN-like stacks in a norm by default (final_norm = "auto")
                 and the same stack's gradients then differ by an order of magnitude
-    dtype       torch.float64 or torch.float32 (or "float64", "float32")
+    dtype       torch.float32 (default: normsim.run's default precision) or torch.float64 (or their names);
+                the metrics are computed in float64 either way
     device      where the passes run: "cpu" (default), "cuda", "cuda:1" or a torch.device; every draw is
                 made on the CPU first, so a device changes only the arithmetic's rounding, not the samples
     batch       samples built and run together: None (default) as many as 256 MiB of parameters hold, n at

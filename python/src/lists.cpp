@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -71,23 +72,26 @@ sim::ResultTable table_named(const std::string& name) {
   throw std::invalid_argument("no result table '" + name + "' (layers, summary, theory)");
 }
 
-// The mean field of every config as columns (config, metric, l, k, [lane,] value), and why configs were
-// skipped.
+// The mean field of every config as columns (config, metric, l, k, step, [lane,] value; step 0: the mean
+// field of init, kept where the frame has the column), and why configs were skipped.
 py::tuple theory(const sim::Grid& grid) {
   std::vector<std::string> skipped;
   const auto values = meanfield_of::theory_values(grid, &skipped);
   const auto n = static_cast<py::ssize_t>(values.size());
-  py::array_t<std::int64_t> config(n), metric(n);
+  py::array_t<std::int64_t> config(n), metric(n), step(n);
   py::array_t<double> l(n), k(n), value(n);
+  std::fill(step.mutable_data(), step.mutable_data() + n, 0);  // the mean field of init
+  std::vector<int> lane(values.size());
   for (std::size_t r = 0; r < values.size(); ++r) {
+    lane[r] = sim::theory_lane(grid.configs[values[r].config], values[r].metric);
     config.mutable_data()[r] = std::int64_t(values[r].config);
     metric.mutable_data()[r] = std::int64_t(values[r].metric);
     put_index(l.mutable_data(), k.mutable_data(), r, values[r].metric, values[r].index);
     value.mutable_data()[r] = values[r].value;
   }
   py::dict d;
-  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k;
-  put_lanes(d, sim::has_lanes(grid.configs), std::vector<int>(values.size(), sim::kNoLane));
+  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step;
+  put_lanes(d, sim::has_lanes(grid.configs), lane);
   d["value"] = value;
   return py::make_tuple(d, skipped);
 }

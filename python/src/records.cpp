@@ -46,7 +46,7 @@ py::dict layer_columns(const sim::GridRecords& records) {
   std::size_t rows = 0;
   sim::for_each_layer_value(records, [&](const sim::LayerValue&) { ++rows; });
   const auto n = static_cast<py::ssize_t>(rows);
-  py::array_t<std::int64_t> config(n), sample(n), metric(n);
+  py::array_t<std::int64_t> config(n), sample(n), metric(n), step(n);
   py::array_t<double> l(n), k(n), value(n);
   const bool lanes = has_lanes(records);
   std::vector<int> lane;
@@ -54,6 +54,7 @@ py::dict layer_columns(const sim::GridRecords& records) {
   sim::for_each_layer_value(records, [&](const sim::LayerValue& v) {
     data(config)[r] = std::int64_t(v.config);
     data(sample)[r] = v.sample;
+    data(step)[r] = v.step;
     data(metric)[r] = std::int64_t(v.metric);
     put_index(data(l), data(k), r, v.metric, v.index);
     if (lanes) lane.push_back(v.lane);
@@ -61,7 +62,7 @@ py::dict layer_columns(const sim::GridRecords& records) {
   });
   py::dict d;
   d["config"] = config, d["sample"] = sample, d["metric"] = metric;
-  d["l"] = l, d["k"] = k;
+  d["l"] = l, d["k"] = k, d["step"] = step;  // step: kept where the frame has the column
   put_lanes(d, lanes, lane);
   d["value"] = value;
   return d;
@@ -71,13 +72,14 @@ py::dict summary_columns(const sim::GridRecords& records) {
   std::vector<sim::SummaryValue> rows;
   sim::for_each_summary(records, [&](const sim::SummaryValue& v) { rows.push_back(v); });
   const auto n = static_cast<py::ssize_t>(rows.size());
-  py::array_t<std::int64_t> config(n), metric(n), count(n);
+  py::array_t<std::int64_t> config(n), metric(n), count(n), step(n);
   py::array_t<double> l(n), k(n), mean(n), se(n);
   std::vector<int> lane;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& v = rows[r];
     data(config)[r] = std::int64_t(v.config);
     data(metric)[r] = std::int64_t(v.metric);
+    data(step)[r] = v.step;
     put_index(data(l), data(k), r, v.metric, v.index);
     lane.push_back(v.lane);
     data(mean)[r] = v.summary.mean;
@@ -85,7 +87,7 @@ py::dict summary_columns(const sim::GridRecords& records) {
     data(count)[r] = v.summary.n;
   }
   py::dict d;
-  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k;
+  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step;
   put_lanes(d, has_lanes(records), lane);
   d["mean"] = mean, d["se"] = se, d["n"] = count;
   return d;
@@ -94,8 +96,10 @@ py::dict summary_columns(const sim::GridRecords& records) {
 py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& records) {
   py::dict out;
   const auto table = sim::metric_table();
+  // A grid with steps: the values at init (step 0); every step's are in the layers frame.
   std::size_t samples = 0;
-  for (const auto& c : records) samples = std::max(samples, c.size());
+  for (const auto& c : records)
+    for (const auto& r : c) samples = std::max(samples, std::size_t(r.sample) + 1);
   for (std::size_t m = 0; m < table.size(); ++m) {
     if (std::none_of(grid.configs.begin(), grid.configs.end(),
                      [&](const sim::Config& c) { return c.metrics.contains(int(m)); }))
@@ -108,9 +112,9 @@ py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& record
     double* p = a.mutable_data();
     std::fill(p, p + a.size(), kNaN);
     for (std::size_t c = 0; c < records.size(); ++c)
-      for (std::size_t s = 0; s < records[c].size(); ++s) {
-        const auto& r = records[c][s];
-        if (m >= r.values.size()) continue;
+      for (const auto& r : records[c]) {
+        if (m >= r.values.size() || r.step != 0) continue;
+        const std::size_t s = std::size_t(r.sample);
         for (std::size_t i = 0; i < r.values[m].size(); ++i)
           if (std::isfinite(r.values[m][i])) p[(c * samples + s) * size + i] = r.values[m][i];
       }

@@ -73,7 +73,7 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
 void Run::save(const std::string& out) const {
   sim::StagedFolder staged(out);
   const std::filesystem::path stage = staged.path();
-  sim::write_nonfinite_csv(stage / "nonfinite.csv", records);
+  sim::write_nonfinite_csv(stage / "nonfinite.csv", grid, records);
   sim::write_layers_csv(stage / "layers.csv", grid, records);
   sim::write_summary_csv(stage / "summary.csv", grid, records);
   meanfield_of::write_theory_csv(stage, grid);

@@ -15,10 +15,12 @@ struct OpsStreams {
   StackOps& ops;
   const StackShape& shape;
   int k;
+  Value& first_values;  // V_1 (PlacementState::first_values)
   Value norm(Value a) { return ops.norm(a, norm_at(shape, k)); }
   Value add(Value a, Value b) { return ops.add(a, b); }
   Value scale(Value a, double s) { return ops.scale(a, s); }
   Value branch(Value u, bool qkv_norm) { return ops.branch(k, u, qkv_norm); }
+  Value branch_value(Value u, double lam) { return ops.branch_value(k, u, lam, first_values); }
 };
 
 // The config key's value as a number; throws std::invalid_argument when it is missing or not numeric.
@@ -38,7 +40,8 @@ std::string unknown_parameter(const std::string& name) {
   if (!key) {
     const std::string hint = suggest_key(name);
     return "unknown name '" + name +
-           "' (not x, x0, emb, N, F, Fqkv, k, K, b, L, attention, m_N, m_L, sqrt, floor, sigmoid, sinkhorn "
+           "' (not x, x0, emb, N, F, Fqkv, Fv, k, K, b, L, attention, m_N, m_L, sqrt, floor, sigmoid, "
+           "sinkhorn "
            "or a "
            "config key)" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
@@ -67,6 +70,7 @@ ExpressionPlacement::ExpressionPlacement(vocab::Placement id, std::string_view b
       block_(vocab::parse_block(block)),
       expression_(vocab::to_text(block_)),
       reads_embedding_(vocab::reads_embedding(block_)),
+      reads_first_values_(vocab::reads_first_values(block_)),
       init_(init) {
   summary_ = expression_;
   if (!source.empty()) summary_ += "  (" + std::string(source) + ")";
@@ -84,7 +88,7 @@ Value ExpressionPlacement::sublayer(StackOps& ops, const StackShape& s, int k, V
   const int unit = vocab::unit_size(block_, s.cfg.sublayer), pos = k % unit;
   if (unit > 1 && pos == 0) state.saved = x;  // the unit's input, x0 of its expressions
   const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, pos)];
-  OpsStreams streams{ops, s, k};
+  OpsStreams streams{ops, s, k, state.first_values};
   return vocab::eval_stream(e, e.root, streams, scalar_env(s, k), x, unit > 1 ? state.saved : x, state.emb);
 }
 
@@ -96,7 +100,8 @@ Lanes ExpressionPlacement::sublayer_lanes(StackOps& ops, const StackShape& s, in
                                 std::to_string(x.size()));
   const int unit = vocab::unit_size(block_, s.cfg.sublayer);
   const vocab::Expr& e = block_.sublayers[vocab::expression_at(block_, unit, k % unit)];
-  OpsStreams streams{ops, s, k};  // x0 (the pair's input) is refused in a block of lanes by the parser
+  OpsStreams streams{
+      ops, s, k, state.first_values};  // x0 (the pair's input) is refused in a block of lanes by the parser
   return vocab::eval_lanes<OpsStreams>(e, streams, scalar_env(s, k), x, x.front(), state.emb);
 }
 

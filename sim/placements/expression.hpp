@@ -23,6 +23,7 @@ class ExpressionPlacement final : public Placement {
   std::string_view summary() const override { return summary_; }
   std::string_view expression() const override { return expression_; }
   bool reads_embedding() const override { return reads_embedding_; }
+  bool reads_first_values() const override { return reads_first_values_; }
   int span() const override { return block_.span(); }
   bool ends_in_norm(const StackShape& s) const override;
   double init_multiplier(const StackShape& s, WeightKind w) const override {
@@ -37,7 +38,8 @@ class ExpressionPlacement final : public Placement {
   vocab::Placement id_;
   vocab::Block block_;
   std::string expression_, summary_;
-  bool reads_embedding_;  // whether the block reads emb, found once at parse time
+  bool reads_embedding_;     // whether the block reads emb, found once at parse time
+  bool reads_first_values_;  // whether it calls Fv (V_1)
   InitMultiplier init_;
 };
 

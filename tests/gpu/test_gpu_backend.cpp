@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_backend.hpp"
@@ -93,6 +94,27 @@ void require_records_close(const std::vector<sim::SampleRecord>& g, const std::v
   }
 }
 
+// The tolerances (tol, eps) above for float64 and float32. bf16 (sim/bf16.hpp): each backend rounds its
+// float32 values to bf16 at the same points, so values that differ by float32's ~1e-6 (summation order,
+// weights a few ulps apart) round to the same bf16 except where a rounding boundary lies between them: about
+// 1e-6 / 2^-8 = 3e-4 of the entries at each rounding, which then differ by one bf16 ulp (2^-7 relative) and
+// carry it on. A statistic moves at most as far as its entries do: eps 2^-6 (two bf16 ulps, one of the
+// entry's own rounding and one carried from the earlier sublayers); tol 1e-3, the absolute part, for
+// statistics near 0 (cosines of width 36, where a flipped entry weighs 1/6 of its 2^-7, averaged over T).
+// A wrong rounding point (one missing, or the output left unrounded) moves entries by ~2^-9 everywhere, not
+// 3e-4 of them, and shows as 2^-9 / sqrt(T d) in act_sq only; the bf16 test in tests/sim is where the
+// rounding itself is checked, this one that the CUDA path follows it.
+std::pair<double, double> tolerances(vocab::Precision p) {
+  switch (p) {
+    case vocab::Precision::float64:
+      return {1e-6, 1e-4};
+    case vocab::Precision::bf16:
+      return {1e-3, std::ldexp(1.0, -6)};
+    default:
+      return {1e-4, 3e-3};
+  }
+}
+
 // Options that keep the weights (no) or redraw them in the backward (yes).
 gpu::CudaOptions recomputing(vocab::Recompute r) {
   gpu::CudaOptions o;
@@ -130,13 +152,35 @@ struct KeptAndRedrawn {
 
   void require_match(const sim::Config& c, const std::vector<int>& samples) {
     const auto r = cpu.run(c, samples);
-    const bool f64 = c.precision == vocab::Precision::float64;
-    require_records_close(kept.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
-    require_records_close(redrawn.run(c, samples), r, f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+    const auto [tol, eps] = tolerances(c.precision);
+    require_records_close(kept.run(c, samples), r, tol, eps);
+    require_records_close(redrawn.run(c, samples), r, tol, eps);
   }
 };
 
 }  // namespace
+
+// precision = "bf16" (sim/bf16.hpp) on the MLP sublayers it covers: every placement with GELU and ReLU-free
+// smooth activations (ReLU's mask flips where a one-ulp difference moves h across 0, a gradient difference of
+// order sqrt(3e-4), not a rounding point's), weights kept and redrawn, and with biases and an Adam step (the
+// rounded bias, the weights rounded after the update). SwiGLU and attention are refused, naming the key.
+TEST_CASE("CUDA backend matches the CPU backend in bf16", "[backend][bf16]") {
+  KeptAndRedrawn backends;
+  const std::vector<int> samples = {0, 2};
+  for (const char* act : {"gelu", "tanh"})
+    for (const sim::Placement* p : sim::all_placements()) {
+      const sim::Config c = small_config(p->id(), Kind{"mlp", act, false}, "bf16");
+      INFO("bf16 mlp/" << act << " " << p->id());
+      backends.require_match(c, samples);
+    }
+  sim::Config c = small_config(vocab::Placement::pre, Kind{"mlp", "gelu", false}, "bf16");
+  c.bias = true, c.init_bias = 0.3, c.update = vocab::Update::adam;
+  backends.require_match(c, samples);
+  c.activation = vocab::Activation::swiglu;
+  CHECK_THAT(backends.kept.refusal(c, 1), Catch::Contains("'swiglu'"));
+  c.activation = vocab::Activation::gelu, c.sublayer = vocab::Sublayer::transformer;
+  CHECK_THAT(backends.kept.refusal(c, 1), Catch::Contains("key 'precision'"));
+}
 
 // nGPT's unit-norm weights (init = "unit", gpu/kernels.cu unit_norm_vectors, twinned in
 // test_gpu_kernels.cpp): every sublayer kind, Pre-LN and nGPT's block (experiments/placements/ngpt.toml),
@@ -635,4 +679,67 @@ TEST_CASE("CUDA backend matches the CPU backend for blocks of lanes", "[backend]
       v = NAN;
     }
   require_records_close(on_device, cuda.run(pre, samples), 1e-12, 1e-5);
+}
+
+// The edge matrices (sim/edges.hpp; gpu/gpu_tape_device.cpp project, the one-hot token input
+// token_onehot_fill): a dense and a token embedding, a readout under both losses, every sublayer kind,
+// Pre-LN and Post-LN with an input norm, weights kept and redrawn, the updated pass of sgd and adam (which
+// moves both edge matrices), and a memory small enough to checkpoint. The same Philox draws through the
+// same products: the tolerances above.
+TEST_CASE("gpu_mock_edges", "[backend][edges]") {
+  KeptAndRedrawn backends;
+  const std::vector<int> samples = {0, 2};
+  auto edged = [](vocab::Placement p, const Kind& kind, const char* precision, int input_width,
+                  int vocab_size) {
+    sim::Config c = small_config(p, kind, precision);
+    c.input_width = input_width, c.vocab = vocab_size, c.output_width = 7;
+    c.input_norm = p == vocab::Placement::post;
+    return c;
+  };
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[1], kKinds[5], kKinds[6]})
+      for (const vocab::Placement p : {vocab::Placement::pre, vocab::Placement::post}) {
+        const sim::Config dense = edged(p, kind, precision, 13, 0), tokens = edged(p, kind, precision, 0, 19);
+        INFO(precision << " " << kind.sublayer << " " << vocab::name(p));
+        backends.require_match(dense, samples);
+        backends.require_match(tokens, samples);
+      }
+  for (const vocab::Update u : {vocab::Update::sgd, vocab::Update::adam})
+    for (const vocab::Loss loss : {vocab::Loss::readout, vocab::Loss::mse}) {
+      sim::Config c = edged(vocab::Placement::pre, kKinds[5], "float64", 13, 0);
+      c.update = u, c.loss = loss, c.update_lr = 0.05;
+      c.metrics.insert(sim::metric::output_change);
+      INFO(vocab::name(u) << " " << vocab::name(loss));
+      backends.require_match(c, samples);
+      c.input_width = 0, c.vocab = 19;
+      backends.require_match(c, samples);
+    }
+}
+
+// ResFormer's value residual (Fv, sim/value_residual.hpp): V_1 kept on the device's tape, mixed into every
+// later attention's values, and its gradient sent back into V_1's source; the CPU's records (backward
+// metrics and the weight-gradient norms of W_V included), with mixing weights that vary with the sublayer,
+// bidirectional attention and a causal transformer. Tolerances as above. Without the mixing the records
+// differ; block_identity_dev (each block on a tape of its own, without V_1) is refused as for emb.
+TEST_CASE("CUDA backend matches the CPU backend for the value residual", "[backend][value_residual]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  const std::vector<int> samples = {0, 2};
+  for (const char* precision : {"float32", "float64"})
+    for (const Kind& kind : {kKinds[3], kKinds[5]}) {
+      sim::Config c = small_config(vocab::Placement::custom, kind, precision);
+      c.block = std::string("x + Fv(N(x), 0.25 + 0.125 * k)");
+      INFO(precision << " " << kind.sublayer << "/" << kind.activation << " causal " << kind.causal);
+      REQUIRE(cuda.refusal(c, 2).empty());
+      const bool f64 = std::string(precision) == "float64";
+      const auto g = cuda.run(c, samples);
+      require_records_close(g, cpu.run(c, samples), f64 ? 1e-6 : 1e-4, f64 ? 1e-4 : 3e-3);
+      sim::Config plain = c;
+      plain.block = std::string("x + F(N(x))");
+      CHECK(cuda.run(plain, samples)[0].values != g[0].values);
+    }
+  sim::Config c = small_config(vocab::Placement::custom, kKinds[3], "float32");
+  c.block = std::string("x + Fv(N(x), 0.5)");
+  c.metrics.insert(sim::metric::block_identity_dev);
+  CHECK_THAT(cuda.refusal(c, 1), Catch::Contains("V_1") && Catch::Contains("--backend cpu"));
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -81,6 +83,20 @@ TEMPLATE_TEST_CASE("input_fill and loss_gradient match their CPU twins", "[kerne
   }
 }
 
+// Integer ids from the same Philox bits on both sides: the one-hot rows are equal exactly, at a vocabulary
+// that is no multiple of the block size.
+TEMPLATE_TEST_CASE("token_onehot_fill matches its CPU twin", "[kernel]", float, double) {
+  using R = TestType;
+  const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
+  const int vocab = 1031;
+  const std::size_t n = std::size_t(kS) * kT * vocab;
+  DeviceBuffer<R> d_u(n);
+  gpu::token_onehot_fill(d_u.get(), kS, d_ids.get(), kT, vocab, 7);
+  std::vector<R> u(n);
+  gpu::cpu::token_onehot_fill(u.data(), kS, kSamples.data(), kT, vocab, 7);
+  CHECK(d_u.to_host() == u);
+}
+
 // Row sums run in double on both sides, in different orders (tree vs. sequential): the sums agree to
 // ~n * 1e-16; the outputs then round to R, so 4 ulps of R relative (and absolute, near 0) suffice.
 TEMPLATE_TEST_CASE("row_norm_forward and row_norm_backward match their CPU twins", "[kernel]", float,
@@ -140,6 +156,29 @@ TEMPLATE_TEST_CASE("activations and SwiGLU match their CPU twins", "[kernel]", f
   gpu::cpu::swiglu_backward(g.data(), h.data(), da.data(), dg.data(), dh.data(), kN);
   require_close(d_dg.to_host(), dg, t, t);
   require_close(d_dh.to_host(), dh, t, t);
+}
+
+// The bf16 rounding (sim/bf16_bits.hpp): integer operations on the float's bits, the same code on both
+// sides, so the twins agree bit for bit, on Gaussian entries and on every special case (ties, subnormals,
+// NaN payloads, overflow, infinities), both outputs and the rounding in place.
+TEST_CASE("round_to_bf16 matches its CPU twin bit for bit", "[kernel][bf16]") {
+  std::vector<float> x = random_vector<float>(kN, 8, 3.0);
+  const std::uint32_t special[] = {0x3F80'8000u, 0x3F81'8000u, 0x0000'8000u, 0x0001'8000u, 0x807F'FFFFu,
+                                   0x7F7F'FFFFu, 0x7F80'0000u, 0xFF80'0000u, 0x7F80'0001u, 0xFFFF'FFFFu};
+  for (std::size_t i = 0; i < std::size(special); ++i) std::memcpy(&x[i], &special[i], 4);
+  auto d_x = DeviceBuffer<float>::from_host(x);
+  DeviceBuffer<float> d_rounded(kN);
+  DeviceBuffer<std::uint16_t> d_bits(kN);
+  std::vector<float> rounded(kN);
+  std::vector<std::uint16_t> bits(kN);
+  gpu::round_to_bf16(d_x.get(), d_rounded.get(), d_bits.get(), kN);
+  gpu::cpu::round_to_bf16(x.data(), rounded.data(), bits.data(), kN);
+  const std::vector<float> got = d_rounded.to_host();
+  CHECK(d_bits.to_host() == bits);
+  CHECK(std::memcmp(got.data(), rounded.data(), kN * sizeof(float)) == 0);
+  gpu::round_to_bf16(d_x.get(), d_x.get(), nullptr, kN);  // in place, no bits
+  const std::vector<float> in_place = d_x.to_host();
+  CHECK(std::memcmp(in_place.data(), rounded.data(), kN * sizeof(float)) == 0);
 }
 
 // DyT and Derf, forward and backward (= and +=): computed in double from R inputs and rounded once, so the

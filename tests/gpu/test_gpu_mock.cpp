@@ -436,6 +436,25 @@ TEST_CASE("checkpointed activations give the whole tape's output_change",
     }
 }
 
+// With the edge matrices (sim/edges.hpp): the checkpointed segments rebuild the embedding from its input u
+// in the first one and apply the readout in the last, as the whole tape does; sgd moves both edges.
+TEST_CASE("checkpointed activations with an embedding and a readout", "[mock][plan][checkpoint][edges]") {
+  for (const vocab::Update u : {vocab::Update::none, vocab::Update::sgd})
+    for (const int vocab_size : {0, 23}) {
+      sim::Config c = mlp_config();
+      c.sublayer = vocab::Sublayer::transformer;
+      c.heads = 4;
+      c.depth = 12;
+      c.recompute = normsim::vocab::Recompute::yes;
+      c.input_width = vocab_size > 0 ? 0 : 17, c.vocab = vocab_size, c.output_width = 5;
+      c.update = u;
+      if (u != vocab::Update::none) c.metrics.insert(sim::metric::output_change);
+      INFO(vocab::name(u) << " vocab " << vocab_size);
+      for (const sim::SampleRecord& r : require_checkpoints_change_nothing(c))
+        if (u != vocab::Update::none) CHECK(r.values[sim::metric::output_change][0] > 0);  // W_emb moved
+    }
+}
+
 // The plan counts what the update keeps: the first pass's K + 1 streams, and for sgd/adam each weight's
 // loss gradient as the smaller of its product (n m) and its factors (T (n + m)).
 TEST_CASE("plan_memory: the update's streams and gradients are counted", "[plan][update]") {

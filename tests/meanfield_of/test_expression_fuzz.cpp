@@ -201,10 +201,6 @@ void check_refusal(const std::string& what, const std::string& key) {
 void run_accepted(const sim::Grid& grid, sim::Backend& backend) {
   for (const auto& config : grid.configs) {
     backend.run(config, std::vector<int>{0});
-    if (sim::placement_for(config)->lanes() > 1) {  // no mean field of lanes yet, said (design step S4)
-      CHECK_THROWS_WITH(meanfield_of::to_stack_spec(config), Catch::Contains("lanes"));
-      continue;
-    }
     const auto profile = theory::meanfield(meanfield_of::to_stack_spec(config));
     for (std::size_t l = 0; l < profile.act_sq.size(); ++l) {
       if (profile.act_sq[l]) continue;

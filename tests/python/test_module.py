@@ -104,6 +104,30 @@ class SameAsCli(unittest.TestCase):
             for table in ("summary", "layers", "theory", "configs"):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(again, table), check_exact=True)
 
+    def test_training_steps_frames_have_the_step_column_of_the_files(self):
+        # steps > 0 (sim/train_loop.hpp): the step column follows k in the frames as in the files, and a grid
+        # without steps has none (docs/conventions.md, "Result files").
+        with Scratch() as d:
+            config = os.path.join(d, "grid.toml")
+            with open(config, "w") as f:
+                f.write('depth = 2\nwidth = 8\ntokens = 3\nsamples = 2\nupdate = "adam"\nsteps = [0, 2]\n')
+            done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            r = normsim.run(config, progress=False)
+            files = normsim.read(os.path.join(d, "cli"))
+            for table in ("summary", "layers", "theory"):
+                columns = list(getattr(r, table).columns)
+                self.assertEqual(columns.index("step"), columns.index("k") + 1, table)
+                pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
+            self.assertEqual(sorted(r.layers[r.layers.config == 1].step.unique()), [0, 1, 2])
+            self.assertEqual(sorted(r.layers[r.layers.config == 0].step.unique()), [0])
+            r.save(os.path.join(d, "py"))
+            for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
+                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
+                    self.assertEqual(a.read(), b.read(), name)
+            self.assertNotIn("step", normsim.run({"depth": 2, "width": 8, "tokens": 3, "samples": 2},
+                                                 progress=False).layers.columns)
+
     def test_metrics_key_computes_only_those(self):
         config = {"depth": [2, 3], "width": 16, "tokens": 4, "samples": 2}
         r = normsim.run(config, metrics=["act_sq", "grad_sq"], progress=False)  # a list, not a sweep

@@ -15,6 +15,7 @@ import torch  # noqa: E402
 
 import normsim  # noqa: E402
 import hyper_connections as hc  # noqa: E402
+import value_residual as vr  # noqa: E402
 import torch_blocks as tb  # noqa: E402
 
 D, T, K, SAMPLES, SEED = 32, 8, 6, 32, 1
@@ -45,10 +46,13 @@ STREAM_AND_MLP = {"act_sq", "grad_sq", "cos_next", "token_cos", "eff_rank", "bra
 
 
 class MatchesTheSimulator(unittest.TestCase):
-    def compare(self, blocks, config, final_norm, expected=STREAM_AND_MLP, x0=(T, D), without=frozenset()):
-        """Every metric of `expected` but those `without` agrees."""
-        bridge = normsim.torch.measure(blocks, x0=x0, depth=K, samples=SAMPLES, seed=SEED,
-                                       final_norm=final_norm, progress=False)
+    def compare(self, blocks, config, final_norm, expected=STREAM_AND_MLP, x0=(T, D), without=frozenset(),
+                **options):
+        """Every metric of `expected` but those `without` agrees; `options` go to measure()."""
+        options.setdefault("dtype", torch.float64)
+        depth = None if options.get("batch") is False else K  # a factory () -> list (value_residual.py)
+        bridge = normsim.torch.measure(blocks, x0=x0, depth=depth, samples=SAMPLES, seed=SEED,
+                                       final_norm=final_norm, progress=False, **options)
         sim = normsim.run({**config, "width": D, "tokens": T, "depth": K, "samples": SAMPLES, "seed": SEED,
                            "precision": "float64"}, progress=False)
         bad, compared = agreement(bridge, sim, without)
@@ -152,6 +156,31 @@ class MatchesTheSimulator(unittest.TestCase):
                                         without=frozenset({"grad_sq"}))
                 self.assertIn("gradw_wq", set(compared.index.get_level_values("metric")))
 
+    def test_resformer_value_residual(self):
+        """ResFormer's attention from the official code (value_residual.py: modeling_llama_resformer.py
+        l.377-381, V_1 of layer 0 mixed 0.5/0.5 into every later layer, causal, no RoPE) against
+        `x + Fv(N(x), 0.5)`: the same 4 se + 1% agreement, W_V's gradient (which V_1's edges reach) too. V_1
+        is fed by a Carry shared by one sample's blocks (the bridge carries only x_k), so the stack runs
+        sample by sample (batch=False). Measured (attention, 84 rows): 0 beyond the band; against the plain
+        block x + F(N(x)), 55 of 84 are (the comparison sees the value residual)."""
+        for sublayer in ("attention", "transformer"):
+            with self.subTest(sublayer=sublayer):
+                compared = self.compare(vr.resformer(D, 4, K, sublayer),
+                                        {"placement": "custom", "block": "x + Fv(N(x), 0.5)", "sublayer": sublayer,
+                                         "heads": 4, "causal": True},
+                                        torch.nn.LayerNorm(D, eps=tb.EPS), batch=False,
+                                        expected={"act_sq", "grad_sq", "token_cos", "branch_sq", "gradw_wv"})
+                self.assertIn("gradw_wv", set(compared.index.get_level_values("metric")))
+
+    def test_nanochat_embedding_skip(self):
+        """nanochat's x <- resid_lambdas[i] x + x0_lambdas[i] x0 before each layer, at its init (value_residual.py:
+        gpt.py l.238, 241, 495, 500) against the pair block value_residual.NANOCHAT_BLOCK reading emb: the same
+        4 se + 1% agreement. x_0 is fed by a Carry (batch=False), as V_1 above."""
+        self.compare(vr.nanochat(D, 4, K),
+                     {"placement": "custom", "block": vr.NANOCHAT_BLOCK, "sublayer": "transformer", "heads": 4},
+                     torch.nn.LayerNorm(D, eps=tb.EPS), batch=False,
+                     expected={"act_sq", "grad_sq", "token_cos", "branch_sq", "gradw_w1"})
+
     def test_pre_ln_transformer(self):
         compared = self.compare(tb.pre_transformer(D, 4),
                                 {"placement": "pre", "sublayer": "transformer", "heads": 4},
@@ -207,7 +236,7 @@ class Devices(unittest.TestCase):
     def test_cuda_gives_the_cpus_samples_to_rounding(self):
         # float64 on both: the same weights and inputs, sums in other orders. Relative differences of a
         # few 1e-16 per operation, through depth 3: far below 1e-9 (and far above it if a draw differed).
-        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None)
+        kw = dict(x0=(T, D), depth=3, samples=2, seed=4, progress=False, final_norm=None, dtype=torch.float64)
         a = normsim.torch.measure(tb.pre_mlp(D), **kw)
         b = normsim.torch.measure(tb.pre_mlp(D), device="cuda", **kw)
         np.testing.assert_allclose(b.array("grad_sq"), a.array("grad_sq"), rtol=1e-9)
@@ -253,7 +282,7 @@ class Misuse(unittest.TestCase):
 class Batching(unittest.TestCase):
     """Issue 30 item 4: samples run together (vmap over their stacked parameters) give the values of samples
     run one by one, whatever the grouping; a block vmap cannot run falls back to the per-sample loop."""
-    kw = dict(x0=(T, D), depth=K, seed=3, progress=False)
+    kw = dict(x0=(T, D), depth=K, seed=3, progress=False, dtype=torch.float64)  # rounding 1.1e-16 below
 
     def assert_same_values(self, batched, alone, rtol):
         self.assertEqual(list(batched.per_sample), list(alone.per_sample))
@@ -309,7 +338,7 @@ class Batching(unittest.TestCase):
         """Blocks sharing parameters run sample by sample (gradw is the whole parameter's gradient, every use
         summed); a list of modules, re-initialised per sample, is copied per sample within a batch."""
         tied = lambda: (lambda block: [block] * 3)(tb.PreLN(D, tb.Mlp(D)))  # noqa: E731
-        kw = dict(x0=(T, D), samples=3, seed=1, progress=False, final_norm=None)
+        kw = dict(x0=(T, D), samples=3, seed=1, progress=False, final_norm=None, dtype=torch.float64)
         batched, alone = (normsim.torch.measure(tied, batch=b, **kw) for b in (None, False))
         self.assertEqual(sorted(batched.run_info["configs"][0]["per_sample_blocks"]), ["0", "1", "2"])
         self.assert_same_values(batched, alone, rtol=1e-12)  # as test_batched_equals_sample_by_sample
@@ -463,7 +492,8 @@ class OnlyInPyTorch(unittest.TestCase):
                 return x * 1e200
 
         with self.assertWarnsRegex(RuntimeWarning, "NaN or Inf"):
-            r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False)
+            r = normsim.torch.measure(lambda k: Blowup(), x0=(T, D), depth=4, samples=2, progress=False,
+                                      dtype=torch.float64)  # 1e200 is finite in float64 only
         rows = list(r.nonfinite.itertuples(index=False, name=None))
         streams = [row for row in rows if row[4] == ""]
         self.assertEqual(streams, [(0, 0, "forward", 2, ""), (0, 1, "forward", 2, "")])  # x_2 = 1e400 x_0

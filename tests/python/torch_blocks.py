@@ -14,8 +14,12 @@ EPS = 1e-5
 
 def linear(fan_in, fan_out, bias_std=None):
     """nn.Linear with normsim's fanin init; bias_std None: no bias, else a bias N(0, bias_std^2) (0: zeros, as
-    nanoGPT's GPT._init_weights and HF GPT-2 draw it), normsim's bias = true with init_bias = bias_std."""
-    layer = nn.Linear(fan_in, fan_out, bias=bias_std is not None)
+    nanoGPT's GPT._init_weights and HF GPT-2 draw it), normsim's bias = true with init_bias = bias_std. Built
+    as torch.nn.utils.skip_init builds a module whose parameters are overwritten (on the meta device, then
+    to_empty: no draws): the constructor's kaiming_uniform_, which these lines replace, would be drawn for
+    nothing, once per sample (the bridge calls the factory for every sample; docs/python.md, "Speed").
+    Written out: skip_init's inspect.signature check per call cost a third of the drawing time."""
+    layer = nn.Linear(fan_in, fan_out, bias=bias_std is not None, device="meta").to_empty(device="cpu")
     nn.init.normal_(layer.weight, std=1 / math.sqrt(fan_in))
     if bias_std is not None:
         nn.init.normal_(layer.bias, std=bias_std) if bias_std > 0 else nn.init.zeros_(layer.bias)
@@ -324,8 +328,9 @@ def pre_rms_moe(d, num_experts, top_k, norm_topk_prob, mlp_ratio=4):
 def unit_linear(fan_in, fan_out, along_input):
     """nn.Linear drawn Gaussian, then normalized as NVIDIA/ngpt train.py L394-408 does at init (normalize_matrices:
     query, key, value and c_fc along dim 1, the n_embd inputs; att_c_proj and mlp_c_proj along dim 0, the n_embd
-    outputs), every such vector of length 1: normsim's init = "unit" with gain 1."""
-    layer = nn.Linear(fan_in, fan_out, bias=False)
+    outputs), every such vector of length 1: normsim's init = "unit" with gain 1. Built without
+    the constructor's draws, as linear() is."""
+    layer = nn.Linear(fan_in, fan_out, bias=False, device="meta").to_empty(device="cpu")
     with torch.no_grad():
         w = torch.randn(fan_out, fan_in, dtype=layer.weight.dtype)
         layer.weight.copy_(w / w.norm(dim=1 if along_input else 0, keepdim=True))

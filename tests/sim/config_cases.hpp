@@ -74,7 +74,7 @@ inline const std::vector<BadConfig>& bad_configs() {
        {},
        ":2",
        "key 'block'",
-       "column 5: unknown function 'foo' (known: F, Fqkv, N, floor, sigmoid, sinkhorn, sqrt)"},
+       "column 5: unknown function 'foo' (known: F, Fqkv, Fv, N, floor, sigmoid, sinkhorn, sqrt)"},
       {"custom block of lanes with a literal of the wrong width",
        "placement = \"custom\"\nblock = \"[[1,0],[0,1]] @ x + [1,1,1] * F(N(x[0]))\"\n",
        {},

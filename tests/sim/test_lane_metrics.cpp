@@ -144,3 +144,78 @@ TEST_CASE("csv_lane_rows") {
   const UnitResult back = decode_unit(encode_unit(unit, 42), unit.unit, 42, "part");
   for (std::size_t s = 0; s < rec[1].size(); ++s) CHECK(back.records[s].lanes == rec[1][s].lanes);
 }
+
+// Lanes and training steps together (sim/train_loop.hpp): both optional columns, `step` then `lane`, in all
+// three tables; every finite value of every (sample, step, lane) record is one layers.csv row holding it
+// exactly, summary.csv's rows are the samples' mean of one step and lane, and a part file (format 3) brings
+// steps and lanes back exactly.
+TEST_CASE("csv_lanes_and_steps") {
+  const Grid g =
+      parse_grid("placement = \"custom\"\nblock = [\"x + F(N(x))\", \"" + std::string(kMixed) +
+                     "\"]\nsublayer = \"mlp\"\nactivation = \"gelu\"\ndepth = 3\nwidth = 8\n"
+                     "tokens = 3\nsamples = 3\nprecision = \"float64\"\nseed = 7\nupdate = \"sgd\"\n"
+                     "steps = 2\n",
+                 "lanes-steps.toml");
+  const std::string header = ",metric,l,k,step,lane,";
+  for (const ResultTable t : {ResultTable::layers, ResultTable::summary, ResultTable::theory})
+    CHECK(csv_header(t, g.configs).find(header) != std::string::npos);
+  const GridRecords rec = run_grid(g);
+  REQUIRE(rec[1].size() == 9);  // 3 samples x steps 0..2
+  std::size_t finite = 0;
+  for (const auto& records : rec)
+    for (const SampleRecord& r : records)
+      for (std::size_t m = 0; m < r.values.size(); ++m) {
+        for (double v : r.values[m]) finite += std::isfinite(v);
+        for (const auto& lane : r.lanes)
+          for (double v : lane[m]) finite += std::isfinite(v);
+      }
+  ScratchDir dir("lane-step-rows");
+  write_layers_csv(dir / "layers.csv", g, rec);
+  write_summary_csv(dir / "summary.csv", g, rec);
+  const normsim::io::CsvTable layers = normsim::io::read_csv(dir / "layers.csv");
+  const int config = layers.require("config"), sample = layers.require("sample"),
+            metric = layers.require("metric"), l = layers.require("l"), k = layers.require("k"),
+            step = layers.require("step"), lane = layers.require("lane"), value = layers.require("value");
+  CHECK((step == k + 1 && lane == k + 2));
+  CHECK(layers.rows.size() == finite);
+  std::size_t later_lane_rows = 0;
+  for (std::size_t i = 0; i < layers.rows.size(); ++i) {
+    const auto& row = layers.rows[i];
+    INFO(layers.where(i));
+    const auto& records = rec[std::stoul(row[std::size_t(config)])];
+    const std::size_t s = std::stoul(row[std::size_t(sample)]), t = std::stoul(row[std::size_t(step)]);
+    const SampleRecord& r = records[3 * s + t];  // each sample's steps in order
+    REQUIRE((r.sample == int(s) && r.step == int(t)));
+    const auto m = std::size_t(metric_id(row[std::size_t(metric)]));
+    const std::size_t at = std::stoul(row[std::size_t(row[std::size_t(l)].empty() ? k : l)]);
+    const std::string& field = row[std::size_t(lane)];
+    const bool one_lane = !field.empty() && field != "mean";
+    if (one_lane) later_lane_rows += t > 0;
+    const double want = one_lane ? lane_values(r, std::stoi(field), int(m))[at] : r.values[m][at];
+    CHECK(normsim::io::parse_number(layers, i, value) == want);
+  }
+  CHECK(later_lane_rows > 0);
+  // summary.csv: lane 1's act_sq at x_3 after step 2, the mean over the 3 samples' values.
+  double sum = 0;
+  for (int s = 0; s < 3; ++s) sum += lane_values(rec[1][std::size_t(3 * s + 2)], 1, metric::act_sq)[3];
+  const normsim::io::CsvTable summary = normsim::io::read_csv(dir / "summary.csv");
+  const int sc = summary.require("config"), sm = summary.require("metric"), sl = summary.require("l"),
+            st = summary.require("step"), sn = summary.require("lane"), mean = summary.require("mean");
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < summary.rows.size(); ++i) {
+    const auto& row = summary.rows[i];
+    if (row[std::size_t(sc)] == "1" && row[std::size_t(sm)] == "act_sq" && row[std::size_t(sl)] == "3" &&
+        row[std::size_t(st)] == "2" && row[std::size_t(sn)] == "1") {
+      ++found;
+      CHECK(normsim::io::parse_number(summary, i, mean) == Approx(sum / 3).epsilon(1e-14));
+    }
+  }
+  CHECK(found == 1);
+  const UnitResult unit{Unit{1, 0, 3}, rec[1], 0.5};
+  const UnitResult back = decode_unit(encode_unit(unit, 42), unit.unit, 42, "part");
+  REQUIRE(back.records.size() == rec[1].size());
+  for (std::size_t i = 0; i < rec[1].size(); ++i) {
+    CHECK(back.records[i].step == rec[1][i].step);
+    CHECK(back.records[i].lanes == rec[1][i].lanes);
+  }
+}

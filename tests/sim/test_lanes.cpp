@@ -13,9 +13,13 @@
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "taped_stack.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;
+using normsim::test::input_of;
+using normsim::test::readout_loss;
+using normsim::test::TapedStack;
 namespace vocab = normsim::vocab;
 
 namespace {
@@ -52,43 +56,6 @@ Config small(const std::string& block, const std::string& sublayer = "mlp") {
   return c;
 }
 
-Mat<double> input_of(const Config& c) {
-  Mat<double> x0(c.tokens, c.width);
-  for (int t = 0; t < c.tokens; ++t)
-    for (int i = 0; i < c.width; ++i) x0(t, i) = input_entry(c.seed, 0, t, i, c.width, 1.0, 0.2);
-  return x0;
-}
-
-// One stack on its own tape (the same Philox weights for every config of the same seed and shape).
-struct Built {
-  Config c;
-  StackShape shape;
-  std::shared_ptr<const Placement> p;
-  CpuTape<double> g;
-  StackValues sv;
-  Value input;
-  explicit Built(const Config& config, const Mat<double>& x0)
-      : c(config), shape(c), p(placement_for(c)), g(shape, *p, SampleKey{c.seed, 0}) {
-    input = g.input(x0);
-    PlacementState state;
-    sv = build_stack(g, shape, *p, input, &state);
-  }
-  const Mat<double>& at(Value v) const { return g.value(v); }
-};
-
-// sum over entries of r * y with a fixed readout r: a loss whose gradient dLoss/dy is r.
-double readout_loss(const Config& c, const Mat<double>& y, Mat<double>* dy = nullptr) {
-  double loss = 0;
-  if (dy) dy->resize(y.rows(), y.cols());
-  for (int t = 0; t < y.rows(); ++t)
-    for (int i = 0; i < y.cols(); ++i) {
-      const double r = readout_entry(c.seed, 0, t, i, int(y.cols()));
-      loss += r * y(t, i);
-      if (dy) (*dy)(t, i) = r;
-    }
-  return loss;
-}
-
 }  // namespace
 
 // HC at its official init keeps every lane equal to Pre-LN's x_l (modded-nanogpt PR #230: "starting off
@@ -102,7 +69,7 @@ TEST_CASE("hc_official_init_equals_preln") {
       const Config hc = small(hc_official_init(n), sub), pre = small("", sub);
       INFO(sub << " n = " << n << ": " << hc.block);
       const Mat<double> x0 = input_of(pre);
-      const Built a(hc, x0), b(pre, x0);
+      const TapedStack a(hc, x0), b(pre, x0);
       REQUIRE(a.p->lanes() == n);
       REQUIRE(a.sv.lanes.size() == std::size_t(hc.depth + 1));
       for (int l = 0; l <= hc.depth; ++l)
@@ -121,7 +88,7 @@ TEST_CASE("hc_official_init_equals_preln") {
 // branch of lane 0.
 TEST_CASE("lane_permutation_mixes") {
   const Config c = small("[[0,1],[1,0]] @ x + [1,0] * F(N(x[0]))");
-  const Built a(c, input_of(c));
+  const TapedStack a(c, input_of(c));
   for (int l = 0; l < c.depth; ++l) {
     const Lanes& now = a.sv.lanes[std::size_t(l)];
     const Lanes& next = a.sv.lanes[std::size_t(l + 1)];
@@ -147,7 +114,7 @@ TEST_CASE("shared_value_gradient") {
     c.tokens = 3;
     c.width = 6;
     const Mat<double> x0 = input_of(c);
-    Built a(c, x0);
+    TapedStack a(c, x0);
     Mat<double> dy;
     readout_loss(c, a.at(a.sv.output), &dy);
     a.g.backward(a.sv.output, dy);
@@ -157,7 +124,7 @@ TEST_CASE("shared_value_gradient") {
       for (int i = 0; i < c.width; ++i) {
         Mat<double> xp = x0, xm = x0;
         xp(t, i) += h, xm(t, i) -= h;
-        const Built p(c, xp), m(c, xm);
+        const TapedStack p(c, xp), m(c, xm);
         const double fd = (readout_loss(c, p.at(p.sv.output)) - readout_loss(c, m.at(m.sv.output))) / (2 * h);
         INFO(sub << " entry " << t << "," << i);
         CHECK(grad(t, i) == Approx(fd).margin(1e-6).epsilon(1e-5));
@@ -171,7 +138,7 @@ TEST_CASE("emb_skip_zero_is_preln") {
   const Config skip = small("[[1,0],[0,1]] @ x + [1,1] * (0 * emb) + [1,1] * F(N(x[0] + 0 * emb))");
   const Config pre = small("");
   const Mat<double> x0 = input_of(pre);
-  const Built a(skip, x0), b(pre, x0);
+  const TapedStack a(skip, x0), b(pre, x0);
   for (int l = 0; l <= pre.depth; ++l)
     for (int i = 0; i < 2; ++i)
       CHECK((a.at(a.sv.lanes[l][std::size_t(i)]).array() == b.at(b.sv.stream[l]).array()).all());
@@ -188,7 +155,7 @@ TEST_CASE("emb_skip_zero_is_preln") {
 }
 
 // Admin is code of one stream (its omega is measured per sublayer): given lanes it refuses. A block of lanes
-// has no mean field yet (step S4) and no Jacobian metrics (S3): both say so.
+// has a mean field (step S4, theory/placements/lanes.cpp) but is built whole, never in segments.
 TEST_CASE("admin_refuses_lanes") {
   const Placement& admin = find_placement(vocab::Placement::admin);
   CHECK(admin.lanes() == 1);
@@ -201,8 +168,7 @@ TEST_CASE("admin_refuses_lanes") {
                     Catch::Contains("'admin' carries one stream, not 2 lanes"));
   CHECK(admin.sublayer_lanes(g, shape, 0, Lanes{x}, state).size() == 1);
   const Config hc = small(hc_official_init(2));
-  CHECK_THROWS_WITH(normsim::meanfield_of::to_stack_spec(hc),
-                    Catch::Contains("a block of 2 lanes: the mean field of lanes"));
+  CHECK_NOTHROW(normsim::meanfield_of::to_stack_spec(hc));
   PlacementState s2;
   const std::shared_ptr<const Placement> p = placement_for(hc);
   CHECK_THROWS_WITH(build_segment(g, shape, *p, x, 0, 2, s2), Catch::Contains("built whole"));

@@ -176,8 +176,9 @@ TEST_CASE("param_rules_errors") {
              Catch::Contains("column 13: unexpected '$'"));
   CHECK_THAT(refusal(head + "param_rules = \"w1 std = 1\"\n"),
              Catch::Contains("column 1: expected 'selector:"));
-  CHECK_THAT(refusal(head + "param_rules = \"readout: std = 1\"\n"),
-             Catch::Contains("column 1: a rule for the readout matrix, which normsim does not have yet"));
+  CHECK_THAT(
+      refusal(head + "param_rules = \"readout: std = 1\"\n"),
+      Catch::Contains("column 1: a rule for the readout matrix, which this configuration does not have"));
   CHECK_THAT(refusal(head + "param_rules = \"out_proj: std = 0.1 - k * 0.05\"\n"),
              Catch::Contains("key 'param_rules': std of w2 at sublayer 3 is -0.05"));
   CHECK_THAT(refusal("parametrization = \"mup\"\nupdate = \"adam\"\n"),

@@ -64,14 +64,15 @@ TEST_CASE("layers.csv and summary.csv: every config key, the index in l or k, no
   records[1] = {hand_record(0, 1, 1, 1, 1, 1), hand_record(1, 1, 1, 1, 1, 1)};
   write_layers_csv(dir / "layers.csv", grid, records);
   write_summary_csv(dir / "summary.csv", grid, records);
-  write_nonfinite_csv(dir / "nonfinite.csv", records);
+  write_nonfinite_csv(dir / "nonfinite.csv", grid, records);
 
   // Every key is a column, swept or not, placement first: the files of different runs concatenate. The one
   // list of names, `metrics`, is not: it says which rows exist; nor is a key written only when set (the
-  // parametrization's, a variant's label, the biases', qk_norm_scope) that no configuration sets.
+  // parametrization's, a variant's label, the biases', qk_norm_scope, the edge matrices', the training
+  // steps') that no configuration sets.
   const auto when_set =
       std::count_if(config_keys().begin(), config_keys().end(), [](const KeyInfo& k) { return k.when_set; });
-  CHECK(when_set == 9);
+  CHECK(when_set == 16);
   const auto columns = key_columns(set_in(grid.configs));
   CHECK(std::ptrdiff_t(columns.size()) == std::ptrdiff_t(config_keys().size()) - 1 - when_set);
   CHECK(key_columns(named_in({"base_width"})).size() == columns.size() + 1);

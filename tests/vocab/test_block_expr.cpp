@@ -58,7 +58,7 @@ TEST_CASE("parse errors name the column that caused them") {
   CHECK(error_column("N(x + F(x)); x0 + F(alpha(x))") == 21);
   CHECK_THROWS_WITH(
       parse_block("x + foo(x)"),
-      Catch::Contains("unknown function 'foo' (known: F, Fqkv, N, floor, sigmoid, sinkhorn, sqrt)"));
+      Catch::Contains("unknown function 'foo' (known: F, Fqkv, Fv, N, floor, sigmoid, sinkhorn, sqrt)"));
   CHECK_THROWS_WITH(parse_scalar("1 / sqrtt(K)"), Catch::Contains("unknown function 'sqrtt'"));
   CHECK_THROWS_AS(parse_scalar("1 / "), ExprError);
 }
@@ -185,4 +185,25 @@ TEST_CASE("a subexpression written twice is one value, computed once") {
   CHECK(eval_stream(h.sublayers[0], h.sublayers[0].root, t, env_at(0, 4), "x", "x", "e") == "(N(x)+F(N(x)))");
   CHECK(t.log == "N(x);F(N(x));(N(x)+F(N(x)));");
   CHECK(to_text(h) == "N(x) + F(N(x))");
+}
+
+TEST_CASE("Fv(u, lam) parses, writes back, and drives branch_value with lam evaluated at the sublayer") {
+  for (const char* text : {"x + Fv(N(x), 0.5)", "attention ? x + Fv(N(x), 1 - 1 / (k + 1)) : x + F(N(x))",
+                           "N(x + Fv(x, alpha))"}) {
+    INFO(text);
+    const Block b = parse_block(text);
+    CHECK(to_text(b) == text);
+    CHECK(reads_first_values(b));
+  }
+  CHECK_FALSE(reads_first_values(parse_block("x + F(N(x))")));
+  Trace t;
+  const Expr e = parse_block("x + Fv(N(x), alpha * (k + 1))").sublayers.front();
+  eval_stream(e, e.root, t, env_at(1, 4), std::string("x"), std::string("x"), std::string("emb"));
+  CHECK(t.branches == 1);
+  CHECK(t.log == "N(x);Fv(N(x),1.00);(x+Fv(N(x),1.00));");
+  CHECK_THROWS_WITH(parse_block("x + Fv(N(x))"), Catch::Contains("expected ','"));
+  CHECK_THROWS_WITH(parse_block("x + Fv(1, 0.5)"), Catch::Contains("takes a stream u"));
+  CHECK_THROWS_WITH(parse_block("x + Fv(x, x)"), Catch::Contains("takes a number lam"));
+  CHECK_THROWS_WITH(parse_block("x + Fv(x, 0.5) + F(x)"), Catch::Contains("exactly once"));
+  CHECK_THROWS_WITH(parse_scalar("Fv(x, 1)"), Catch::Contains("stream"));
 }

@@ -19,6 +19,10 @@ struct Trace {
     ++branches;
     return note(std::string(qkv ? "Fqkv" : "F") + "(" + u + ")");
   }
+  Value branch_value(Value u, double lam) {
+    ++branches;
+    return note("Fv(" + u + "," + std::to_string(lam).substr(0, 4) + ")");
+  }
   Value note(Value v) {
     log += v + ";";
     return v;

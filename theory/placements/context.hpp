@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "theory/branch_model.hpp"
+#include "theory/placements/lane_gram.hpp"
 #include "theory/stack_spec.hpp"
 #include "theory/token_gram.hpp"
 #include "vocab/block_eval.hpp"
@@ -59,9 +60,36 @@ class LayerStorage {
   std::unique_ptr<Layer, Free> p_;
 };
 
+// ResFormer's value residual (Fv; docs/theory_notes.md "Value residual" [DERIVED]). Forward: V_1 = u_1
+// W_V^(1) and V_n = u_n W_V^(n) have independent zero-mean weights, so Gram((1 - lam) V_n + lam V_1) is
+// sigma_V^2 [(1 - lam)^2 Gram(u_n) + lam^2 Gram(u_1)]: attention evaluated at that input Gram. Backward:
+// dLoss/du_1 gains lam P^T dO_n W_O^(n)T W_V^(1)T from each mixing sublayer n, fresh in W_O^(n): Grams add.
+struct ValueResidualField {
+  bool seen = false;     // V_1's source (the first Fv on an attention) has run
+  int source_unit = -1;  // the first sublayer of its unit
+  TokenGram first_in;    // Gram of the source's branch input u_1
+  // Per sublayer (sized depth when the block calls Fv): a mixing sublayer's edge into dLoss/du_1, the map
+  // lam^2 back * to_branch of the gradient Gram at x_{edge_anchor[k]} (edge_anchor -1: no edge); and the
+  // coefficient^2 with which dLoss/du_1 reaches x_k (0 outside the source's unit).
+  std::vector<int> edge_anchor;
+  std::vector<GramMap> edge;
+  std::vector<double> source_coeff_sq;
+};
+
 // The branches of one set of gains (theory/meanfield.cpp's branches_of).
 struct BranchSet {
   Branch mlp, attention, attention_qkv, cross;
+};
+
+// A block of n > 1 lanes, or one that reads emb (docs/design/multistream.md 3.4): the m = n (+ 1 for emb)
+// values carried between units. Empty (m() == 0) for every other block.
+struct LaneState {
+  int n = 1;                           // lanes
+  bool emb = false;                    // whether emb is carried, as value n
+  std::vector<LaneGram> x;             // l = 0..K: the joint Gram of x_l's values
+  std::vector<LaneRecord> rec;         // at the first sublayer k of each unit: its backward
+  std::vector<TokenGram> branch_grad;  // per sublayer: the Gram of the gradient at F_k's raw output
+  int m() const { return x.empty() ? 0 : n + (emb ? 1 : 0); }
 };
 
 struct StackContext {
@@ -90,6 +118,9 @@ struct StackContext {
   // Per sublayer, under a parametrization whose gains vary with k (spec.sigma_sq_per_layer); empty: the
   // branches above at every sublayer.
   std::vector<BranchSet> per_layer;
+  ValueResidualField value_residual;  // a block with Fv
+  // Lanes or emb: their joint Gram; x(l) then holds the lanes' mean (the simulator's stream[l]).
+  LaneState lanes;
 
   TokenGram& x(int l) { return layers[l].x; }
   TokenGram& g(int l) { return layers[l].g; }
@@ -151,6 +182,11 @@ double branch_scale_at(const StackContext& ctx, int k);
 
 // The mean field of the placement's expression over one unit (a sublayer, or a pair); returns its span.
 int step_expression(StackContext& ctx, int k);
+// The same for a block of lanes or one that reads emb (theory/placements/lanes.cpp); start_lanes() sets x_0's
+// values (copies of x_0) when the block needs them, backward_lanes() every g(l) from g(K), the readout's.
+int step_lanes(StackContext& ctx, int k);
+void start_lanes(StackContext& ctx);
+void backward_lanes(StackContext& ctx);
 // Admin (code, not an expression: omega is measured): x_{k+1} = N(omega x_k + F_k(x_k)).
 int step_admin(StackContext& ctx, int k);
 

@@ -21,43 +21,10 @@
 #include <vector>
 
 #include "theory/placements/context.hpp"
-#include "theory/pointwise_norm.hpp"
+#include "theory/placements/unit_tape.hpp"
 #include "vocab/block_eval.hpp"
 
 namespace normsim::theory::detail {
-namespace {
-
-// The sublayers of one unit: 1, a pair, or a decoder layer's 3 (vocab::unit_size).
-constexpr int kUnit = 3;
-// The input, a branch output per sublayer, and for pointwise norms the all-ones mean part and one remainder
-// per norm (or, backward, their gradients): a unit that needs more is refused.
-// The capacity is a template argument: 4 (input + 3 branches) for LayerNorm and RMSNorm, as it always was
-// (a larger array made their recursion ~4x slower, bench/theory_bench), kPointwiseParts for DyT and Derf.
-constexpr int kNormParts = kUnit + 1;
-constexpr int kPointwiseParts = 16;
-template <int N>
-using Coeffs = std::array<double, N>;
-
-template <int kParts>
-void require_capacity(int parts) {
-  if (parts >= kParts)
-    throw std::invalid_argument("theory::meanfield: a unit of the block needs more than " +
-                                std::to_string(kParts) + " independent parts (branches and pointwise norms)");
-}
-
-template <int kParts>
-struct Node {
-  enum class Kind { input, norm, add, scale, branch } kind;
-  int a = -1, b = -1;
-  double s = 1.0;        // scale factor, or the norm's per-token factor (a pointwise norm's cl)
-  int slot = -1;         // branch: which of the unit's branches
-  Coeffs<kParts> lin{};  // the value over the independent parts
-  TokenGram gram{};  // its Gram (a norm's is computed as normalized() of its input's, as in theory.md §0)
-  bool pointwise = false;
-  GramMap v{};  // a pointwise norm: the Gram map of its fresh gradient component (D - cl) g
-};
-
-}  // namespace
 
 // A pointwise norm's input that holds an earlier pointwise norm's output (Post-LN, Peri-LN, OLMo-2, DeepNorm,
 // ...): bounded, not Gaussian, so the Gaussian expectations are a closure, not the infinite-width limit.
@@ -73,122 +40,6 @@ struct Node {
 
 namespace {
 
-// The forward pass of one unit (a sublayer, a pair, or a decoder layer), recorded for the backward pass.
-template <int kParts>
-struct Tape {
-  using Node = detail::Node<kParts>;
-  using Value = int;
-  StackContext& ctx;
-  int k;        // first sublayer of the unit
-  int sub = 0;  // which of its sublayers is being evaluated
-  std::vector<Node> nodes{};
-  std::array<TokenGram, kParts> part{};
-  // Random update: each part's first-order change. They are uncorrelated like the parts (a branch's change
-  // is linear in its fresh zero-mean last matrix or its move; x_k's is older), so a value's change has the
-  // Gram sum_p lin[p]^2 dpart[p]; a norm scales it like the value (its radial part is O(1/d)).
-  std::array<TokenGram, kParts> dpart{};
-  std::array<Branch::Eval, kUnit> evals{};
-  std::array<TokenGram, kUnit> inputs{};
-  int branches = 0;
-  int parts = 1;  // parts in use: part 0 is x_k
-  int ones = -1;  // the all-ones mean part, once a value has a nonzero mean (pointwise norms only)
-  std::array<bool, kParts> raw{};  // a pointwise norm's remainder (or x_k holding one): not Gaussian
-
-  int new_part(TokenGram gram, TokenGram dgram) {
-    require_capacity<kParts>(parts);
-    part[parts] = gram, dpart[parts] = dgram;
-    return parts++;
-  }
-  double mean(int i) const { return ones >= 0 ? nodes[i].lin[ones] : 0.0; }
-
-  int push(Node n) {
-    nodes.push_back(n);
-    return static_cast<int>(nodes.size()) - 1;
-  }
-  TokenGram cross(int i, int j) const {
-    TokenGram c;
-    for (int p = 0; p < parts; ++p) c = c + (nodes[i].lin[p] * nodes[j].lin[p]) * part[p];
-    return c;
-  }
-  TokenGram change(int i) const {
-    TokenGram c;
-    for (int p = 0; p < parts; ++p) c = c + (nodes[i].lin[p] * nodes[i].lin[p]) * dpart[p];
-    return c;
-  }
-  [[gnu::noinline]] int norm(int a) {
-    if (vocab::is_pointwise(ctx.spec.norm)) return pointwise_norm(a);
-    const TokenGram in = nodes[a].gram;
-    Node n{Node::Kind::norm, a};
-    n.s = std::sqrt(ctx.gamma_sq / (in.diag + ctx.eps));
-    for (int p = 0; p < parts; ++p) n.lin[p] = n.s * nodes[a].lin[p];
-    n.gram = normalized(in, ctx.gamma_sq, ctx.eps);
-    return push(n);
-  }
-  // y = gamma f(alpha x + shift) (see the top of this file).
-  // The operations below are not inlined into the expression walk (vocab/block_eval.hpp), whose recursion is
-  // as deep as the expression (about 2,000 levels for the longest 4,096-byte block): their locals in every
-  // frame took the fuzz test past an 8 MB stack under ASan.
-  [[gnu::noinline]] int pointwise_norm(int a) {
-    const vocab::ScalarEnv env = scalar_env(ctx, k + sub);
-    const double alpha = vocab::eval_scalar(ctx.norm_alpha, ctx.norm_alpha.root, env);
-    const double shift = vocab::eval_scalar(ctx.norm_shift, ctx.norm_shift.root, env);
-    const double mu = mean(a), gain = ctx.spec.gamma;
-    for (int p = 0; p < parts; ++p)
-      if (raw[p] && nodes[a].lin[p] != 0.0) refuse_non_gaussian();
-    if (mu != 0.0) refuse_non_gaussian();
-    const TokenGram centered = nodes[a].gram + (-mu * mu) * TokenGram{1.0, 1.0};
-    const PointwiseMoments m =
-        pointwise_moments(ctx.spec.norm, alpha, shift + alpha * mu, centered.diag, centered.off);
-    Node n{Node::Kind::norm, a};
-    n.pointwise = true;
-    n.s = gain * alpha * m.d1;
-    const double ga2 = gain * gain * alpha * alpha;
-    n.v = GramMap{ga2 * (m.d2 - m.d1 * m.d1), 0.0, 0.0, ga2 * (m.dd - m.d1 * m.d1)};
-    const double out_mean = gain * m.f1;
-    if (ones < 0 && out_mean != 0.0) ones = new_part({1.0, 1.0}, {});
-    for (int p = 0; p < parts; ++p) n.lin[p] = p == ones ? out_mean : n.s * nodes[a].lin[p];
-    n.gram = {gain * gain * m.f2, gain * gain * m.ff};
-    TokenGram rest = n.gram + (-out_mean * out_mean) * TokenGram{1.0, 1.0} + (-n.s * n.s) * centered;
-    if (rest.diag < 0.0) rest.diag = 0.0;  // rounding of a near-linear norm
-    const TokenGram drest = ctx.change.empty() ? TokenGram{} : n.v(change(a));
-    const int r = new_part(rest, drest);
-    n.lin[r] = 1.0, raw[r] = true;
-    return push(n);
-  }
-  [[gnu::noinline]] int add(int a, int b) {
-    Node n{Node::Kind::add, a, b};
-    for (int p = 0; p < parts; ++p) n.lin[p] = nodes[a].lin[p] + nodes[b].lin[p];
-    n.gram = nodes[a].gram + nodes[b].gram + 2.0 * cross(a, b);
-    if (n.gram.diag < 0.0) n.gram.diag = 0.0;  // x - x: a cancellation's rounding, not a negative moment
-    return push(n);
-  }
-  [[gnu::noinline]] int scale(int a, double s) {
-    Node n{Node::Kind::scale, a};
-    n.s = s;
-    for (int p = 0; p < parts; ++p) n.lin[p] = s * nodes[a].lin[p];
-    n.gram = (s * s) * nodes[a].gram;
-    return push(n);
-  }
-  [[gnu::noinline]] int branch(int u, bool qkv_norm) {
-    const Branch& own = ctx.branch(k + sub);
-    const Branch& f = qkv_norm && own.kind() == Branch::Kind::attention ? ctx.branch_qkv(k + sub) : own;
-    Node n{Node::Kind::branch, u};
-    n.slot = branches++;
-    evals[n.slot] = f.evaluate(nodes[u].gram);
-    inputs[n.slot] = nodes[u].gram;
-    TokenGram dout{};
-    if (!ctx.change.empty()) {
-      const Branch::Tangent tan = f.tangent(inputs[n.slot], evals[n.slot]);
-      dout = tan.map(change(u)) + ctx.update_sq * tan.moved;
-    }
-    n.lin[new_part(evals[n.slot].out, dout)] = 1.0;
-    n.gram = evals[n.slot].out;
-    const int out = push(n);
-    const double s = branch_scale_at(ctx, k + sub);
-    return s == 1.0 ? out : scale(out, s);
-  }
-};
-
 // The Gram map of a gradient combination: sum of squared coefficients times each part's map.
 template <std::size_t N>
 GramMap gram_map(const std::array<double, N>& c, const std::array<GramMap, N>& maps) {
@@ -196,6 +47,40 @@ GramMap gram_map(const std::array<double, N>& c, const std::array<GramMap, N>& m
   for (std::size_t p = 0; p < N; ++p)
     if (c[p] != 0.0) m = m + (c[p] * c[p]) * maps[p];
   return m;
+}
+
+// Fv's edges in the unit's reverse pass (ValueResidualField): a mixing branch records its edge into
+// dLoss/du_1 (lam^2 back after to_branch, from the gradient at x_anchor); V_1's source lets dLoss/du_1 enter
+// its input as a part of its own, `side`, whose map is zero here (it is no function of grad(x_anchor)).
+template <int kParts, class Node>
+void value_residual_edges(StackContext& ctx, const Tape<kParts>& t, const Node& n, const SublayerRecord& r,
+                          int anchor, std::vector<Coeffs<kParts>>& grad, std::array<GramMap, kParts>& maps,
+                          int& parts, int& side) {
+  ValueResidualField& v = ctx.value_residual;
+  if (v.edge.empty()) return;
+  const std::size_t k = std::size_t(t.k + n.slot);
+  if (!t.source[std::size_t(n.slot)]) {
+    v.edge_anchor[k] = anchor;
+    v.edge[k] = t.edge[std::size_t(n.slot)] * r.to_branch;
+    return;
+  }
+  require_capacity<kParts>(parts);
+  maps[parts] = GramMap::scale(0.0);
+  side = parts++;
+  grad[n.a][side] += 1.0;
+}
+
+// How dLoss/du_1 (the part `side`) reaches the unit's input and its inner outputs: coefficient^2 per layer.
+template <int kParts>
+void record_side(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kUnit>& outs, int span,
+                 const std::vector<Coeffs<kParts>>& grad, int side) {
+  std::vector<double>& c = ctx.value_residual.source_coeff_sq;
+  const double in = grad[0][std::size_t(side)];
+  c[std::size_t(t.k)] = in * in;
+  for (int j = 0; j + 1 < span; ++j) {
+    const double at = grad[std::size_t(outs[j])][std::size_t(side)];
+    c[std::size_t(t.k + j + 1)] = at * at;
+  }
 }
 
 // Reverse pass over the tape from the unit's output: each sublayer's map from grad(x_{k+span}) to its own
@@ -207,6 +92,7 @@ void backward(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kU
   std::array<GramMap, kParts> maps;
   maps.fill(GramMap::identity());
   int parts = 1;
+  int side = -1;  // the part of dLoss/du_1 entering at V_1's source (Fv), if this unit holds it
   grad[outs[span - 1]][0] = 1.0;
   const int anchor = t.k + span;
   for (int i = static_cast<int>(t.nodes.size()) - 1; i >= 0; --i) {
@@ -235,11 +121,13 @@ void backward(StackContext& ctx, const Tape<kParts>& t, const std::array<int, kU
         r.anchor_f = anchor, r.to_branch = gram_map(g, maps);
         maps[parts] = t.evals[n.slot].back * r.to_branch;
         grad[n.a][parts++] += 1.0;
+        value_residual_edges<kParts>(ctx, t, n, r, anchor, grad, maps, parts, side);
         break;
       }
     }
   }
   ctx.rec(t.k).back = gram_map(grad[0], maps);
+  if (side >= 0) record_side<kParts>(ctx, t, outs, span, grad, side);
   for (int j = 0; j < span; ++j) ctx.rec(t.k + j).anchor = anchor;
 }
 
@@ -308,6 +196,7 @@ int step_unit(StackContext& ctx, int k) {
 }  // namespace
 
 int step_expression(StackContext& ctx, int k) {
+  if (ctx.lanes.m() > 0) return step_lanes(ctx, k);
   return vocab::is_pointwise(ctx.spec.norm) ? step_unit<kPointwiseParts>(ctx, k)
                                             : step_unit<kNormParts>(ctx, k);
 }

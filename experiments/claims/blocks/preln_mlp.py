@@ -8,7 +8,10 @@ from torch import nn
 
 
 def linear(fan_in, fan_out):
-    layer = nn.Linear(fan_in, fan_out, bias=False)
+    """N(0, 1/fan_in). Built as torch.nn.utils.skip_init builds a module whose parameters are overwritten (on
+    the meta device, then to_empty): nn.Linear's own kaiming_uniform_ would be drawn for every sample only to
+    be overwritten here."""
+    layer = nn.Linear(fan_in, fan_out, bias=False, device="meta").to_empty(device="cpu")
     nn.init.normal_(layer.weight, std=1 / math.sqrt(fan_in))
     return layer
 

@@ -15,6 +15,9 @@ enum cudaError_t {
   cudaErrorNoKernelImageForDevice = 209,
 };
 
+// library_types.h's element types (the real runtime header includes it): cuSOLVER's and the bf16 GEMM's.
+enum cudaDataType { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16BF = 14 };
+
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,

@@ -15,7 +15,6 @@ enum cusolverStatus_t {
   CUSOLVER_STATUS_NOT_SUPPORTED = 9,
 };
 enum cusolverEigMode_t { CUSOLVER_EIG_MODE_NOVECTOR = 0, CUSOLVER_EIG_MODE_VECTOR = 1 };
-enum cudaDataType { CUDA_R_32F = 0, CUDA_R_64F = 1 };
 
 struct cusolverDnContext;
 struct cusolverDnParams;

@@ -1,0 +1,24 @@
+// A few steps of training on the CPU backend (steps > 0; docs/design/parametrization.md 3.5): for s = 0 ..
+// steps, the forward on batch s (fixed: batch 0 every step), every asked metric at step s, and, while s <
+// steps, the loss's backward and one step of the optimizer (sim/optimizer.hpp) on every parameter. Admin's
+// omega is measured at step 0 and replayed after, as the one update does (sim/update_pass.hpp). output_change
+// at step s >= 1 is ||x_l(s) - x_l(0)||^2 / ||x_l(0)||^2 on batch 0 (with fresh batches, one more forward on
+// batch 0 per step); at step 0 it is not stored. Every draw is Philox and every step runs in the pass's
+// fixed order (sim/cpu_parallel.hpp), so a sample's records do not depend on the thread count.
+#pragma once
+#include <vector>
+
+#include "sim/config.hpp"
+#include "sim/cpu_parallel.hpp"
+#include "sim/record.hpp"
+
+namespace normsim::sim {
+
+// The records of steps 0 .. config.steps of one sample, in step order (SampleRecord::step). A step whose
+// forward or backward is not finite ends the training: it is recorded (with its nonfinite marker) and the
+// later steps' records hold no value. `threads`: as measure_sample's.
+template <class R>
+std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws,
+                                           int threads = 1);
+
+}  // namespace normsim::sim
