@@ -104,26 +104,47 @@ DeviceBuffer<R> BatchRun<R>::backward(GpuTape<R>& g, const sim::StackValues& sv,
 }
 
 template <class R>
+void BatchRun<R>::measure_lanes(GpuTape<R>& g, const sim::StackValues& sv) {
+  const int K = shape_.depth, n = placement_.lanes();
+  for (int l = 0; l <= K; ++l) {
+    const sim::Lanes& x = sv.lanes[std::size_t(l)];
+    for (int i = 0; i < n; ++i)
+      measure_.stream(g.value(x[std::size_t(i)]).get(),
+                      l < K ? g.value(sv.lanes[std::size_t(l + 1)][std::size_t(i)]).get() : nullptr,
+                      stats_.field(stats_.lane_block(l, i), lf_stream),
+                      stats_.field(stats_.lane_block(l, i), lf_eff_rank));
+    for (int i = 0, p = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j, ++p)
+        measure_.tensor(g.value(x[std::size_t(i)]).get(), stats_.lane_pair(l, p),
+                        g.value(x[std::size_t(j)]).get());
+  }
+}
+
+// Every lane at every layer is a Value of its own (sim/stack_build.cpp), watched as watch[l * n + i], and x_0
+// last: layer 0's mean gradient is x_0's own (its copies' and emb's together), as on the CPU
+// (sim/cpu_pass.cpp run_backward).
+template <class R>
 void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, DeviceBuffer<R> dy) {
-  std::vector<sim::Value> watch;         // each distinct lane Value once
-  std::vector<std::vector<int>> layers;  // layers[w]: the layers that hold watch[w]
-  for (int l = 0; l < int(sv.lanes.size()); ++l)
-    for (const sim::Value v : sv.lanes[std::size_t(l)]) {
-      const auto at = std::find_if(watch.begin(), watch.end(), [&](sim::Value u) { return u.id == v.id; });
-      const std::size_t w = std::size_t(at - watch.begin());
-      if (at == watch.end()) watch.push_back(v), layers.emplace_back();
-      if (layers[w].empty() || layers[w].back() != l) layers[w].push_back(l);
-    }
+  const int n = placement_.lanes();
+  std::vector<sim::Value> watch;
+  for (const sim::Lanes& x : sv.lanes) watch.insert(watch.end(), x.begin(), x.end());
+  watch.push_back(sv.stream.front());
+  const int x0 = int(watch.size()) - 1;
   std::vector<DeviceBuffer<R>> sums(sv.lanes.size());
   g.release_forward({});
   const auto add = [&](int w, const DeviceBuffer<R>& grad) {
-    for (const int l : layers[std::size_t(w)]) {
-      DeviceBuffer<R>& sum = sums[std::size_t(l)];
-      if (sum.empty())
-        sum = copy(grad.get());
-      else
-        scaled_sum<R>(sum.get(), grad.get(), nullptr, nullptr, sum.size(), 1, true);
+    if (w == x0) {
+      sums[0] = copy(grad.get());
+      return;
     }
+    const int l = w / n, i = w % n;
+    measure_.tensor(grad.get(), stats_.field(stats_.lane_block(l, i), lf_grad));
+    if (l == 0) return;
+    DeviceBuffer<R>& sum = sums[std::size_t(l)];
+    if (sum.empty())
+      sum = copy(grad.get());
+    else
+      scaled_sum<R>(sum.get(), grad.get(), nullptr, nullptr, sum.size(), 1, true);
   };
   g.reverse(sv.loss_input(), std::move(dy), watch, add, kConsumingReverse);
   for (std::size_t l = 0; l < sums.size(); ++l) measure_.tensor(sums[l].get(), stats_.field(int(l), lf_grad));
@@ -184,6 +205,7 @@ void BatchRun<R>::whole() {
     GpuTape<R> g(shape_, placement_, ctx_);
     const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()), &state_);
     measure_streams(g, sv, 0);
+    if (!sv.lanes.empty()) measure_lanes(g, sv);
     keep_streams(g, sv, 0);
     if (backward_) {
       DeviceBuffer<R> dz = loss_gradient_at(g, sv);

@@ -48,8 +48,11 @@ class BatchRun {
   // x_{first+i} for i < watched and returns a copy of the gradient of sv.stream[0].
   DeviceBuffer<R> backward(GpuTape<R>& g, const sim::StackValues& sv, sim::Value from, DeviceBuffer<R> dout,
                            int first, int watched);
-  // The reverse pass of a whole tape of n > 1 lanes from the output: measures, per layer, the sum of its
-  // lanes' gradients (a Value shared by lanes counted once), as the CPU's grad of a layer of lanes.
+  // A whole tape of n > 1 lanes: every lane's stream statistics (each with its next) and each pair of
+  // lanes' cosine per layer.
+  void measure_lanes(GpuTape<R>& g, const sim::StackValues& sv);
+  // The reverse pass of a whole tape of n > 1 lanes from the output: measures every lane's gradient and,
+  // per layer, the sum of its lanes' gradients, as the CPU's grad of a layer of lanes.
   void lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, DeviceBuffer<R> dy);
   // The checkpointed backward from x_last of the second-to-last segment (dout: its gradient), each earlier
   // segment rebuilt from its checkpoint.

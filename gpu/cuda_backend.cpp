@@ -190,7 +190,7 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     const int S = std::min(batch, n - first);
     ++info_.batches;
     const auto t0 = Clock::now();
-    DeviceStats stats(K, S);
+    DeviceStats stats(K, S, placement.lanes());
     BatchRun<R> run(config, shape, placement, blas, samples.subspan(first, S), recompute, stats);
     if (layout.checkpoint_every > 0)
       run.checkpointed(layout.checkpoint_every);

@@ -6,12 +6,23 @@
 
 namespace normsim::gpu {
 
-DeviceStats::DeviceStats(int depth, int S)
-    : depth_(depth), S_(S), d_(std::size_t(depth + 2) * kLayerFields * S) {
+DeviceStats::DeviceStats(int depth, int S, int lanes)
+    : depth_(depth),
+      S_(S),
+      lanes_(lanes),
+      blocks_(depth + 2 + (lanes > 1 ? (depth + 1) * lanes : 0)),
+      pairs_(lanes * (lanes - 1) / 2),
+      d_(doubles_per_sample(depth, lanes) * std::size_t(S)) {
   NORMSIM_CUDA_CHECK(cudaMemset(d_.get(), 0xFF, d_.size() * sizeof(double)));  // all bits set: a NaN
   void* p = nullptr;
   NORMSIM_CUDA_CHECK(cudaMallocHost(&p, d_.size() * sizeof(double)));
   h_ = static_cast<double*>(p);
+}
+
+std::size_t DeviceStats::doubles_per_sample(int depth, int lanes) {
+  const std::size_t blocks = std::size_t(depth + 2) + (lanes > 1 ? std::size_t(depth + 1) * lanes : 0);
+  const std::size_t pairs = std::size_t(lanes) * std::size_t(lanes - 1) / 2;
+  return blocks * kLayerFields + std::size_t(depth + 1) * pairs * kStreamFields;
 }
 
 DeviceStats::~DeviceStats() {
@@ -24,18 +35,38 @@ void DeviceStats::copy_to_host() {
   NORMSIM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
+void DeviceStats::stream_values(int block, int l, int s, std::vector<std::vector<double>>& values) const {
+  namespace m = sim::metric;
+  values[m::act_sq][l] = host(block, lf_stream + f_act_sq, s);
+  values[m::act_mean_abs][l] = host(block, lf_stream + f_mean_abs, s);
+  values[m::act_max_abs][l] = host(block, lf_stream + f_max_abs, s);
+  values[m::token_cos][l] = host(block, lf_stream + f_token_cos, s);
+  values[m::eff_rank][l] = host(block, lf_eff_rank, s);
+  values[m::grad_sq][l] = host(block, lf_grad + f_act_sq, s);
+  if (l == depth_) return;
+  values[m::cos_next][l] = host(block, lf_stream + f_cos_next, s);
+  values[m::rel_update][l] = host(block, lf_stream + f_rel_update, s);
+}
+
+// Every lane's values, and lane_cos as sim::lane_cosine: the pairs' cosines summed in order, over their
+// count.
+void DeviceStats::lane_values(int s, sim::SampleScalars& r) const {
+  for (int l = 0; l <= depth_ && lanes_ > 1; ++l) {
+    for (int i = 0; i < lanes_; ++i) stream_values(lane_block(l, i), l, s, r.lanes[std::size_t(i)]);
+    double sum = 0;
+    for (int p = 0; p < pairs_; ++p) sum += h_[pair_offset(l, p) + std::size_t(f_cos_next) * S_ + s];
+    r.values[sim::metric::lane_cos][l] = sum / double(pairs_);
+  }
+}
+
 sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) const {
   namespace m = sim::metric;
   const int K = depth_;
-  sim::SampleScalars r = sim::empty_scalars(K);
+  sim::SampleScalars r = sim::empty_scalars(K, lanes_);
   const double size = double(shape.tokens) * shape.width;
+  lane_values(s, r);
   for (int l = 0; l <= K; ++l) {
-    r.values[m::act_sq][l] = host(l, lf_stream + f_act_sq, s);
-    r.values[m::act_mean_abs][l] = host(l, lf_stream + f_mean_abs, s);
-    r.values[m::act_max_abs][l] = host(l, lf_stream + f_max_abs, s);
-    r.values[m::token_cos][l] = host(l, lf_stream + f_token_cos, s);
-    r.values[m::eff_rank][l] = host(l, lf_eff_rank, s);
-    r.values[m::grad_sq][l] = host(l, lf_grad + f_act_sq, s);
+    stream_values(l, l, s, r.values);
     r.stream_finite[l] = host(l, lf_stream + f_nonfinite, s) == 0;
     r.grad_finite[l] = host(l, lf_grad + f_nonfinite, s) == 0;
     r.values[m::output_change][l] = host(l, lf_change, s) / host(l, lf_change_ref, s);
@@ -47,8 +78,6 @@ sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) con
       shape.cfg.update != vocab::Update::none && (grads_finite || !sim::steps_on_loss(shape.cfg.update));
   r.output_finite = host(output_block(), lf_stream + f_nonfinite, s) == 0;
   for (int k = 0; k < K; ++k) {
-    r.values[m::cos_next][k] = host(k, lf_stream + f_cos_next, s);
-    r.values[m::rel_update][k] = host(k, lf_stream + f_rel_update, s);
     r.values[m::branch_sq][k] = host(k, lf_branch_sum, s) / size;  // as sim::mean_square
     for (int w = 0; w < sim::kWeightKinds; ++w)
       if (const int m = sim::gradw_metric(sim::WeightKind(w)); m >= 0)

@@ -25,22 +25,36 @@ inline constexpr int lf_change = lf_gradw + sim::kWeightKinds;
 inline constexpr int lf_change_ref = lf_change + 1;
 inline constexpr int kLayerFields = lf_change_ref + 1;
 
+// A block of n > 1 lanes (docs/design/multistream.md 3.3) adds a block per lane i of every stream x_l
+// (lf_stream, lf_grad and lf_eff_rank of x^i_l, its pair fields with x^i_{l+1}), then, per stream and pair of
+// lanes i < j, kStreamFields x S whose f_cos_next is the pair's mean token cosine (lane_cos is their mean).
 class DeviceStats {
  public:
-  DeviceStats(int depth, int S);  // every field NaN
+  DeviceStats(int depth, int S, int lanes = 1);  // every field NaN
+  // The doubles it holds per sample (gpu/memory_plan.cpp counts them).
+  static std::size_t doubles_per_sample(int depth, int lanes);
   ~DeviceStats();
   DeviceStats(const DeviceStats&) = delete;
   DeviceStats& operator=(const DeviceStats&) = delete;
   int output_block() const { return depth_ + 1; }
-  // Device pointer to S doubles: field f of block b (b = l for x_l, output_block() for y).
+  int lane_block(int l, int lane) const { return depth_ + 2 + l * lanes_ + lane; }
+  // Device pointer to S doubles: field f of block b (b = l for x_l, output_block() for y, lane_block(l, i)).
   double* field(int block, int f) const { return d_.get() + (std::size_t(block) * kLayerFields + f) * S_; }
+  // kStreamFields x S of pair p (in the order i < j, j fastest) of x_l's lanes.
+  double* lane_pair(int l, int p) const { return d_.get() + pair_offset(l, p); }
   void copy_to_host();
   // Sample s's metrics, values as sim::measure_sample computes them (after copy_to_host).
   sim::SampleScalars scalars(int s, const sim::StackShape& shape) const;
 
  private:
+  std::size_t pair_offset(int l, int p) const {
+    return (std::size_t(blocks_) * kLayerFields + (std::size_t(l) * pairs_ + p) * kStreamFields) * S_;
+  }
   double host(int block, int f, int s) const { return h_[(std::size_t(block) * kLayerFields + f) * S_ + s]; }
-  int depth_, S_;
+  // x_l's (or a lane's) stream, eff_rank and grad_sq of sample s into values (as sim::SampleScalars).
+  void stream_values(int block, int l, int s, std::vector<std::vector<double>>& values) const;
+  void lane_values(int s, sim::SampleScalars& r) const;
+  int depth_, S_, lanes_, blocks_, pairs_;
   DeviceBuffer<double> d_;
   double* h_ = nullptr;  // pinned
 };

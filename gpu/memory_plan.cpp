@@ -136,11 +136,12 @@ std::size_t transient_elements(const sim::StackShape& s) {
 }
 
 // A placement of n > 1 lanes (sim/stack_build.cpp): per sublayer at most n^2 mixing scales and n^2 adds, n
-// branch scales and adds, and the lanes' mean (n adds and a scale); per layer the gradient's lane sum.
+// branch scales and adds, n copies (lanes of their own) and the lanes' mean (n adds and a scale); x_0's n
+// copies; per layer the gradient's lane sum.
 std::size_t lanes_elements(const sim::StackShape& s) {
   const std::size_t n = std::size_t(sim::placement_for(s.cfg)->lanes()), Td = std::size_t(s.tokens) * s.width;
   if (n == 1) return 0;
-  return std::size_t(s.depth) * (2 * n * n + 3 * n + 1) * Td + std::size_t(s.depth + 1) * Td;
+  return (std::size_t(s.depth) * (2 * n * n + 4 * n + 1) + n) * Td + std::size_t(s.depth + 1) * Td;
 }
 
 int samples_that_fit(double budget, double per_sample, int samples) {
@@ -194,7 +195,8 @@ std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every
 double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
   const double T = s.tokens, d = s.width, n = std::min(T, d);
   const double wide = element_bytes == sizeof(double) ? 0 : T * d;
-  const double stats_buffer = double(s.depth + 2) * kLayerFields;  // DeviceStats, per sample
+  const double stats_buffer =  // DeviceStats, per sample
+      double(DeviceStats::doubles_per_sample(s.depth, sim::placement_for(s.cfg)->lanes()));
   return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
 }
 

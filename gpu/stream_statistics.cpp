@@ -24,8 +24,8 @@ StreamStatistics<R>::StreamStatistics(cublasHandle_t blas, int S, int T, int d, 
       info_(eff_rank ? std::size_t(S) : 0) {}
 
 template <class R>
-void StreamStatistics<R>::tensor(const R* d_x, double* d_fields) {
-  row_stats(d_x, static_cast<const R*>(nullptr), S_ * T_, d_, rows_.get());
+void StreamStatistics<R>::tensor(const R* d_x, double* d_fields, const R* d_next) {
+  row_stats(d_x, d_next, S_ * T_, d_, rows_.get());
   stream_stats_finish(rows_.get(), nullptr, S_, T_, d_, d_fields);
 }
 

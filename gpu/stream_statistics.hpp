@@ -21,8 +21,9 @@ class StreamStatistics {
   // x_l's stream fields (kStreamFields x S at d_fields; the pair's with next = x_{l+1}, or null) and its
   // effective rank (S at d_eff_rank).
   void stream(const R* d_x, const R* d_next, double* d_fields, double* d_eff_rank);
-  // Sums, mean square and finiteness only (a gradient, the output): kStreamFields x S at d_fields.
-  void tensor(const R* d_x, double* d_fields);
+  // Sums, mean square and finiteness only (a gradient, the output): kStreamFields x S at d_fields; with
+  // d_next, the pair's fields too (two lanes' f_cos_next for lane_cos).
+  void tensor(const R* d_x, double* d_fields, const R* d_next = nullptr);
 
  private:
   void effective_rank(const R* d_x, double* d_out);

@@ -122,4 +122,10 @@ double parse_number(const CsvTable& table, std::size_t row, int column) {
   return value;
 }
 
+bool is_lane_row(const std::vector<std::string>& fields, int lane_column) {
+  if (lane_column < 0) return false;
+  const std::string& lane = fields[std::size_t(lane_column)];
+  return !lane.empty() && lane != "mean";
+}
+
 }  // namespace normsim::io

@@ -43,4 +43,9 @@ std::vector<std::string> csv_line_fields(const std::string& line);
 // Parses a whole field as a double ("nan", "inf" allowed); throws a CsvError naming table.where(row).
 double parse_number(const CsvTable& table, std::size_t row, int column);
 
+// Whether a row of a result table (layers.csv, summary.csv, theory.csv) is one lane's: its field in column
+// `lane_column` (-1: the table has no `lane` column) is a lane's number, not "" or "mean" (the lanes' mean),
+// docs/design/multistream.md 3.3. A reader that wants one value per config, metric and index skips it.
+bool is_lane_row(const std::vector<std::string>& fields, int lane_column);
+
 }  // namespace normsim::io

@@ -86,9 +86,12 @@ std::size_t write_theory_csv(const std::filesystem::path& out, const sim::Grid& 
   for (std::size_t c = 0; c < keys.size(); ++c) keys[c] = sim::csv_key_fields(grid, c, columns);
   std::vector<TheoryValue> nonfinite;
   const auto values = theory_values(grid, skipped, &nonfinite);
-  const bool steps = sim::has_step_column(grid.configs);  // the mean field is step 0's
+  // The mean field is step 0's, and of the lanes' mean where there are lanes.
+  const bool steps = sim::has_step_column(grid.configs), lanes = sim::has_lanes(grid.configs);
   for (const auto& v : values)
-    csv += keys[v.config] + sim::csv_metric_fields(v.metric, v.index, steps ? 0 : -1) +
+    csv += keys[v.config] +
+           sim::csv_metric_fields(v.metric, v.index, steps ? 0 : -1,
+                                  sim::theory_lane(grid.configs[v.config], v.metric), lanes) +
            io::format_number(v.value) + "\n";
   io::write_file_atomic(out / "theory.csv", csv);
   if (!nonfinite.empty() || std::filesystem::exists(out / "nonfinite.csv"))

@@ -53,7 +53,7 @@ int layer_index(const io::CsvTable& table, std::size_t r, int l, int k) {
   return static_cast<int>(value);
 }
 
-// summary.csv: config,placement,<every other config key>,metric,l,k,mean,se,n
+// summary.csv: config,placement,<every other config key>,metric,l,k,[lane,]mean,se,n
 void read_summary(ResultsFolder& folder) {
   const io::CsvTable table = io::read_csv(folder.dir / "summary.csv");
   const int config = table.require("config");
@@ -64,6 +64,7 @@ void read_summary(ResultsFolder& folder) {
   const int mean = table.require("mean");
   const int se = table.require("se");
   const int n = table.require("n");
+  const int lane = table.find("lane");  // a grid with lanes: figures draw the lanes' mean
   if (config != 0 || placement != 1 || metric <= placement)
     throw input_error(table.path.string() +
                       ": the header must start with config,placement and have the config keys before metric "
@@ -72,6 +73,7 @@ void read_summary(ResultsFolder& folder) {
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& fields = table.rows[r];
+    if (io::is_lane_row(fields, lane)) continue;
     SummaryRow row;
     row.config = fields[static_cast<std::size_t>(config)];
     for (int c = placement; c < metric; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
@@ -111,7 +113,7 @@ void read_nonfinite(ResultsFolder& folder) {
   }
 }
 
-// theory.csv (optional): config,<config keys>,metric,l,k,value
+// theory.csv (optional): config,<config keys>,metric,l,k,[lane,]value
 void read_theory(ResultsFolder& folder) {
   const fs::path path = folder.dir / "theory.csv";
   if (!fs::exists(path)) return;
@@ -120,10 +122,10 @@ void read_theory(ResultsFolder& folder) {
   const int metric = table.require("metric");
   const int l = table.require("l");
   const int k = table.require("k");
-  const int value = table.require("value");
+  const int value = table.require("value"), lane = table.find("lane");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const double v = io::parse_number(table, r, value);
-    if (!std::isfinite(v)) continue;
+    if (!std::isfinite(v) || io::is_lane_row(table.rows[r], lane)) continue;
     folder.theory[{table.rows[r][static_cast<std::size_t>(config)], layer_index(table, r, l, k),
                    table.rows[r][static_cast<std::size_t>(metric)]}] = v;
   }

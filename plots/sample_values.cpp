@@ -1,6 +1,7 @@
 // layers.csv streamed for the end values of each configuration (see sample_values.hpp).
 #include "sample_values.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -45,13 +46,15 @@ SampleValues read_end_values(const std::filesystem::path& layers_csv, const std:
   const int config = column(header, "config", file), sample = column(header, "sample", file);
   const int metric = column(header, "metric", file), l = column(header, "l", file);
   const int k = column(header, "k", file), value = column(header, "value", file);
+  const auto lane_at = std::find(header.begin(), header.end(), "lane");  // lanes: the mean's rows only
+  const int lane = lane_at == header.end() ? -1 : int(lane_at - header.begin());
   for (int n = 2; std::getline(in, line); ++n) {
     const auto f = io::csv_line_fields(line);
     const std::string where = file + ":" + std::to_string(n);
     if (f.size() != header.size())
       throw input_error(where + ": " + std::to_string(f.size()) + " fields, " + "the header has " +
                         std::to_string(header.size()));
-    if (!metrics.contains(f[std::size_t(metric)])) continue;
+    if (!metrics.contains(f[std::size_t(metric)]) || io::is_lane_row(f, lane)) continue;
     const std::string& index = f[std::size_t(l)].empty() ? f[std::size_t(k)] : f[std::size_t(l)];
     const int layer = int(number(index, where));
     const auto s = std::size_t(number(f[std::size_t(sample)], where));

@@ -40,6 +40,19 @@ MatD lanes_gradient(const CpuTape<R>& graph, const Lanes& lanes) {
   return sum;
 }
 
+// A block of n > 1 lanes: every lane's streams x^i_0..x^i_K (and, from a finished backward, their
+// gradients) into out.lanes, out.lane_grad.
+template <class R>
+void copy_lanes(const CpuTape<R>& graph, const StackValues& sv, bool gradients, SampleTensors& out) {
+  const std::size_t n = sv.lanes.empty() ? 0 : sv.lanes.front().size();
+  auto& target = gradients ? out.lane_grad : out.lanes;
+  target.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i)
+    for (const Lanes& layer : sv.lanes)
+      target[i].push_back(gradients ? graph.grad(layer[i]).template cast<double>()
+                                    : graph.value(layer[i]).template cast<double>());
+}
+
 // The loss's backward from a finite forward, the stream gradients and the Jacobian probes into `out`.
 template <class R>
 void run_backward(CpuTape<R>& graph, const StackValues& sv, const Config& config, SampleKey key,
@@ -48,11 +61,15 @@ void run_backward(CpuTape<R>& graph, const StackValues& sv, const Config& config
   if (hooks.record) hooks.record->seal();
   SampleTensors& t = out.tensors;
   out.backward_ok = true;
+  // At l = 0 the lanes are copies of x_0 (sim/stack_build.cpp), which `emb` reads too: the mean's gradient
+  // is x_0's own, its copies' and emb's together, as the mean field predicts it
+  // (theory/placements/lanes.cpp).
   for (std::size_t l = 0; l < sv.stream.size(); ++l) {
-    t.grad.push_back(sv.lanes.empty() ? graph.grad(sv.stream[l]).template cast<double>()
-                                      : lanes_gradient(graph, sv.lanes[l]));
+    t.grad.push_back(sv.lanes.empty() || l == 0 ? graph.grad(sv.stream[l]).template cast<double>()
+                                                : lanes_gradient(graph, sv.lanes[l]));
     out.backward_ok = out.backward_ok && all_finite(t.grad.back());
   }
+  copy_lanes(graph, sv, true, t);
   t.gradw = graph.device().gradw;  // before the Jacobian probes' reverse passes
   JacobianEstimates j =
       estimate_jacobians(graph, sv.stream, key, config.jacobian_probes, JacobianWanted::of(config.metrics));
@@ -73,6 +90,7 @@ PassTensors run_pass(const StackShape& shape, const Placement& placement, Sample
   const StackValues sv =
       build_stack(graph, shape, placement, graph.input(input_matrix<R>(config, key, batch)), &state);
   for (const Value v : sv.stream) t.stream.push_back(graph.value(v).template cast<double>());
+  copy_lanes(graph, sv, false, t);
   t.output_finite = all_finite(graph.value(sv.output));
   t.branch_sq = graph.device().branch_sq;
   out.forward_ok = t.output_finite && all_finite(graph.value(sv.loss_input()));  // y, or the logits

@@ -12,6 +12,7 @@
 #include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
 #include "sim/results.hpp"
+#include "vocab/block_lanes.hpp"
 
 namespace normsim::sim {
 
@@ -46,19 +47,31 @@ double parse_double(std::string_view s, bool& ok) {
   return x;
 }
 
+// One line per metric: "NAME COUNT v1 v2 ...".
+void encode_values(std::string& s, const std::vector<std::vector<double>>& values) {
+  for (std::size_t m = 0; m < values.size(); ++m) {
+    s.append(metric_table()[m].name).append(" ").append(std::to_string(values[m].size()));
+    for (double v : values[m]) s.append(" ").append(io::format_number(v));
+    s.append("\n");
+  }
+}
+
+// "record S M [step T] [nonfinite PASS LAYER] [lanes N]", the values' M lines, each lane's M lines, then the
+// flagged statistics ("NAME LAYER", a lane's "NAME/LANE LAYER").
 void encode_record(std::string& s, const SampleRecord& r, bool stepped) {
   s += "record " + std::to_string(r.sample) + " " + std::to_string(r.values.size());
   if (stepped) s += " step " + std::to_string(r.step);
   if (r.nonfinite) s += " nonfinite " + r.nonfinite->pass + " " + std::to_string(r.nonfinite->layer);
+  if (!r.lanes.empty()) s += " lanes " + std::to_string(r.lanes.size());
   s += "\n";
-  for (std::size_t m = 0; m < r.values.size(); ++m) {
-    s.append(metric_table()[m].name).append(" ").append(std::to_string(r.values[m].size()));
-    for (double v : r.values[m]) s.append(" ").append(io::format_number(v));
-    s.append("\n");
-  }
+  encode_values(s, r.values);
+  for (const auto& lane : r.lanes) encode_values(s, lane);
   s += "flagged " + std::to_string(r.nonfinite_statistics.size());
-  for (const auto& f : r.nonfinite_statistics)
-    s.append(" ").append(metric_table()[f.metric].name).append(" ").append(std::to_string(f.layer));
+  for (const auto& f : r.nonfinite_statistics) {
+    s.append(" ").append(metric_table()[f.metric].name);
+    if (f.lane >= 0) s += '/', s += std::to_string(f.lane);
+    s += ' ', s += std::to_string(f.layer);
+  }
   s += "\n";
 }
 
@@ -76,9 +89,9 @@ struct LineReader {
   [[noreturn]] void fail(const std::string& why) const { damaged(source, n, why); }
 };
 
-void decode_values(LineReader& rd, SampleRecord& r, std::size_t metrics) {
+void decode_values(LineReader& rd, std::vector<std::vector<double>>& values, std::size_t metrics) {
   std::string word;
-  r.values.resize(metrics);
+  values.resize(metrics);
   for (std::size_t m = 0; m < metrics; ++m) {
     auto ms = rd.next("a metric");
     std::size_t count = 0;
@@ -86,8 +99,8 @@ void decode_values(LineReader& rd, SampleRecord& r, std::size_t metrics) {
       rd.fail("expected metric " + std::string(metric_table()[m].name));
     // Each value takes at least two characters (" x"): a larger count is damage, not a reason to allocate.
     if (count > rd.line.size() / 2) rd.fail("count " + std::to_string(count) + " exceeds the line");
-    r.values[m].resize(count);
-    for (double& v : r.values[m]) {
+    values[m].resize(count);
+    for (double& v : values[m]) {
       bool ok = false;
       if (!(ms >> word) || (v = parse_double(word, ok), !ok)) rd.fail("bad value '" + word + "'");
     }
@@ -103,8 +116,14 @@ void decode_flagged(LineReader& rd, SampleRecord& r) {
     rd.fail("expected flagged statistics");
   for (std::size_t i = 0; i < count; ++i) {
     NonFiniteStatistic f;
-    if (!(ls >> word >> f.layer) || (f.metric = metric_id(word)) < 0 || f.layer < 0)
-      rd.fail("bad flagged statistic");
+    if (!(ls >> word >> f.layer)) rd.fail("bad flagged statistic");
+    if (const auto slash = word.find('/'); slash != std::string::npos) {
+      bool ok = false;
+      f.lane = int(parse_double(std::string_view(word).substr(slash + 1), ok));
+      if (!ok || f.lane < 0) rd.fail("bad flagged statistic's lane");
+      word.resize(slash);
+    }
+    if ((f.metric = metric_id(word)) < 0 || f.layer < 0) rd.fail("bad flagged statistic");
     r.nonfinite_statistics.push_back(f);
   }
 }
@@ -120,12 +139,22 @@ SampleRecord decode_record(LineReader& rd, int sample, int step) {
   if (metrics > metric_table().size()) rd.fail("more metrics than the metric table");
   if (step >= 0 && (!(ls >> word >> r.step) || word != "step" || r.step != step))
     rd.fail("expected step " + std::to_string(step) + " of record " + std::to_string(sample));
-  if (ls >> word) {  // "record S M [step T] nonfinite PASS LAYER"
-    r.nonfinite.emplace();
-    ls >> r.nonfinite->pass >> r.nonfinite->layer;
-    if (word != "nonfinite" || !ls) rd.fail("bad nonfinite field");
+  std::size_t lanes = 0;
+  while (ls >> word) {  // "record S M [step T] [nonfinite PASS LAYER] [lanes N]"
+    if (word == "nonfinite" && !r.nonfinite) {
+      r.nonfinite.emplace();
+      ls >> r.nonfinite->pass >> r.nonfinite->layer;
+    } else if (word == "lanes" && lanes == 0) {
+      ls >> lanes;
+      if (lanes < 2 || lanes > std::size_t(vocab::kMaxLanes)) rd.fail("bad lane count");
+    } else {
+      rd.fail("bad field '" + word + "' of a record");
+    }
+    if (!ls) rd.fail("bad " + word + " field");
   }
-  decode_values(rd, r, metrics);
+  decode_values(rd, r.values, metrics);
+  r.lanes.resize(lanes);
+  for (auto& lane : r.lanes) decode_values(rd, lane, metrics);
   decode_flagged(rd, r);
   return r;
 }

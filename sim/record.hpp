@@ -17,6 +17,7 @@ struct NonFinite {
 struct NonFiniteStatistic {
   int metric = 0;
   int layer = 0;
+  int lane = -1;  // a block of n > 1 lanes: the lane whose statistic it is (-1: the record's `values`)
   friend bool operator==(const NonFiniteStatistic&, const NonFiniteStatistic&) = default;
 };
 
@@ -28,6 +29,10 @@ struct SampleRecord {
   // values[m][i]: metric m (index into metric_table()) at layer/sublayer i. Non-finite or undefined
   // values are NaN here and are left out of every file.
   std::vector<std::vector<double>> values;
+  // A block of n > 1 lanes (docs/design/multistream.md 3.3): lanes[i][m][i'] is metric m of lane i, indexed
+  // as `values`, for the metrics measured per lane (sim/lane_metrics.hpp; the others are empty), while
+  // `values` holds the lanes' mean's. Empty for one stream.
+  std::vector<std::vector<std::vector<double>>> lanes;
   std::optional<NonFinite> nonfinite;
   std::vector<NonFiniteStatistic> nonfinite_statistics;  // in the order they were computed
 };

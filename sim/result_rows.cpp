@@ -7,6 +7,7 @@
 #include "io/csv_write.hpp"
 #include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
+#include "sim/placement.hpp"
 
 namespace normsim::sim {
 
@@ -49,12 +50,13 @@ std::vector<std::string> key_columns(const KeyIsSet& is_set) {
   return cols;
 }
 
-std::vector<std::string> table_columns(ResultTable table, const KeyIsSet& is_set) {
+std::vector<std::string> table_columns(ResultTable table, const KeyIsSet& is_set, bool lanes) {
   std::vector<std::string> cols{"config"};
   for (auto& k : key_columns(is_set)) cols.push_back(std::move(k));
   if (table == ResultTable::layers) cols.emplace_back("sample");
   for (const char* c : {"metric", "l", "k"}) cols.emplace_back(c);
   if (has_step_column(is_set)) cols.emplace_back("step");
+  if (lanes) cols.emplace_back("lane");
   if (table == ResultTable::summary)
     for (const char* c : {"mean", "se", "n"}) cols.emplace_back(c);
   else
@@ -77,9 +79,23 @@ std::string_view index_column(std::size_t metric) {
   return table[metric].index == MetricIndex::stream ? "l" : "k";
 }
 
+bool has_lanes(std::span<const Config> configs) {
+  return std::any_of(configs.begin(), configs.end(),
+                     [](const Config& c) { return placement_for(c)->lanes() > 1; });
+}
+
+int theory_lane(const Config& config, std::size_t metric) {
+  return mean_lane(metric, std::size_t(std::max(placement_for(config)->lanes(), 1)));
+}
+
+std::string lane_field(int lane) {
+  return lane == kNoLane ? "" : lane == kLanesMean ? "mean" : std::to_string(lane);
+}
+
 std::string csv_header(ResultTable table, std::span<const Config> configs) {
   std::string s;
-  for (const auto& col : table_columns(table, set_in(configs))) s += (s.empty() ? "" : ",") + col;
+  for (const auto& col : table_columns(table, set_in(configs), has_lanes(configs)))
+    s += (s.empty() ? "" : ",") + col;
   return s + "\n";
 }
 
@@ -97,27 +113,53 @@ std::string csv_metric_fields(std::size_t metric, std::size_t index, int step) {
   return fields;
 }
 
+std::string csv_metric_fields(std::size_t metric, std::size_t index, int step, int lane, bool lane_column) {
+  return csv_metric_fields(metric, index, step) + (lane_column ? lane_field(lane) + "," : "");
+}
+
+namespace {
+
+// Values[m][i] of one record: its `values` (lane < 0) or lane `lane`'s.
+const std::vector<std::vector<double>>* values_of(const SampleRecord& r, int lane) {
+  if (lane < 0) return &r.values;
+  return std::size_t(lane) < r.lanes.size() ? &r.lanes[std::size_t(lane)] : nullptr;
+}
+
+// The summary over config `at.config`'s samples of step `at.step` of metric `at.metric` at index `at.index`
+// of lane `at.lane` (< 0: the records' values), if any, passed to f.
+void summarize_at(const std::vector<SampleRecord>& samples, SummaryValue at, std::size_t lanes,
+                  std::vector<double>& across, const std::function<void(const SummaryValue&)>& f) {
+  const std::size_t m = at.metric, i = at.index;
+  across.clear();
+  for (const auto& r : samples)
+    if (const auto* v = values_of(r, at.lane); r.step == at.step && v && m < v->size() && i < (*v)[m].size())
+      across.push_back((*v)[m][i]);
+  at.summary = summarize(across);
+  const Summary& s = at.summary;
+  if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) return;  // never NaN or Inf
+  if (at.lane < 0) at.lane = mean_lane(m, lanes);
+  f(at);
+}
+
+}  // namespace
+
 void for_each_summary(const GridRecords& records, const std::function<void(const SummaryValue&)>& f) {
   std::vector<double> across;
   for (std::size_t c = 0; c < records.size(); ++c) {
-    std::size_t metrics = 0;
+    std::size_t metrics = 0, lanes = 0;
     int steps = 0;
-    for (const auto& r : records[c])
-      metrics = std::max(metrics, r.values.size()), steps = std::max(steps, r.step);
+    for (const auto& r : records[c]) {
+      metrics = std::max(metrics, r.values.size()), lanes = std::max(lanes, r.lanes.size());
+      steps = std::max(steps, r.step);
+    }
     for (int step = 0; step <= steps; ++step)
       for (std::size_t m = 0; m < metrics; ++m) {
         std::size_t size = 0;
         for (const auto& r : records[c])
           if (r.step == step && m < r.values.size()) size = std::max(size, r.values[m].size());
-        for (std::size_t i = 0; i < size; ++i) {
-          across.clear();
-          for (const auto& r : records[c])
-            if (r.step == step && m < r.values.size() && i < r.values[m].size())
-              across.push_back(r.values[m][i]);
-          const Summary s = summarize(across);
-          if (s.n == 0 || !std::isfinite(s.mean) || !std::isfinite(s.se)) continue;  // never NaN or Inf
-          f(SummaryValue{c, m, i, step, s});
-        }
+        for (std::size_t i = 0; i < size; ++i)
+          for (int lane = -1; lane < int(lanes); ++lane)
+            summarize_at(records[c], SummaryValue{c, m, i, step, {}, lane}, lanes, across, f);
       }
   }
 }
@@ -127,15 +169,21 @@ void for_each_nonfinite(const GridRecords& records, const std::function<void(con
     for (const auto& r : records[c]) {
       for (const auto& s : r.nonfinite_statistics) {
         const MetricInfo& m = metric_table()[static_cast<std::size_t>(s.metric)];
-        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer, r.step});
+        f(NonFiniteRow{c, r.sample, pass_name(m.pass), m.name, s.layer, s.lane < 0 ? kNoLane : s.lane,
+                       r.step});
       }
-      if (r.nonfinite) f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer, r.step});
+      if (r.nonfinite)
+        f(NonFiniteRow{c, r.sample, r.nonfinite->pass, "", r.nonfinite->layer, kNoLane, r.step});
     }
+}
+
+std::string nonfinite_metric(const NonFiniteRow& r) {
+  return std::string(r.metric) + (r.lane >= 0 ? " (lane " + std::to_string(r.lane) + ")" : "");
 }
 
 std::string nonfinite_line(const NonFiniteRow& r, bool with_step) {
   std::string line = std::to_string(r.config) + "," + std::to_string(r.sample) + "," + io::csv_field(r.pass) +
-                     "," + std::to_string(r.layer) + "," + std::string(r.metric);
+                     "," + std::to_string(r.layer) + "," + nonfinite_metric(r);
   if (with_step) line.append(",").append(std::to_string(r.step));
   return line + "\n";
 }

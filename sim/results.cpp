@@ -60,10 +60,11 @@ void write_layers_csv(const std::filesystem::path& path, const Grid& grid, const
   const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
-  const bool steps = has_step_column(grid.configs);
+  const bool lanes = has_lanes(grid.configs), steps = has_step_column(grid.configs);
   for_each_layer_value(records, [&](const LayerValue& v) {
     out << keys[v.config] << std::to_string(v.sample) << ","
-        << csv_metric_fields(v.metric, v.index, steps ? v.step : -1) << io::format_number(v.value) << "\n";
+        << csv_metric_fields(v.metric, v.index, steps ? v.step : -1, v.lane, lanes)
+        << io::format_number(v.value) << "\n";
   });
   out.commit();
 }
@@ -74,9 +75,9 @@ void write_summary_csv(const std::filesystem::path& path, const Grid& grid, cons
   const std::vector<std::string> columns = key_columns(set_in(grid.configs));
   std::vector<std::string> keys(records.size());
   for (std::size_t c = 0; c < records.size(); ++c) keys[c] = csv_key_fields(grid, c, columns);
-  const bool steps = has_step_column(grid.configs);
+  const bool lanes = has_lanes(grid.configs), steps = has_step_column(grid.configs);
   for_each_summary(records, [&](const SummaryValue& v) {
-    out << keys[v.config] << csv_metric_fields(v.metric, v.index, steps ? v.step : -1)
+    out << keys[v.config] << csv_metric_fields(v.metric, v.index, steps ? v.step : -1, v.lane, lanes)
         << io::format_number(v.summary.mean) << "," << io::format_number(v.summary.se) << ","
         << std::to_string(v.summary.n) << "\n";
   });

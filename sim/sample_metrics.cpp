@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/lane_metrics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/thread_split.hpp"
@@ -46,6 +47,12 @@ void Store::operator()(int metric, int layer) const {
   const double value = s.values[metric][layer];
   r.values[metric][layer] = value;
   if (!std::isfinite(value)) r.nonfinite_statistics.push_back({metric, layer});
+  if (!measured_per_lane(metric)) return;
+  for (std::size_t i = 0; i < s.lanes.size(); ++i) {
+    const double lane = s.lanes[i][metric][layer];
+    r.lanes[i][metric][layer] = lane;
+    if (!std::isfinite(lane)) r.nonfinite_statistics.push_back({metric, layer, int(i)});
+  }
 }
 
 // The forward metrics of streams x_0..x_{end-1}; token_cos is undefined with one token and not stored.
@@ -55,6 +62,7 @@ void store_forward(const Store& store, int forward_end, int tokens) {
     for (int m : {metric::act_sq, metric::act_mean_abs, metric::act_max_abs}) store(m, l);
     if (tokens > 1) store(metric::token_cos, l);
     store(metric::eff_rank, l);
+    if (!store.s.lanes.empty()) store(metric::lane_cos, l);
   }
   for (int k = 0; k < K && k + 1 < forward_end; ++k) {
     store(metric::cos_next, k);
@@ -65,24 +73,26 @@ void store_forward(const Store& store, int forward_end, int tokens) {
   for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
 }
 
-// s.values[m][i] = compute() where metric m is wanted; the computation is skipped where it is not.
+// values[m][i] = compute() where metric m is wanted; the computation is skipped where it is not.
+using Values = std::vector<std::vector<double>>;
 template <class F>
-void put_wanted(SampleScalars& s, const MetricSet& wanted, int m, int i, F&& compute) {
-  if (wanted.contains(m)) s.values[m][i] = compute();
+void put_wanted(Values& values, const MetricSet& wanted, int m, int i, F&& compute) {
+  if (wanted.contains(m)) values[m][i] = compute();
 }
 
-// The per-stream metrics of streams [0, forward_end), split across `threads` by streams (each computed
-// whole by one thread, so the values do not depend on the thread count): eff_rank's T x T Gram and
-// eigensolver per stream are most of a sample's serial time once its products run on every thread.
-void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
-                     int threads) {
-  const int n = std::min(forward_end, int(t.stream.size()));
+// The per-stream metrics of streams [0, forward_end) (x_0..x_K, or one lane's), split across `threads` by
+// streams (each computed whole by one thread, so the values do not depend on the thread count): eff_rank's
+// T x T Gram and eigensolver per stream are most of a sample's serial time once its products run on every
+// thread.
+void measure_streams(Values& values, const std::vector<MatD>& stream, int forward_end,
+                     const MetricSet& wanted, int threads) {
+  const int n = std::min(forward_end, int(stream.size()));
   if (n <= 0) return;
-  const double T = double(t.stream[0].rows()), work = double(n) * T * double(t.stream[0].size()) * 2;
+  const double T = double(stream[0].rows()), work = double(n) * T * double(stream[0].size()) * 2;
   for_each_run(n, work, threads, [&](int first, int last) {
     for (int l = first; l < last; ++l) {
-      const MatD& x = t.stream[l];
-      const auto put = [&](int m, auto&& compute) { put_wanted(s, wanted, m, l, compute); };
+      const MatD& x = stream[l];
+      const auto put = [&](int m, auto&& compute) { put_wanted(values, wanted, m, l, compute); };
       put(metric::act_sq, [&] { return mean_square(x); });
       put(metric::act_mean_abs, [&] { return mean_abs(x); });
       put(metric::act_max_abs, [&] { return max_abs(x); });
@@ -92,16 +102,39 @@ void measure_streams(SampleScalars& s, const SampleTensors& t, int forward_end, 
   });
 }
 
-// The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into s.values.
+// The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into values (x_0..x_K, or
+// one lane's).
+void measure_path(Values& values, const std::vector<MatD>& stream, int forward_end, const MetricSet& wanted,
+                  int threads) {
+  const int K = int(stream.size()) - 1;
+  const auto put = [&](int m, int i, auto&& compute) { put_wanted(values, wanted, m, i, compute); };
+  measure_streams(values, stream, forward_end, wanted, threads);
+  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
+    put(metric::cos_next, k, [&] { return mean_token_cosine(stream[k], stream[k + 1]); });
+    put(metric::rel_update, k, [&] { return mean_relative_update(stream[k], stream[k + 1]); });
+  }
+}
+
+// A block of n > 1 lanes: every lane's path metrics into s.lanes, and lane_cos of x_0..x_{end-1}.
+void measure_lanes(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
+                   int threads) {
+  for (std::size_t i = 0; i < t.lanes.size(); ++i)
+    measure_path(s.lanes[i], t.lanes[i], forward_end, wanted, threads);
+  std::vector<const MatD*> at(t.lanes.size());
+  for (int l = 0; l < forward_end && l < int(t.stream.size()); ++l)
+    put_wanted(s.values, wanted, metric::lane_cos, l, [&] {
+      for (std::size_t i = 0; i < at.size(); ++i) at[i] = &t.lanes[i][std::size_t(l)];
+      return lane_cosine(at);
+    });
+}
+
+// The wanted forward metrics of x_0..x_{end-1} (and of their lanes) into s.
 void measure_forward(SampleScalars& s, const SampleTensors& t, int forward_end, const MetricSet& wanted,
                      int threads) {
   const int K = int(t.stream.size()) - 1;
-  const auto put = [&](int m, int i, auto&& compute) { put_wanted(s, wanted, m, i, compute); };
-  measure_streams(s, t, forward_end, wanted, threads);
-  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
-    put(metric::cos_next, k, [&] { return mean_token_cosine(t.stream[k], t.stream[k + 1]); });
-    put(metric::rel_update, k, [&] { return mean_relative_update(t.stream[k], t.stream[k + 1]); });
-  }
+  const auto put = [&](int m, int i, auto&& compute) { put_wanted(s.values, wanted, m, i, compute); };
+  measure_path(s.values, t.stream, forward_end, wanted, threads);
+  measure_lanes(s, t, forward_end, wanted, threads);
   for (int k = 0; k < K && k < forward_end; ++k) put(metric::branch_sq, k, [&] { return t.branch_sq[k]; });
   s.updated = !t.output_change.empty();
   for (std::size_t l = 0; l < t.output_change.size(); ++l)
@@ -124,12 +157,15 @@ int gradw_metric(WeightKind w) {
   return kGradMetric[int(w)];
 }
 
-SampleScalars empty_scalars(int K) {
+SampleScalars empty_scalars(int K, int lanes) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   SampleScalars s;
   s.values.assign(metric::count, {});
   for (int m = 0; m < metric::count; ++m)
     s.values[m].assign(metric_table()[m].index == MetricIndex::stream ? K + 1 : K, nan);
+  if (lanes > 1) s.lanes.assign(std::size_t(lanes), Values(metric::count));
+  for (Values& lane : s.lanes)
+    for (const int m : kPerLaneMetrics) lane[m] = s.values[m];
   s.stream_finite.assign(K + 1, true);
   s.grad_finite.assign(K + 1, true);
   return s;
@@ -140,7 +176,9 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
   const int K = int(s.stream_finite.size()) - 1;
   SampleRecord r;
   r.sample = sample;
-  r.values = empty_scalars(K).values;
+  SampleScalars nan = empty_scalars(K, std::max(1, int(s.lanes.size())));
+  r.values = std::move(nan.values);
+  r.lanes = std::move(nan.lanes);
   // Forward: the first non-finite stream ends the forward metrics (everything after it derives from it).
   const Store store{r, s, wanted};
   const int forward_bad = first_bad_stream(s);
@@ -169,7 +207,7 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
 SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape& shape,
                             const MetricSet& wanted, int threads) {
   const int K = int(t.stream.size()) - 1;
-  SampleScalars s = empty_scalars(K);
+  SampleScalars s = empty_scalars(K, std::max(1, int(t.lanes.size())));
   for (int l = 0; l <= K; ++l) s.stream_finite[l] = all_finite(t.stream[l]);
   s.output_finite = t.output_finite;
   const int forward_bad = first_bad_stream(s);
@@ -179,7 +217,10 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
   for (int l = K; l >= 0; --l) {
     s.grad_finite[l] = all_finite(t.grad[l]);
     if (!s.grad_finite[l]) break;  // nothing below it is stored
-    if (wanted.contains(metric::grad_sq)) s.values[metric::grad_sq][l] = mean_square(t.grad[l]);
+    if (!wanted.contains(metric::grad_sq)) continue;
+    s.values[metric::grad_sq][l] = mean_square(t.grad[l]);
+    for (std::size_t i = 0; i < t.lane_grad.size(); ++i)
+      s.lanes[i][metric::grad_sq][l] = mean_square(t.lane_grad[i][std::size_t(l)]);
   }
   for (int k = 0; k < K; ++k)
     for (WeightKind w : matrices_at(shape, k)) s.values[kGradMetric[int(w)]][k] = t.gradw[k][int(w)];

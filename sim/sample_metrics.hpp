@@ -23,6 +23,9 @@ struct SampleTensors {
   std::vector<double> jac_sq, jac_spread;  // per stream
   std::vector<double> block_identity_dev;  // per sublayer
   std::vector<double> output_change;       // per stream x_0..x_K; empty when update = "none" or not measured
+  // A block of n > 1 lanes: lanes[i] = x^i_0..x^i_K and lane_grad[i] their gradients (empty when the
+  // backward did not run); `stream` then holds the lanes' mean and `grad` the sum of the lanes' gradients.
+  std::vector<std::vector<MatD>> lanes, lane_grad;
 };
 
 // Every metric of one sample as some backend computed it, before the forward/backward cut-offs apply:
@@ -33,19 +36,24 @@ struct SampleScalars {
   bool output_finite = true;        // y
   std::vector<bool> grad_finite;    // dLoss/dx_0..dLoss/dx_K
   bool updated = false;             // output_change was measured (update != "none")
+  // A block of n > 1 lanes: lanes[i] as `values` for lane i, sized for the metrics measured per lane
+  // (sim/lane_metrics.hpp), the others empty; `values` holds the lanes' mean's. The mean's finiteness is
+  // the lanes' cut-off too: a lane's NaN or Inf makes their sum's.
+  std::vector<std::vector<std::vector<double>>> lanes;
 };
 
 // The metric (index into metric_table()) of the gradient norm of weight w.
 int gradw_metric(WeightKind w);  // its gradw_ metric id
 
 // values sized as a record's for depth K (stream metrics K + 1 entries, sublayer metrics K), all NaN;
-// every tensor finite.
-SampleScalars empty_scalars(int K);
+// every tensor finite; with n > 1 lanes, `lanes` sized likewise for the metrics measured per lane.
+SampleScalars empty_scalars(int K, int lanes = 1);
 
-// The record: of the metrics in `wanted` (the others stay NaN), the forward metrics up to the first
-// non-finite stream (or output), the backward metrics from x_K down to the first non-finite gradient (none
-// when `wanted` has no backward metric), only the matrices sublayer k has (matrices_at(shape, k)); a stored
-// statistic that is NaN or Inf although its tensors are finite is listed in nonfinite_statistics.
+// The record: of the metrics in `wanted` (the others stay NaN), each lane's with its mean's, the forward
+// metrics up to the first non-finite stream (or output), the backward metrics from x_K down to the first
+// non-finite gradient (none when `wanted` has no backward metric), only the matrices sublayer k has
+// (matrices_at(shape, k)); a stored statistic that is NaN or Inf although its tensors are finite is listed in
+// nonfinite_statistics.
 SampleRecord record_from_scalars(int sample, const SampleScalars& s, const StackShape& shape,
                                  const MetricSet& wanted);
 

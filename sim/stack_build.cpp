@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 #include "sim/edges.hpp"
 #include "sim/norm_site.hpp"
@@ -51,18 +52,32 @@ Value lanes_sum(StackOps& ops, const Lanes& lanes) {
   return sum;
 }
 
-// Sublayers of a placement of n > 1 lanes (docs/design/multistream.md 3.1). x_0's lanes are x_0 itself n
-// times, one Value (hyper-connections expand by copying: lucidrains/hyper-connections
-// hyper_connections.py @4775103 l.59), so its gradient is the sum of its lanes'; the output reads the lanes'
-// sum (l.61) through the final norm; stream[l] is the lanes' mean, for the per-layer metrics.
+// Lanes of their own: a lane whose Value is already a lane or x_0 (x_0's copies, a lane passed on unchanged
+// or moved to another lane by the mixing) becomes a copy of it (an exact scale by 1), so that the tape's
+// gradient of every lane at every layer is that lane's alone (the per-lane grad_sq, design 3.3), not the
+// sum over the places one Value holds.
+void own_values(StackOps& ops, Lanes& x, std::unordered_set<int>& seen) {
+  for (Value& v : x) {
+    if (seen.contains(v.id)) v = ops.scale(v, 1.0);
+    seen.insert(v.id);
+  }
+}
+
+// Sublayers of a placement of n > 1 lanes (docs/design/multistream.md 3.1). x_0's lanes are n copies of x_0
+// (hyper-connections expand by copying: lucidrains/hyper-connections hyper_connections.py @4775103 l.59),
+// so its gradient is the sum of its lanes'; the output reads the lanes' sum (l.61) through the final norm;
+// stream[l] is the lanes' mean, for the per-layer metrics.
 void build_lanes(StackOps& ops, StackOps& scaled, const StackShape& s, const Placement& p,
                  PlacementState& state, StackValues& out) {
   const int n = p.lanes();
+  std::unordered_set<int> seen{out.stream.front().id};
   Lanes x(std::size_t(n), out.stream.front());
+  own_values(ops, x, seen);
   out.lanes.push_back(x);
   Value sum;  // of x_k's lanes; after the last sublayer, the readout
   for (int k = 0; k < s.depth; ++k) {
     x = p.sublayer_lanes(scaled, s, k, x, state);
+    own_values(ops, x, seen);
     out.lanes.push_back(x);
     sum = lanes_sum(ops, x);
     out.stream.push_back(ops.scale(sum, 1.0 / n));

@@ -54,6 +54,15 @@ double mean_token_cosine(const MatD& a, const MatD& b) {
   return sum / double(a.rows());
 }
 
+double lane_cosine(const std::vector<const MatD*>& lanes) {
+  double sum = 0;
+  int pairs = 0;
+  for (std::size_t i = 0; i < lanes.size(); ++i)
+    for (std::size_t j = i + 1; j < lanes.size(); ++j, ++pairs)
+      sum += mean_token_cosine(*lanes[i], *lanes[j]);
+  return sum / double(pairs);
+}
+
 double mean_relative_update(const MatD& before, const MatD& after) {
   double sum = 0;
   for (Eigen::Index t = 0; t < before.rows(); ++t)

@@ -1,6 +1,8 @@
 // The metrics of one stream matrix x_l (T x d) and of consecutive pairs, in double precision.
 // Definitions: vocab/metrics.def and docs/metrics.md.
 #pragma once
+#include <vector>
+
 #include "sim/cpu_matrix.hpp"
 
 namespace normsim::sim {
@@ -14,6 +16,8 @@ double token_cosine(const MatD& x);    // NaN for a single token
 double effective_rank(const MatD& x);  // Roy & Vetterli 2007
 double mean_token_cosine(const MatD& a, const MatD& b);
 double mean_relative_update(const MatD& before, const MatD& after);
+// lane_cos: mean_token_cosine over the pairs of distinct lanes i < j (two or more lanes of one layer).
+double lane_cosine(const std::vector<const MatD*>& lanes);
 
 // Whether every entry of x is finite. x * 0 is 0 for a finite entry and NaN for an infinity or a NaN, so
 // the sum is 0 exactly when every entry is finite; Eigen vectorises the sum, where its allFinite() goes

@@ -1,12 +1,14 @@
 """The result tables as pandas DataFrames. The files' columns (normsim._core.columns, defined once in
-sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] then mean, se, n or
-value (step where a configuration sets `steps`); a
+sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] [lane,] then mean, se,
+n or value (step where a configuration sets `steps`, lane where one is a block of n > 1 lanes); a
 Result's frames keep of the keys only those whose value differs between its configurations (varying_keys),
 since the others, repeated on every row, took most of a sweep's memory (docs/python.md, "Result frames"); the
 full config is one merge away (Result.configs). One function, typed(), gives every table the same dtypes
 whether it was built in memory or read from a file: config keys by their schema type (numpy's int64 and
 bool, or pandas' nullable Int64 and boolean where a value is absent, as for keys a PyTorch block does not
-have), l and k nullable Int64 (one of them empty per row)."""
+have), l and k nullable Int64 (one of them empty per row). A grid with a block of n > 1 lanes adds `lane` after
+k and step (str: "mean" for the lanes' mean, "0".."n-1" for a lane, "" for a metric not of the lanes: docs/metrics.md,
+"Lanes")."""
 from . import _core
 from ._deps import require
 
@@ -31,7 +33,7 @@ def typed(df):
     types = key_types()
     for col in df.columns:
         kind = types.get(col)
-        if kind == "string":
+        if kind == "string" or col == "lane":
             df[col] = df[col].fillna("").astype(str)
         elif kind == "boolean":
             df[col] = _dense(df[col].map({True: True, False: False, "true": True, "false": False})
@@ -59,11 +61,11 @@ def varying_keys(configs):
             if key in configs and len({repr(v) for v in configs[key]}) > 1]
 
 
-def frame_columns(name, configs, every_key=False):
+def frame_columns(name, configs, every_key=False, lanes=False):
     """The columns of a Result's frame `name`: the file's, less the keys that do not vary (all of them with
-    every_key, as the files and normsim.theory have them)."""
+    every_key, as the files and normsim.theory have them); `lane` when `lanes`."""
     keep = set(configs) if every_key else set(varying_keys(configs))
-    return [c for c in _core.columns(name, list(configs)) if c not in configs or c in keep]
+    return [c for c in _core.columns(name, list(configs), lanes) if c not in configs or c in keep]
 
 
 def table(name, columns, configs, metric_names, every_key=False):
@@ -73,7 +75,7 @@ def table(name, columns, configs, metric_names, every_key=False):
     np = require("numpy", "normsim's result tables")
     rows = columns["config"]
     data = {"config": rows}
-    wanted = frame_columns(name, configs, every_key)
+    wanted = frame_columns(name, configs, every_key, "lane" in columns)
     for key, values in configs.items():
         if key not in wanted:
             continue  # a key that does not vary, or `metrics` (which rows exist, not a column)
@@ -97,7 +99,8 @@ def config_table(configs):
 def with_every_key(frame, configs, name):
     """A Result's frame `name` with every config key again, in its file's column order (what Result.save
     writes): the keys that do not vary joined from `configs` (Result.configs) by config id."""
-    columns = _core.columns(name, list(configs.columns))  # with the keys written only when set, if present
+    # with the keys written only when set, if present, and the lane column if the frame has it
+    columns = _core.columns(name, list(configs.columns), "lane" in frame.columns)
     missing = [c for c in columns if c in configs.columns and c not in frame.columns]
     full = frame.join(configs[missing], on="config")
     return full[[c for c in columns if c in full.columns]]
@@ -105,13 +108,14 @@ def with_every_key(frame, configs, name):
 
 def read_table(path, columns=None):
     """A result CSV file as written by normsim (or the PyTorch bridge), typed like the in-memory tables;
-    only `columns` (None: all) are read, so the keys a Result leaves out never take memory."""
+    only `columns` (None: all) are read, so the keys a Result leaves out never take memory; `lane` whenever the
+    file has it."""
     pd = _pandas("reading a results folder")
     header = pd.read_csv(path, nrows=0).columns
     floats = {c: "float64" for c in header if c in _FLOAT_COLUMNS or key_types().get(c) == "float"}
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, **floats},
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, "lane": str, **floats},
                      float_precision="round_trip",  # exact: normsim writes shortest round-trip numbers
-                     usecols=None if columns is None else [c for c in header if c in columns])
+                     usecols=None if columns is None else [c for c in header if c in columns or c == "lane"])
     _refuse_short_rows(path, df)
     strings = {k for k, t in key_types().items() if t == "string"}
     for col in strings & set(df.columns):
@@ -146,10 +150,13 @@ def read_nonfinite(path):
 def per_sample_from_layers(layers, depths):
     """metric -> array [config, sample, index] (NaN where absent) from a layers table and the depth of every
     config; the index runs over 0..K for a stream metric (l) and 0..K-1 for a sublayer metric (k), K the
-    largest depth."""
+    largest depth. Of a block of lanes, the lanes' mean's (as normsim.run's arrays): one lane's rows are left
+    out."""
     np = require("numpy", "normsim's per-sample arrays")
     pd = _pandas()
     out = {}
+    if "lane" in layers.columns:
+        layers = layers[layers["lane"].isin(["", "mean"])]
     if layers.empty:
         return out
     configs = int(layers["config"].max()) + 1

@@ -72,7 +72,8 @@ sim::ResultTable table_named(const std::string& name) {
   throw std::invalid_argument("no result table '" + name + "' (layers, summary, theory)");
 }
 
-// The mean field of every config as columns (config, metric, l, k, value), and why configs were skipped.
+// The mean field of every config as columns (config, metric, l, k, step, [lane,] value; step 0: the mean
+// field of init, kept where the frame has the column), and why configs were skipped.
 py::tuple theory(const sim::Grid& grid) {
   std::vector<std::string> skipped;
   const auto values = meanfield_of::theory_values(grid, &skipped);
@@ -80,14 +81,18 @@ py::tuple theory(const sim::Grid& grid) {
   py::array_t<std::int64_t> config(n), metric(n), step(n);
   py::array_t<double> l(n), k(n), value(n);
   std::fill(step.mutable_data(), step.mutable_data() + n, 0);  // the mean field of init
+  std::vector<int> lane(values.size());
   for (std::size_t r = 0; r < values.size(); ++r) {
+    lane[r] = sim::theory_lane(grid.configs[values[r].config], values[r].metric);
     config.mutable_data()[r] = std::int64_t(values[r].config);
     metric.mutable_data()[r] = std::int64_t(values[r].metric);
     put_index(l.mutable_data(), k.mutable_data(), r, values[r].metric, values[r].index);
     value.mutable_data()[r] = values[r].value;
   }
   py::dict d;
-  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step, d["value"] = value;
+  d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step;
+  put_lanes(d, sim::has_lanes(grid.configs), lane);
+  d["value"] = value;
   return py::make_tuple(d, skipped);
 }
 
@@ -139,12 +144,12 @@ void bind_lists(py::module_& m) {
         "(name, index l or k, definition, default, pass) of every metric, in table order");
   m.def(
       "columns",
-      [](const std::string& t, std::vector<std::string> keys) {
-        return sim::table_columns(table_named(t), sim::named_in(std::move(keys)));
+      [](const std::string& t, std::vector<std::string> keys, bool lanes) {
+        return sim::table_columns(table_named(t), sim::named_in(std::move(keys)), lanes);
       },
-      py::arg("table"), py::arg("keys") = std::vector<std::string>{},
+      py::arg("table"), py::arg("keys") = std::vector<std::string>{}, py::arg("lanes") = false,
       "the columns of layers.csv, summary.csv or theory.csv, in file order; a key written only when set "
-      "(parametrization, ...) only when `keys` names it");
+      "(parametrization, ...) only when `keys` names it; `lane` (after k) when `lanes`");
   m.def("theory", &theory, py::arg("grid"));
   m.def("plot", &plot, py::arg("out"), py::arg("metric"), py::arg("format"), py::arg("size"),
         py::arg("heatmap_layer"), py::arg("latex"), py::arg("depth_at_first_layer"), py::arg("claims_only"),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include <pybind11/stl.h>
 
@@ -17,7 +18,23 @@ template <class T>
 T* data(py::array_t<T>& a) {
   return a.mutable_data();
 }
+
+// Whether some record is of a block of n > 1 lanes: then the tables have the `lane` column.
+bool has_lanes(const sim::GridRecords& records) {
+  for (const auto& c : records)
+    for (const auto& r : c)
+      if (!r.lanes.empty()) return true;
+  return false;
+}
+
 }  // namespace
+
+void put_lanes(py::dict& d, bool lanes, const std::vector<int>& lane) {
+  if (!lanes) return;
+  py::list fields;
+  for (const int i : lane) fields.append(sim::lane_field(i));
+  d["lane"] = fields;
+}
 
 void put_index(double* l, double* k, std::size_t row, std::size_t metric, std::size_t index) {
   const bool stream = sim::index_column(metric) == "l";
@@ -31,6 +48,8 @@ py::dict layer_columns(const sim::GridRecords& records) {
   const auto n = static_cast<py::ssize_t>(rows);
   py::array_t<std::int64_t> config(n), sample(n), metric(n), step(n);
   py::array_t<double> l(n), k(n), value(n);
+  const bool lanes = has_lanes(records);
+  std::vector<int> lane;
   std::size_t r = 0;
   sim::for_each_layer_value(records, [&](const sim::LayerValue& v) {
     data(config)[r] = std::int64_t(v.config);
@@ -38,11 +57,14 @@ py::dict layer_columns(const sim::GridRecords& records) {
     data(step)[r] = v.step;
     data(metric)[r] = std::int64_t(v.metric);
     put_index(data(l), data(k), r, v.metric, v.index);
+    if (lanes) lane.push_back(v.lane);
     data(value)[r++] = v.value;
   });
   py::dict d;
   d["config"] = config, d["sample"] = sample, d["metric"] = metric;
-  d["l"] = l, d["k"] = k, d["step"] = step, d["value"] = value;  // step: kept where the frame has the column
+  d["l"] = l, d["k"] = k, d["step"] = step;  // step: kept where the frame has the column
+  put_lanes(d, lanes, lane);
+  d["value"] = value;
   return d;
 }
 
@@ -52,18 +74,21 @@ py::dict summary_columns(const sim::GridRecords& records) {
   const auto n = static_cast<py::ssize_t>(rows.size());
   py::array_t<std::int64_t> config(n), metric(n), count(n), step(n);
   py::array_t<double> l(n), k(n), mean(n), se(n);
+  std::vector<int> lane;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& v = rows[r];
     data(config)[r] = std::int64_t(v.config);
     data(metric)[r] = std::int64_t(v.metric);
     data(step)[r] = v.step;
     put_index(data(l), data(k), r, v.metric, v.index);
+    lane.push_back(v.lane);
     data(mean)[r] = v.summary.mean;
     data(se)[r] = v.summary.se;
     data(count)[r] = v.summary.n;
   }
   py::dict d;
   d["config"] = config, d["metric"] = metric, d["l"] = l, d["k"] = k, d["step"] = step;
+  put_lanes(d, has_lanes(records), lane);
   d["mean"] = mean, d["se"] = se, d["n"] = count;
   return d;
 }
@@ -99,7 +124,7 @@ py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& record
 }
 
 py::tuple nonfinite_tuple(const sim::NonFiniteRow& r) {
-  return py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, std::string(r.metric));
+  return py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, sim::nonfinite_metric(r));
 }
 
 py::list nonfinite_rows(const sim::GridRecords& records) {

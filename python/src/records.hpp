@@ -4,6 +4,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
 #include "sim/config_file.hpp"
 #include "sim/result_rows.hpp"
 
@@ -12,7 +14,7 @@ namespace normsim::python {
 namespace py = pybind11;
 
 // Column name -> numpy array: config, sample, metric (position in the metric table), l, k (float, NaN where
-// the metric has the other index), value: the rows of layers.csv.
+// the metric has the other index), [lane (str),] value: the rows of layers.csv.
 py::dict layer_columns(const sim::GridRecords& records);
 // config, metric, l, k, mean, se, n: the rows of summary.csv.
 py::dict summary_columns(const sim::GridRecords& records);
@@ -29,5 +31,8 @@ py::dict config_values(const sim::Grid& grid);
 
 // Fills the l and k arrays at `row` from a metric's index (the other one NaN).
 void put_index(double* l, double* k, std::size_t row, std::size_t metric, std::size_t index);
+// d["lane"] = the rows' lane fields (sim::lane_field: "", "mean" or the lane), when `lanes` (a grid with a
+// block of lanes: its tables have the column).
+void put_lanes(py::dict& d, bool lanes, const std::vector<int>& lane);
 
 }  // namespace normsim::python

@@ -59,26 +59,38 @@ sim::Config small_config(vocab::Placement placement, const Kind& kind, const std
 // order adds ~sqrt(k) * 6e-8 per product, a few e-6 per sublayer, and metrics such as eff_rank and the
 // cosines add cancellation: eps 3e-3, tol 1e-4. A real bug (a wrong transpose, a missing term, a wrong
 // sample's weights) shows up at O(1).
+// values[m][i] of one record against another's (`what`: whose, for messages).
+void require_values_close(const std::vector<std::vector<double>>& g,
+                          const std::vector<std::vector<double>>& c, double tol, double eps,
+                          const std::string& what) {
+  const auto table = sim::metric_table();
+  for (std::size_t m = 0; m < c.size(); ++m) {
+    REQUIRE(g[m].size() == c[m].size());
+    for (std::size_t i = 0; i < c[m].size(); ++i) {
+      const double a = g[m][i], b = c[m][i];
+      INFO(what << " metric " << table[m].name << " layer " << i << ": gpu " << a << " cpu " << b);
+      if (std::isnan(b)) {
+        CHECK(std::isnan(a));
+      } else {
+        CHECK(std::abs(a - b) <= tol + std::abs(b) * eps);
+      }
+    }
+  }
+}
+
+// The records' values and, where the reference `c` has lanes, every lane's.
 void require_records_close(const std::vector<sim::SampleRecord>& g, const std::vector<sim::SampleRecord>& c,
                            double tol, double eps) {
   REQUIRE(g.size() == c.size());
-  const auto table = sim::metric_table();
   for (std::size_t s = 0; s < c.size(); ++s) {
     REQUIRE(g[s].sample == c[s].sample);
     REQUIRE(g[s].nonfinite.has_value() == c[s].nonfinite.has_value());
-    for (std::size_t m = 0; m < c[s].values.size(); ++m) {
-      REQUIRE(g[s].values[m].size() == c[s].values[m].size());
-      for (std::size_t i = 0; i < c[s].values[m].size(); ++i) {
-        const double a = g[s].values[m][i], b = c[s].values[m][i];
-        INFO("sample " << c[s].sample << " metric " << table[m].name << " layer " << i << ": gpu " << a
-                       << " cpu " << b);
-        if (std::isnan(b)) {
-          CHECK(std::isnan(a));
-        } else {
-          CHECK(std::abs(a - b) <= tol + std::abs(b) * eps);
-        }
-      }
-    }
+    const std::string sample = "sample " + std::to_string(c[s].sample);
+    require_values_close(g[s].values, c[s].values, tol, eps, sample);
+    if (c[s].lanes.empty()) continue;
+    REQUIRE(g[s].lanes.size() == c[s].lanes.size());
+    for (std::size_t i = 0; i < c[s].lanes.size(); ++i)
+      require_values_close(g[s].lanes[i], c[s].lanes[i], tol, eps, sample + " lane " + std::to_string(i));
   }
 }
 
@@ -626,9 +638,9 @@ TEST_CASE("make_backend builds the CUDA backend once registered", "[backend]") {
 
 // Blocks of lanes (docs/design/multistream.md 3.1): mixing is the tape's scale and add, so the device runs
 // them through the ops it has. HC at its official init (n = 2, 4), a lane permutation (lucidrains issue 8),
-// and a mixing with an emb skip and mHC-like sigmoid coefficients: the records (stream metrics of the lanes'
-// mean, grad_sq of the lanes' gradient sum) are the CPU's, with the backward and forward only (the plan then
-// keeps the whole tape, as a block of lanes is built whole). The tolerances are the built-ins' (above).
+// and a mixing with an emb skip and mHC-like sigmoid coefficients: the records (every lane's stream, pair and
+// gradient metrics, the lanes' mean's, lane_cos) are the CPU's, with the backward and forward only (the plan
+// then keeps the whole tape, as a block of lanes is built whole). The tolerances are the built-ins' (above).
 TEST_CASE("CUDA backend matches the CPU backend for blocks of lanes", "[backend][lanes]") {
   const std::string r4 = "k - 4*floor(k/4)";
   const std::string blocks[] = {
@@ -655,11 +667,18 @@ TEST_CASE("CUDA backend matches the CPU backend for blocks of lanes", "[backend]
                                 f64 ? 1e-4 : 3e-3);
         }
   // HC at its official init is Pre-LN on the device too: the lanes' mean is x_l exactly for n = 2, and the
-  // output N(2 x_K) is N(x_K) within the final norm's eps (tests/sim/test_lanes.cpp): relative < 1e-5.
+  // output N(2 x_K) is N(x_K) within the final norm's eps (tests/sim/test_lanes.cpp): relative < 1e-5. Its
+  // lanes are copies, so lane_cos is 1 up to rounding (Pre-LN has none).
   sim::Config hc = small_config(vocab::Placement::custom, kKinds[0], "float64");
   hc.block = blocks[0];
   const sim::Config pre = small_config(vocab::Placement::pre, kKinds[0], "float64");
-  require_records_close(cuda.run(hc, samples), cuda.run(pre, samples), 1e-12, 1e-5);
+  std::vector<sim::SampleRecord> on_device = cuda.run(hc, samples);
+  for (sim::SampleRecord& r : on_device)
+    for (double& v : r.values[sim::metric::lane_cos]) {
+      CHECK(v == Approx(1).margin(1e-12));
+      v = NAN;
+    }
+  require_records_close(on_device, cuda.run(pre, samples), 1e-12, 1e-5);
 }
 
 // The edge matrices (sim/edges.hpp; gpu/gpu_tape_device.cpp project, the one-hot token input

@@ -37,22 +37,61 @@ def cli(*args, cwd=None):
     return subprocess.run([PROGRAM, *args], capture_output=True, text=True, cwd=cwd)
 
 
+# Pre-LN beside static hyper-connections at the official init, n = 2 (experiments/placements/hc.toml): a grid
+# whose tables have the `lane` column.
+LANES_CONFIG = textwrap.dedent("""\
+    placement = "custom"
+    block = ["x + F(N(x))", "[[1,0],[0,1]] @ x + [1,1] * F(N(k - 2*floor(k/2) < 1 ? x[0] : x[1]))"]
+    sublayer = "mlp"
+    depth = 4
+    width = 16
+    tokens = 4
+    samples = 3
+    seed = 7
+    """)
+
+
 class SameAsCli(unittest.TestCase):
+    def same_as_cli(self, d, text):
+        """normsim.run and normsim.read of the CLI's folder: equal frames, arrays and saved files."""
+        config = os.path.join(d, "grid.toml")
+        with open(config, "w") as f:
+            f.write(text)
+        done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        r = normsim.run(config, progress=False)
+        files = normsim.read(os.path.join(d, "cli"))
+        for table in ("summary", "layers", "theory", "configs"):
+            pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
+        pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
+        self.assertEqual(set(r.per_sample), set(files.per_sample))
+        for metric in files.per_sample:
+            np.testing.assert_array_equal(r.array(metric), files.array(metric))
+        return r, files
+
+    def test_lane_frames_and_files_equal_the_cli(self):
+        """docs/metrics.md "Lanes": lane is "mean", "0", "1" on HC's per-lane metrics, "" elsewhere; the
+        per-sample arrays are the lanes' mean's; the files save back byte for byte."""
+        with Scratch() as d:
+            r, _ = self.same_as_cli(d, LANES_CONFIG)
+            self.assertEqual(list(r.summary.columns[-5:]), ["k", "lane", "mean", "se", "n"])
+            lanes = r.layers.groupby("config")["lane"].unique()
+            self.assertEqual(sorted(lanes[0]), [""])
+            self.assertEqual(sorted(lanes[1]), ["", "0", "1", "mean"])
+            act = r.summary[(r.summary.metric == "act_sq") & (r.summary.config == 1)]
+            self.assertEqual(sorted(act["lane"].unique()), ["0", "1", "mean"])
+            mean = r.layers[(r.layers.metric == "act_sq") & (r.layers.config == 1) & (r.layers.lane == "mean")]
+            at = mean["sample"].to_numpy("int64"), mean["l"].to_numpy("int64")
+            np.testing.assert_array_equal(r.array("act_sq")[1][at], mean["value"].to_numpy())
+            r.save(os.path.join(d, "py"))
+            for name in ("layers.csv", "summary.csv"):
+                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
+                    self.assertEqual(a.read(), b.read(), name)
+
     def test_frames_and_files_equal_the_cli(self):
         with Scratch() as d:
-            config = os.path.join(d, "grid.toml")
-            with open(config, "w") as f:
-                f.write(CONFIG)
-            done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots")
-            self.assertEqual(done.returncode, 0, done.stderr)
-            r = normsim.run(config, progress=False)
-            files = normsim.read(os.path.join(d, "cli"))
-            for table in ("summary", "layers", "theory", "configs"):
-                pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
-            pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
-            self.assertEqual(set(r.per_sample), set(files.per_sample))
-            for metric in files.per_sample:
-                np.testing.assert_array_equal(r.array(metric), files.array(metric))
+            r, files = self.same_as_cli(d, CONFIG)
+            self.assertNotIn("lane", r.summary.columns)
             self.assertEqual(r.array("act_sq").shape, (2, 3, 5))  # configs, samples, l = 0..K
             self.assertEqual(r.array("cos_next").shape, (2, 3, 4))  # k = 0..K-1
             r.save(os.path.join(d, "py"))

@@ -84,14 +84,16 @@ TEST_CASE("hc_official_init_equals_preln") {
 
 // The lucidrains issue-8 regression (fixed in 215116f): width_connection returned the lanes before mixing,
 // invisible at HC's identity init. Here the mixing swaps the lanes: lane 1 of x_{k+1} must be lane 0 of x_k
-// (the same Value), and lane 0 of x_{k+1} is x_k's lane 1 plus the branch of lane 0.
+// (a copy of its Value: every lane is a Value of its own), and lane 0 of x_{k+1} is x_k's lane 1 plus the
+// branch of lane 0.
 TEST_CASE("lane_permutation_mixes") {
   const Config c = small("[[0,1],[1,0]] @ x + [1,0] * F(N(x[0]))");
   const TapedStack a(c, input_of(c));
   for (int l = 0; l < c.depth; ++l) {
     const Lanes& now = a.sv.lanes[std::size_t(l)];
     const Lanes& next = a.sv.lanes[std::size_t(l + 1)];
-    CHECK(next[1].id == now[0].id);
+    CHECK(next[1].id != now[0].id);
+    CHECK((a.at(next[1]).array() == a.at(now[0]).array()).all());
     if (l > 0) CHECK_FALSE((a.at(next[1]).array() == a.at(now[1]).array()).all());  // mixed, not kept
     CHECK_FALSE((a.at(next[0]).array() == a.at(now[1]).array()).all());             // the branch was added
   }
@@ -101,7 +103,7 @@ TEST_CASE("lane_permutation_mixes") {
   CHECK((a.at(a.sv.stream.back()) - 0.5 * sum).cwiseAbs().maxCoeff() == 0.0);
 }
 
-// x_0's lanes are one Value, so its gradient sums the lanes' (the tape's add accumulates both operands):
+// x_0's lanes are copies of it, so its gradient sums the lanes' (the tape's scale and add pass it back):
 // dLoss/dx_0 against central finite differences through a mixing that weighs the lanes unequally. h = 1e-6:
 // truncation O(h^2) and rounding O(1e-16/h) are below 1e-9 on O(1) gradients; 1e-6 + 1e-5 relative, as
 // tests/sim/test_backward_fd.cpp.
