@@ -73,11 +73,12 @@ do_build() {
   if python3 -c 'import pybind11' 2>/dev/null; then
     py=(-DPython_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)")
   fi
-  cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF -DNORMSIM_CUDA_MOCK=OFF \
+  cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF -DNORMSIM_CUDA_MOCK=OFF -DNORMSIM_WERROR=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
   local targets=(normsim test_gpu normsim_gpu_bench)
   cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
-  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || return $?
+  echo "compiler warnings (not errors on this foreign compiler): $(grep -c 'warning:' "$logs/build.log")"
 }
 
 sanitize() {  # sanitize TOOL TEST-SPEC...: compute-sanitizer TOOL on test_gpu's matching cases
@@ -151,7 +152,7 @@ write_summary() {
     echo '```'
     for s in "${all[@]}"; do
       [ -f "$logs/$s.log" ] || continue
-      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
+      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
         "$logs/$s.log" | head -60 | sed "s/^/$s: /"
     done
     echo '```'

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace normsim::stats {
 
@@ -36,9 +37,7 @@ SampleLine sample_line(std::span<const double> x, const std::vector<double>& y, 
 }
 
 std::size_t distinct_count(std::span<const double> x) {
-  std::vector<double> v(x.begin(), x.end());
-  std::sort(v.begin(), v.end());
-  return std::size_t(std::unique(v.begin(), v.end()) - v.begin());
+  return std::set<double>(x.begin(), x.end()).size();
 }
 
 }  // namespace
