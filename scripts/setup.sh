@@ -17,7 +17,7 @@ done
 pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 libcli11-dev librandom123-dev
       libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox libopenmpi-dev openmpi-bin clang-format
       python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-torch python3-tqdm
-      python3-xarray python3-venv python3-pip libopenblas0-openmp fonts-liberation2 poppler-utils)
+      python3-xarray python3-venv python3-pip libopenblas0-openmp fonts-liberation2 poppler-utils ccache)
 # fonts-liberation2: the figures' pinned font (Liberation Sans); poppler-utils: pdffonts and pdftotext, with
 # which the plots tests read the font name and text size back from a drawn PDF.
 # python3-torch serves normsim.torch and the benchmark's PyTorch reference; libopenblas0-openmp puts
@@ -26,7 +26,8 @@ pkgs=(cmake make g++ git pkg-config libeigen3-dev libboost-math-dev catch2 libcl
 # it runs in torch's own OpenMP pool, where the pthreads build adds its own threads to torch's, so that
 # torch.set_num_threads(2) oversubscribed the cores and the bridge's benchmark stack took 4.8 s instead of
 # 1.4 s (docs/python.md, "BLAS"). python3-venv and python3-pip: `pip install .`
-# into a venv (docs/python.md "Install", tests/python/test_install.py).
+# into a venv (docs/python.md "Install", tests/python/test_install.py). ccache: scripts/test.sh compiles
+# through it, so that the test of `pip install .` finds the Release build's objects in its cache.
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

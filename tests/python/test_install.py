@@ -12,7 +12,9 @@ import unittest
 from common import SOURCE_DIR, Scratch, require_or_skip
 
 require_or_skip("numpy", "pandas")
-BUILD = os.path.join(os.environ.get("NORMSIM_BINARY_DIR", os.path.join(SOURCE_DIR, "build")), "pip-test")
+# Beside the build tree at the same depth (build -> build-pip), so that ccache, with CCACHE_BASEDIR at the
+# checkout (scripts/test.sh), sees the same relative paths and serves the Release build's objects.
+BUILD = os.path.abspath(os.environ.get("NORMSIM_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))) + "-pip"
 
 
 def clean_env():
