@@ -8,7 +8,8 @@
 #                                                named) within GPU_BUDGET seconds (default 480)
 # Steps, in order (each under its own limit inside the budget; one skipped when too little is left):
 #   build      Release, CUDA for this device's architecture; normsim, test_gpu, the benchmark and, when the
-#              Python has pybind11 and its headers, the Python module. Headers from /usr or .gpu-deps/.
+#              Python has pybind11 and its headers, the Python module (GPU_TARGETS="..." builds only the
+#              targets named). Headers from /usr or .gpu-deps/.
 #   tests      test_gpu: every kernel against its CPU twin, the backend against the CPU backend
 #   check      `normsim check` on the CPU backend and on the GPU; scripts/compare_verdicts.py compares them
 #   bench      bench/gpu_bench.cpp: W1, W2, W2bf16 and W2tf32 against cuBLAS and PyTorch eager in the same run
@@ -81,6 +82,8 @@ do_build() {
     -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
   local targets=(normsim test_gpu normsim_gpu_bench)
   cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
+  # GPU_TARGETS: only these (a short check: "test_gpu normsim_gpu_bench" for `tests quickbench`).
+  [ -n "${GPU_TARGETS:-}" ] && read -r -a targets <<<"$GPU_TARGETS"
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || return $?
   echo "compiler warnings (not errors on this foreign compiler): $(grep -c 'warning:' "$logs/build.log")"
 }
