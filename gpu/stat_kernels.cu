@@ -58,7 +58,8 @@ __global__ void unit_column_square_kernel(const R* x, const double* row, int T, 
       term[dt][threadIdx.x] = double(x[r * d + c]) / sqrt(row[r * kRowStats + row_sq]);
     }
     __syncthreads();
-    for (int dt = 0; threadIdx.y == 0 && dt < kColumnTile && t0 + dt < T; ++dt) col += term[dt][threadIdx.x];
+    for (int dt = 0; threadIdx.y == 0 && c < d && dt < kColumnTile && t0 + dt < T; ++dt)
+      col += term[dt][threadIdx.x];
     __syncthreads();
   }
   if (threadIdx.y == 0 && c < d) out[s * d + c] = col * col;
