@@ -31,7 +31,8 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
       scratch_(recompute ? std::size_t(S_) * largest_weight(shape) : 0),
       ctx_{blas.handle(), config.seed, S_, ids_.get(), recompute, &scratch_, &stats},
       stats_(stats),
-      measure_(blas.handle(), S_, shape.tokens, shape.width, config.metrics.contains(sim::metric::eff_rank)),
+      measure_(blas.handle(), S_, shape.tokens, shape.width, config.metrics,
+               eff_rank_streams(shape.depth, placement.lanes())),
       backward_(config.metrics.any_of(sim::MetricPass::backward) || sim::steps_on_loss(config.update)),
       update_(config, blas.handle(), S_, ids_.get()),
       first_streams_(update_.active() || sim::JacobianWanted::of(config.metrics).blocks
@@ -206,6 +207,7 @@ void BatchRun<R>::whole() {
     const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()), &state_);
     measure_streams(g, sv, 0);
     if (!sv.lanes.empty()) measure_lanes(g, sv);
+    measure_.finish();
     keep_streams(g, sv, 0);
     if (backward_) {
       DeviceBuffer<R> dz = loss_gradient_at(g, sv);
@@ -246,6 +248,7 @@ void BatchRun<R>::checkpointed(int every) {
     if (!backward_) break;
     dout = backward(g, sv, sv.loss_input(), loss_gradient_at(g, sv), first, int(sv.stream.size()));
   }
+  measure_.finish();
   if (backward_) reverse_segments(checkpoint, std::move(dout), every);
   if (update_.active()) updated_pass(every);
 }

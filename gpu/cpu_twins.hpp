@@ -88,6 +88,18 @@ inline void round_to_bf16(const float* x, float* rounded, std::uint16_t* bits, s
   }
 }
 
+// gaussian_fill<float>'s entries, each rounded by round_to_bf16: the specification of the fused kernel.
+inline void gaussian_fill_bf16(std::uint16_t* bits, std::size_t n, int S, const std::uint32_t* samples,
+                               std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale) {
+  for (int s = 0; s < S; ++s) {
+    const sim::DrawKey key{seed, samples[s], layer, stream};
+    for (std::size_t i = 0; i < n; ++i) {
+      const float x = sim::gaussian_at(key, i) * float(scale);
+      round_to_bf16(&x, nullptr, bits + s * n + i, 1);
+    }
+  }
+}
+
 template <class R>
 void pointwise_norm_forward(const R* x, R* y, std::size_t n, sim::PointwiseNorm f) {
   for (std::size_t i = 0; i < n; ++i) y[i] = R(f(double(x[i])));

@@ -40,23 +40,16 @@ void round_if_bf16(bool on, R* d, std::size_t n) {
     if (on) round_to_bf16(d, d, nullptr, n);
 }
 
-// times_weight where `bf16` (R float): u and W read as their bf16 roundings (CUDA_R_16BF operands), the
-// products summed in float32, out left unrounded (its bias, if any, comes first).
-template <class R>
-void times_weight_as(bool bf16, cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T,
-                     int n_in, int n_out, bool trans_w) {
-  if constexpr (std::is_same_v<R, float>) {
-    if (bf16) {
-      const std::size_t nu = std::size_t(S) * T * n_in, nw = std::size_t(S) * n_in * n_out;
-      DeviceBuffer<std::uint16_t> u_bits(nu), w_bits(nw);
-      round_to_bf16(d_u, nullptr, u_bits.get(), nu);
-      round_to_bf16(d_w, nullptr, w_bits.get(), nw);
-      return gemm_bf16(h, false, trans_w, T, n_out, n_in, 1.0, u_bits.get(), n_in, (long long)T * n_in,
-                       w_bits.get(), trans_w ? n_in : n_out, (long long)n_in * n_out, 0.0, d_out, n_out,
-                       (long long)T * n_out, S);
-    }
-  }
-  times_weight(h, d_u, d_w, d_out, S, T, n_in, n_out, trans_w, false);
+// times_weight on bf16 operands (precision = "bf16", R float): u rounded to bf16 here, W given as its bf16
+// bits (GpuWeights::bf16_bits), the products summed in float32, out left unrounded (its bias, if any, comes
+// first).
+inline void times_weight_bf16(cublasHandle_t h, const float* d_u, const std::uint16_t* d_w_bits, float* d_out,
+                              int S, int T, int n_in, int n_out, bool trans_w) {
+  const std::size_t nu = std::size_t(S) * T * n_in;
+  DeviceBuffer<std::uint16_t> u_bits(nu);
+  round_to_bf16(d_u, nullptr, u_bits.get(), nu);
+  gemm_bf16(h, false, trans_w, T, n_out, n_in, 1.0, u_bits.get(), n_in, (long long)T * n_in, d_w_bits,
+            trans_w ? n_in : n_out, (long long)n_in * n_out, 0.0, d_out, n_out, (long long)T * n_out, S);
 }
 
 // The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
@@ -85,7 +78,7 @@ class GpuWeights {
   // rounded and out is rounded once, after the bias, as on the CPU (sim/cpu_branches.cpp's multiply).
   void forward(WeightKind w, const R* d_u, R* d_out) {
     const int S = ctx_.S, T = s_.tokens, n = s_.fan_out(w);
-    times_weight_as(bf16_, ctx_.blas, d_u, get(w), d_out, S, T, s_.fan_in(w), n, false);
+    times(w, d_u, d_out, s_.fan_in(w), n, false);
     if (sim::has_bias(s_.cfg, w)) {
       const DeviceBuffer<R> b = bias(w);
       round_if_bf16(bf16_, b.get(), std::size_t(ctx_.S) * n);
@@ -97,9 +90,8 @@ class GpuWeights {
   // The backward's product with matrix w: dx (S x T x fan_in) = dy W^T, in bf16 on rounded operands and
   // rounded.
   void backward(WeightKind w, const R* d_dy, R* d_dx) {
-    const int S = ctx_.S, T = s_.tokens;
-    times_weight_as(bf16_, ctx_.blas, d_dy, get(w), d_dx, S, T, s_.fan_out(w), s_.fan_in(w), true);
-    round_if_bf16(bf16_, d_dx, std::size_t(S) * T * s_.fan_in(w));
+    times(w, d_dy, d_dx, s_.fan_out(w), s_.fan_in(w), true);
+    round_if_bf16(bf16_, d_dx, std::size_t(ctx_.S) * s_.tokens * s_.fan_in(w));
   }
   bool bf16() const { return bf16_; }
   // The loss's gradient of w is A^T B (A: S x T x fan_in, B: S x T x fan_out): its norm to d_gradw's block
@@ -116,6 +108,28 @@ class GpuWeights {
   }
 
  private:
+  // out = u W, or u W^T with `trans` (u: S x T x n_in), on bf16 operands in bf16.
+  void times(WeightKind w, const R* d_u, R* d_out, int n_in, int n_out, bool trans) {
+    if constexpr (std::is_same_v<R, float>) {
+      if (bf16_)
+        return times_weight_bf16(ctx_.blas, d_u, bf16_bits(w).get(), d_out, ctx_.S, s_.tokens, n_in, n_out,
+                                 trans);
+    }
+    times_weight(ctx_.blas, d_u, get(w), d_out, ctx_.S, s_.tokens, n_in, n_out, trans, false);
+  }
+  // W's bf16 bits (R float). Recomputed weights drawn as a plain Gaussian (no unit norm, no update) are drawn
+  // straight into bf16 (gaussian_fill_bf16: bit for bit draw() then round_to_bf16, one pass instead of a
+  // float32 fill and a rounding pass over it); otherwise the float32 weight is rounded.
+  DeviceBuffer<std::uint16_t> bf16_bits(WeightKind w) {
+    DeviceBuffer<std::uint16_t> bits(std::size_t(ctx_.S) * size(w));
+    if (ctx_.recompute && !ctx_.apply && !sim::unit_norm(s_, p_, k_, w))
+      gaussian_fill_bf16(bits.get(), std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed,
+                         std::uint32_t(k_), sim::weight_stream(sim::WeightId{w, index_}),
+                         sim::weight_std(s_, p_, k_, w));
+    else
+      round_to_bf16(get(w), nullptr, bits.get(), bits.size());
+    return bits;
+  }
   // Matrix w's bias for every sample (S x fan_out), + dB where the context applies an update.
   DeviceBuffer<R> bias(WeightKind w) const {
     const int n = s_.fan_out(w);
@@ -482,33 +496,27 @@ DeviceBuffer<R> scaled_copy(const R* d_x, std::size_t n, int S, const double* d_
   return y;
 }
 
-// ||A^T B||_F^2 = <A A^T, B B^T>_F per sample into `sum`, the Grams formed in double (a float32 stack's
-// operands widened first). The CPU backend forms float32 Grams and, where their inner product cancels
+// ||A^T B||_F^2 = <A A^T, B B^T>_F per sample into `sum`, the Grams formed in double from the operands
+// scaled by `factor` (S for A, then S for B) and widened in one pass (scaled_widen: the bits of scaled_sum
+// then widen). The CPU backend forms float32 Grams and, where their inner product cancels
 // (sim::cancelled: less than 1 % of sum |Ga Gb| survives, as for W_K's gradient under collapsed tokens),
 // A^T B in double; double Grams need no such fallback: their inner product is exact to double's rounding
 // (~1e-16 of sum |Ga Gb| against float's ~1e-7) everywhere, and on the data-centre parts this backend
 // targets a double GEMM of T x T x n runs at about float's non-tensor rate.
 template <class R>
-void gram_frobenius_sq(cublasHandle_t blas, const R* a, const R* b, int S, int T, int n, int m, double* sum) {
-  const auto in_double = [S, T](const R* x, int k) {
+void gram_frobenius_sq(cublasHandle_t blas, const R* a, const R* b, const double* factor, int S, int T, int n,
+                       int m, double* sum) {
+  const auto scaled_in_double = [S, T](const R* x, const double* f, int k) {
     DeviceBuffer<double> w(std::size_t(S) * T * k);
-    widen(x, w.size(), w.get());
+    scaled_widen(x, f, std::size_t(T) * k, S, w.get());
     return w;
   };
-  DeviceBuffer<double> wa, wb;
-  const double* da = nullptr;
-  const double* db = nullptr;
-  if constexpr (std::is_same_v<R, double>) {
-    da = a, db = b;
-  } else {
-    wa = in_double(a, n), wb = in_double(b, m);
-    da = wa.get(), db = wb.get();
-  }
+  const DeviceBuffer<double> da = scaled_in_double(a, factor, n), db = scaled_in_double(b, factor + S, m);
   DeviceBuffer<double> ga(std::size_t(S) * T * T), gb(std::size_t(S) * T * T);
-  gemm<double>(blas, false, true, T, T, n, 1.0, da, n, (long long)T * n, da, n, (long long)T * n, 0.0,
-               ga.get(), T, (long long)T * T, S);
-  gemm<double>(blas, false, true, T, T, m, 1.0, db, m, (long long)T * m, db, m, (long long)T * m, 0.0,
-               gb.get(), T, (long long)T * T, S);
+  gemm<double>(blas, false, true, T, T, n, 1.0, da.get(), n, (long long)T * n, da.get(), n, (long long)T * n,
+               0.0, ga.get(), T, (long long)T * T, S);
+  gemm<double>(blas, false, true, T, T, m, 1.0, db.get(), m, (long long)T * m, db.get(), m, (long long)T * m,
+               0.0, gb.get(), T, (long long)T * T, S);
   sample_dot(ga.get(), gb.get(), std::size_t(T) * T, S, sum);
 }
 
@@ -527,11 +535,11 @@ void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, i
   sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
   sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
   power_of_two_scales(max_a, d_factor.get(), 2 * S);
-  const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, d_factor.get());
-  const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, d_factor.get() + S);
   if (frobenius_by_gram(T, n, m)) {
-    gram_frobenius_sq(blas, a.get(), b.get(), S, T, n, m, sum);
+    gram_frobenius_sq(blas, d_a, d_b, d_factor.get(), S, T, n, m, sum);
   } else {
+    const DeviceBuffer<R> a = scaled_copy(d_a, std::size_t(T) * n, S, d_factor.get());
+    const DeviceBuffer<R> b = scaled_copy(d_b, std::size_t(T) * m, S, d_factor.get() + S);
     DeviceBuffer<R> g(std::size_t(S) * n * m);
     gemm<R>(blas, true, false, n, m, T, 1.0, a.get(), n, (long long)T * n, b.get(), m, (long long)T * m, 0.0,
             g.get(), m, (long long)n * m, S);

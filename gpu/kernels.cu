@@ -2,8 +2,10 @@
 // comes from sim/ (NORMSIM_HD); row reductions run in double, like the CPU code they mirror.
 #include <math_constants.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_common.cuh"
@@ -19,9 +21,11 @@ namespace normsim::gpu {
 namespace {
 
 // One thread per Philox block: its four normals are computed once and written to the (up to) four entries
-// they are (gaussian_at would compute the block once per entry).
-template <class R>
-__global__ void gaussian_fill_kernel(R* out, std::size_t n, int S, const std::uint32_t* samples,
+// they are (gaussian_at would compute the block once per entry). Out std::uint16_t: each entry's bf16 bits,
+// rounded from the float32 that a float fill writes (sim::bf16_rounded_bits), so the same bits as
+// gaussian_fill<float> followed by round_to_bf16, without the float32 pass.
+template <class Out>
+__global__ void gaussian_fill_kernel(Out* out, std::size_t n, int S, const std::uint32_t* samples,
                                      std::uint64_t seed, std::uint32_t layer, sim::Stream stream,
                                      float scale) {
   const std::size_t blocks = (n + 3) / 4;
@@ -29,8 +33,13 @@ __global__ void gaussian_fill_kernel(R* out, std::size_t n, int S, const std::ui
     const std::size_t s = j / blocks, b = j % blocks;
     float z[4];
     sim::gaussian_block(sim::DrawKey{seed, samples[s], layer, stream}, std::uint32_t(b), z);
-    R* o = out + s * n + 4 * b;
-    for (std::size_t q = 0; q < 4 && 4 * b + q < n; ++q) o[q] = R(z[q] * scale);
+    Out* o = out + s * n + 4 * b;
+    for (std::size_t q = 0; q < 4 && 4 * b + q < n; ++q) {
+      if constexpr (std::is_same_v<Out, std::uint16_t>)
+        o[q] = Out(sim::bf16_rounded_bits(__float_as_uint(z[q] * scale)) >> 16);
+      else
+        o[q] = Out(z[q] * scale);
+    }
   }
 }
 
@@ -289,12 +298,15 @@ __global__ void random_update_scales_kernel(const double* w_sq, const double* g_
   NORMSIM_GRID_LOOP(s, std::size_t(S)) factor[s] = sim::random_update_scale(w_sq[s], g_sq[s], scale);
 }
 
-// One block per sample: the largest finite |a|, and how many entries are not finite (then NaN).
+// Blocks (blockIdx.x the sample, gridDim.y per sample) over slices of a sample: each block's largest finite
+// |a|, or NaN where it saw an entry that is not finite, merged into out[s] by an atomicMax on the bits. The
+// bits of non-negative doubles order as their values, and the quiet NaN 0x7FF8... lies above +infinity's, so
+// the merge is exact and the result the twin's whatever the grid (out[s] starts at +0: all bits clear).
 template <class R>
-__global__ void sample_max_abs_kernel(const R* a, std::size_t n, double* out) {
-  const std::size_t o = std::size_t(blockIdx.x) * n;
+__global__ void sample_max_abs_kernel(const R* a, std::size_t n, unsigned long long* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n, stride = std::size_t(blockDim.x) * gridDim.y;
   double m = 0, bad = 0;
-  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+  for (std::size_t i = std::size_t(blockIdx.y) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const double v = fabs(double(a[o + i]));
     if (isfinite(v))
       m = fmax(m, v);
@@ -303,7 +315,9 @@ __global__ void sample_max_abs_kernel(const R* a, std::size_t n, double* out) {
   }
   m = block_max(m);
   bad = block_sum(bad);
-  if (threadIdx.x == 0) out[blockIdx.x] = bad > 0 ? CUDART_NAN : m;
+  if (threadIdx.x == 0)
+    atomicMax(out + blockIdx.x,
+              bad > 0 ? 0x7FF8'0000'0000'0000ull : (unsigned long long)__double_as_longlong(m));
 }
 
 __global__ void power_of_two_scales_kernel(const double* max_abs, double* factor, int S) {
@@ -329,12 +343,25 @@ int row_threads(int n) {
 
 }  // namespace
 
-template <class R>
-void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
-                   std::uint32_t layer, sim::Stream stream, double scale) {
+namespace {
+template <class Out>
+void launch_gaussian_fill(Out* d_out, std::size_t n, int S, const std::uint32_t* d_samples,
+                          std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale) {
   gaussian_fill_kernel<<<grid_for((n + 3) / 4 * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
                                                                 float(scale));
   check_launch("gaussian_fill_kernel");
+}
+}  // namespace
+
+template <class R>
+void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
+                   std::uint32_t layer, sim::Stream stream, double scale) {
+  launch_gaussian_fill(d_out, n, S, d_samples, seed, layer, stream, scale);
+}
+
+void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::uint32_t* d_samples,
+                        std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale) {
+  launch_gaussian_fill(d_bits, n, S, d_samples, seed, layer, stream, scale);
 }
 
 template <class R>
@@ -503,10 +530,17 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
   check_launch("swap_middle_axes_kernel");
 }
 
+// Enough blocks per sample to fill the device (about 16 entries a thread, at most 1024 blocks a sample): one
+// block per sample (the first version) read W1's 32 K-entry slices from 4 of 132 SMs at 40 us a call.
 template <class R>
 void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
-  sample_max_abs_kernel<<<S, 1024>>>(d_a, n, d_out);
+  NORMSIM_CUDA_CHECK(cudaMemsetAsync(d_out, 0, std::size_t(S) * sizeof(double), cudaStreamLegacy));
+  const std::size_t per_block = std::size_t(kThreads) * 16;
+  const unsigned blocks =
+      unsigned(std::min<std::size_t>(std::max<std::size_t>((n + per_block - 1) / per_block, 1), 1024));
+  sample_max_abs_kernel<<<dim3(unsigned(S), blocks), kThreads>>>(
+      d_a, n, reinterpret_cast<unsigned long long*>(d_out));
   check_launch("sample_max_abs_kernel");
 }
 

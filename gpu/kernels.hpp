@@ -22,6 +22,12 @@ template <class R>
 void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_samples, std::uint64_t seed,
                    std::uint32_t layer, sim::Stream stream, double scale);
 
+// precision = "bf16": the same draw's bf16 bits (a CUDA_R_16BF operand), each rounded from the float32
+// gaussian_fill<float> writes (sim/bf16_bits.hpp): bit for bit gaussian_fill<float> then round_to_bf16, in
+// one pass that writes 2 bytes an entry instead of writing 4, reading them back and writing 2.
+void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::uint32_t* d_samples,
+                        std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale);
+
 // x_0 of every sample (sim/inputs.hpp's input_entry), S x T x d.
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
@@ -114,7 +120,8 @@ void moe_gate_gradient(const R* d_dout, const R* d_y, R* d_dg, int rows, int n, 
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
 
-// out[s] = max_i |a[s*n+i]| in double, NaN when any entry of the sample is NaN or infinite.
+// out[s] = max_i |a[s*n+i]| in double, NaN when any entry of the sample is NaN or infinite (exact: the same
+// value whatever the launch's grid).
 template <class R>
 void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out);
 // factor[s] = 2^-e with max_abs[s] = m 2^e, 0.5 <= m < 1 (std::frexp): scales sample s to max|x| in

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gpu/device_stats.hpp"
+#include "gpu/stream_statistics.hpp"
 #include "sim/edges.hpp"
 #include "sim/init.hpp"
 #include "sim/jacobian_wanted.hpp"
@@ -20,13 +21,11 @@ bool frobenius_by_gram(int T, int n, int m) {
   return Td * Td * (nd + md) < Td * nd * md;
 }
 
-// The scaled operands, then either the operands widened to double and the two Grams in double (two float
-// elements per double; a float64 stack skips the widening, so its count is T (n + m) too high) or the
-// n x m product.
+// Either the operands scaled straight into double and the two Grams in double (two float elements per
+// double) or the scaled operands and the n x m product.
 std::size_t frobenius_scratch_elements(int T, int n, int m) {
-  const std::size_t scaled_operands = std::size_t(T) * (std::size_t(n) + std::size_t(m));
-  const std::size_t double_grams = 2 * (scaled_operands + 2 * std::size_t(T) * T);
-  return scaled_operands + (frobenius_by_gram(T, n, m) ? double_grams : std::size_t(n) * m);
+  const std::size_t operands = std::size_t(T) * (std::size_t(n) + std::size_t(m));
+  return frobenius_by_gram(T, n, m) ? 2 * (operands + 2 * std::size_t(T) * T) : operands + std::size_t(n) * m;
 }
 
 namespace {
@@ -195,9 +194,10 @@ std::size_t checkpointed_activation_elements(const sim::StackShape& s, int every
 double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes) {
   const double T = s.tokens, d = s.width, n = std::min(T, d);
   const double wide = element_bytes == sizeof(double) ? 0 : T * d;
-  const double stats_buffer =  // DeviceStats, per sample
-      double(DeviceStats::doubles_per_sample(s.depth, sim::placement_for(s.cfg)->lanes()));
-  return 8 * (7 * T + d + wide + 2 * n * n + 7 * n + stats_buffer) + 4;
+  const int lanes = sim::placement_for(s.cfg)->lanes();
+  const double stats_buffer = double(DeviceStats::doubles_per_sample(s.depth, lanes));  // per sample
+  const double slots = gram_slots(s.tokens, s.width, eff_rank_streams(s.depth, lanes));
+  return 8 * (7 * T + d + wide + slots * (2 * n * n + n) + 6 * n + stats_buffer) + 4 * slots;
 }
 
 MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, vocab::Recompute mode,

@@ -27,8 +27,9 @@ std::size_t weight_elements(const sim::StackShape& s);  // every weight of the s
 std::size_t edge_elements(const sim::StackShape& s);
 std::size_t largest_weight(const sim::StackShape& s);  // the recompute scratch
 // Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, column squares,
-// the stream in double, its Gram matrix, eigenvalues, the eigensolver's workspace (estimated as n^2 + 6n
-// doubles), and the per-layer scalars themselves (gpu/device_stats.hpp).
+// the stream in double, the Gram matrices held for one solve (gram_slots of them), their eigenvalues, the
+// eigensolver's workspace (estimated as n^2 a Gram held + 6n doubles), and the per-layer scalars themselves
+// (gpu/device_stats.hpp).
 double statistics_bytes(const sim::StackShape& s, std::size_t element_bytes);
 // Whether ||A^T B||_F for A (T x n), B (T x m) goes through the two T x T Gram matrices (cheaper when
 // T (n + m) < n m), and the scratch elements either way.

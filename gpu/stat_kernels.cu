@@ -39,19 +39,30 @@ __global__ void row_stats_kernel(const R* x, const R* next, int n, double* out) 
   }
 }
 
-// One thread per (sample, column), down the tokens: neighbouring threads read neighbouring columns.
+// A block of kColumnTile x kTermRows threads per (sample, 32 columns): tiles of kColumnTile tokens, their
+// terms x[s,t,c] / ||x[s,t]|| computed by every thread into shared memory, then summed down the tokens in
+// order by the first warp, one column a thread: the twin's order, so the same numbers whatever the grid.
+// One thread per column doing the whole sum (the first version) left W1's 2048 columns on 8 of 132 SMs, each
+// thread a chain of T double divisions and square roots.
+constexpr int kColumnTile = 32, kTermRows = 8;
+
 template <class R>
-__global__ void unit_column_square_kernel(const R* x, const double* row, int T, int d, std::size_t total,
-                                          double* out) {
-  NORMSIM_GRID_LOOP(i, total) {
-    const std::size_t s = i / d, c = i % d;
-    double col = 0;
-    for (int t = 0; t < T; ++t) {
-      const std::size_t r = s * T + t;
-      col += double(x[r * d + c]) / sqrt(row[r * kRowStats + row_sq]);
+__global__ void unit_column_square_kernel(const R* x, const double* row, int T, int d, double* out) {
+  __shared__ double term[kColumnTile][kColumnTile];
+  const std::size_t s = blockIdx.x;
+  const int c = blockIdx.y * kColumnTile + threadIdx.x;
+  double col = 0;
+  for (int t0 = 0; t0 < T; t0 += kColumnTile) {
+    for (int dt = threadIdx.y; dt < kColumnTile && t0 + dt < T && c < d; dt += kTermRows) {
+      const std::size_t r = s * T + t0 + dt;
+      term[dt][threadIdx.x] = double(x[r * d + c]) / sqrt(row[r * kRowStats + row_sq]);
     }
-    out[i] = col * col;
+    __syncthreads();
+    for (int dt = 0; threadIdx.y == 0 && c < d && dt < kColumnTile && t0 + dt < T; ++dt)
+      col += term[dt][threadIdx.x];
+    __syncthreads();
   }
+  if (threadIdx.y == 0 && c < d) out[s * d + c] = col * col;
 }
 
 // One block per sample, threads over its tokens (and its columns' squares).
@@ -88,9 +99,10 @@ __global__ void stream_stats_finish_kernel(const double* row, const double* cols
   out[f_nonfinite * S + s] = bad;
 }
 
+// With `factor`, entry i of sample i / per scaled in R first, as scaled_sum (gpu/kernels.cu) scales.
 template <class R>
-__global__ void widen_kernel(const R* x, std::size_t n, double* out) {
-  NORMSIM_GRID_LOOP(i, n) out[i] = double(x[i]);
+__global__ void widen_kernel(const R* x, const double* factor, std::size_t per, std::size_t n, double* out) {
+  NORMSIM_GRID_LOOP(i, n) out[i] = factor ? double(R(x[i] * R(factor[i / per]))) : double(x[i]);
 }
 
 // One block per sample: two passes over its n eigenvalues (the total, then the entropy).
@@ -139,9 +151,9 @@ void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out) {
 
 template <class R>
 void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out) {
-  const std::size_t total = std::size_t(S) * d;
-  if (total == 0) return;
-  unit_column_square_kernel<<<grid_for(total), kThreads>>>(d_x, d_row, T, d, total, d_out);
+  if (S == 0 || d == 0) return;
+  const dim3 grid(unsigned(S), unsigned((d + kColumnTile - 1) / kColumnTile)), block(kColumnTile, kTermRows);
+  unit_column_square_kernel<<<grid, block>>>(d_x, d_row, T, d, d_out);
   check_launch("unit_column_square_kernel");
 }
 
@@ -154,7 +166,14 @@ void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int 
 template <class R>
 void widen(const R* d_x, std::size_t n, double* d_out) {
   if (n == 0) return;
-  widen_kernel<<<grid_for(n), kThreads>>>(d_x, n, d_out);
+  widen_kernel<<<grid_for(n), kThreads>>>(d_x, static_cast<const double*>(nullptr), n, n, d_out);
+  check_launch("widen_kernel");
+}
+
+template <class R>
+void scaled_widen(const R* d_x, const double* d_factor, std::size_t n, int S, double* d_out) {
+  if (n == 0 || S == 0) return;
+  widen_kernel<<<grid_for(n * S), kThreads>>>(d_x, d_factor, n, n * S, d_out);
   check_launch("widen_kernel");
 }
 

@@ -19,7 +19,7 @@ void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out);
 
 // Per sample s and column c of x (S x T x d): (sum_t x[s,t,c] / ||x[s,t]||)^2 at out[s * d + c], the
 // squares whose sum over c is the squared norm of the sum of unit token vectors (token_cos's numerator).
-// row: row_stats of x. One thread per (sample, column): every entry of the batch in parallel.
+// row: row_stats of x. Each column summed over the tokens in order (the terms computed in parallel).
 template <class R>
 void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out);
 
@@ -41,6 +41,10 @@ void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int 
 // out[i] = double(x[i]): the stream in double for its Gram matrix.
 template <class R>
 void widen(const R* d_x, std::size_t n, double* d_out);
+// out[s*n + i] = double(R(x[s*n + i] * R(factor[s]))) for S samples of n: scaled_sum's per-sample scaling
+// (gpu/kernels.hpp) and widen in one pass, the same bits as the two (the weight-gradient norms' operands).
+template <class R>
+void scaled_widen(const R* d_x, const double* d_factor, std::size_t n, int S, double* d_out);
 
 // Per sample: exp(entropy of p_i = s_i / sum s), s_i = sqrt(max(eigenvalue_i, 0)) of its Gram matrix
 // (n eigenvalues at w[s * n]); NaN when the solver failed (info[s] != 0) or sum s is not > 0. As
@@ -55,6 +59,7 @@ void frobenius_finish(const double* d_max_a, const double* d_max_b, const double
 #define NORMSIM_STAT_KERNEL_INSTANTIATIONS(R)                                           \
   template void row_stats<R>(const R*, const R*, int, int, double*);                    \
   template void unit_column_square<R>(const R*, const double*, int, int, int, double*); \
-  template void widen<R>(const R*, std::size_t, double*);
+  template void widen<R>(const R*, std::size_t, double*);                               \
+  template void scaled_widen<R>(const R*, const double*, std::size_t, int, double*);
 
 }  // namespace normsim::gpu

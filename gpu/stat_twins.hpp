@@ -81,6 +81,11 @@ void widen(const R* x, std::size_t n, double* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = double(x[i]);
 }
 
+template <class R>
+void scaled_widen(const R* x, const double* factor, std::size_t n, int S, double* out) {
+  for (std::size_t i = 0; i < n * std::size_t(S); ++i) out[i] = double(R(x[i] * R(factor[i / n])));
+}
+
 inline void spectral_effective_rank(const double* w, const int* info, int n, int S, double* out) {
   for (int s = 0; s < S; ++s) {
     const double* e = w + std::size_t(s) * n;

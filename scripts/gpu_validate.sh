@@ -8,10 +8,14 @@
 #                                                named) within GPU_BUDGET seconds (default 480)
 # Steps, in order (each under its own limit inside the budget; one skipped when too little is left):
 #   build      Release, CUDA for this device's architecture; normsim, test_gpu, the benchmark and, when the
-#              Python has pybind11 and its headers, the Python module. Headers from /usr or .gpu-deps/.
+#              Python has pybind11 and its headers, the Python module (GPU_TARGETS="..." builds only the
+#              targets named). Headers from /usr or .gpu-deps/.
 #   tests      test_gpu: every kernel against its CPU twin, the backend against the CPU backend
 #   check      `normsim check` on the CPU backend and on the GPU; scripts/compare_verdicts.py compares them
-#   bench      bench/gpu_bench.cpp: W1 and W2 against cuBLAS and PyTorch eager in the same run
+#   bench      bench/gpu_bench.cpp: W1, W2, W2bf16 and W2tf32 against cuBLAS and PyTorch eager in the same run
+#   quickbench bench/gpu_bench.cpp's `quick`: W1, W2bf16 and W2tf32 only, the workloads issue 29's speed
+#              targets are judged on (not in the default list; `bash scripts/gpu_validate.sh build quickbench`
+#              is a short device check, about 2.5 minutes on an H200 with 16 cores)
 #   memcheck   compute-sanitizer memcheck on the kernel tests and the Gram norms
 #   wide16     width 16384 x depth 1000 x 16 tokens end to end: wall time, peak memory
 #   racecheck initcheck   compute-sanitizer on the kernel tests
@@ -42,7 +46,8 @@ build=${build:-${BUILD_DIR:-/tmp/normsim-build-gpu}}
 logs="$here/docs/gpu_validation"
 summary="$here/docs/gpu_validation.md"
 all=(build tests check bench memcheck wide16 racecheck initcheck bmemcheck wide256)
-declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [memcheck]=90 [wide16]=150 [racecheck]=60
+reported=("${all[@]}" quickbench)  # the summary's steps: the default list and those run only when named
+declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [quickbench]=120 [memcheck]=90 [wide16]=150 [racecheck]=60
   [initcheck]=60 [bmemcheck]=240 [wide256]=300)
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs"
@@ -77,6 +82,8 @@ do_build() {
     -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
   local targets=(normsim test_gpu normsim_gpu_bench)
   cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
+  # GPU_TARGETS: only these (a short check: "test_gpu normsim_gpu_bench" for `tests quickbench`).
+  [ -n "${GPU_TARGETS:-}" ] && read -r -a targets <<<"$GPU_TARGETS"
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || return $?
   echo "compiler warnings (not errors on this foreign compiler): $(grep -c 'warning:' "$logs/build.log")"
 }
@@ -116,6 +123,7 @@ run_step() {
     tests) "$build/tests/gpu/test_gpu" --durations no ;;
     check) do_check ;;
     bench) "$build/bench/normsim_gpu_bench" all ;;
+    quickbench) "$build/bench/normsim_gpu_bench" quick ;;
     memcheck) sanitize memcheck "[kernel],[twin]" ;;
     racecheck | initcheck) sanitize "$1" "[kernel]" ;;
     bmemcheck) sanitize memcheck "[backend]" ;;
@@ -143,14 +151,14 @@ write_summary() {
     echo
     echo "| step | exit status | seconds | log |"
     echo "|---|---|---|---|"
-    for s in "${all[@]}"; do
+    for s in "${reported[@]}"; do
       [ -f "$logs/$s.rc" ] && echo "| $s | $(cat "$logs/$s.rc") | $(cat "$logs/$s.seconds" 2>/dev/null) |" \
         "gpu_validation/$s.log |"
     done
     echo
     echo "## Figures"
     echo '```'
-    for s in "${all[@]}"; do
+    for s in "${reported[@]}"; do
       [ -f "$logs/$s.log" ] || continue
       grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
         "$logs/$s.log" | head -60 | sed "s/^/$s: /"

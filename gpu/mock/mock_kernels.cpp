@@ -16,6 +16,12 @@ void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_sample
   cpu::gaussian_fill(d_out, n, S, d_samples, seed, layer, stream, scale);
 }
 
+void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::uint32_t* d_samples,
+                        std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale) {
+  mock::count_launch();
+  cpu::gaussian_fill_bf16(d_bits, n, S, d_samples, seed, layer, stream, scale);
+}
+
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
                 double input_std, double rho) {

@@ -29,6 +29,12 @@ void widen(const R* d_x, std::size_t n, double* d_out) {
   cpu::widen(d_x, n, d_out);
 }
 
+template <class R>
+void scaled_widen(const R* d_x, const double* d_factor, std::size_t n, int S, double* d_out) {
+  mock::count_launch();
+  cpu::scaled_widen(d_x, d_factor, n, S, d_out);
+}
+
 void spectral_effective_rank(const double* d_w, const int* d_info, int n, int S, double* d_out) {
   mock::count_launch();
   cpu::spectral_effective_rank(d_w, d_info, n, S, d_out);

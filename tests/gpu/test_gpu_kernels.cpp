@@ -1,8 +1,10 @@
 // Every kernel of gpu/kernels.hpp against its CPU twin (gpu/cpu_twins.hpp), float and double, at sizes
 // that are not multiples of any block size (32, 128, 256, 1024). Tolerances are mixed,
 // |gpu - cpu| <= tol + |cpu| * eps, and each is justified where it is chosen.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -179,6 +181,32 @@ TEST_CASE("round_to_bf16 matches its CPU twin bit for bit", "[kernel][bf16]") {
   gpu::round_to_bf16(d_x.get(), d_x.get(), nullptr, kN);  // in place, no bits
   const std::vector<float> in_place = d_x.to_host();
   CHECK(std::memcmp(in_place.data(), rounded.data(), kN * sizeof(float)) == 0);
+}
+
+// The draw straight into bf16 bits is, on the device, gaussian_fill<float> then round_to_bf16 bit for bit
+// (the same float32 from the same code, rounded by the same integer operations). Against the host twin the
+// float32 draws may differ by a few ulps (the gaussian_fill case above), which the rounding either absorbs
+// or turns into one bf16 ulp: bits equal or adjacent, and mostly equal (a few float ulps cross a bf16
+// rounding boundary with probability about 2^-16 per ulp; 1 % is far above that and far below a bug's).
+TEST_CASE("gaussian_fill_bf16 is gaussian_fill<float> then round_to_bf16", "[kernel][bf16]") {
+  const std::size_t n = 4099;  // not a multiple of 4: a partial Philox block per sample
+  const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
+  DeviceBuffer<std::uint16_t> d_bits(n * kS), d_rounded_bits(n * kS);
+  DeviceBuffer<float> d_float(n * kS);
+  gpu::gaussian_fill_bf16(d_bits.get(), n, kS, d_ids.get(), 42, 3, sim::Stream::w2, 0.7);
+  gpu::gaussian_fill(d_float.get(), n, kS, d_ids.get(), 42, 3, sim::Stream::w2, 0.7);
+  gpu::round_to_bf16(d_float.get(), nullptr, d_rounded_bits.get(), n * kS);
+  const std::vector<std::uint16_t> got = d_bits.to_host();
+  CHECK(got == d_rounded_bits.to_host());
+  std::vector<std::uint16_t> twin(n * kS);
+  gpu::cpu::gaussian_fill_bf16(twin.data(), n, kS, kSamples.data(), 42, 3, sim::Stream::w2, 0.7);
+  std::size_t same = 0, adjacent = 0;
+  for (std::size_t i = 0; i < twin.size(); ++i) {
+    same += got[i] == twin[i];
+    adjacent += got[i] != twin[i] && (got[i] == twin[i] + 1 || got[i] + 1 == twin[i]);
+  }
+  CHECK(same + adjacent == twin.size());
+  CHECK(double(adjacent) <= 0.01 * double(twin.size()));
 }
 
 // DyT and Derf, forward and backward (= and +=): computed in double from R inputs and rounded once, so the
@@ -369,19 +397,27 @@ TEMPLATE_TEST_CASE("swap_middle_axes matches its CPU twin", "[kernel]", float, d
   require_close(d_y.to_host(), y, 0.0, 0.0);
 }
 
-// A maximum is exact; a non-finite entry makes its sample's result NaN.
+// A maximum is exact whatever the grid (the kernel merges its blocks' maxima by atomicMax on the bits); a
+// non-finite entry makes its sample's result NaN. Sizes from under one block to several hundred blocks per
+// sample; sample 1 holds an infinity, sample 2 a NaN (in the last block) where n allows, sample 3 zeros.
 TEMPLATE_TEST_CASE("sample_max_abs matches its CPU twin", "[kernel]", float, double) {
   using R = TestType;
-  const std::size_t n = kN / kS;
-  auto a = random_vector<R>(n * kS, 14, 1e3);
-  a[n + 17] = std::numeric_limits<R>::infinity();  // sample 1
-  const auto d_a = DeviceBuffer<R>::from_host(a);
-  DeviceBuffer<double> d_out(kS);
-  gpu::sample_max_abs(d_a.get(), n, kS, d_out.get());
-  std::vector<double> out(kS);
-  gpu::cpu::sample_max_abs(a.data(), n, kS, out.data());
-  CHECK(std::isnan(out[1]));
-  require_close(d_out.to_host(), out, 0.0, 0.0);
+  const int S = 4;
+  for (const std::size_t n : {std::size_t(1), std::size_t(200), kN / kS, std::size_t(1) << 21}) {
+    auto a = random_vector<R>(n * S, 14, 1e3);
+    a[n + n / 2] = std::numeric_limits<R>::infinity();
+    a[2 * n + n - 1] = std::numeric_limits<R>::quiet_NaN();
+    std::fill(a.begin() + std::ptrdiff_t(3 * n), a.end(), R(0));
+    const auto d_a = DeviceBuffer<R>::from_host(a);
+    DeviceBuffer<double> d_out(S);
+    gpu::sample_max_abs(d_a.get(), n, S, d_out.get());
+    std::vector<double> out(S);
+    gpu::cpu::sample_max_abs(a.data(), n, S, out.data());
+    INFO("n = " << n);
+    CHECK(std::isnan(out[1]));
+    CHECK(out[3] == 0);
+    require_close(d_out.to_host(), out, 0.0, 0.0);
+  }
 }
 
 // frexp and ldexp are exact on both sides.

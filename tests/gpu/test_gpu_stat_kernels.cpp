@@ -4,6 +4,7 @@
 // largest sum here has d = 1037 terms, so eps 1e-12 (tol 1e-13 where a difference of near-equal sums is
 // taken, token_cos) is ~10x above what the order can do. The eigensolver goes through the backend tests.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
@@ -55,7 +56,34 @@ TEMPLATE_TEST_CASE("row_stats, unit_column_square, stream_stats_finish match the
   }
 }
 
-TEMPLATE_TEST_CASE("widen matches its twin exactly", "[kernel][stats]", float, double) {
+// unit_column_square sums each column down the tokens in the twin's order (the terms computed in parallel,
+// by tiles of 32 tokens and 32 columns), and double division and square root are correctly rounded on both
+// sides (nvcc's default -prec-div, -prec-sqrt): given the same row sums, the same bits, at sizes that leave
+// partial tiles of tokens (70 = 2 x 32 + 6) and of columns (69 = 2 x 32 + 5), and a zero token (NaN terms).
+TEMPLATE_TEST_CASE("unit_column_square is its twin exactly, across token and column tiles", "[kernel][stats]",
+                   float, double) {
+  using R = TestType;
+  const int S = 3, T = 70, d = 69;
+  std::mt19937 gen(11);
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<R> x(std::size_t(S) * T * d);
+  for (auto& v : x) v = R(z(gen));
+  for (int c = 0; c < d; ++c) x[std::size_t(T + 40) * d + c] = 0;  // sample 1, token 40: a zero row
+  const auto d_x = DeviceBuffer<R>::from_host(x);
+  DeviceBuffer<double> d_rows(std::size_t(S) * T * gpu::kRowStats), d_colsq(std::size_t(S) * d);
+  gpu::row_stats(d_x.get(), static_cast<const R*>(nullptr), S * T, d, d_rows.get());
+  const std::vector<double> rows = d_rows.to_host();
+  std::vector<double> colsq(std::size_t(S) * d);
+  gpu::unit_column_square(d_x.get(), d_rows.get(), S, T, d, d_colsq.get());
+  gpu::cpu::unit_column_square(x.data(), rows.data(), S, T, d, colsq.data());
+  const std::vector<double> got = d_colsq.to_host();
+  CHECK(std::isnan(colsq[std::size_t(d)]));  // sample 1's columns: a 0 / 0 term
+  require_close(got, colsq, 0.0, 0.0);
+}
+
+// One product by a power of two (or, in the last sample, by 3: a rounded product) in R and a widening,
+// correctly rounded on both sides: the same bits.
+TEMPLATE_TEST_CASE("widen and scaled_widen match their twins exactly", "[kernel][stats]", float, double) {
   using R = TestType;
   const std::vector<R> x = random_stream<R>(3);
   const auto d_x = DeviceBuffer<R>::from_host(x);
@@ -63,6 +91,12 @@ TEMPLATE_TEST_CASE("widen matches its twin exactly", "[kernel][stats]", float, d
   std::vector<double> out(x.size());
   gpu::widen(d_x.get(), x.size(), d_out.get());
   gpu::cpu::widen(x.data(), x.size(), out.data());
+  require_close(d_out.to_host(), out, 0.0, 0.0);
+  const std::vector<double> factor = {0.25, 1024.0, 3.0};
+  const auto d_factor = DeviceBuffer<double>::from_host(factor);
+  const std::size_t n = x.size() / kS;
+  gpu::scaled_widen(d_x.get(), d_factor.get(), n, kS, d_out.get());
+  gpu::cpu::scaled_widen(x.data(), factor.data(), n, kS, out.data());
   require_close(d_out.to_host(), out, 0.0, 0.0);
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu/cpu_twins.hpp"
 #include "gpu/stat_twins.hpp"
 #include "sim/stream_metrics.hpp"
 
@@ -102,6 +103,21 @@ TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is co
   CHECK(out[gpu::f_nonfinite * kS + 2] == 1);
   CHECK(std::isnan(out[gpu::f_max_abs * kS + 2]));
   CHECK(std::isnan(out[gpu::f_cos_next * kS + 0]));  // no next stream given
+}
+
+// scaled_widen is scaled_sum's per-sample scaling (cpu_twins.hpp) followed by widen, bit for bit: the
+// weight-gradient norms' operands went through those two passes before.
+TEST_CASE("scaled_widen is scaled_sum then widen", "[stats]") {
+  const std::vector<float> x = random_stream(5, 0.2);
+  const std::vector<double> factor = {0x1p-130, 3.0, 0x1p+20};  // subnormal products; rounded ones
+  const std::size_t n = x.size() / kS;
+  std::vector<float> scaled(x.size());
+  std::vector<double> two_passes(x.size()), one_pass(x.size());
+  gpu::cpu::scaled_sum(scaled.data(), x.data(), factor.data(), static_cast<const float*>(nullptr), n, kS,
+                       false);
+  gpu::cpu::widen(scaled.data(), scaled.size(), two_passes.data());
+  gpu::cpu::scaled_widen(x.data(), factor.data(), n, kS, one_pass.data());
+  CHECK(one_pass == two_passes);
 }
 
 TEST_CASE("frobenius_finish scales back by the powers of two and keeps NaN", "[stats]") {
