@@ -54,7 +54,8 @@ void list_families(std::ostream& os, const fs::path& dir, bool markdown) {
     for (auto& row : family_rows(file)) rows.push_back(std::move(row));
   if (markdown) {
     os << "### families\n\n| family | variant | keys |\n|---|---|---|\n";
-    for (const auto& r : rows) os << "| `" << r.family << "` | " << r.label << " | " << r.keys << " |\n";
+    // the keys as code: a block's `*` and `[` are not emphasis or links
+    for (const auto& r : rows) os << "| `" << r.family << "` | " << r.label << " | `" << r.keys << "` |\n";
     return;
   }
   std::size_t fw = 0, lw = 0;

@@ -64,7 +64,9 @@ entries=(
     family=$(basename "$config" .toml)
     echo "### $family: $(sed -n 's/^description = "\(.*\)"$/\1/p' "$config")"
     echo
-    for metric in act_sq grad_sq jac_sq; do echo "![${family} ${metric}](families/${family}_${metric}.png)"; done
+    for metric in $(sed -n 's/^metrics = \[\(.*\)\]$/\1/p' "$config" | tr -d '",'); do
+      echo "![${family} ${metric}](families/${family}_${metric}.png)"
+    done
     echo
   done
 } >docs/figures/gallery.md

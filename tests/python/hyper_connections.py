@@ -2,7 +2,8 @@
 lucidrains/hyper-connections @4775103 computes them, written here for the bridge's tests (the package is not a
 dependency). normsim.torch carries one tensor per layer, so the n lanes travel side by side in it, (..., T, n d);
 at these inits the lanes stay equal, and every metric of that tensor but grad_sq is the lanes' mean's, which is
-what the simulator reports (docs/placements.md, "Hyper-connections and mHC")."""
+what the simulator reports (docs/placements.md, "Hyper-connections and mHC"); its grad_sq is the mean of the
+lanes' own gradients' mean squares, the mean of the simulator's per-lane grad_sq rows (docs/metrics.md, "Lanes")."""
 import math
 
 import torch
