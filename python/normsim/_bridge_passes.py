@@ -147,32 +147,70 @@ def _branch_hook(module, captured):
     return module.branch.register_forward_hook(lambda _mod, _inp, out: captured.append(out))
 
 
-def _vmapped_block(blocks, x):
-    """(x_next, branch output or None, [(metric, stacked parameter)]): blocks[s] on x[s] for every s at once,
-    sample 0's module run with each sample's parameters and buffers (stacked: leaves whose gradients are the
-    samples' parameter gradients)."""
+class LinearUse:
+    """An nn.Linear weight whose gradient autograd does not form: the layer's input `a` and its output (in the
+    graph, so that the backward gives dLoss/d(output)), both (S, ..., features) with one call per sample."""
+
+    def __init__(self, a, output):
+        self.a, self.output = a, output
+
+
+class _NotCalledOnce(Exception):
+    """An nn.Linear taken by its Gram matrices ran twice, or not at all, in one call of its block (its weight's
+    gradient sums every use, or comes from a use the hooks do not see: nn.MultiheadAttention reads out_proj's
+    weight without calling it), or on an input that needs no gradient (its output would then have none): the
+    block runs again with autograd forming dW."""
+
+
+def _gram_linears(template):
+    """parameter name -> plain nn.Linear (its own forward) whose weight needs a gradient."""
+    torch = _torch()
+    return {f"{n}.weight" if n else "weight": m for n, m in template.named_modules()
+            if isinstance(m, torch.nn.Linear) and type(m).forward is torch.nn.Linear.forward
+            and m.weight.requires_grad}
+
+
+def _linear_hook(module, name, seen):
+    def record(_mod, inputs, output):
+        if name in seen:
+            raise _NotCalledOnce(name)
+        seen[name] = (inputs[0], output)
+    return module.register_forward_hook(record)
+
+
+def _vmapped_block(blocks, x, by_grams=True):
+    """(x_next, branch output or None, [(metric, stacked parameter or LinearUse)]): blocks[s] on x[s] for every
+    s at once, sample 0's module run with each sample's parameters and buffers (stacked: leaves whose
+    gradients are the samples' parameter gradients). With `by_grams`, nn.Linear weights are not leaves: hooks
+    return each one's input and output, whose Gram matrices give ||dW|| (normsim._metrics.LinearGradient)."""
     torch = _torch()
     vmap, functional_call = _vmap_api()
     template = blocks[0]
+    linears = _gram_linears(template) if by_grams else {}
     states = [dict(b.named_parameters()) for b in blocks]
-    params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad)
+    params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad and n not in linears)
               for n, p in states[0].items()}
     buffers = [dict(b.named_buffers()) for b in blocks]
     state = {**params, **{n: torch.stack([s[n] for s in buffers]) for n in buffers[0]}}
 
     def one_sample(sample_state, xs):
-        captured = []
-        hook = _branch_hook(template, captured)
+        captured, seen = [], {}
+        hooks = [_linear_hook(m, n, seen) for n, m in linears.items()] + [_branch_hook(template, captured)]
         try:
             out = functional_call(template, sample_state, (xs,))
         finally:
-            if hook is not None:
+            for hook in filter(None, hooks):
                 hook.remove()
-        return (out, captured[-1]) if captured else (out,)
+        if len(seen) < len(linears):
+            raise _NotCalledOnce(next(n for n in linears if n not in seen))
+        return {"out": out, "uses": seen, **({"branch": captured[-1]} if captured else {})}
 
     outs = vmap(one_sample)(state, x)
-    grads = [(parameter_metric(n), p) for n, p in params.items() if p.requires_grad]
-    return outs[0], (outs[1].detach() if len(outs) > 1 else None), grads
+    if not all(output.requires_grad for _, output in outs["uses"].values()):  # a layer of constants only
+        raise _NotCalledOnce("an nn.Linear whose output has no gradient but for its weight")
+    grads = [(parameter_metric(n), LinearUse(outs["uses"][n][0].detach(), outs["uses"][n][1]) if n in linears
+              else p) for n, p in params.items() if p.requires_grad or n in linears]
+    return outs["out"], (outs["branch"].detach() if "branch" in outs else None), grads
 
 
 def _looped_block(blocks, x, rngs):
@@ -203,7 +241,10 @@ def _run_block(plan, k, blocks, x, rngs):
         why = _unbatchable(blocks)
         if why is None:
             try:
-                return _vmapped_block(blocks, x)
+                try:
+                    return _vmapped_block(blocks, x)
+                except _NotCalledOnce:
+                    return _vmapped_block(blocks, x, by_grams=False)
             except Exception as e:  # noqa: BLE001 - vmap's refusals have no common type; the loop re-raises real errors
                 why = f"vmap: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         plan.per_sample[k] = why
@@ -267,7 +308,7 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
     wanted = [(("stream", l), t) for l, t in enumerate(passes.stream) if t.requires_grad]
     for k, block in enumerate(blocks_params):
         for i, (_, p) in enumerate(block):
-            leaves = p if isinstance(p, list) else [p]
+            leaves = p if isinstance(p, list) else [p.output] if isinstance(p, LinearUse) else [p]
             wanted += [(("param", k, i, j), leaf) for j, leaf in enumerate(leaves)]
     grads = torch.autograd.grad(objective, [t for _, t in wanted], allow_unused=True)
     per_sample = {}
@@ -277,15 +318,19 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
         else:
             per_sample.setdefault(where[1:3], []).append(g)
     for (k, i), gs in per_sample.items():
-        stacked = not isinstance(blocks_params[k][i][1], list)
-        passes.params[k][i] = (blocks_params[k][i][0], *_stacked_gradient(gs, stacked, len(samples)))
+        metric, leaf = blocks_params[k][i]
+        passes.params[k][i] = (metric, *_stacked_gradient(gs, leaf, len(samples)))
 
 
-def _stacked_gradient(gs, stacked, samples):
-    """(gradient (S, ...) or None, which samples have one). A stacked parameter (gs: its one gradient) has
-    every sample's or none; per-sample leaves may lack one (a sample left out of the backward): zeros there."""
+def _stacked_gradient(gs, leaf, samples):
+    """(gradient (S, ...) or None, which samples have one). A stacked parameter (gs: its one gradient) or an
+    nn.Linear's use (gs: its output's gradient) has every sample's or none; per-sample leaves may lack one (a
+    sample left out of the backward): zeros there."""
+    from . import _metrics
     torch = _torch()
-    if stacked:
+    if isinstance(leaf, LinearUse):
+        return (None if gs[0] is None else _metrics.LinearGradient(leaf.a, gs[0])), [gs[0] is not None] * samples
+    if not isinstance(leaf, list):
         return gs[0], [gs[0] is not None] * samples
     present = [g is not None for g in gs]
     if not any(present):

@@ -355,6 +355,61 @@ class Batching(unittest.TestCase):
             normsim.torch.measure(tb.pre_mlp(D), batch=0, samples=1, final_norm=None, **self.kw)
 
 
+class GradwByGrams(unittest.TestCase):
+    """An nn.Linear weight's gradw is taken from the Gram matrices of the layer's input and output gradient
+    (normsim._metrics.LinearGradient), autograd never forming dW; the dW route is what the bridge does with no
+    layer taken so (_gram_linears patched to none). The two differ by rounding only: in float64 dW's entries
+    round at 1.1e-16 relative over sums of T = 8 terms, the Grams' inner product at 1.1e-16 over 8 + 8 + 64
+    terms, so a norm moves by ~1e-15 (1e-12 leaves 1000x); in float32 dW's entries round at 6e-8 over their 8
+    terms (the Grams are in float64), so ~5e-7 at worst (1e-5 leaves 20x). A wrong identity, token or sample
+    would be off by O(1). Measured: at most 5.6e-16 (float64) and 1.0e-8 (float32). Every other metric is
+    exactly the same: the forward and the stream's backward run the same operations."""
+    kw = dict(x0=(T, D), depth=K, seed=2, samples=4, progress=False)
+
+    def measured(self, blocks, dtype, by_grams):
+        from unittest import mock
+        from normsim import _bridge_passes
+        if by_grams:
+            return normsim.torch.measure(blocks, dtype=dtype, final_norm=None, **self.kw)
+        with mock.patch.object(_bridge_passes, "_gram_linears", lambda template: {}):
+            return normsim.torch.measure(blocks, dtype=dtype, final_norm=None, **self.kw)
+
+    def assert_routes_agree(self, blocks, dtype, rtol):
+        grams, dw = self.measured(blocks, dtype, True), self.measured(blocks, dtype, False)
+        self.assertEqual(list(grams.per_sample), list(dw.per_sample))
+        for metric, values in dw.per_sample.items():
+            if metric.startswith("gradw_") and not metric.endswith("_bias"):
+                np.testing.assert_allclose(grams.per_sample[metric], values, rtol=rtol, atol=0, err_msg=metric)
+            else:
+                np.testing.assert_array_equal(grams.per_sample[metric], values, metric)
+        return grams
+
+    def test_gradw_by_grams_equals_dw(self):
+        stacks = {"pre-LN MLP": tb.pre_mlp(D), "pre-LN transformer, biases": tb.pre_transformer(D, 4, 0.5)}
+        for dtype, rtol in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
+            for name, blocks in stacks.items():
+                with self.subTest(name, dtype=dtype):
+                    self.assert_routes_agree(blocks, dtype, rtol)
+
+    def test_a_linear_used_twice_forms_dw(self):
+        """A layer called twice in its block has dW summed over both calls: the block runs again with autograd
+        forming it (the same numbers as the dW route exactly) and stays under vmap."""
+        r = self.assert_routes_agree(lambda k: Twice(D), torch.float64, 0)
+        self.assertEqual(r.run_info["configs"][0]["per_sample_blocks"], {})
+        self.assertIn("gradw_w", r.per_sample)
+
+
+class Twice(torch.nn.Module):
+    """x + W relu(W x): one nn.Linear called twice."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w = tb.linear(d, d)
+
+    def forward(self, x):
+        return x + self.w(torch.relu(self.w(x)))
+
+
 class Branching(torch.nn.Module):
     """x + relu(x W) or x - relu(x W) by the sign of a value: Python control flow, which vmap cannot batch."""
 
