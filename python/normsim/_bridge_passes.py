@@ -5,6 +5,7 @@ it, sample by sample as before; the stream between blocks is one tensor (S, 1, T
 import copy
 import time
 
+from . import _bridge_grams as grams
 from ._deps import require
 
 # Parameters and buffers of at most this many bytes are built and run together (auto batch): the stacked
@@ -100,6 +101,16 @@ class Plan:
         self.vectorize = vectorize
         self.per_sample = {}
         self.one_at_a_time = None  # why batches hold one sample, when they must
+        self.by_grams = {}  # k -> the nn.Linear weights whose gradw comes from Grams (normsim._bridge_grams)
+        self.gradw_formed = {}  # k -> {weight: why its dW is formed}, for those that failed the check
+
+    def note_gram_check(self, k, accepted, refused):
+        self.by_grams[k] = set(accepted)
+        if refused:
+            self.gradw_formed.setdefault(k, {}).update(refused)
+
+    def refuse_grams(self, k, why):
+        self.gradw_formed.setdefault(k, {}).update(dict.fromkeys(self.by_grams.pop(k, ()), why))
 
     def vmapped(self, k):
         return self.vectorize and k not in self.per_sample
@@ -147,46 +158,15 @@ def _branch_hook(module, captured):
     return module.branch.register_forward_hook(lambda _mod, _inp, out: captured.append(out))
 
 
-class LinearUse:
-    """An nn.Linear weight whose gradient autograd does not form: the layer's input `a` and its output (in the
-    graph, so that the backward gives dLoss/d(output)), both (S, ..., features) with one call per sample."""
-
-    def __init__(self, a, output):
-        self.a, self.output = a, output
-
-
-class _NotCalledOnce(Exception):
-    """An nn.Linear taken by its Gram matrices ran twice, or not at all, in one call of its block (its weight's
-    gradient sums every use, or comes from a use the hooks do not see: nn.MultiheadAttention reads out_proj's
-    weight without calling it), or on an input that needs no gradient (its output would then have none): the
-    block runs again with autograd forming dW."""
-
-
-def _gram_linears(template):
-    """parameter name -> plain nn.Linear (its own forward) whose weight needs a gradient."""
-    torch = _torch()
-    return {f"{n}.weight" if n else "weight": m for n, m in template.named_modules()
-            if isinstance(m, torch.nn.Linear) and type(m).forward is torch.nn.Linear.forward
-            and m.weight.requires_grad}
-
-
-def _linear_hook(module, name, seen):
-    def record(_mod, inputs, output):
-        if name in seen:
-            raise _NotCalledOnce(name)
-        seen[name] = (inputs[0], output)
-    return module.register_forward_hook(record)
-
-
-def _vmapped_block(blocks, x, by_grams=True):
+def _vmapped_block(blocks, x, by_grams):
     """(x_next, branch output or None, [(metric, stacked parameter or LinearUse)]): blocks[s] on x[s] for every
     s at once, sample 0's module run with each sample's parameters and buffers (stacked: leaves whose
-    gradients are the samples' parameter gradients). With `by_grams`, nn.Linear weights are not leaves: hooks
-    return each one's input and output, whose Gram matrices give ||dW|| (normsim._metrics.LinearGradient)."""
+    gradients are the samples' parameter gradients). The nn.Linear weights named in `by_grams` are not leaves:
+    hooks return each one's input and output, whose Gram matrices give ||dW|| (normsim._bridge_grams)."""
     torch = _torch()
     vmap, functional_call = _vmap_api()
     template = blocks[0]
-    linears = _gram_linears(template) if by_grams else {}
+    linears = {n: m for n, m in grams.candidates(template).items() if n in by_grams}
     states = [dict(b.named_parameters()) for b in blocks]
     params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad and n not in linears)
               for n, p in states[0].items()}
@@ -194,21 +174,22 @@ def _vmapped_block(blocks, x, by_grams=True):
     state = {**params, **{n: torch.stack([s[n] for s in buffers]) for n in buffers[0]}}
 
     def one_sample(sample_state, xs):
-        captured, seen = [], {}
-        hooks = [_linear_hook(m, n, seen) for n, m in linears.items()] + [_branch_hook(template, captured)]
+        captured, calls = [], {}
+        hooks = grams.recording(linears, calls, strict=True) + [_branch_hook(template, captured)]
         try:
             out = functional_call(template, sample_state, (xs,))
         finally:
             for hook in filter(None, hooks):
                 hook.remove()
-        if len(seen) < len(linears):
-            raise _NotCalledOnce(next(n for n in linears if n not in seen))
-        return {"out": out, "uses": seen, **({"branch": captured[-1]} if captured else {})}
+        if len(calls) < len(linears):
+            raise grams.NotCalledOnce(next(n for n in linears if n not in calls))
+        uses = {n: c[0] for n, c in calls.items()}
+        return {"out": out, "uses": uses, **({"branch": captured[-1]} if captured else {})}
 
     outs = vmap(one_sample)(state, x)
     if not all(output.requires_grad for _, output in outs["uses"].values()):  # a layer of constants only
-        raise _NotCalledOnce("an nn.Linear whose output has no gradient but for its weight")
-    grads = [(parameter_metric(n), LinearUse(outs["uses"][n][0].detach(), outs["uses"][n][1]) if n in linears
+        raise grams.NotCalledOnce("an nn.Linear whose output has no gradient but for its weight")
+    grads = [(parameter_metric(n), grams.LinearUse(outs["uses"][n][0].detach(), outs["uses"][n][1]) if n in linears
               else p) for n, p in params.items() if p.requires_grad or n in linears]
     return outs["out"], (outs["branch"].detach() if "branch" in outs else None), grads
 
@@ -242,9 +223,10 @@ def _run_block(plan, k, blocks, x, rngs):
         if why is None:
             try:
                 try:
-                    return _vmapped_block(blocks, x)
-                except _NotCalledOnce:
-                    return _vmapped_block(blocks, x, by_grams=False)
+                    return _vmapped_block(blocks, x, plan.by_grams.get(k, ()))
+                except grams.NotCalledOnce as e:
+                    plan.refuse_grams(k, f"under vmap: {e}")
+                    return _vmapped_block(blocks, x, ())
             except Exception as e:  # noqa: BLE001 - vmap's refusals have no common type; the loop re-raises real errors
                 why = f"vmap: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         plan.per_sample[k] = why
@@ -308,7 +290,7 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
     wanted = [(("stream", l), t) for l, t in enumerate(passes.stream) if t.requires_grad]
     for k, block in enumerate(blocks_params):
         for i, (_, p) in enumerate(block):
-            leaves = p if isinstance(p, list) else [p.output] if isinstance(p, LinearUse) else [p]
+            leaves = p if isinstance(p, list) else [p.output] if isinstance(p, grams.LinearUse) else [p]
             wanted += [(("param", k, i, j), leaf) for j, leaf in enumerate(leaves)]
     grads = torch.autograd.grad(objective, [t for _, t in wanted], allow_unused=True)
     per_sample = {}
@@ -328,7 +310,7 @@ def _stacked_gradient(gs, leaf, samples):
     sample left out of the backward): zeros there."""
     from . import _metrics
     torch = _torch()
-    if isinstance(leaf, LinearUse):
+    if isinstance(leaf, grams.LinearUse):
         return (None if gs[0] is None else _metrics.LinearGradient(leaf.a, gs[0])), [gs[0] is not None] * samples
     if not isinstance(leaf, list):
         return gs[0], [gs[0] is not None] * samples

@@ -154,7 +154,8 @@ def _bridge_notes(record):
     probe (true, false, or null where it could not be probed), the samples per batch, and the blocks run
     sample by sample with why."""
     notes = {"token_mixing": record["token_mixing"], "batch": record["batch"],
-             "per_sample_blocks": {str(k): why for k, why in sorted(record["per_sample_blocks"].items())}}
+             "per_sample_blocks": {str(k): why for k, why in sorted(record["per_sample_blocks"].items())},
+             "gradw_formed": {str(k): why for k, why in sorted(record["gradw_formed"].items())}}
     if record["one_at_a_time"]:
         notes["batch_note"] = record["one_at_a_time"]
     return notes
