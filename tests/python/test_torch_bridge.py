@@ -579,7 +579,11 @@ class OnlyInPyTorch(unittest.TestCase):
             self.assertIn("profile_act_sq.png", figures)
             self.assertIn("profile_grad_sq.png", figures)
             with open(os.path.join(out, "report.html")) as f:
-                self.assertIn("profile_act_sq", f.read())
+                report = f.read()
+            self.assertIn("profile_act_sq", report)
+            # Issue 30 item 6: captions say only what is drawn; a bridge result has no theory.csv, so no grey
+            # mean-field curve (a simulator run's report.html has this sentence under each profile)
+            self.assertNotIn("the mean-field theory (theory.csv), where it has a prediction", report)
             with open(os.path.join(out, "run.json")) as f:
                 self.assertIn("gradw_q_norm", json.load(f)["metrics"])
 
