@@ -56,32 +56,34 @@ def _mixes_tokens(block, x, generator):
     return False
 
 
-def token_mixing(modules, T, d, dtype, device):
-    """Per block, whether its output at a token depends on the other tokens (None where T < 2 or the output
-    has no tokens to probe), from one probe on a random (1, T, d) input. Each block is probed as it is (train
-    mode), with the global RNG and the buffers (running statistics) restored afterwards so that the samples'
-    draws and values are the same as without the probe. Warns where a block with an attention-like submodule
-    mixes no tokens (attention over the wrong axis, most often): a warning and not a refusal, because a
-    correct block can look the same (a squeeze-and-excitation "ChannelAttention" mixes channels, not tokens;
-    an attention masked to the diagonal or with a window of one token mixes nothing by design)."""
+def probe(modules, T, d, dtype, device):
+    """(token mixing per block, Gram check per block) on the first sample's blocks, each probed as it is (train
+    mode) on one random (1, T, d) input, with the global RNG and the buffers (running statistics) restored
+    afterwards so that the samples' draws and values are the same as without the probe. Token mixing: whether
+    a block's output at a token depends on the other tokens (None where T < 2 or the output has no tokens to
+    probe); a block with an attention-like submodule that mixes no tokens is warned about (attention over the
+    wrong axis, most often): a warning and not a refusal, because a correct block can look the same (a
+    squeeze-and-excitation "ChannelAttention" mixes channels, not tokens; an attention masked to the diagonal
+    or with a window of one token mixes nothing by design). Gram check: normsim._bridge_grams.check_block's
+    (accepted, refused) nn.Linear weights."""
+    from . import _bridge_grams
     torch = _torch()
-    if T < 2:
-        return [None] * len(modules)
     generator = torch.Generator().manual_seed(30)
     x = torch.randn(1, T, d, generator=generator, dtype=torch.float64).to(device=device, dtype=dtype)
-    mixing = []
+    mixing, grams = [], []
     devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
         for k, block in enumerate(modules):
             saved = [(b, b.detach().clone()) for b in block.buffers()]
             try:
-                mixing.append(_mixes_tokens(block, x, generator))
+                mixing.append(_mixes_tokens(block, x, generator) if T >= 2 else None)
+                grams.append(_bridge_grams.check_block(block, x, generator))
             finally:
                 with torch.no_grad():
                     for buffer, value in saved:
                         buffer.copy_(value)
             _warn_unmixed(k, block, mixing[-1])
-    return mixing
+    return mixing, grams
 
 
 def _warn_unmixed(k, block, mixes):

@@ -5,6 +5,7 @@ it, sample by sample as before; the stream between blocks is one tensor (S, 1, T
 import copy
 import time
 
+from . import _bridge_grams as grams
 from ._deps import require
 
 # Parameters and buffers of at most this many bytes are built and run together (auto batch): the stacked
@@ -100,6 +101,16 @@ class Plan:
         self.vectorize = vectorize
         self.per_sample = {}
         self.one_at_a_time = None  # why batches hold one sample, when they must
+        self.by_grams = {}  # k -> the nn.Linear weights whose gradw comes from Grams (normsim._bridge_grams)
+        self.gradw_formed = {}  # k -> {weight: why its dW is formed}, for those that failed the check
+
+    def note_gram_check(self, k, accepted, refused):
+        self.by_grams[k] = set(accepted)
+        if refused:
+            self.gradw_formed.setdefault(k, {}).update(refused)
+
+    def refuse_grams(self, k, why):
+        self.gradw_formed.setdefault(k, {}).update(dict.fromkeys(self.by_grams.pop(k, ()), why))
 
     def vmapped(self, k):
         return self.vectorize and k not in self.per_sample
@@ -147,32 +158,40 @@ def _branch_hook(module, captured):
     return module.branch.register_forward_hook(lambda _mod, _inp, out: captured.append(out))
 
 
-def _vmapped_block(blocks, x):
-    """(x_next, branch output or None, [(metric, stacked parameter)]): blocks[s] on x[s] for every s at once,
-    sample 0's module run with each sample's parameters and buffers (stacked: leaves whose gradients are the
-    samples' parameter gradients)."""
+def _vmapped_block(blocks, x, by_grams):
+    """(x_next, branch output or None, [(metric, stacked parameter or LinearUse)]): blocks[s] on x[s] for every
+    s at once, sample 0's module run with each sample's parameters and buffers (stacked: leaves whose
+    gradients are the samples' parameter gradients). The nn.Linear weights named in `by_grams` are not leaves:
+    hooks return each one's input and output, whose Gram matrices give ||dW|| (normsim._bridge_grams)."""
     torch = _torch()
     vmap, functional_call = _vmap_api()
     template = blocks[0]
+    linears = {n: m for n, m in grams.candidates(template).items() if n in by_grams}
     states = [dict(b.named_parameters()) for b in blocks]
-    params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad)
+    params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad and n not in linears)
               for n, p in states[0].items()}
     buffers = [dict(b.named_buffers()) for b in blocks]
     state = {**params, **{n: torch.stack([s[n] for s in buffers]) for n in buffers[0]}}
 
     def one_sample(sample_state, xs):
-        captured = []
-        hook = _branch_hook(template, captured)
+        captured, calls = [], {}
+        hooks = grams.recording(linears, calls, strict=True) + [_branch_hook(template, captured)]
         try:
             out = functional_call(template, sample_state, (xs,))
         finally:
-            if hook is not None:
+            for hook in filter(None, hooks):
                 hook.remove()
-        return (out, captured[-1]) if captured else (out,)
+        if len(calls) < len(linears):
+            raise grams.NotCalledOnce(next(n for n in linears if n not in calls))
+        uses = {n: c[0] for n, c in calls.items()}
+        return {"out": out, "uses": uses, **({"branch": captured[-1]} if captured else {})}
 
     outs = vmap(one_sample)(state, x)
-    grads = [(parameter_metric(n), p) for n, p in params.items() if p.requires_grad]
-    return outs[0], (outs[1].detach() if len(outs) > 1 else None), grads
+    if not all(output.requires_grad for _, output in outs["uses"].values()):  # a layer of constants only
+        raise grams.NotCalledOnce("an nn.Linear whose output has no gradient but for its weight")
+    grads = [(parameter_metric(n), grams.LinearUse(outs["uses"][n][0].detach(), outs["uses"][n][1]) if n in linears
+              else p) for n, p in params.items() if p.requires_grad or n in linears]
+    return outs["out"], (outs["branch"].detach() if "branch" in outs else None), grads
 
 
 def _looped_block(blocks, x, rngs):
@@ -203,7 +222,11 @@ def _run_block(plan, k, blocks, x, rngs):
         why = _unbatchable(blocks)
         if why is None:
             try:
-                return _vmapped_block(blocks, x)
+                try:
+                    return _vmapped_block(blocks, x, plan.by_grams.get(k, ()))
+                except grams.NotCalledOnce as e:
+                    plan.refuse_grams(k, f"under vmap: {e}")
+                    return _vmapped_block(blocks, x, ())
             except Exception as e:  # noqa: BLE001 - vmap's refusals have no common type; the loop re-raises real errors
                 why = f"vmap: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         plan.per_sample[k] = why
@@ -267,7 +290,7 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
     wanted = [(("stream", l), t) for l, t in enumerate(passes.stream) if t.requires_grad]
     for k, block in enumerate(blocks_params):
         for i, (_, p) in enumerate(block):
-            leaves = p if isinstance(p, list) else [p]
+            leaves = p if isinstance(p, list) else [p.output] if isinstance(p, grams.LinearUse) else [p]
             wanted += [(("param", k, i, j), leaf) for j, leaf in enumerate(leaves)]
     grads = torch.autograd.grad(objective, [t for _, t in wanted], allow_unused=True)
     per_sample = {}
@@ -277,15 +300,19 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
         else:
             per_sample.setdefault(where[1:3], []).append(g)
     for (k, i), gs in per_sample.items():
-        stacked = not isinstance(blocks_params[k][i][1], list)
-        passes.params[k][i] = (blocks_params[k][i][0], *_stacked_gradient(gs, stacked, len(samples)))
+        metric, leaf = blocks_params[k][i]
+        passes.params[k][i] = (metric, *_stacked_gradient(gs, leaf, len(samples)))
 
 
-def _stacked_gradient(gs, stacked, samples):
-    """(gradient (S, ...) or None, which samples have one). A stacked parameter (gs: its one gradient) has
-    every sample's or none; per-sample leaves may lack one (a sample left out of the backward): zeros there."""
+def _stacked_gradient(gs, leaf, samples):
+    """(gradient (S, ...) or None, which samples have one). A stacked parameter (gs: its one gradient) or an
+    nn.Linear's use (gs: its output's gradient) has every sample's or none; per-sample leaves may lack one (a
+    sample left out of the backward): zeros there."""
+    from . import _metrics
     torch = _torch()
-    if stacked:
+    if isinstance(leaf, grams.LinearUse):
+        return (None if gs[0] is None else _metrics.LinearGradient(leaf.a, gs[0])), [gs[0] is not None] * samples
+    if not isinstance(leaf, list):
         return gs[0], [gs[0] is not None] * samples
     present = [g is not None for g in gs]
     if not any(present):

@@ -151,10 +151,11 @@ def _nonfinite_rows(records):
 
 def _bridge_notes(record):
     """What run.json says of a configuration's run beyond the simulator's fields: every block's token-mixing
-    probe (true, false, or null where it could not be probed), the samples per batch, and the blocks run
-    sample by sample with why."""
+    probe (true, false, or null where it could not be probed), the samples per batch, the blocks run sample
+    by sample with why, and the nn.Linear weights whose dW is formed (not taken from Grams) with why."""
     notes = {"token_mixing": record["token_mixing"], "batch": record["batch"],
-             "per_sample_blocks": {str(k): why for k, why in sorted(record["per_sample_blocks"].items())}}
+             "per_sample_blocks": {str(k): why for k, why in sorted(record["per_sample_blocks"].items())},
+             "gradw_formed": {str(k): why for k, why in sorted(record["gradw_formed"].items())}}
     if record["one_at_a_time"]:
         notes["batch_note"] = record["one_at_a_time"]
     return notes

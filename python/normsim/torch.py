@@ -262,7 +262,9 @@ class _ConfigRun:
         from . import _bridge_checks
         t = time.perf_counter()
         self.plan.note_shared_across_blocks(sample.modules)
-        self.mixing = _bridge_checks.token_mixing(sample.modules, *sample.x.shape, self.dtype, self.device)
+        self.mixing, grams = _bridge_checks.probe(sample.modules, *sample.x.shape, self.dtype, self.device)
+        for k, (accepted, refused) in enumerate(grams):
+            self.plan.note_gram_check(k, accepted, refused)
         self.timings["probe_seconds"] += time.perf_counter() - t
 
 
@@ -289,7 +291,7 @@ def _merged(parts, shape, mixing, plan, size):
             "statistics": [s for p in parts for s in p["statistics"]],
             "nonfinite": [n for p in parts for n in p["nonfinite"]],
             "token_mixing": mixing, "per_sample_blocks": dict(plan.per_sample), "batch": size,
-            "one_at_a_time": plan.one_at_a_time}
+            "one_at_a_time": plan.one_at_a_time, "gradw_formed": dict(plan.gradw_formed)}
 
 
 def _device_of(device):

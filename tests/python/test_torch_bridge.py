@@ -380,6 +380,106 @@ class Batching(unittest.TestCase):
             normsim.torch.measure(tb.pre_mlp(D), batch=0, samples=1, final_norm=None, **self.kw)
 
 
+class GradwByGrams(unittest.TestCase):
+    """An nn.Linear weight's gradw is taken from the Gram matrices of the layer's input and output gradient
+    (normsim._metrics.LinearGradient), autograd never forming dW; the dW route is what the bridge does with no
+    layer taken so (normsim._bridge_grams.candidates patched to none). The two differ by rounding only: in
+    float64 dW's entries round at 1.1e-16 relative over sums of T = 8 terms, the Grams' inner product at
+    1.1e-16 over 8 + 8 + 64 terms, so a norm moves by ~1e-15 (1e-12 leaves 1000x); in float32 dW's entries
+    round at 6e-8 over their 8 terms (the Grams are in float64), so ~5e-7 at worst (1e-5 leaves 20x). A wrong
+    identity, token or sample would be off by O(1). Measured: at most 5.6e-16 (float64) and 1.0e-8 (float32).
+    Every other metric is exactly the same: the forward and the stream's backward run the same operations.
+    Where a weight has a use the hooks miss, the one-sample check refuses the Grams: without it, the blocks
+    below (DirectUse, InPlace) were off by 62 % and 81 % (measured with check_block patched to accept all)."""
+    kw = dict(x0=(T, D), depth=K, seed=2, samples=4, progress=False)
+
+    def measured(self, blocks, dtype, by_grams):
+        from unittest import mock
+        from normsim import _bridge_grams
+        if by_grams:
+            return normsim.torch.measure(blocks, dtype=dtype, final_norm=None, **self.kw)
+        with mock.patch.object(_bridge_grams, "candidates", lambda block: {}):
+            return normsim.torch.measure(blocks, dtype=dtype, final_norm=None, **self.kw)
+
+    def assert_routes_agree(self, blocks, dtype, rtol):
+        grams, dw = self.measured(blocks, dtype, True), self.measured(blocks, dtype, False)
+        self.assertEqual(list(grams.per_sample), list(dw.per_sample))
+        for metric, values in dw.per_sample.items():
+            if metric.startswith("gradw_") and not metric.endswith("_bias"):
+                np.testing.assert_allclose(grams.per_sample[metric], values, rtol=rtol, atol=0, err_msg=metric)
+            else:
+                np.testing.assert_array_equal(grams.per_sample[metric], values, metric)
+        return grams
+
+    def test_gradw_by_grams_equals_dw(self):
+        stacks = {"pre-LN MLP": tb.pre_mlp(D), "pre-LN transformer, biases": tb.pre_transformer(D, 4, 0.5)}
+        for dtype, rtol in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
+            for name, blocks in stacks.items():
+                with self.subTest(name, dtype=dtype):
+                    self.assert_routes_agree(blocks, dtype, rtol)
+
+    def assert_formed(self, blocks, why):
+        """Every block's weight `w` failed the one-sample check (run_info says `why`), so its dW is formed by
+        autograd: the same numbers as the dW route exactly, every block still under vmap."""
+        r = self.assert_routes_agree(blocks, torch.float64, 0)
+        config = r.run_info["configs"][0]
+        self.assertEqual(config["per_sample_blocks"], {})
+        self.assertEqual(sorted(config["gradw_formed"]), [str(k) for k in range(K)])
+        self.assertIn(why, config["gradw_formed"]["0"]["w.weight"])
+        self.assertIn("gradw_w", r.per_sample)
+
+    def test_a_linear_used_twice_forms_dw(self):
+        """A layer called twice in its block has dW summed over both calls."""
+        self.assert_formed(lambda k: Twice(D), "ran 2 times")
+
+    def test_a_weight_read_directly_forms_dw(self):
+        """x + relu(x W^T) + F.linear(x, W): the hooks see the layer's call only, and the Grams of its input
+        and output gradient would leave out the direct use's share of dW. The check sees autograd's dW differ."""
+        self.assert_formed(lambda k: DirectUse(D), "another use")
+
+    def test_an_output_changed_in_place_forms_dw(self):
+        """h = x W^T; h.relu_(): the gradient asked for is the relu's output's, not the layer's."""
+        self.assert_formed(lambda k: InPlace(D), "another use")
+
+    def test_checked_blocks_take_grams(self):
+        """The test stacks pass the check: nothing formed, nothing said."""
+        r = normsim.torch.measure(tb.pre_mlp(D), final_norm=None, **self.kw)
+        self.assertEqual(r.run_info["configs"][0]["gradw_formed"], {})
+
+
+class DirectUse(torch.nn.Module):
+    """x + relu(W x) + W x, the second through F.linear with the layer's weight."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w = tb.linear(d, d)
+
+    def forward(self, x):
+        return x + torch.relu(self.w(x)) + torch.nn.functional.linear(x, self.w.weight)
+
+
+class InPlace(torch.nn.Module):
+    """x + relu(W x), the relu applied in place on the layer's output."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w = tb.linear(d, d)
+
+    def forward(self, x):
+        return x + self.w(x).relu_()
+
+
+class Twice(torch.nn.Module):
+    """x + W relu(W x): one nn.Linear called twice."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.w = tb.linear(d, d)
+
+    def forward(self, x):
+        return x + self.w(torch.relu(self.w(x)))
+
+
 class Branching(torch.nn.Module):
     """x + relu(x W) or x - relu(x W) by the sign of a value: Python control flow, which vmap cannot batch."""
 
@@ -504,7 +604,11 @@ class OnlyInPyTorch(unittest.TestCase):
             self.assertIn("profile_act_sq.png", figures)
             self.assertIn("profile_grad_sq.png", figures)
             with open(os.path.join(out, "report.html")) as f:
-                self.assertIn("profile_act_sq", f.read())
+                report = f.read()
+            self.assertIn("profile_act_sq", report)
+            # Issue 30 item 6: captions say only what is drawn; a bridge result has no theory.csv, so no grey
+            # mean-field curve (a simulator run's report.html has this sentence under each profile)
+            self.assertNotIn("the mean-field theory (theory.csv), where it has a prediction", report)
             with open(os.path.join(out, "run.json")) as f:
                 self.assertIn("gradw_q_norm", json.load(f)["metrics"])
 
