@@ -10,6 +10,7 @@
 #include "check/coord.hpp"
 #include "cli/command_line.hpp"
 #include "io/csv_read.hpp"
+#include "plots/coord_figures.hpp"
 
 using namespace normsim::check;
 namespace fs = std::filesystem;
@@ -82,6 +83,14 @@ TEST_CASE("coord_fit_synthetic", "[coord]") {
   REQUIRE(verdicts.rows.size() == 2);
   for (const auto& row : verdicts.rows) CHECK(row[std::size_t(verdicts.require("verdict"))] == "supported");
   CHECK(coord_summary(r).find("2 supported, 0 refuted") != std::string::npos);
+  // The figures read those files: per setting a lines figure (a line per width) and an exponent figure whose
+  // dashed reference is the prediction at the judged steps (SP: 1 at step 1).
+  const auto figures = normsim::plots::coord_figures(out);
+  REQUIRE(figures.size() == 4);
+  CHECK(figures[0].name == "coord_lines_act_mean_abs_parametrization_mup");
+  CHECK(figures[3].name == "coord_exponent_act_mean_abs_parametrization_none");
+  CHECK(figures[0].csv.find(",256,") != std::string::npos);
+  CHECK(figures[3].csv.find(",1\n") != std::string::npos);  // the reference column, last
   fs::remove_all(out);
 }
 

@@ -60,6 +60,19 @@ class Coord(unittest.TestCase):
                 self.assertEqual(mup.loc[step, "predicted"], 0)
                 self.assertEqual(sp.loc[step, "predicted"], 2)
 
+    def test_depth_branch_multiplier(self):
+        # rel_update at k = 0 is m_L^-alpha |F_0|/|x_0|: depth^-1/2 (depth_mup) at step 0, depth^-1
+        # (completep) at every step; the interval is over 3 samples, the bands +-1/4 (step 0) and +-1/2.
+        fits = normsim.coord({"parametrization": ["depth_mup", "completep"], "width": 32, "tokens": 4,
+                              "samples": 3, "steps": 1, "update": "adam", "update_lr": 0.01, "base_width": 32,
+                              "metrics": ["rel_update"]}, {"depth": [4, 8, 16]})
+        first = fits[(fits.layers == "0") & (fits.metric == "rel_update")].set_index(["setting", "step"])
+        self.assertAlmostEqual(first.loc[("parametrization=depth_mup", 0), "exponent"], -0.5, places=6)
+        for step in (0, 1):
+            row = first.loc[("parametrization=completep", step)]
+            self.assertEqual(row["verdict"], "supported", row.to_dict())
+            self.assertEqual(row["predicted"], -1)
+
     def test_bad_sweep(self):
         for sweep in ({"tokens": [4, 8]}, {"width": [64]}, {"width": [64, 128], "depth": [4, 8]}):
             with self.assertRaises(ValueError):
