@@ -15,6 +15,11 @@ std::string number(std::optional<double> v) {
   return v ? io::format_number(*v) : "";
 }
 
+// check's words, but a fit without a band is not a claim's per-setting result.
+std::string_view verdict_text(Verdict v) {
+  return v == Verdict::not_judged ? "not judged (no band)" : to_string(v);
+}
+
 std::string needed(const Decision& d) {
   return d.samples_needed ? std::to_string(*d.samples_needed) : "";
 }
@@ -32,7 +37,7 @@ std::string fits_csv(const CoordResult& r) {
        << number(e ? e->low : std::optional<double>{}) << "," << number(e ? e->high : std::optional<double>{})
        << "," << number(e ? e->se : std::optional<double>{}) << "," << (e ? e->n : 0) << ","
        << number(f.predicted) << "," << number(f.band ? f.band->low : std::optional<double>{}) << ","
-       << number(f.band ? f.band->high : std::optional<double>{}) << "," << to_string(f.decision.verdict)
+       << number(f.band ? f.band->high : std::optional<double>{}) << "," << verdict_text(f.decision.verdict)
        << "," << needed(f.decision) << "," << io::csv_field(f.source) << "\n";
   }
   return os.str();

@@ -76,7 +76,17 @@ double optional_number(const io::CsvTable& t, std::size_t r, int c, double absen
   return t.rows[r][std::size_t(c)].empty() ? absent : io::parse_number(t, r, c);
 }
 
-// The fitted exponent of the layer mean against step, the prediction dashed, the band shaded.
+// The layer groups an exponent figure draws: the layer mean, and in a depth sweep index 0 and the last layer
+// (where the depth rows predict; an index's place in the stack moves with depth).
+bool drawn_layers(const std::string& layers, const std::string& key) {
+  return layers == "mean" || (key == "depth" && (layers == "0" || layers == "last"));
+}
+
+Text layers_title(const std::string& layers) {
+  return plain_text(layers == "mean" ? "layer mean" : layers == "last" ? "last layer" : "layer 0");
+}
+
+// The fitted exponent against step, a series per drawn layer group, its prediction dashed, the band shaded.
 std::optional<Figure> exponent_figure(const io::CsvTable& t, const Rows& rows, const std::string& setting,
                                       const std::string& metric) {
   const int layers = t.require("layers"), step = t.require("step"), b = t.require("exponent");
@@ -85,35 +95,39 @@ std::optional<Figure> exponent_figure(const io::CsvTable& t, const Rows& rows, c
   const std::string key = t.rows[rows.front()][std::size_t(t.require("swept"))];
   ChartPanel panel;
   panel.x_label = plain_text("step");
-  panel.y_label = plain_text("exponent of " + key + " (layer mean)");
+  panel.y_label = plain_text("exponent of " + key);
   panel.errors = ErrorStyle::bars;
   panel.reference_title = plain_text("predicted");
   panel.title = plain_text(setting);
-  ChartSeries fitted{plain_text("fitted (95 % interval)"), "fitted", {}};
+  std::map<std::string, ChartSeries> series;
   std::set<std::pair<double, double>> bands;
   for (std::size_t r : rows) {
-    if (t.rows[r][std::size_t(layers)] != "mean" || t.rows[r][std::size_t(b)].empty()) continue;
+    const std::string& group = t.rows[r][std::size_t(layers)];
+    if (!drawn_layers(group, key) || t.rows[r][std::size_t(b)].empty()) continue;
     const double value = io::parse_number(t, r, b);
     const double pred = optional_number(t, r, predicted, std::nan(""));
-    fitted.points.push_back({io::parse_number(t, r, step), value, optional_number(t, r, high, value) - value,
-                             std::isfinite(pred) ? std::optional<double>(pred) : std::nullopt});
+    auto& s = series[group];
+    s.title = layers_title(group) + plain_text(" (95 % interval)");
+    s.label = group;
+    s.points.push_back({io::parse_number(t, r, step), value, optional_number(t, r, high, value) - value,
+                        std::isfinite(pred) ? std::optional<double>(pred) : std::nullopt});
     if (!t.rows[r][std::size_t(band_low)].empty())
       bands.insert({io::parse_number(t, r, band_low), optional_number(t, r, band_high, INFINITY)});
   }
-  if (fitted.points.empty()) return std::nullopt;
-  if (bands.size() == 1) {  // one band for every step: shaded (else the steps' bands differ: fits.csv)
+  if (series.empty()) return std::nullopt;
+  if (bands.size() == 1) {  // one band for every judged point: shaded (else they differ: fits.csv)
     panel.band_low = bands.begin()->first;
     if (std::isfinite(bands.begin()->second)) panel.band_high = bands.begin()->second;
     panel.band_title = plain_text("agreement band");
   }
-  panel.series.push_back(std::move(fitted));
+  for (auto& [group, s] : series) panel.series.push_back(std::move(s));
   return make_figure(
       stem("exponent", metric, setting),
-      "The exponent b of " + metric + "'s layer mean ~ " + key +
-          "^b at each step: per-sample log-log least squares averaged over samples, bars the 95 % "
-          "Student-t interval; dashed, the exponent the parametrization predicts "
-          "(theory/scaling_exponents); shaded, its agreement band where every step has the same "
-          "(OUT/coord/fits.csv has each step's).",
+      "The exponent b of " + metric + " ~ " + key +
+          "^b at each step (the layer mean; in a depth sweep also layer 0 and the last layer): per-sample "
+          "log-log least squares averaged over samples, bars the 95 % Student-t interval; dashed, the "
+          "exponent the parametrization predicts (theory/scaling_exponents); shaded, the agreement band "
+          "where every judged point has the same one (OUT/coord/fits.csv has each).",
       "Exponent of " + metric + " against " + key, panel);
 }
 

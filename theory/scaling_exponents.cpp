@@ -54,7 +54,9 @@ constexpr ExponentRow kRows[] = {
     {W, "mup", "act_mean_abs", any, 1, -1, 0, false, kMupFlat},
     {W, "sp", "act_mean_abs", any, 1, -1, 1, true, kSpExplodes},
     {W, "mup", "branch_sq", any, 1, -1, 0, false, kMupFlat},
-    {W, "sp", "branch_sq", any, 1, -1, 2, true, kSpExplodes},
+    // SP's branch at step 1 only: the power count is of the first update, and no source speaks of the
+    // branch; after it (coord_width.toml, steps 2-3) the middle branches grew as width^0.17-0.74.
+    {W, "sp", "branch_sq", any, 1, 1, 2, true, kSpExplodes},
     {W, "mup", "output_change", any, 1, -1, 0, false, kMupFlat},
     {W, "sp", "output_change", any, 1, -1, 2, true, kSpExplodes},
     // Depth: sp (no rule in depth), depth_mup (alpha = 1/2), completep (alpha = 1), width fixed.
