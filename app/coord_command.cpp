@@ -64,11 +64,13 @@ int coord_command(const std::vector<std::string>& args, const RunCommand& run) {
                                        "--no-plots"};
   const std::vector<std::string> extras = app->remaining();
   run_args.insert(run_args.end(), extras.begin(), extras.end());
-  if (const int rc = run(run_args); rc != 0) return rc;
+  const auto has = [&](const char* flag) {
+    return std::find(extras.begin(), extras.end(), flag) != extras.end();
+  };
+  if (const int rc = run(run_args); rc != 0 || has("--dry-run")) return rc;  // a plan only: nothing to fit
   const auto result = check::coord_fits(out, sweep.key);
   check::write_coord(out, result);
-  const bool quiet = std::find(extras.begin(), extras.end(), "-q") != extras.end() ||
-                     std::find(extras.begin(), extras.end(), "--quiet") != extras.end();
+  const bool quiet = has("-q") || has("--quiet");
   if (!quiet) std::cerr << "normsim coord: " << check::coord_summary(result) << " (" << out << "/coord/)\n";
   if (no_plots) return 0;
   std::vector<std::string> plot_args = {out};

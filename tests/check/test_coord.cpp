@@ -135,6 +135,12 @@ TEST_CASE("coord_command_runs_run", "[coord]") {
       "c.toml", "--out", out.string(), "--set", "width=[64,128,256]", "--no-plots", "--force", "-q"};
   CHECK(seen == expected);
   CHECK(fs::exists(out / "coord" / "fits.csv"));
+  // --dry-run goes to run, which prints the plan; there is nothing to fit.
+  fs::remove_all(out);
+  const auto plan_only = [&](const std::vector<std::string>&) { return 0; };
+  CHECK(normsim::app::coord_command({"c.toml", "--sweep", "depth=4,8", "--out", out.string(), "--dry-run"},
+                                    plan_only) == 0);
+  CHECK_FALSE(fs::exists(out / "coord"));
   for (const char* bad : {"width=64", "tokens=4,8", "width=64,x", "width=0,8"})
     CHECK_THROWS_AS(normsim::app::coord_command({"c.toml", "--sweep", bad, "--out", out.string()}, run),
                     normsim::cli::UsageError);
