@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/check_command.hpp"
+#include "app/coord_command.hpp"
 #include "app/list_families.hpp"
 #include "app/list_parametrizations.hpp"
 #include "app/markdown.hpp"
@@ -44,6 +45,8 @@ Usage: normsim COMMAND [options]
   normsim run CONFIG --out OUT [options]   run every configuration of CONFIG into the folder OUT
   normsim list [WHAT] [--markdown]         what can be configured (keys, placements, metrics, ...) and claims
   normsim check [claim ...] [options]      theory vs simulation: a verdict for every claim
+  normsim coord CONFIG --sweep width=... --out OUT
+                                           a coordinate check: exponents in width or depth, predicted
   normsim plot OUT [options]               figures and a report from a results folder
   normsim --version                        version, git commit, CUDA and MPI support
   normsim COMMAND --help                   help on one command
@@ -309,6 +312,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "list") return cmd_list(args);
   if (command == "plot") return normsim::app::plot_command(args);
   if (command == "check") return normsim::app::check_command(args);
+  if (command == "coord") return normsim::app::coord_command(args, cmd_run);
   throw normsim::cli::UsageError("unknown command '" + command + "'");
 }
 
@@ -330,7 +334,8 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
-  const bool known = command == "run" || command == "list";  // plot and check map their own errors
+  const bool known =
+      command == "run" || command == "list" || command == "coord";  // plot and check map their own errors
   return normsim::cli::exit_status<ConfigError>(
       known ? command : "",
       [&] {

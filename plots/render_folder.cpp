@@ -7,6 +7,7 @@
 #include <set>
 
 #include "claim_figures.hpp"
+#include "coord_figures.hpp"
 #include "depth_figures.hpp"
 #include "gnuplot_process.hpp"
 #include "gradient_figures.hpp"
@@ -108,6 +109,7 @@ void render_folder(const fs::path& out, const PlotOptions& options) {
     append(depth_figures(folder, metrics, DepthLayer::last));
     if (options.depth_at_first_layer) append(depth_figures(folder, metrics, DepthLayer::first));
     append(heatmap_figures(folder, heatmap_metrics(folder, options, metrics), options.heatmap_layer));
+    append(coord_figures(out));  // a folder `normsim coord` wrote
   }
 
   // Names come from values in the data, and two values can map to one file name: keep both figures.

@@ -205,6 +205,7 @@ std::vector<FigureSection> figure_sections(const std::vector<RenderedFigure>& fi
       {"gradients", "Gradient norms across layers"},
       {"depth", "Depth scaling"},
       {"heatmap", "Layer x depth heatmaps"},
+      {"coord", "Coordinate checks"},
   };
   std::vector<FigureSection> sections;
   for (const auto& [kind, heading] : order) {

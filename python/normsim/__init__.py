@@ -7,6 +7,7 @@
     r.per_sample["act_sq"]                                         # labelled (xarray.DataArray if installed)
     normsim.theory({"placement": "post", "depth": 8})              # the mean field alone
     normsim.check(claims=["xiong_thm1_preln"])                     # verdicts
+    normsim.coord("c.toml", {"width": [128, 256, 512]})            # a coordinate check: fitted exponents
     normsim.list("placements")
     normsim.torch.measure(...)                                     # any PyTorch residual block
 
@@ -24,12 +25,13 @@ except ImportError as _error:
     raise ImportError(_why) from None
 from ._core import BackendUnavailable, ClaimError, ConfigError, Grid
 from ._api import check, grid, list, plot, run, theory
+from ._coord import coord
 from ._deps import MissingPackageError
 from ._result import Result, read
 
 __version__ = _core.version()[0]
 # Not `list`: `from normsim import *` would replace the builtin (normsim.list stays).
-__all__ = ["run", "theory", "check", "read", "plot", "grid", "Result", "Grid", "ConfigError",
+__all__ = ["run", "theory", "check", "coord", "read", "plot", "grid", "Result", "Grid", "ConfigError",
            "ClaimError", "BackendUnavailable", "MissingPackageError", "torch"]
 
 

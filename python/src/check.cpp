@@ -11,6 +11,7 @@
 #include "check/check_out.hpp"
 #include "check/child_process.hpp"
 #include "check/claim.hpp"
+#include "check/coord.hpp"
 #include "check/evaluate.hpp"
 #include "check/measure.hpp"
 #include "check/report.hpp"
@@ -109,6 +110,15 @@ void bind_check(py::module_& m) {
       },
       py::arg("ids"), py::arg("full"), py::arg("claims_dir"), py::arg("backend"), py::arg("threads"),
       py::arg("out"), py::arg("plots"), py::arg("progress"), py::arg("force") = false);
+  // normsim.coord: the fits of a folder `run` wrote, into OUT/coord/ as `normsim coord` writes them.
+  m.def(
+      "coord",
+      [](const std::string& out, const std::string& key) {
+        const auto result = check::coord_fits(out, key);
+        check::write_coord(out, result);
+        return check::coord_summary(result);
+      },
+      py::arg("out"), py::arg("key"));
   m.def("claims", [](const std::string& dir) {
     std::vector<std::tuple<std::string, std::string, std::string>> rows;
     for (const auto& c : check::load_claims(claims_dir({{}, false, dir, "", "", 0, false, false})))
