@@ -11,7 +11,7 @@ namespace normsim::sim {
 
 template <class R>
 Mat<R> input_matrix(const Config& config, SampleKey key, std::uint32_t batch) {
-  if (has_embedding(config)) return embedding_input<R>(config, key.sample);
+  if (has_embedding(config)) return embedding_input<R>(config, key.sample, batch);
   const int T = config.tokens, d = config.width;
   Mat<R> x0(T, d);
   for (int t = 0; t < T; ++t)
