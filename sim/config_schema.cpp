@@ -748,6 +748,16 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"steps",
          "training steps are steps of an optimizer on the loss: set update = \"sgd\" or \"adam\"",
          {"update"}});
+  if (c.steps == 0)
+    for (int m = 0; m < metric::count; ++m)
+      if (is_train_metric(m) && c.metrics.contains(m)) {
+        issues.push_back({"metrics",
+                          std::string(metric_table()[m].name) +
+                              " is measured by the training loop only: set steps >= 1 (with update = \"sgd\" "
+                              "or \"adam\"; docs/metrics.md)",
+                          {"steps"}});
+        break;
+      }
   for (auto& i : edge_issues(c)) issues.push_back(std::move(i));
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "same_records.hpp"
+#include "sim/config_schema.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/draws.hpp"
 #include "sim/edges.hpp"
@@ -349,6 +350,65 @@ TEST_CASE("edges_adam_sgd_reference: embedding and readout stepped by muP's rule
   }
 }
 
+namespace {
+// The coordinate-check metrics and act_sq (docs/metrics.md).
+MetricSet coord_metrics() {
+  return MetricSet::of({"act_sq", "dwx_w1", "dwx_w2", "rel_dw_w1", "rel_dw_w2", "dwx_emb", "dwx_out",
+                        "rel_dw_emb", "rel_dw_out", "logit_mean_abs", "logit_change"});
+}
+}  // namespace
+
+TEST_CASE("coord_metrics_reference: dwx_, rel_dw_ and logit_ metrics against the Eigen loop's definitions") {
+  for (const Update u : {Update::sgd, Update::adam}) {
+    INFO(normsim::vocab::name(u));
+    Config c = edge_config(u);
+    c.metrics = coord_metrics();
+    CpuBackend cpu(1);
+    const std::vector<int> sample0{0};
+    const auto records = cpu.run(c, sample0);
+    const auto want = reference_with_edges(c, 3);
+    REQUIRE(records.size() == 4);
+    const auto value = [&](int s, int m, int i) { return records[std::size_t(s)].values[m][std::size_t(i)]; };
+    // Step 0: the logits' size; no update yet, so no update size and no change is stored.
+    CHECK(value(0, metric::logit_mean_abs, 2) == Approx(want[0].z_abs).epsilon(1e-10));
+    for (const int m : {metric::logit_change, metric::dwx_out, metric::rel_dw_out})
+      CHECK(std::isnan(value(0, m, 2)));
+    CHECK(std::isnan(value(0, metric::dwx_w1, 0)));
+    // float64 on both sides; dW = W_s - W_0 is about lr = 1e-2 of W, so its rounding is ~1e-14 relative:
+    // 1e-9 is far above that and far below any step's change (the steps differ by tens of per cent).
+    for (int s = 1; s <= 3; ++s) {
+      INFO("step " << s);
+      const RefStep& r = want[std::size_t(s)];
+      CHECK(value(s, metric::logit_mean_abs, 2) == Approx(r.z_abs).epsilon(1e-10));
+      CHECK(value(s, metric::logit_change, 2) == Approx(r.z_change).epsilon(1e-9));
+      const std::array<std::tuple<int, int, int>, 6> at{std::tuple{metric::rel_dw_emb, metric::dwx_emb, 0},
+                                                        {metric::rel_dw_w1, metric::dwx_w1, 0},
+                                                        {metric::rel_dw_w2, metric::dwx_w2, 0},
+                                                        {metric::rel_dw_w1, metric::dwx_w1, 1},
+                                                        {metric::rel_dw_w2, metric::dwx_w2, 1},
+                                                        {metric::rel_dw_out, metric::dwx_out, 2}};
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        INFO("matrix " << i);
+        const auto [rel, dwx, index] = at[i];
+        CHECK(r.rel_dw[i] > 0);
+        CHECK(value(s, rel, index) == Approx(r.rel_dw[i]).epsilon(1e-9));
+        CHECK(value(s, dwx, index) == Approx(r.dwx[i]).epsilon(1e-9));
+      }
+    }
+  }
+}
+
+TEST_CASE("coord_metrics_need_steps: asking them without steps is refused, naming the key") {
+  Config c = small(Update::adam, 0);
+  c.metrics = MetricSet::of({"act_sq", "rel_dw_w1"});
+  const auto issues = validate(c);
+  REQUIRE(issues.size() == 1);
+  CHECK(issues[0].key == "metrics");
+  CHECK(issues[0].message.find("rel_dw_w1") != std::string::npos);
+  c.steps = 2;
+  CHECK(validate(c).empty());
+}
+
 TEST_CASE("steps_thread_invariant: 1 and 2 threads give the same records, bit for bit") {
   for (const Update u : {Update::sgd, Update::adam})
     for (const bool edges : {false, true}) {
@@ -360,6 +420,7 @@ TEST_CASE("steps_thread_invariant: 1 and 2 threads give the same records, bit fo
         c.output_width = 7;
         c.parametrization = "mup";
         c.base_width = 8;
+        c.metrics = coord_metrics();
       }
       const auto one = run_cpu(c, 1), two = run_cpu(c, 2);
       REQUIRE(one.size() == 8);
