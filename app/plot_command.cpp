@@ -52,6 +52,10 @@ std::unique_ptr<CLI::App> plot_parser(Parsed& p) {
                 "depth-scaling plots at layer 0 as well as at the last layer");
   app->add_flag("--claims-only", p.options.claims_only,
                 "only the claim figures (claim_<id>, after `normsim check`)");
+  app->add_option("--step", p.options.step,
+                  "a results folder with training steps: the step the figures draw (default 0, init)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("S");
   app->add_flag("--no-report", p.no_report, "figures only");
   cli::add_verbosity(*app, p.verbosity);
   return app;

@@ -116,8 +116,8 @@ std::vector<Figure> depth_figures(const ResultsFolder& folder, const std::vector
     if (!(std::strtod(d.c_str(), &end) > 0)) return figures;  // not numbers: no log axis to draw them on
   }
   const Layout layout = choose_layout(folder, {"depth"}, false);
-  const SampleValues values =
-      read_end_values(folder.dir / "layers.csv", std::set<std::string>(metrics.begin(), metrics.end()));
+  const SampleValues values = read_end_values(
+      folder.dir / "layers.csv", std::set<std::string>(metrics.begin(), metrics.end()), folder.step);
   const std::string which = at == DepthLayer::last ? "last" : "first";
 
   for (const auto& metric : metrics) {

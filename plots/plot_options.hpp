@@ -34,6 +34,9 @@ struct PlotOptions {
   // Only the claim figures (claim_<id>, from verdicts.json + claims/<id>/data.csv): what `normsim check`
   // draws. `metrics`, `heatmap_layer` and `depth_at_first_layer` are then not used.
   bool claims_only = false;
+  // A results folder with training steps (a `step` column, docs/conventions.md): the step whose rows every
+  // figure draws (summary.csv, theory.csv, nonfinite.csv); 0 is init. Without a step column: 0 only.
+  int step = 0;
 };
 
 // The figures drawn when no metric is asked for: the stream's second moment, the hidden-state gradient and

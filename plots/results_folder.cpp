@@ -53,8 +53,25 @@ int layer_index(const io::CsvTable& table, std::size_t r, int l, int k) {
   return static_cast<int>(value);
 }
 
-// summary.csv: config,placement,<every other config key>,metric,l,k,[lane,]mean,se,n
-void read_summary(ResultsFolder& folder) {
+// Whether row r of a table with a `step` column (step_column >= 0; -1: none, every row is step 0) belongs
+// to another training step than `step`.
+bool other_step(const io::CsvTable& table, std::size_t r, int step_column, int step) {
+  if (step_column < 0) return step != 0;
+  return io::parse_number(table, r, step_column) != double(step);
+}
+
+// The steps summary.csv holds, as "0, 1, 2" for an error message.
+std::string steps_held(const io::CsvTable& table, int step_column) {
+  std::set<long> steps;
+  for (std::size_t r = 0; r < table.rows.size(); ++r)
+    steps.insert(step_column < 0 ? 0 : long(io::parse_number(table, r, step_column)));
+  std::string out;
+  for (const long s : steps) out += (out.empty() ? "" : ", ") + std::to_string(s);
+  return out;
+}
+
+// summary.csv: config,placement,<every other config key>,metric,l,k,[step,][lane,]mean,se,n
+void read_summary(ResultsFolder& folder, int step) {
   const io::CsvTable table = io::read_csv(folder.dir / "summary.csv");
   const int config = table.require("config");
   const int placement = table.require("placement");
@@ -65,6 +82,7 @@ void read_summary(ResultsFolder& folder) {
   const int se = table.require("se");
   const int n = table.require("n");
   const int lane = table.find("lane");  // a grid with lanes: figures draw the lanes' mean
+  const int step_column = table.find("step");
   if (config != 0 || placement != 1 || metric <= placement)
     throw input_error(table.path.string() +
                       ": the header must start with config,placement and have the config keys before metric "
@@ -73,7 +91,7 @@ void read_summary(ResultsFolder& folder) {
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& fields = table.rows[r];
-    if (io::is_lane_row(fields, lane)) continue;
+    if (io::is_lane_row(fields, lane) || other_step(table, r, step_column, step)) continue;
     SummaryRow row;
     row.config = fields[static_cast<std::size_t>(config)];
     for (int c = placement; c < metric; ++c) row.keys.push_back(fields[static_cast<std::size_t>(c)]);
@@ -92,20 +110,24 @@ void read_summary(ResultsFolder& folder) {
       folder.metrics.push_back(row.metric);
     folder.summary.push_back(std::move(row));
   }
+  if (folder.summary.empty() && folder.empty_rows.empty())
+    throw input_error(table.path.string() + " has no rows at training step " + std::to_string(step) +
+                      " (its steps: " + steps_held(table, step_column) + "); choose one of those");
   if (folder.summary.empty())
     throw input_error(table.path.string() +
                       " has no finite values: nothing to plot (see nonfinite.csv for the samples that "
                       "diverged)");
 }
 
-// nonfinite.csv (optional): config,sample,pass,layer,metric
-void read_nonfinite(ResultsFolder& folder) {
+// nonfinite.csv (optional): config,sample,pass,layer,metric[,step]
+void read_nonfinite(ResultsFolder& folder, int step) {
   const fs::path path = folder.dir / "nonfinite.csv";
   if (!fs::exists(path)) return;
   const io::CsvTable table = io::read_csv(path);
   const int config = table.require("config"), sample = table.require("sample"), pass = table.require("pass");
-  const int layer = table.require("layer"), metric = table.find("metric");
+  const int layer = table.require("layer"), metric = table.find("metric"), step_column = table.find("step");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (other_step(table, r, step_column, step)) continue;
     const auto& f = table.rows[r];
     folder.nonfinite.push_back({f[std::size_t(config)], f[std::size_t(sample)], f[std::size_t(pass)],
                                 metric < 0 ? "" : f[std::size_t(metric)],
@@ -113,8 +135,9 @@ void read_nonfinite(ResultsFolder& folder) {
   }
 }
 
-// theory.csv (optional): config,<config keys>,metric,l,k,[lane,]value
-void read_theory(ResultsFolder& folder) {
+// theory.csv (optional): config,<config keys>,metric,l,k,[step,][lane,]value; the mean field is of init
+// (step 0), so a figure of a later step draws none.
+void read_theory(ResultsFolder& folder, int step) {
   const fs::path path = folder.dir / "theory.csv";
   if (!fs::exists(path)) return;
   const io::CsvTable table = io::read_csv(path);
@@ -122,10 +145,11 @@ void read_theory(ResultsFolder& folder) {
   const int metric = table.require("metric");
   const int l = table.require("l");
   const int k = table.require("k");
-  const int value = table.require("value"), lane = table.find("lane");
+  const int value = table.require("value"), lane = table.find("lane"), step_column = table.find("step");
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const double v = io::parse_number(table, r, value);
-    if (!std::isfinite(v) || io::is_lane_row(table.rows[r], lane)) continue;
+    if (!std::isfinite(v) || io::is_lane_row(table.rows[r], lane) || other_step(table, r, step_column, step))
+      continue;
     folder.theory[{table.rows[r][static_cast<std::size_t>(config)], layer_index(table, r, l, k),
                    table.rows[r][static_cast<std::size_t>(metric)]}] = v;
   }
@@ -267,16 +291,17 @@ std::string ResultsFolder::metric_description(const std::string& metric) const {
   return metric;
 }
 
-ResultsFolder load_results(const fs::path& dir) {
+ResultsFolder load_results(const fs::path& dir, int step) {
   require_results_folder(dir);
   ResultsFolder folder;
   folder.dir = dir;
+  folder.step = step;
   folder.run = read_json(dir / "run.json");
   if (!folder.run.is_object()) throw input_error((dir / "run.json").string() + " must hold a JSON object");
   as_plot_error([&] {
-    read_summary(folder);
-    read_theory(folder);
-    read_nonfinite(folder);
+    read_summary(folder, step);
+    read_theory(folder, step);
+    read_nonfinite(folder, step);
     read_verdicts(folder);
   });
   return folder;

@@ -69,6 +69,7 @@ struct NonFiniteRow {
 
 struct ResultsFolder {
   std::filesystem::path dir;
+  int step = 0;                   // the training step whose rows were read (PlotOptions::step)
   nlohmann::json run;             // run.json as written
   std::vector<std::string> keys;  // "placement", then summary.csv's other config-key columns in file order
   std::vector<SummaryRow> summary;
@@ -92,7 +93,8 @@ struct ResultsFolder {
   std::string metric_description(const std::string& metric) const;
 };
 
-// Reads and checks a results folder; throws an input PlotError saying what is missing or malformed.
-ResultsFolder load_results(const std::filesystem::path& dir);
+// Reads and checks a results folder, the rows of training step `step` only (PlotOptions::step); throws an
+// input PlotError saying what is missing or malformed, or which steps the folder has when `step` is not one.
+ResultsFolder load_results(const std::filesystem::path& dir, int step = 0);
 
 }  // namespace normsim::plots

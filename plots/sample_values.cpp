@@ -36,7 +36,8 @@ void store(std::vector<double>& by_sample, std::size_t sample, double value) {
 
 }  // namespace
 
-SampleValues read_end_values(const std::filesystem::path& layers_csv, const std::set<std::string>& metrics) {
+SampleValues read_end_values(const std::filesystem::path& layers_csv, const std::set<std::string>& metrics,
+                             int step) {
   SampleValues values;
   std::ifstream in(layers_csv);
   std::string line;
@@ -48,6 +49,9 @@ SampleValues read_end_values(const std::filesystem::path& layers_csv, const std:
   const int k = column(header, "k", file), value = column(header, "value", file);
   const auto lane_at = std::find(header.begin(), header.end(), "lane");  // lanes: the mean's rows only
   const int lane = lane_at == header.end() ? -1 : int(lane_at - header.begin());
+  const auto step_at = std::find(header.begin(), header.end(), "step");
+  if (step_at == header.end() && step != 0) return values;  // a folder without steps holds step 0 only
+  const int step_column = step_at == header.end() ? -1 : int(step_at - header.begin());
   for (int n = 2; std::getline(in, line); ++n) {
     const auto f = io::csv_line_fields(line);
     const std::string where = file + ":" + std::to_string(n);
@@ -55,6 +59,7 @@ SampleValues read_end_values(const std::filesystem::path& layers_csv, const std:
       throw input_error(where + ": " + std::to_string(f.size()) + " fields, " + "the header has " +
                         std::to_string(header.size()));
     if (!metrics.contains(f[std::size_t(metric)]) || io::is_lane_row(f, lane)) continue;
+    if (step_column >= 0 && number(f[std::size_t(step_column)], where) != double(step)) continue;
     const std::string& index = f[std::size_t(l)].empty() ? f[std::size_t(k)] : f[std::size_t(l)];
     const int layer = int(number(index, where));
     const auto s = std::size_t(number(f[std::size_t(sample)], where));

@@ -20,9 +20,11 @@ struct EndValues {
   std::vector<double> last;   // by sample: the value at last_layer (NaN: absent)
 };
 
-// (config, metric) -> its end values, for `metrics` only. Empty when layers.csv is absent (the figures
-// then print no fitted exponent and say why); a malformed file is an input PlotError naming file and line.
+// (config, metric) -> its end values, for `metrics` only, of training step `step` (a layers.csv without a
+// step column is step 0). Empty when layers.csv is absent (the figures then print no fitted exponent and say
+// why); a malformed file is an input PlotError naming file and line.
 using SampleValues = std::map<std::pair<std::string, std::string>, EndValues>;
-SampleValues read_end_values(const std::filesystem::path& layers_csv, const std::set<std::string>& metrics);
+SampleValues read_end_values(const std::filesystem::path& layers_csv, const std::set<std::string>& metrics,
+                             int step = 0);
 
 }  // namespace normsim::plots

@@ -748,12 +748,16 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"steps",
          "training steps are steps of an optimizer on the loss: set update = \"sgd\" or \"adam\"",
          {"update"}});
-  if (c.steps > 0 && (has_embedding(c) || has_readout(c)))
-    issues.push_back({"steps",
-                      "the training loop's optimizer does not step the embedding or readout matrix yet "
-                      "(docs/design/parametrization.md, P4): set steps = 0 (the one update steps them), or "
-                      "leave input_width, vocab and output_width unset",
-                      {"input_width", "vocab", "output_width"}});
+  if (c.steps == 0)
+    for (int m = 0; m < metric::count; ++m)
+      if (is_train_metric(m) && c.metrics.contains(m)) {
+        issues.push_back({"metrics",
+                          std::string(metric_table()[m].name) +
+                              " is measured by the training loop only: set steps >= 1 (with update = \"sgd\" "
+                              "or \"adam\"; docs/metrics.md)",
+                          {"steps"}});
+        break;
+      }
   for (auto& i : edge_issues(c)) issues.push_back(std::move(i));
   for (auto& i : size_issues(c)) issues.push_back(std::move(i));
   if (!issues.empty()) return issues;  // a parametrization resolves its rules on a valid stack

@@ -62,6 +62,7 @@ struct WeightSource {
       round_to_bf16_if<R>(bf16(), out.middleCols(f, c));
       after(f, c);
     });
+    if (hooks.probe) hooks.probe->input(k, w, x);  // after the product has drawn (and stepped) W
   }
   void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
     multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
@@ -98,7 +99,7 @@ struct WeightSource {
     draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, k, w), threads);
     if (const std::optional<UnitNorm> unit = unit_norm(s, p, k, w))
       normalize_weight(m.data(), int(m.rows()), int(m.cols()), *unit);
-    if (hooks.apply) hooks.apply->apply(k, w, m);
+    if (hooks.apply) hooks.apply_weight(k, w, m);
     round_to_bf16_if<R>(bf16(), m);  // the float32 master weight, cast at its use
     return m;
   }

@@ -20,6 +20,7 @@
 #include "sim/cpu_parallel.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
+#include "sim/update_probe.hpp"
 #include "sim/value_residual.hpp"
 #include "sim/weight_update.hpp"
 
@@ -40,6 +41,22 @@ template <class R>
 struct UpdateHooks {
   ParameterUpdate<R>* record = nullptr;
   const ParameterUpdate<R>* apply = nullptr;
+  // A training step's coordinate-check sizes (sim/update_probe.hpp): told each matrix `apply` moves and
+  // each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s >= 1.
+  UpdateProbe<R>* probe = nullptr;
+  // W_0 -> W_s of matrix w of sublayer k, or of edge matrix e, by `apply` (reported to `probe`).
+  void apply_weight(int k, WeightKind w, Mat<R>& W) const {
+    if (!probe) return apply->apply(k, w, W);
+    const Mat<R> W0 = W;
+    apply->apply(k, w, W);
+    probe->stepped(k, w, W0, W);
+  }
+  void apply_edge(Edge e, Mat<R>& W) const {
+    if (!probe) return apply->apply_edge(e, W);
+    const Mat<R> W0 = W;
+    apply->apply_edge(e, W);
+    probe->stepped_edge(e, W0, W);
+  }
 };
 
 template <class R>

@@ -93,7 +93,8 @@ PassTensors run_pass(const StackShape& shape, const Placement& placement, Sample
   copy_lanes(graph, sv, false, t);
   t.output_finite = all_finite(graph.value(sv.output));
   t.branch_sq = graph.device().branch_sq;
-  out.forward_ok = t.output_finite && all_finite(graph.value(sv.loss_input()));  // y, or the logits
+  out.loss_input = graph.value(sv.loss_input()).template cast<double>();  // y, or the logits
+  out.forward_ok = t.output_finite && all_finite(out.loss_input);
   for (const MatD& s : t.stream) out.forward_ok = out.forward_ok && all_finite(s);
   // The backward runs when a backward metric is asked for, or when the update is a step on the loss.
   const bool records = hooks.record && hooks.record->needs_gradients();

@@ -14,6 +14,7 @@ namespace normsim::sim {
 struct PassTensors {
   SampleTensors tensors;  // output_change left empty: the caller measures it
   bool forward_ok = false, backward_ok = false;
+  MatD loss_input;  // what the loss reads: y, or the logits z = y W_out (sim/edges.hpp)
 };
 
 // The pass on batch `batch` (sim/inputs.hpp) with W + dW drawn through hooks.apply and the loss's gradients

@@ -109,7 +109,7 @@ Mat<R>& CpuTapeDevice<R>::edge_matrix(Edge e) {
   fill_gaussian(W.data(), std::size_t(W.size()),
                 DrawKey{key_.seed, key_.sample, edge_layer(shape_.cfg, e), edge_stream(e)},
                 edge_std(shape_, e), ws_.threads);
-  if (hooks_.apply) hooks_.apply->apply_edge(e, W);
+  if (hooks_.apply) hooks_.apply_edge(e, W);
   return W;
 }
 

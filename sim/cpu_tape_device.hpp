@@ -43,7 +43,11 @@ class CpuTapeDevice {
   Scalars mean_sq(const Mat<R>& a) const;
   std::unique_ptr<CpuBranch<R>> make_branch(int k, bool qkv_norm) const;
   Mat<R> branch_forward(CpuBranch<R>& br, const Mat<R>& u, int k);
-  Mat<R> project(const Mat<R>& a, Edge e) { return a * edge_matrix(e); }
+  Mat<R> project(const Mat<R>& a, Edge e) {
+    const Mat<R>& W = edge_matrix(e);
+    if (hooks_.probe) hooks_.probe->edge_input(e, a);
+    return a * W;
+  }
 
   // Backward: `into` (empty: not yet reached) += the gradient passed on.
   void add_to(Mat<R>& into, const Mat<R>& g) const;

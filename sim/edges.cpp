@@ -62,18 +62,18 @@ double edge_entries(const Config& c) {
 }
 
 template <class R>
-Mat<R> embedding_input(const Config& c, std::uint32_t sample) {
+Mat<R> embedding_input(const Config& c, std::uint32_t sample, std::uint32_t batch) {
   const EdgeDims d = edge_dims(c, Edge::embedding);
   Mat<R> u = Mat<R>::Zero(c.tokens, d.rows);
   for (int t = 0; t < c.tokens; ++t)
     for (int i = 0; i < (c.vocab > 0 ? 0 : d.rows); ++i)
-      u(t, i) = R(input_entry(c.seed, sample, t, i, d.rows, c.input_std, c.input_corr));
+      u(t, i) = R(input_entry(c.seed, sample, t, i, d.rows, c.input_std, c.input_corr, batch));
   if (c.vocab > 0)
-    for (int t = 0; t < c.tokens; ++t) u(t, token_id(c.seed, sample, t, c.vocab)) = R(1);
+    for (int t = 0; t < c.tokens; ++t) u(t, token_id(c.seed, sample, t, c.vocab, batch)) = R(1);
   return u;
 }
 
-template Mat<float> embedding_input<float>(const Config&, std::uint32_t);
-template Mat<double> embedding_input<double>(const Config&, std::uint32_t);
+template Mat<float> embedding_input<float>(const Config&, std::uint32_t, std::uint32_t);
+template Mat<double> embedding_input<double>(const Config&, std::uint32_t, std::uint32_t);
 
 }  // namespace normsim::sim

@@ -47,9 +47,9 @@ double edge_std(const StackShape& s, Edge e);
 double edge_entries(const Config& c);
 double edge_weight_entries(const Config& c);  // each W_e's entries alone
 
-// The embedding's input u of a sample, in the backend's precision: Gaussian T x input_width, or one-hot
-// T x vocab.
+// The embedding's input u of a sample on batch `batch` (sim/inputs.hpp), in the backend's precision:
+// Gaussian T x input_width, or one-hot T x vocab.
 template <class R>
-Mat<R> embedding_input(const Config& c, std::uint32_t sample);
+Mat<R> embedding_input(const Config& c, std::uint32_t sample, std::uint32_t batch = 0);
 
 }  // namespace normsim::sim

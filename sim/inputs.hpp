@@ -26,8 +26,8 @@ NORMSIM_HD double input_entry(std::uint64_t seed, std::uint32_t sample, int t, i
 // Token t's id: the 32 bits of Philox entry t mapped to [0, V) by a multiply and a shift (Lemire, "Fast
 // random integer generation in an interval", ACM TOMACS 2019), whose bias, at most V / 2^32 per id, is far
 // below any statistic normsim reports.
-NORMSIM_HD int token_id(std::uint64_t seed, std::uint32_t sample, int t, int vocab) {
-  const Philox4 r = philox4x32_10(philox_counter(std::uint32_t(t) >> 2, Stream::token_ids, 0, sample),
+NORMSIM_HD int token_id(std::uint64_t seed, std::uint32_t sample, int t, int vocab, std::uint32_t batch = 0) {
+  const Philox4 r = philox4x32_10(philox_counter(std::uint32_t(t) >> 2, Stream::token_ids, batch, sample),
                                   std::uint32_t(seed), std::uint32_t(seed >> 32));
   return int((std::uint64_t(r.v[t & 3]) * std::uint64_t(vocab)) >> 32);
 }

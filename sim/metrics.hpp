@@ -14,4 +14,10 @@ using vocab::MetricPass;
 using vocab::pass_name;
 namespace metric = vocab::metric;
 
+// Whether metric m is one of the training loop's coordinate-check metrics (dwx_*, rel_dw_*, logit_*: the rows
+// from dwx_w1 to logit_change in vocab/metrics.def), which only a run with steps >= 1 measures.
+constexpr bool is_train_metric(int m) {
+  return m >= metric::dwx_w1 && m <= metric::logit_change;
+}
+
 }  // namespace normsim::sim

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/edges.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/update_step.hpp"
 
@@ -17,6 +18,29 @@ ParamRule param_rule(const StackShape& s, int k, WeightKind w, Part part) {
   return {adam ? r.lr_adam : r.lr_sgd, r.eps, part == Part::bias ? 1.0 : r.mult};
 }
 
+ParamRule edge_param_rule(const StackShape& s, Edge e) {
+  const Config& c = s.cfg;
+  if (!s.rules) return {c.update_lr, c.adam_eps, 1.0};
+  const EdgeDims d = edge_dims(c, e);
+  const MatrixRule r = s.rules->edge(s, edge_name(e), d.fan_in, d.cols);
+  return {c.update == vocab::Update::adam ? r.lr_adam : r.lr_sgd, r.eps, r.mult};
+}
+
+namespace {
+ParamRule rule_of(const StackShape& s, const std::tuple<int, int, int>& key) {
+  const auto [k, w, part] = key;
+  return k < 0 ? edge_param_rule(s, Edge(w)) : param_rule(s, k, WeightKind(w), Part(part));
+}
+
+// The parameter's name in an error message.
+std::string describe(const std::tuple<int, int, int>& key) {
+  const auto [k, w, part] = key;
+  if (k < 0) return "the " + std::string(edge_name(Edge(w))) + " matrix";
+  return std::string(weight_name(WeightKind(w))) + (Part(part) == Part::bias ? "'s bias" : "") +
+         " at sublayer " + std::to_string(k);
+}
+}  // namespace
+
 template <class R>
 Optimizer<R>::Optimizer(const StackShape& shape) : shape_(shape), kind_(shape.cfg.update) {
   if (kind_ != vocab::Update::sgd && kind_ != vocab::Update::adam)
@@ -24,16 +48,36 @@ Optimizer<R>::Optimizer(const StackShape& shape) : shape_(shape), kind_(shape.cf
 }
 
 template <class R>
-void Optimizer<R>::set_gradient(int k, WeightKind w, Mat<R> g, Part part) {
+void Optimizer<R>::record(const Key& key, Mat<R> g) {
   if (sealed_) return;
-  auto [it, fresh] = params_.try_emplace(Key{k, int(w), int(part)});
-  if (fresh) it->second.rule = param_rule(shape_, k, w, part);
+  auto [it, fresh] = params_.try_emplace(key);
+  if (fresh) it->second.rule = rule_of(shape_, key);
   it->second.grad = std::move(g);
 }
 
 template <class R>
+void Optimizer<R>::set_gradient(int k, WeightKind w, Mat<R> g, Part part) {
+  record(Key{k, int(w), int(part)}, std::move(g));
+}
+
+template <class R>
+void Optimizer<R>::set_edge_gradient(Edge e, Mat<R> g) {
+  record(edge_key(e), std::move(g));
+}
+
+template <class R>
 void Optimizer<R>::apply(int k, WeightKind w, Mat<R>& W, Part part) const {
-  const auto it = params_.find(Key{k, int(w), int(part)});
+  apply_param(Key{k, int(w), int(part)}, W);
+}
+
+template <class R>
+void Optimizer<R>::apply_edge(Edge e, Mat<R>& W) const {
+  apply_param(edge_key(e), W);
+}
+
+template <class R>
+void Optimizer<R>::apply_param(const Key& key, Mat<R>& W) const {
+  const auto it = params_.find(key);
   if (it == params_.end()) return;
   const Param& p = it->second;
   // W_eff = mult W moves by mult dW, and W's gradient is mult times W_eff's: lr mult^2 on W_eff's gradients.
@@ -70,9 +114,7 @@ void Optimizer<R>::step() {
   ++t_;
   for (auto& [key, p] : params_) {
     if (p.grad.size() == 0)
-      throw std::logic_error("optimizer: no gradient of " +
-                             std::string(weight_name(WeightKind(std::get<1>(key)))) + " at sublayer " +
-                             std::to_string(std::get<0>(key)) + " in step " + std::to_string(t_));
+      throw std::logic_error("optimizer: no gradient of " + describe(key) + " in step " + std::to_string(t_));
     step_param(p);
     p.grad = Mat<R>();
   }

@@ -5,14 +5,20 @@
 // gradients so far, W_s = W_0 - lr S, through the one update's own subtract_sgd_step, so that steps = 1 is
 // the one update bit for bit. Either is what a relative update ||W_s - W_0|| / ||W_0|| reads.
 //
-// A parameter is whatever reports a gradient (set_gradient): the optimizer lists no matrices of its own, so
-// a matrix the stack gains (an embedding, a readout) is trained once its pass reports it.
+// A parameter is whatever reports a gradient (set_gradient, set_edge_gradient): the optimizer lists no
+// matrices of its own, so the embedding and readout matrices (sim/edges.hpp) are trained as the sublayers'
+// are, once their pass reports them.
 //
 // Per matrix, the parametrization's rules (sim/parametrization.hpp) give the learning rate (lr_sgd or
 // lr_adam), Adam's epsilon and the forward multiplier `mult`, which normsim folds into the drawn matrix
 // (W_eff = mult W). The optimizer steps the parameter W as its source trains it: W's gradient is mult times
 // W_eff's, W moves by the rule, and W_eff by mult times that (exact for mult = 1). A bias takes its matrix's
 // learning rate and epsilon, and no multiplier. Without a parametrization: update_lr and adam_eps.
+// The edge matrices take their own rows (ResolvedRules::edge): muP's MuReadout multiplies its input by
+// output_mult / width_mult (microsoft/mup@16ef490 mup/layer.py l.53-55), i.e. W_eff = W / m_N, and its W,
+// like the embedding's, is "vector-like" (one infinite dimension): MuAdam leaves its learning rate alone
+// (mup@0518b39 mup/optim.py l.59-64), MuSGD multiplies it by width_mult (l.102-103, 110-112). The preset
+// `mup` writes those rules (docs/parametrizations.md); this class applies whatever rules it is given.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -30,6 +36,7 @@ struct ParamRule {
   double lr = 0, eps = 0, mult = 1;
 };
 ParamRule param_rule(const StackShape& s, int k, WeightKind w, Part part);
+ParamRule edge_param_rule(const StackShape& s, Edge e);  // the embedding's or the readout's
 
 template <class R>
 class Optimizer final : public ParameterUpdate<R> {
@@ -40,6 +47,8 @@ class Optimizer final : public ParameterUpdate<R> {
   void seal() override { sealed_ = true; }
   // W_0 -> W_s: W - lr S (sgd), W + D (adam); W unchanged before the parameter's first step.
   void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override;
+  void set_edge_gradient(Edge e, Mat<R> g) override;
+  void apply_edge(Edge e, Mat<R>& W) const override;
   // Step t + 1 from the gradients of this pass, then opens the next pass's recording. Throws
   // std::logic_error when a trained parameter reported no gradient.
   void step();
@@ -52,12 +61,16 @@ class Optimizer final : public ParameterUpdate<R> {
     ParamRule rule;
     Mat<R> grad, grad_sum, disp, m, v;  // grad_sum: sgd's S; disp, m, v: Adam's
   };
-  using Key = std::tuple<int, int, int>;  // sublayer, weight kind, part
+  // (sublayer, weight kind, part); an edge matrix e is (-1, e, weight), outside every sublayer.
+  using Key = std::tuple<int, int, int>;
+  static Key edge_key(Edge e) { return {-1, int(e), int(Part::weight)}; }
   const StackShape& shape_;
   vocab::Update kind_;
   int t_ = 0;
   bool sealed_ = false;
   std::map<Key, Param> params_;
+  void record(const Key& key, Mat<R> g);
+  void apply_param(const Key& key, Mat<R>& W) const;
   void step_param(Param& p) const;
 };
 

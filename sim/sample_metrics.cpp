@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/edges.hpp"
 #include "sim/lane_metrics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
@@ -17,6 +18,35 @@ constexpr int kGradMetric[kWeightKinds] = {
     metric::gradw_w1, metric::gradw_w2,  metric::gradw_wgate,  metric::gradw_wq, metric::gradw_wk,
     metric::gradw_wv, metric::gradw_wo,  metric::gradw_cq,     metric::gradw_ck, metric::gradw_cv,
     metric::gradw_co, metric::gradw_wga, metric::gradw_wrouter};
+
+// The coordinate-check metrics of a step's update per weight kind (sim/update_probe.hpp); a routed MLP's
+// router has none (a parameter update of a routed MLP is refused).
+constexpr int kDwxMetric[kWeightKinds] = {metric::dwx_w1,
+                                          metric::dwx_w2,
+                                          metric::dwx_wgate,
+                                          metric::dwx_wq,
+                                          metric::dwx_wk,
+                                          metric::dwx_wv,
+                                          metric::dwx_wo,
+                                          metric::dwx_cq,
+                                          metric::dwx_ck,
+                                          metric::dwx_cv,
+                                          metric::dwx_co,
+                                          metric::dwx_wga,
+                                          -1};
+constexpr int kRelDwMetric[kWeightKinds] = {metric::rel_dw_w1,
+                                            metric::rel_dw_w2,
+                                            metric::rel_dw_wgate,
+                                            metric::rel_dw_wq,
+                                            metric::rel_dw_wk,
+                                            metric::rel_dw_wv,
+                                            metric::rel_dw_wo,
+                                            metric::rel_dw_cq,
+                                            metric::rel_dw_ck,
+                                            metric::rel_dw_cv,
+                                            metric::rel_dw_co,
+                                            metric::rel_dw_wga,
+                                            -1};
 
 // The first non-finite stream (K + 1: the output), or -1.
 int first_bad_stream(const SampleScalars& s) {
@@ -71,6 +101,46 @@ void store_forward(const Store& store, int forward_end, int tokens) {
   for (int k = 0; k < K && k < forward_end; ++k) store(metric::branch_sq, k);
   // The updated pass is measured only from a finite first pass.
   for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
+}
+
+// The training loop's coordinate-check metrics of a finite forward (SampleScalars::train_step): the logits'
+// size at every step, the update's sizes and the logits' change from step 1 on.
+void store_train(const Store& store, const StackShape& shape) {
+  const int K = int(store.s.stream_finite.size()) - 1;
+  if (store.s.train_step < 0) return;
+  store(metric::logit_mean_abs, K);
+  if (store.s.train_step == 0) return;
+  store(metric::logit_change, K);
+  for (int k = 0; k < K; ++k)
+    for (const WeightKind w : matrices_at(shape, k))
+      if (kDwxMetric[int(w)] >= 0) {
+        store(kDwxMetric[int(w)], k);
+        store(kRelDwMetric[int(w)], k);
+      }
+  if (has_embedding(shape.cfg))
+    for (const int m : {metric::dwx_emb, metric::rel_dw_emb}) store(m, 0);
+  if (has_readout(shape.cfg))
+    for (const int m : {metric::dwx_out, metric::rel_dw_out}) store(m, K);
+}
+
+// The training loop's coordinate-check values of t into s.values, where it measured them.
+void copy_train(SampleScalars& s, const SampleTensors& t) {
+  s.train_step = t.train_step;
+  if (t.train_step < 0) return;
+  const int K = int(t.stream.size()) - 1;
+  s.values[metric::logit_mean_abs][K] = t.logit_mean_abs;
+  s.values[metric::logit_change][K] = t.logit_change;
+  const UpdateSizes& u = t.update_sizes;
+  for (std::size_t k = 0; k < u.dwx.size() && int(k) < K; ++k)
+    for (int w = 0; w < kWeightKinds; ++w)
+      if (kDwxMetric[w] >= 0) {
+        s.values[kDwxMetric[w]][k] = u.dwx[k][std::size_t(w)];
+        s.values[kRelDwMetric[w]][k] = u.rel_dw[k][std::size_t(w)];
+      }
+  s.values[metric::dwx_emb][0] = u.edge_dwx[std::size_t(Edge::embedding)];
+  s.values[metric::rel_dw_emb][0] = u.edge_rel_dw[std::size_t(Edge::embedding)];
+  s.values[metric::dwx_out][K] = u.edge_dwx[std::size_t(Edge::readout)];
+  s.values[metric::rel_dw_out][K] = u.edge_rel_dw[std::size_t(Edge::readout)];
 }
 
 // values[m][i] = compute() where metric m is wanted; the computation is skipped where it is not.
@@ -183,6 +253,7 @@ SampleRecord record_from_scalars(int sample, const SampleScalars& s, const Stack
   const Store store{r, s, wanted};
   const int forward_bad = first_bad_stream(s);
   store_forward(store, forward_bad < 0 ? K + 1 : forward_bad, shape.tokens);
+  if (forward_bad < 0) store_train(store, shape);
   if (forward_bad >= 0) {
     r.nonfinite = NonFinite{"forward", forward_bad};
     return r;
@@ -212,6 +283,7 @@ SampleRecord measure_sample(int sample, const SampleTensors& t, const StackShape
   s.output_finite = t.output_finite;
   const int forward_bad = first_bad_stream(s);
   measure_forward(s, t, forward_bad < 0 ? K + 1 : forward_bad, wanted, threads);
+  copy_train(s, t);
   if (forward_bad >= 0 || !wanted.any_of(MetricPass::backward))
     return record_from_scalars(sample, s, shape, wanted);
   for (int l = K; l >= 0; --l) {

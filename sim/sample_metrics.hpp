@@ -3,6 +3,7 @@
 // tensors (measure_sample); the CUDA backend computes the same definitions on the device and hands the
 // per-layer scalars to record_from_scalars, the one place that decides what is stored and flagged.
 #pragma once
+#include <limits>
 #include <vector>
 
 #include "sim/cpu_branches.hpp"
@@ -10,6 +11,7 @@
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
+#include "sim/update_probe.hpp"
 
 namespace normsim::sim {
 
@@ -26,6 +28,12 @@ struct SampleTensors {
   // A block of n > 1 lanes: lanes[i] = x^i_0..x^i_K and lane_grad[i] their gradients (empty when the
   // backward did not run); `stream` then holds the lanes' mean and `grad` the sum of the lanes' gradients.
   std::vector<std::vector<MatD>> lanes, lane_grad;
+  // A step of the training loop (sim/train_loop.hpp; SampleScalars::train_step): the sizes of the step's
+  // updates (sim/update_probe.hpp; NaN at step 0) and the logits' metrics (NaN where not measured).
+  int train_step = -1;
+  UpdateSizes update_sizes;
+  double logit_mean_abs = std::numeric_limits<double>::quiet_NaN();
+  double logit_change = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Every metric of one sample as some backend computed it, before the forward/backward cut-offs apply:
@@ -36,6 +44,9 @@ struct SampleScalars {
   bool output_finite = true;        // y
   std::vector<bool> grad_finite;    // dLoss/dx_0..dLoss/dx_K
   bool updated = false;             // output_change was measured (update != "none")
+  // The training loop's step (steps >= 1; -1 outside it): the coordinate-check metrics (dwx_*, rel_dw_*,
+  // logit_*) are measured there only, those of an update from step 1 on.
+  int train_step = -1;
   // A block of n > 1 lanes: lanes[i] as `values` for lane i, sized for the metrics measured per lane
   // (sim/lane_metrics.hpp), the others empty; `values` holds the lanes' mean's. The mean's finiteness is
   // the lanes' cut-off too: a lane's NaN or Inf makes their sum's.

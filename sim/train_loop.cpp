@@ -1,10 +1,20 @@
 #include "sim/train_loop.hpp"
 
 #include "sim/cpu_pass.hpp"
+#include "sim/metrics.hpp"
 #include "sim/optimizer.hpp"
 #include "sim/update_pass.hpp"
 
 namespace normsim::sim {
+
+namespace {
+// Whether a dwx_ or rel_dw_ metric is asked (their rows run from dwx_w1 to rel_dw_out in vocab/metrics.def).
+bool wants_update_sizes(const MetricSet& m) {
+  for (int id = metric::dwx_w1; id <= metric::rel_dw_out; ++id)
+    if (m.contains(id)) return true;
+  return false;
+}
+}  // namespace
 
 template <class R>
 std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws,
@@ -17,6 +27,8 @@ std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, Cpu
   Optimizer<R> optimizer(shape);
   PlacementState state;
   std::vector<MatD> stream0;  // x_0..x_K at step 0 on batch 0: what output_change compares with
+  MatD z0;                    // the loss's input at step 0 on batch 0: what logit_change compares with
+  const bool sizes = wants_update_sizes(config.metrics);
   std::vector<SampleRecord> records;
   bool trained = true;  // every step so far had a finite forward and backward
   for (int s = 0; s <= config.steps; ++s) {
@@ -27,13 +39,21 @@ std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, Cpu
     }
     state.replay = s > 0;
     // Step 0 draws W_0 as a run without steps does (no displacement yet: no apply hook).
-    const UpdateHooks<R> hooks{s < config.steps ? &optimizer : nullptr, s > 0 ? &optimizer : nullptr};
+    UpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/update_probe.hpp)
+    const UpdateHooks<R> hooks{s < config.steps ? &optimizer : nullptr, s > 0 ? &optimizer : nullptr,
+                               s > 0 && sizes ? &probe : nullptr};
     PassTensors pass = run_pass<R>(shape, placement, key, fresh ? std::uint32_t(s) : 0, hooks, state, ws);
     SampleTensors& t = pass.tensors;
-    if (s == 0) stream0 = t.stream;
-    if (s > 0 && pass.forward_ok)
+    t.train_step = s;
+    t.logit_mean_abs = mean_abs(pass.loss_input);
+    if (s == 0) stream0 = t.stream, z0 = pass.loss_input;
+    if (s > 0) t.update_sizes = probe.sizes(config.depth);
+    if (s > 0 && pass.forward_ok) {  // against step 0 on batch 0 (with fresh batches, one more forward)
+      MatD z = pass.loss_input;
       t.output_change = relative_change(
-          fresh ? updated_stream_cpu<R>(shape, placement, key, optimizer, state, ws) : t.stream, stream0);
+          fresh ? updated_stream_cpu<R>(shape, placement, key, optimizer, state, ws, &z) : t.stream, stream0);
+      t.logit_change = (z - z0).cwiseAbs().mean();
+    }
     records.push_back(measure_sample(sample, t, shape, config.metrics, threads));
     records.back().step = s;
     if (s == config.steps) break;

@@ -100,7 +100,9 @@ double cpu_stack_weight_bytes(const Config& c) {
 
 double cpu_optimizer_bytes(const Config& c) {
   if (c.steps == 0) return 0;
-  return cpu_stack_weight_bytes(c) * (c.update == vocab::Update::adam ? 3.0 : 1.0);
+  // The stack's weights and the edge matrices' (sim/edges.hpp), once per copy the optimizer keeps.
+  const double edges = edge_weight_entries(c) * sizes(c).bytes;
+  return (cpu_stack_weight_bytes(c) + edges) * (c.update == vocab::Update::adam ? 3.0 : 1.0);
 }
 
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine) {

@@ -11,7 +11,7 @@ namespace normsim::sim {
 
 template <class R>
 Mat<R> input_matrix(const Config& config, SampleKey key, std::uint32_t batch) {
-  if (has_embedding(config)) return embedding_input<R>(config, key.sample);
+  if (has_embedding(config)) return embedding_input<R>(config, key.sample, batch);
   const int T = config.tokens, d = config.width;
   Mat<R> x0(T, d);
   for (int t = 0; t < T; ++t)
@@ -23,13 +23,14 @@ Mat<R> input_matrix(const Config& config, SampleKey key, std::uint32_t batch) {
 template <class R>
 std::vector<MatD> updated_stream_cpu(const StackShape& shape, const Placement& placement, SampleKey key,
                                      const ParameterUpdate<R>& update, PlacementState state,
-                                     CpuWorkspace<R>& ws) {
+                                     CpuWorkspace<R>& ws, MatD* loss_input) {
   CpuTape<R> graph(shape, placement, key, &ws, UpdateHooks<R>{nullptr, &update});
   state.replay = true;
   const StackValues sv =
       build_stack(graph, shape, placement, graph.input(input_matrix<R>(shape.cfg, key)), &state);
   std::vector<MatD> out;
   for (const Value v : sv.stream) out.push_back(graph.value(v).template cast<double>());
+  if (loss_input) *loss_input = graph.value(sv.loss_input()).template cast<double>();
   return out;
 }
 
@@ -44,9 +45,9 @@ template Mat<float> input_matrix<float>(const Config&, SampleKey, std::uint32_t)
 template Mat<double> input_matrix<double>(const Config&, SampleKey, std::uint32_t);
 template std::vector<MatD> updated_stream_cpu<float>(const StackShape&, const Placement&, SampleKey,
                                                      const ParameterUpdate<float>&, PlacementState,
-                                                     CpuWorkspace<float>&);
+                                                     CpuWorkspace<float>&, MatD*);
 template std::vector<MatD> updated_stream_cpu<double>(const StackShape&, const Placement&, SampleKey,
                                                       const ParameterUpdate<double>&, PlacementState,
-                                                      CpuWorkspace<double>&);
+                                                      CpuWorkspace<double>&, MatD*);
 
 }  // namespace normsim::sim

@@ -49,11 +49,9 @@ class ParameterUpdate {
   // W += dW for matrix w of sublayer k, or its bias (1 x fan_out), W as drawn at init. Throws
   // std::logic_error when a needed gradient is missing.
   virtual void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const = 0;
-  // The same for the edge matrix W_e (sim/edges.hpp): g = dLoss/dW_e recorded in a backward, W_e += dW. The
-  // training loop's optimizer does not step the edge matrices yet (steps with an edge matrix are refused in
-  // sim/config_schema.cpp), so only the one update overrides these.
-  virtual void set_edge_gradient(Edge, Mat<R>) { throw std::logic_error("edge matrices: not stepped here"); }
-  virtual void apply_edge(Edge, Mat<R>&) const { throw std::logic_error("edge matrices: not stepped here"); }
+  // The same for the edge matrix W_e (sim/edges.hpp): g = dLoss/dW_e recorded in a backward, W_e += dW.
+  virtual void set_edge_gradient(Edge e, Mat<R> g) = 0;
+  virtual void apply_edge(Edge e, Mat<R>& W) const = 0;
 };
 
 // W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/optimizer.hpp) call

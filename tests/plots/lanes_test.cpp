@@ -24,15 +24,8 @@ void add_lanes(const fs::path& file) {
   const normsim::io::CsvTable t = normsim::io::read_csv(file);
   const int k = t.require("k"), metric = t.require("metric");
   const int value = t.find("value") >= 0 ? t.find("value") : t.require("mean");
-  const auto line = [&](std::vector<std::string> fields, const std::string& lane) {
-    fields.insert(fields.begin() + k + 1, lane);
-    std::string s;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) s.push_back(',');
-      s.append(normsim::io::csv_field(fields[i]));
-    }
-    s.push_back('\n');
-    return s;
+  const auto line = [&](const std::vector<std::string>& fields, const std::string& lane) {
+    return csv_line_with(fields, std::size_t(k) + 1, lane);
   };
   std::vector<std::string> header = t.header;
   std::string out = line(header, "lane");

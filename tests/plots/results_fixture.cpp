@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "app/plot_command.hpp"
+#include "io/csv_write.hpp"
 
 namespace normsim::plots::test {
 
@@ -260,6 +261,17 @@ std::pair<int, std::string> run_plot_command(const std::vector<std::string>& arg
   }
   std::cerr.rdbuf(saved);
   return {status, captured.str()};
+}
+
+std::string csv_line_with(std::vector<std::string> fields, std::size_t at, const std::string& field) {
+  fields.insert(fields.begin() + std::ptrdiff_t(at), field);
+  std::string s;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) s.push_back(',');
+    s.append(normsim::io::csv_field(fields[i]));
+  }
+  s.push_back('\n');
+  return s;
 }
 
 }  // namespace normsim::plots::test

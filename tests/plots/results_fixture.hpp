@@ -56,6 +56,10 @@ std::vector<std::string> fixture_claim_ids();
 
 std::string read_text(const std::filesystem::path& path);
 
+// `fields` with a field inserted at column `at`, as one CSV line with its newline: the tests that rewrite
+// the fixture's tables with an added column (lane, step) write their rows with it.
+std::string csv_line_with(std::vector<std::string> fields, std::size_t at, const std::string& field);
+
 // Width and height in pixels from the PNG's IHDR chunk; throws if the file is not a PNG.
 std::pair<unsigned, unsigned> png_size(const std::filesystem::path& path);
 
