@@ -38,6 +38,14 @@ constexpr std::string_view kDepthUpdate =
     "normsim's derivation from nanoGPT-mup model.py l.113 and l.331-335 (Adam LR m_L^(alpha-1)): each block "
     "moves x_K by lr/m_L in the loss's direction, K blocks by O(1); without the rules by lr K against "
     "|x_K|^2 ~ K";
+constexpr std::string_view kFirstAdamStep =
+    "normsim's derivation from microsoft/mup @1981497 README.md l.274-278 and mup/optim.py l.69-77: Adam's "
+    "first step is dW = -lr sign(G) (m/sqrt(v) = +-1 for eps << |g|), G = sum_t x_t delta_t^T correlated "
+    "with "
+    "each x_t, so at a fixed token count (x_t dW)_j sums n terms of one sign bias: Theta(lr n); and ||dW||_F "
+    "/ ||W_0||_F = lr sqrt(n_in n_out) / sqrt(n_out) = Theta(lr "
+    "sqrt(n)); SP keeps lr, muP divides it by width_mult: exponents 1 and 0 (dwx), 1/2 and -1/2 (rel_dw); "
+    "written before these metrics' first coordinate check";
 
 // Width: sp and mup (Adam). The act/branch quantities are sizes, output_change a squared relative change.
 constexpr ExponentRow kRows[] = {
@@ -59,6 +67,15 @@ constexpr ExponentRow kRows[] = {
     {W, "sp", "branch_sq", any, 1, 1, 2, true, kSpExplodes},
     {W, "mup", "output_change", any, 1, -1, 0, false, kMupFlat},
     {W, "sp", "output_change", any, 1, -1, 2, true, kSpExplodes},
+    // The matrices' own update at the first step, where Adam's step is exactly a sign pattern.
+    {W, "sp", "dwx_w1", any, 1, 1, 1, false, kFirstAdamStep},
+    {W, "mup", "dwx_w1", any, 1, 1, 0, false, kFirstAdamStep},
+    {W, "sp", "dwx_w2", any, 1, 1, 1, false, kFirstAdamStep},
+    {W, "mup", "dwx_w2", any, 1, 1, 0, false, kFirstAdamStep},
+    {W, "sp", "rel_dw_w1", any, 1, 1, 0.5, false, kFirstAdamStep},
+    {W, "mup", "rel_dw_w1", any, 1, 1, -0.5, false, kFirstAdamStep},
+    {W, "sp", "rel_dw_w2", any, 1, 1, 0.5, false, kFirstAdamStep},
+    {W, "mup", "rel_dw_w2", any, 1, 1, -0.5, false, kFirstAdamStep},
     // Depth: sp (no rule in depth), depth_mup (alpha = 1/2), completep (alpha = 1), width fixed.
     {D, "sp", "rel_update", first, 0, -1, 0, false, kBranchMult},
     // depth_mup at step 0 only: F_0's own Adam step, lr m_L^-1/2, moves |F_0| by a depth-dependent amount
