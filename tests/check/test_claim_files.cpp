@@ -455,3 +455,34 @@ TEST_CASE("check_command: OUT locked while written, no stale claim folder", "[ch
   for (const auto& e : fs::directory_iterator(out))
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
 }
+
+// Issue 28 item 5: a claim at a training step. sweep.steps = T runs steps 0 .. T and [measure] step = s reads
+// each sample's record of step s, so the statistic is the backend's own value at that step (compared exactly:
+// the same config and seed give the same numbers). The mean field is the network at init: none at s > 0.
+TEST_CASE("a claim at a training step reads each sample's record of that step", "[check][claims][steps]") {
+  const std::string text =
+      replaced(replaced(replaced(kGood, "samples = 2\n", "samples = 2\nsteps = 2\nupdate = \"adam\"\n"),
+                        "layer = \"last\"", "layer = \"last\"\nstep = 2"),
+               "metric = \"act_sq\"", "metric = \"act_mean_abs\"");
+  const ClaimSpec c = load_claim(write_file("steps.toml", text));
+  CHECK(c.step == 2);
+  normsim::sim::CpuBackend backend(1);
+  const Measurement m = measure(c, backend);
+  const int metric = normsim::sim::metric_id("act_mean_abs");
+  REQUIRE(m.y.size() == 2);
+  for (std::size_t i = 0; i < c.grid.configs.size(); ++i) {
+    const auto run = backend.run(c.grid.configs[i], std::vector<int>{0, 1});
+    REQUIRE(run.size() == 2 * 3);  // samples x steps 0 .. 2
+    for (std::size_t s = 0; s < 2; ++s) {
+      const auto& at_two = run[s * 3 + 2].values[std::size_t(metric)];
+      const auto& at_zero = run[s * 3].values[std::size_t(metric)];
+      CHECK(m.y[s][i] == at_two.back());
+      CHECK(at_two.back() != at_zero.back());  // two Adam steps moved the stream
+    }
+    CHECK(!m.meanfield[i]);
+  }
+  // The step is named (steps 0 and T are different claims) and lies in 0 .. steps.
+  CHECK_THAT(error_of(replaced(text, "\nstep = 2", "")), Catch::Contains("bad.toml:14: key 'measure.step'"));
+  CHECK_THAT(error_of(replaced(text, "step = 2", "step = 3")), Catch::Contains("key 'measure.step'"));
+  CHECK_THAT(error_of(replaced(text, "step = 2", "step = -1")), Catch::Contains("key 'measure.step'"));
+}
