@@ -257,7 +257,8 @@ void read_step(const Reader& r, const toml::table& root, const toml::table& swee
   const bool trains = std::any_of(configs.begin(), configs.end(), [](const auto& g) { return g.steps > 0; });
   const toml::node* step = measure.get("step");
   const std::string steps_at = r.where(sweep.contains("steps") ? *sweep.get("steps") : *root.get("sweep"));
-  if (trains && !c.torch_file.empty()) r.fail(steps_at, "sweep.steps", "a [torch] block is measured at init only");
+  if (trains && !c.torch_file.empty())
+    r.fail(steps_at, "sweep.steps", "a [torch] block is measured at init only");
   if (!step) {
     if (trains)
       r.fail(steps_at, "measure.step",

@@ -110,9 +110,13 @@ void read_summary(ResultsFolder& folder, int step) {
       folder.metrics.push_back(row.metric);
     folder.summary.push_back(std::move(row));
   }
-  if (folder.summary.empty() && folder.empty_rows.empty())
+  // A check's folder whose claims are all read at training steps > 0 has no rows at step 0: its figures
+  // are the claims' own (claims/<id>/data.csv), so nothing is missing.
+  if (folder.summary.empty() && folder.empty_rows.empty()) {
+    if (fs::exists(folder.dir / "verdicts.json")) return;
     throw input_error(table.path.string() + " has no rows at training step " + std::to_string(step) +
                       " (its steps: " + steps_held(table, step_column) + "); choose one of those");
+  }
   if (folder.summary.empty())
     throw input_error(table.path.string() +
                       " has no finite values: nothing to plot (see nonfinite.csv for the samples that "
