@@ -12,6 +12,7 @@
 #include "app/check_command.hpp"
 #include "check/claim.hpp"
 #include "check/measure.hpp"
+#include "plots/results_folder.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
@@ -485,4 +486,30 @@ TEST_CASE("a claim at a training step reads each sample's record of that step", 
   CHECK_THAT(error_of(replaced(text, "\nstep = 2", "")), Catch::Contains("bad.toml:14: key 'measure.step'"));
   CHECK_THAT(error_of(replaced(text, "step = 2", "step = 3")), Catch::Contains("key 'measure.step'"));
   CHECK_THAT(error_of(replaced(text, "step = 2", "step = -1")), Catch::Contains("key 'measure.step'"));
+}
+
+// A claim about training (testable_at_init = false) read at a training step is judged at that step, and a
+// check folder whose claims are all read at steps > 0 (no step-0 rows in summary.csv) still loads for its
+// claim figures.
+TEST_CASE("check_command judges a claim at a training step", "[check][cli][steps]") {
+  const fs::path dir = fs::temp_directory_path() / ("normsim_check_stepclaims." + std::to_string(::getpid()));
+  const fs::path out = fs::temp_directory_path() / ("normsim_check_stepout." + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::remove_all(out);
+  std::ofstream(dir / "step.toml") << replaced(
+      replaced(replaced(kGood, "samples = 2\n", "samples = 2\nsteps = 2\nupdate = \"adam\"\n"),
+               "layer = \"last\"", "layer = \"last\"\nstep = 2"),
+      "testable_at_init = true", "testable_at_init = false");
+  const int rc = check_command({"--claims", dir.string(), "--out", out.string(), "--quiet", "--no-plots",
+                                "--threads", "1", "--backend", "cpu"});
+  CHECK((rc == 0 || rc == 1));
+  std::ifstream verdicts(out / "verdicts.json");
+  const auto v = nlohmann::json::parse(verdicts);
+  CHECK(v.at(0).at("verdict") != "not testable at init");
+  CHECK(v.at(0).at("meanfield").is_null());  // the mean field is the network at init
+  const auto folder = normsim::plots::load_results(out);
+  CHECK(folder.summary.empty());  // its rows are at step 2
+  CHECK(folder.has_verdicts);
+  fs::remove_all(dir);
+  fs::remove_all(out);
 }
