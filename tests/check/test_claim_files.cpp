@@ -490,7 +490,7 @@ TEST_CASE("a claim at a training step reads each sample's record of that step", 
 
 // A claim about training (testable_at_init = false) read at a training step is judged at that step, and a
 // check folder whose claims are all read at steps > 0 (no step-0 rows in summary.csv) still loads for its
-// claim figures.
+// claim figures (claims_only), while a plot of its step 0 is still refused.
 TEST_CASE("check_command judges a claim at a training step", "[check][cli][steps]") {
   const fs::path dir = fs::temp_directory_path() / ("normsim_check_stepclaims." + std::to_string(::getpid()));
   const fs::path out = fs::temp_directory_path() / ("normsim_check_stepout." + std::to_string(::getpid()));
@@ -506,9 +506,10 @@ TEST_CASE("check_command judges a claim at a training step", "[check][cli][steps
   std::ifstream verdicts(out / "verdicts.json");
   const auto v = nlohmann::json::parse(verdicts);
   CHECK(v.at(0).at("verdict") != "not testable at init");
-  CHECK(v.at(0).at("meanfield").is_null());  // the mean field is the network at init
-  const auto folder = normsim::plots::load_results(out);
-  CHECK(folder.summary.empty());  // its rows are at step 2
+  CHECK(v.at(0).at("meanfield").is_null());                        // the mean field is the network at init
+  const auto folder = normsim::plots::load_results(out, 0, true);  // as `normsim check` draws its figures
+  CHECK_THROWS(normsim::plots::load_results(out));                 // a plot of step 0 finds no rows there
+  CHECK(folder.summary.empty());                                   // its rows are at step 2
   CHECK(folder.has_verdicts);
   fs::remove_all(dir);
   fs::remove_all(out);
