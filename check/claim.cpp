@@ -245,6 +245,32 @@ void check_measure(const Reader& r, const toml::table& measure, const ClaimSpec&
     r.fail(r.where(*measure.get("denominator")), "measure.denominator", "only a ratio fit reads it");
 }
 
+// [measure] step = s with sweep.steps = T: a claim at a training step reads, per sample, the record of step s
+// (0 <= s <= T in every config), so the fit and verdict see one record per sample as at init. A claim with
+// steps names its step (no default: step 0 and step T are different claims); a PyTorch block does not train.
+void read_step(const Reader& r, const toml::table& root, const toml::table& sweep, const toml::table& measure,
+               ClaimSpec& c) {
+  const auto& configs = c.grid.configs;
+  const int fewest = std::min_element(configs.begin(), configs.end(), [](const auto& a, const auto& b) {
+                       return a.steps < b.steps;
+                     })->steps;
+  const bool trains = std::any_of(configs.begin(), configs.end(), [](const auto& g) { return g.steps > 0; });
+  const toml::node* step = measure.get("step");
+  const std::string steps_at = r.where(sweep.contains("steps") ? *sweep.get("steps") : *root.get("sweep"));
+  if (trains && !c.torch_file.empty())
+    r.fail(steps_at, "sweep.steps", "a [torch] block is measured at init only");
+  if (!step) {
+    if (trains)
+      r.fail(steps_at, "measure.step",
+             "a claim with sweep.steps names the step its records are read at ([measure] step = 0 .. steps)");
+    return;
+  }
+  if (!step->is_integer() || step->as_integer()->get() < 0 || step->as_integer()->get() > fewest)
+    r.fail(r.where(*step), "measure.step",
+           "expected an integer in [0, " + std::to_string(fewest) + "] (sweep.steps of every config)");
+  c.step = static_cast<int>(step->as_integer()->get());
+}
+
 // [torch] file = "blocks/x.py": the Python block file, relative to the claim file, which must exist.
 void read_torch(const Reader& r, const toml::table& root, const fs::path& claim_file, ClaimSpec& c) {
   if (!root.contains("torch")) return;
@@ -404,12 +430,6 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   }
   c.grid.name = c.id;
   c.grid.description = c.statement;
-  if (const toml::node* steps = sweep.get("steps");
-      steps && std::any_of(c.grid.configs.begin(), c.grid.configs.end(),
-                           [](const sim::Config& g) { return g.steps > 0; }))
-    r.fail(r.where(*steps), "sweep.steps",
-           "a claim measures one record per sample; claims at training steps come with the coordinate checks "
-           "(docs/design/parametrization.md, P7), not yet");
   if (c.grid.swept_keys.size() > 1)
     r.fail(r.where(*root.get("sweep")), "sweep",
            "at most one key may be a list (the x axis); got " + std::to_string(c.grid.swept_keys.size()));
@@ -417,7 +437,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   read_looks(r, root, full, full_table && full_table->contains("samples"), c);
 
   const toml::table& measure = r.table(root, "measure", true);
-  r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator"});
+  r.only(measure, "measure.", {"metric", "layers", "layer", "reduce", "denominator", "step"});
   c.metric = r.required_string(measure, "measure.", "metric", *root.get("measure"));
   c.layers = r.string(measure, "measure.", "layers").value_or("all");
   c.layer = layer_text(r, measure, "layer").value_or("last");
@@ -446,6 +466,7 @@ ClaimSpec load_claim(const fs::path& path, bool full) {
   read_reference(r, root, sweep, full_table, c);
   compute_claim_metric(c);
   read_torch(r, root, path, c);
+  read_step(r, root, sweep, measure, c);
 
   const toml::table& pred = r.table(root, "prediction", true);
   r.only(pred, "prediction.", {"value", "tolerance", "rel_tolerance", "lower", "upper"});

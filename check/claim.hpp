@@ -43,7 +43,8 @@ struct ClaimSpec {
   // Where the agreement band comes from: a quoted source or a stated principle, never a look at the data.
   std::string band_source;
   // false: the statement is about trained models; the verdict is "not testable at init" (the simulation
-  // still runs, to show what init gives).
+  // still runs, to show what init gives), unless the claim is read at a training step (step > 0): it is
+  // judged at that step.
   // Required in every claim file: the decision of docs/claims.md's one rule ("Testable at initialization").
   bool testable_at_init = true;
   // false: results are reported per setting and no verdict is given (a statement built on equations the
@@ -80,6 +81,9 @@ struct ClaimSpec {
                                  // least-squares slope of y or ln y against the layer over `layers`),
                                  // "logrange" (ln(max y / min y) over `layers`: how far from uniform)
   std::string denominator;       // ratio: the denominator's layer (same forms as `layer`)
+  // [measure] step: the training step whose record is read, one per sample (sweep.steps = T > 0 gives the
+  // records of steps 0 .. T; issue 28 item 5); 0 at init and in a claim without steps.
+  int step = 0;
   // ratio over a swept key: the x whose ratio the source states (empty: every point is judged, and the
   // claim holds only if it holds at all of them).
   std::optional<double> decide_at;

@@ -169,7 +169,7 @@ ClaimResult evaluate(const ClaimSpec& c, const Measurement& m) {
     r.decided_at.reset();
     return r;
   }
-  if (!c.testable_at_init)
+  if (!c.testable_at_init && c.step == 0)  // a claim read at a training step is judged there
     r.decision = {Verdict::not_testable, std::nullopt};
   else if (!c.judged)
     r.decision = {Verdict::not_judged, std::nullopt};

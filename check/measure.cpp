@@ -366,16 +366,24 @@ Measurement measure_torch_block(const ClaimSpec& c) {
 }
 }  // namespace
 
+// The records of one step, one per sample in sample order (a run with steps returns steps 0 .. T of each
+// sample, sim/backend.hpp); a run without steps is all step 0.
+std::vector<sim::SampleRecord> at_step(std::vector<sim::SampleRecord> records, int step) {
+  std::erase_if(records, [step](const sim::SampleRecord& r) { return r.step != step; });
+  return records;
+}
+
 Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
   if (!c.torch_file.empty()) return measure_torch_block(c);
   const auto run = [&](const sim::Config& config) {
     std::vector<int> samples(static_cast<std::size_t>(config.samples));
     std::iota(samples.begin(), samples.end(), 0);
-    return backend.run(config, samples);
+    return at_step(backend.run(config, samples), c.step);
   };
   sim::GridRecords records;
   for (const auto& config : c.grid.configs) records.push_back(run(config));
-  Measurement m = collect(c, records);
+  // The mean field is the network at init: it predicts step 0 only.
+  Measurement m = collect(c, records, c.step == 0);
   m.backend = backend.name();
   m.device = backend.device();
   if (!c.reference_per_x.empty()) {

@@ -59,6 +59,9 @@ std::vector<int> layer_range(int size, const std::string& range);
 // key, such as placement, by position i).
 double x_of(const ClaimSpec& claim, const sim::Config& config, std::size_t i);
 
+// The records of training step `step` (SampleRecord::step), in their order: one per sample.
+std::vector<sim::SampleRecord> at_step(std::vector<sim::SampleRecord> records, int step);
+
 // Runs every config of the claim on `backend` and collects the points; with a [reference], each sample's
 // statistic minus the reference's for the same sample (and the mean field's likewise).
 Measurement measure(const ClaimSpec& claim, sim::Backend& backend);

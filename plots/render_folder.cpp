@@ -91,7 +91,7 @@ std::vector<std::string> heatmap_metrics(const ResultsFolder& folder, const Plot
 
 void render_folder(const fs::path& out, const PlotOptions& options) {
   check_options(options);
-  const ResultsFolder folder = load_results(out, options.step);
+  const ResultsFolder folder = load_results(out, options.step, options.claims_only);
   if (options.claims_only && !folder.has_verdicts)
     throw input_error("no claim figures to draw: " + (out / "verdicts.json").string() +
                       " does not exist (`normsim check --out " + out.string() +

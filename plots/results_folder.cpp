@@ -71,7 +71,7 @@ std::string steps_held(const io::CsvTable& table, int step_column) {
 }
 
 // summary.csv: config,placement,<every other config key>,metric,l,k,[step,][lane,]mean,se,n
-void read_summary(ResultsFolder& folder, int step) {
+void read_summary(ResultsFolder& folder, int step, bool claims_only) {
   const io::CsvTable table = io::read_csv(folder.dir / "summary.csv");
   const int config = table.require("config");
   const int placement = table.require("placement");
@@ -110,9 +110,11 @@ void read_summary(ResultsFolder& folder, int step) {
       folder.metrics.push_back(row.metric);
     folder.summary.push_back(std::move(row));
   }
-  if (folder.summary.empty() && folder.empty_rows.empty())
+  if (folder.summary.empty() && folder.empty_rows.empty()) {
+    if (claims_only) return;  // the claim figures read claims/<id>/data.csv
     throw input_error(table.path.string() + " has no rows at training step " + std::to_string(step) +
                       " (its steps: " + steps_held(table, step_column) + "); choose one of those");
+  }
   if (folder.summary.empty())
     throw input_error(table.path.string() +
                       " has no finite values: nothing to plot (see nonfinite.csv for the samples that "
@@ -291,7 +293,7 @@ std::string ResultsFolder::metric_description(const std::string& metric) const {
   return metric;
 }
 
-ResultsFolder load_results(const fs::path& dir, int step) {
+ResultsFolder load_results(const fs::path& dir, int step, bool claims_only) {
   require_results_folder(dir);
   ResultsFolder folder;
   folder.dir = dir;
@@ -299,7 +301,7 @@ ResultsFolder load_results(const fs::path& dir, int step) {
   folder.run = read_json(dir / "run.json");
   if (!folder.run.is_object()) throw input_error((dir / "run.json").string() + " must hold a JSON object");
   as_plot_error([&] {
-    read_summary(folder, step);
+    read_summary(folder, step, claims_only);
     read_theory(folder, step);
     read_nonfinite(folder, step);
     read_verdicts(folder);

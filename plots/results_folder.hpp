@@ -95,6 +95,8 @@ struct ResultsFolder {
 
 // Reads and checks a results folder, the rows of training step `step` only (PlotOptions::step); throws an
 // input PlotError saying what is missing or malformed, or which steps the folder has when `step` is not one.
-ResultsFolder load_results(const std::filesystem::path& dir, int step = 0);
+// `claims_only` (a check's claim figures, drawn from claims/<id>/data.csv): a step with no rows is no error,
+// as in a check whose claims are all read at training steps > 0.
+ResultsFolder load_results(const std::filesystem::path& dir, int step = 0, bool claims_only = false);
 
 }  // namespace normsim::plots

@@ -12,6 +12,7 @@
 #include "app/check_command.hpp"
 #include "check/claim.hpp"
 #include "check/measure.hpp"
+#include "plots/results_folder.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/out_lock.hpp"
@@ -454,4 +455,62 @@ TEST_CASE("check_command: OUT locked while written, no stale claim folder", "[ch
   CHECK_FALSE(fs::exists(out / "claims" / "b"));  // the earlier claim set's folder is gone
   for (const auto& e : fs::directory_iterator(out))
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+// Issue 28 item 5: a claim at a training step. sweep.steps = T runs steps 0 .. T and [measure] step = s reads
+// each sample's record of step s, so the statistic is the backend's own value at that step (compared exactly:
+// the same config and seed give the same numbers). The mean field is the network at init: none at s > 0.
+TEST_CASE("a claim at a training step reads each sample's record of that step", "[check][claims][steps]") {
+  const std::string text =
+      replaced(replaced(replaced(kGood, "samples = 2\n", "samples = 2\nsteps = 2\nupdate = \"adam\"\n"),
+                        "layer = \"last\"", "layer = \"last\"\nstep = 2"),
+               "metric = \"act_sq\"", "metric = \"act_mean_abs\"");
+  const ClaimSpec c = load_claim(write_file("steps.toml", text));
+  CHECK(c.step == 2);
+  normsim::sim::CpuBackend backend(1);
+  const Measurement m = measure(c, backend);
+  const int metric = normsim::sim::metric_id("act_mean_abs");
+  REQUIRE(m.y.size() == 2);
+  for (std::size_t i = 0; i < c.grid.configs.size(); ++i) {
+    const auto run = backend.run(c.grid.configs[i], std::vector<int>{0, 1});
+    REQUIRE(run.size() == 2 * 3);  // samples x steps 0 .. 2
+    for (std::size_t s = 0; s < 2; ++s) {
+      const auto& at_two = run[s * 3 + 2].values[std::size_t(metric)];
+      const auto& at_zero = run[s * 3].values[std::size_t(metric)];
+      CHECK(m.y[s][i] == at_two.back());
+      CHECK(at_two.back() != at_zero.back());  // two Adam steps moved the stream
+    }
+    CHECK(!m.meanfield[i]);
+  }
+  // The step is named (steps 0 and T are different claims) and lies in 0 .. steps.
+  CHECK_THAT(error_of(replaced(text, "\nstep = 2", "")), Catch::Contains("bad.toml:14: key 'measure.step'"));
+  CHECK_THAT(error_of(replaced(text, "step = 2", "step = 3")), Catch::Contains("key 'measure.step'"));
+  CHECK_THAT(error_of(replaced(text, "step = 2", "step = -1")), Catch::Contains("key 'measure.step'"));
+}
+
+// A claim about training (testable_at_init = false) read at a training step is judged at that step, and a
+// check folder whose claims are all read at steps > 0 (no step-0 rows in summary.csv) still loads for its
+// claim figures (claims_only), while a plot of its step 0 is still refused.
+TEST_CASE("check_command judges a claim at a training step", "[check][cli][steps]") {
+  const fs::path dir = fs::temp_directory_path() / ("normsim_check_stepclaims." + std::to_string(::getpid()));
+  const fs::path out = fs::temp_directory_path() / ("normsim_check_stepout." + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::remove_all(out);
+  std::ofstream(dir / "step.toml") << replaced(
+      replaced(replaced(kGood, "samples = 2\n", "samples = 2\nsteps = 2\nupdate = \"adam\"\n"),
+               "layer = \"last\"", "layer = \"last\"\nstep = 2"),
+      "testable_at_init = true", "testable_at_init = false");
+  const int rc = check_command({"--claims", dir.string(), "--out", out.string(), "--quiet", "--no-plots",
+                                "--threads", "1", "--backend", "cpu"});
+  CHECK((rc == 0 || rc == 1));
+  std::ifstream verdicts(out / "verdicts.json");
+  const auto v = nlohmann::json::parse(verdicts);
+  CHECK(v.at(0).at("verdict") != "not testable at init");
+  CHECK(v.at(0).at("meanfield").is_null());                        // the mean field is the network at init
+  const auto folder = normsim::plots::load_results(out, 0, true);  // as `normsim check` draws its figures
+  CHECK_THROWS(normsim::plots::load_results(out));                 // a plot of step 0 finds no rows there
+  CHECK(folder.summary.empty());                                   // its rows are at step 2
+  CHECK(folder.has_verdicts);
+  fs::remove_all(dir);
+  fs::remove_all(out);
 }
