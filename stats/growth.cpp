@@ -1,7 +1,6 @@
 // Per-sample line fits and the power-law / exponential comparison (see growth.hpp).
 #include "stats/growth.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
