@@ -106,14 +106,14 @@ def list(what=None):
 _PLOT_LISTS = {"metric": "--metric", "format": "--format"}
 _PLOT_CHOICES = {"size": "--size", "heatmap_layer": "--heatmap-layer"}
 _PLOT_FLAGS = {"latex": "--latex", "depth_at_first_layer": "--depth-at-first-layer", "claims_only": "--claims-only"}
-_PLOT_KEYWORDS = (*_PLOT_LISTS, *_PLOT_CHOICES, *_PLOT_FLAGS, "report")
+_PLOT_KEYWORDS = (*_PLOT_LISTS, *_PLOT_CHOICES, *_PLOT_FLAGS, "report", "step")
 
 
 def _plot_keywords(keywords):
     """The arguments of _core.plot for normsim.plot's keywords (lists of strings, defaults filled in);
     TypeError naming the valid ones otherwise."""
     arguments = {"metric": [], "format": [], "size": "one-column", "heatmap_layer": "normalized", "latex": False,
-                 "depth_at_first_layer": False, "claims_only": False, "report": True}
+                 "depth_at_first_layer": False, "claims_only": False, "report": True, "step": 0}
     for name, value in keywords.items():
         if name not in _PLOT_KEYWORDS:
             raise TypeError(f"normsim.plot() got an unexpected keyword argument '{name}'; it takes "
@@ -124,6 +124,10 @@ def _plot_keywords(keywords):
                 raise TypeError(f"normsim.plot: {name} takes a string or a non-empty list of strings, not "
                                 f"{value!r}")
             arguments[name] = [item for v in items for item in v.split(",")]
+        elif name == "step":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise TypeError(f"normsim.plot: step takes a training step, an int >= 0, not {value!r}")
+            arguments[name] = value
         elif name in _PLOT_CHOICES:
             if not isinstance(value, str):
                 raise TypeError(f"normsim.plot: {name} takes a string, not {value!r}")
@@ -168,7 +172,8 @@ def plot(out, *args, **options):
     """Draws the figures and report of a results folder as `normsim plot` does, e.g.
     normsim.plot(out, metric=["act_sq", "grad_sq"], format="png", size="two-column", report=False).
     Keywords: metric, format (a string or a list), size ("one-column", "two-column"), heatmap_layer
-    ("normalized", "raw"), latex, depth_at_first_layer, claims_only, report (bools). Returns out; raises
+    ("normalized", "raw"), latex, depth_at_first_layer, claims_only, report (bools), step (the training step
+    the figures draw, as `normsim plot --step`; default 0, init). Returns out; raises
     RuntimeError with the reason (and what the drawing printed) when it fails. Options given as CLI strings (normsim.plot(out,
     "--format", "png")) still work, with a DeprecationWarning."""
     if args:

@@ -102,7 +102,7 @@ py::tuple theory(const sim::Grid& grid) {
 // raises RuntimeError with that text and the reason.
 void plot(const std::string& out, const std::vector<std::string>& metric,
           const std::vector<std::string>& format, const std::string& size, const std::string& heatmap_layer,
-          bool latex, bool depth_at_first_layer, bool claims_only, bool report) {
+          bool latex, bool depth_at_first_layer, bool claims_only, bool report, int step) {
   plots::PlotOptions options;
   options.metrics = metric;
   if (!format.empty()) options.formats = format;
@@ -120,6 +120,7 @@ void plot(const std::string& out, const std::vector<std::string>& metric,
   options.depth_at_first_layer = depth_at_first_layer;
   options.claims_only = claims_only;
   options.report = report;
+  options.step = step;
   std::ostringstream err;
   std::string failure;
   {
@@ -153,7 +154,7 @@ void bind_lists(py::module_& m) {
   m.def("theory", &theory, py::arg("grid"));
   m.def("plot", &plot, py::arg("out"), py::arg("metric"), py::arg("format"), py::arg("size"),
         py::arg("heatmap_layer"), py::arg("latex"), py::arg("depth_at_first_layer"), py::arg("claims_only"),
-        py::arg("report"), "the figures and report of a results folder (normsim.plot)");
+        py::arg("report"), py::arg("step"), "the figures and report of a results folder (normsim.plot)");
   m.def("version", [] { return py::make_tuple(sim::normsim_version(), sim::normsim_git_commit()); });
 }
 

@@ -4,6 +4,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -490,6 +491,25 @@ class PlotKeywords(unittest.TestCase):
             with self.assertWarnsRegex(DeprecationWarning, "pass keywords"):
                 normsim.plot(out, "--format", "png", "--metric", "act_sq", "--no-report")
             self.assertTrue(os.path.isfile(os.path.join(out, "figures", "profile_act_sq.png")))
+
+    def test_step_draws_a_training_step(self):
+        """Issue 28: normsim.plot(step=S) is `normsim plot --step S`: a folder with steps draws the step asked
+        (its summary rows at that step), and a step the folder lacks is refused naming the steps it has."""
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"depth": 2, "width": 8, "samples": 1, "steps": 1, "update": "sgd", "update_lr": 0.1},
+                        progress=False, out=out)
+            normsim.plot(out, format="png", metric="act_sq", report=False, step=1)
+            data = pathlib.Path(out, "figures", "profile_act_sq.csv")
+            at_step_1 = data.read_text()
+            normsim.plot(out, format="png", metric="act_sq", report=False)  # step 0, init
+            self.assertNotEqual(data.read_text(), at_step_1)  # the update moved act_sq: another figure
+            with self.assertRaisesRegex(RuntimeError, "step 5"):
+                normsim.plot(out, format="png", report=False, step=5)
+        with self.assertRaisesRegex(TypeError, "step takes a training step"):
+            normsim.plot("nowhere", step=-1)
+        with self.assertRaisesRegex(TypeError, "step takes a training step"):
+            normsim.plot("nowhere", step=True)
 
     def test_bad_keywords_are_named(self):
         with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'formats'; it takes metric, format"):
