@@ -33,17 +33,19 @@ constexpr std::array kPresets{
     BuiltinParametrization{
         "depth_mup", "mup",
         "branch: mult = m_L^-0.5; hidden: lr_adam = update_lr / m_N * m_L^-0.5; "
-        "all: eps = adam_eps / m_N * m_L^-0.5",
-        "nanoGPT-mup (completep @6f8bc3b) model.py l.113, 117-118 (branch x 1/m_L^alpha), l.331-335 (Adam LR "
-        "m_N^-1 m_L^(alpha-1), eps m_N^-1 m_L^-alpha) at alpha = 1/2 (depth_alpha_05/run.sh l.7); "
+        "all: eps = adam_eps / m_N; hidden: eps = adam_eps / m_N * m_L^-0.5",
+        "nanoGPT-mup (completep @6f8bc3b) model.py l.113, 117-118 (branch x 1/m_L^alpha), l.331-332 (Adam LR "
+        "m_N^-1 m_L^(alpha-1)) at alpha = 1/2 (depth_alpha_05/run.sh l.7); eps as fixed @3904404 "
+        "(configure_optimizers' CompleteP block, after arXiv 2512.22382; the paper's Eq. 40): embedding and "
+        "unembedding m_N^-1, hidden m_N^-1 m_L^-alpha (@6f8bc3b l.335 scaled every group's by both); "
         "Tensor Programs VI",
         "logit_scaling = \"mup\"; base_depth = 4 (2 blocks, run.sh l.9)"},
     BuiltinParametrization{
         "completep", "mup",
         "branch: mult = 1 / m_L; hidden: lr_adam = update_lr / m_N; "
-        "all: eps = adam_eps / (m_N * m_L)",
-        "nanoGPT-mup (completep @6f8bc3b) model.py l.113, 117-118, 331-335 at alpha = 1; hidden init "
-        "init_std/sqrt(m_N) there (l.168-174) is 1/sqrt(fan_in) here",
+        "all: eps = adam_eps / m_N; hidden: eps = adam_eps / (m_N * m_L)",
+        "nanoGPT-mup (completep @6f8bc3b) model.py l.113, 117-118, 331-332 at alpha = 1, eps as fixed "
+        "@3904404 (see depth_mup); hidden init init_std/sqrt(m_N) there (l.168-174) is 1/sqrt(fan_in) here",
         "logit_scaling = \"mup\"; base_depth = 4; its tied embedding, weight decay and norm-gain LR have "
         "no counterpart (normsim trains matrices only)"},
     BuiltinParametrization{

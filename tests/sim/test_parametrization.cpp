@@ -149,6 +149,21 @@ TEST_CASE("megatron_std") {
   CHECK(s.rules->at(3, WeightKind::w1).eps == Approx(c.adam_eps / m_L));
 }
 
+// nanoGPT-mup's Adam epsilon as fixed @3904404 (configure_optimizers' CompleteP block, the paper's Eq. 40):
+// embedding and unembedding adam_eps / m_N, hidden matrices adam_eps / m_N * m_L^-alpha (before, every group
+// had the hidden one).
+TEST_CASE("depth presets scale the hidden Adam epsilon with depth, the edges' with width only") {
+  for (const auto& [name, alpha] : {std::pair{"depth_mup", 0.5}, std::pair{"completep", 1.0}}) {
+    Config c = preset(name, Sublayer::mlp, 512, 16);
+    c.base_width = 128, c.base_depth = 4;
+    const double m_N = 4, m_L = 4;
+    const StackShape s(c);
+    CHECK(s.rules->at(3, WeightKind::w1).eps == Approx(c.adam_eps / m_N * std::pow(m_L, -alpha)));
+    CHECK(s.rules->edge(s, "embedding", 8, 512).eps == Approx(c.adam_eps / m_N));
+    CHECK(s.rules->edge(s, "readout", 512, 8).eps == Approx(c.adam_eps / m_N));
+  }
+}
+
 // A rule's multiplier is folded into the drawn matrix; later rules override earlier ones; zero_out draws
 // output projections of std 0.
 TEST_CASE("rules override in order, and the multiplier folds into the std") {
