@@ -4,6 +4,7 @@
 #include "sim/edges.hpp"
 
 #include "sim/jacobian_wanted.hpp"
+#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
@@ -748,6 +749,13 @@ std::vector<ConfigIssue> validate(const Config& c) {
         {"steps",
          "training steps are steps of an optimizer on the loss: set update = \"sgd\" or \"adam\"",
          {"update"}});
+  if (c.steps > 0 && uses_init_rule(c, vocab::Init::unit))
+    issues.push_back(
+        {"steps",
+         "nGPT renormalizes its unit-norm matrices after every optimizer step (NVIDIA/ngpt train.py "
+         "L394-408, called at L500); normsim's steps do not, so a stack drawn with init \"unit\" is not "
+         "trained as nGPT: use another init, or steps = 0",
+         {"init"}});
   if (c.steps == 0)
     for (int m = 0; m < metric::count; ++m)
       if (is_train_metric(m) && c.metrics.contains(m)) {

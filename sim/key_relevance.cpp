@@ -21,26 +21,6 @@ std::string quoted(E value) {
   return s;
 }
 
-// Whether any weight matrix is drawn with `rule` (the init key or a per-matrix override "rule:value"); the
-// edge matrices (sim/edges.hpp) take the init key's rule.
-bool uses_rule(const Config& c, vocab::Init init) {
-  const std::string rule(vocab::name(init));
-  // The attention gate's W_g follows init_wq unless init_wga is set (sim/init.cpp).
-  const bool own_gate = c.attention_gate != vocab::AttentionGate::none && !c.init_wga.empty();
-  const std::array overrides{&c.init_w1,     &c.init_w2, &c.init_wgate, &c.init_wq,
-                             &c.init_wk,     &c.init_wv, &c.init_wo,    own_gate ? &c.init_wga : &c.init_wq,
-                             &c.init_wrouter};
-  bool all_overridden = true;
-  for (const std::string* o : overrides) {
-    if (o == &c.init_wrouter && (c.moe_experts == 0 || c.sublayer == vocab::Sublayer::attention)) continue;
-    if (o->empty())
-      all_overridden = false;
-    else if (o->starts_with(rule + ":"))
-      return true;
-  }
-  return c.init == init && (!all_overridden || has_embedding(c) || has_readout(c));
-}
-
 // Placement parameters: the placement that reads each one.
 std::string placement_parameter(std::string_view key, const Config& c) {
   using P = vocab::Placement;
@@ -82,6 +62,24 @@ bool reads_width_depth_multipliers(const Config& c) {
 
 }  // namespace
 
+bool uses_init_rule(const Config& c, vocab::Init init) {
+  const std::string rule(vocab::name(init));
+  // The attention gate's W_g follows init_wq unless init_wga is set (sim/init.cpp).
+  const bool own_gate = c.attention_gate != vocab::AttentionGate::none && !c.init_wga.empty();
+  const std::array overrides{&c.init_w1,     &c.init_w2, &c.init_wgate, &c.init_wq,
+                             &c.init_wk,     &c.init_wv, &c.init_wo,    own_gate ? &c.init_wga : &c.init_wq,
+                             &c.init_wrouter};
+  bool all_overridden = true;
+  for (const std::string* o : overrides) {
+    if (o == &c.init_wrouter && (c.moe_experts == 0 || c.sublayer == vocab::Sublayer::attention)) continue;
+    if (o->empty())
+      all_overridden = false;
+    else if (o->starts_with(rule + ":"))
+      return true;
+  }
+  return c.init == init && (!all_overridden || has_embedding(c) || has_readout(c));
+}
+
 std::string why_key_unused(std::string_view key, const Config& c) {
   if (std::string why = placement_parameter(key, c); !why.empty()) return why;
   const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
@@ -97,10 +95,10 @@ std::string why_key_unused(std::string_view key, const Config& c) {
       !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention";
   if ((key == "mlp_ratio" || key == "activation") && !mlp) return "sublayer = \"attention\" has no MLP";
-  if (key == "init_std" && !uses_rule(c, vocab::Init::fixed))
+  if (key == "init_std" && !uses_init_rule(c, vocab::Init::fixed))
     return "no matrix is drawn with the \"fixed\" rule";
-  if (key == "init_gain" && !uses_rule(c, vocab::Init::fanin) && !uses_rule(c, vocab::Init::xavier) &&
-      !uses_rule(c, vocab::Init::unit))
+  if (key == "init_gain" && !uses_init_rule(c, vocab::Init::fanin) &&
+      !uses_init_rule(c, vocab::Init::xavier) && !uses_init_rule(c, vocab::Init::unit))
     return "no matrix is drawn with the \"fanin\", \"xavier\" or \"unit\" rule";
   if ((key == "init_wq" || key == "init_wk" || key == "init_wv" || key == "init_wo") && !attention)
     return "sublayer = " + quoted(c.sublayer) + " has no attention matrices";

@@ -39,6 +39,24 @@ TEST_CASE("sizes that cannot fit are refused with the keys and the figures") {
   CHECK(refused(dir, (dir / "c.toml").string()).err.find("2^34") != std::string::npos);
 }
 
+// nGPT renormalizes its matrices after every step (NVIDIA/ngpt train.py L394-408, L500), which the
+// optimizer does not: a unit-norm matrix with steps is refused, naming the line of `steps`; an init rule
+// other than unit, or unit without steps, runs.
+TEST_CASE("unit-norm matrices are not trained: steps with init unit are refused") {
+  ScratchDir dir("unitsteps");
+  const std::string steps = "steps = 2\nupdate = \"adam\"\n";
+  for (const std::string init : {"init = \"unit\"\n", "init_w2 = \"unit:1\"\n"}) {
+    write_text(dir / "c.toml", "width = 8\ndepth = 2\n" + init + steps);
+    const CliResult r = refused(dir, (dir / "c.toml").string());
+    CHECK_THAT(r.err, Catch::Contains("c.toml:4: key 'steps': nGPT renormalizes"));
+  }
+  write_text(dir / "c.toml", "width = 8\ndepth = 2\ninit_w2 = \"fanin:1\"\n" + steps);
+  const CliResult ran = run_cli("run " + quote((dir / "c.toml").string()) + " --out " +
+                                    quote((dir / "out").string()) + " --quiet --no-plots",
+                                dir);
+  CHECK(ran.status == 0);
+}
+
 TEST_CASE("a folder, an empty file or a missing file is not a config") {
   ScratchDir dir("notfile");
   CHECK(refused(dir, dir.path().string()).err.find("is a folder") != std::string::npos);
