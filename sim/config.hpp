@@ -1,5 +1,5 @@
 // The resolved configuration of one simulation: every key of a config file, typed and validated.
-// Config files, grids and command-line overrides are turned into these at the edge (sim/config_file.hpp);
+// Config files, grids and command-line overrides are turned into these at the edge (sim/run/config_file.hpp);
 // everything below the CLI sees only a Config, whose names are already enums (vocab/enums.hpp).
 #pragma once
 #include <cstdint>
@@ -120,10 +120,10 @@ struct Config {
   std::string label;
 };
 
-// Every member by its key name, in the order of the key table (sim/run/config_schema.cpp follows it, and so
-// do result files' columns and run.json). A key's name is written here once: the block language's numeric
-// parameters read the Config through it (sim/placements/expression.cpp), and the key table names each row
-// by its member.
+// Every member by its key name (the member's own), in the keys' order. The one list of key names: the key
+// table (sim/run/config_schema.cpp) takes its rows' names and order from it, and so do `normsim list keys`,
+// run.json and the result files' columns; the block language's numeric parameters read the Config through it
+// (sim/placements/expression.cpp).
 template <class T>
 struct ConfigField {
   std::string_view name;

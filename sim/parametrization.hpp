@@ -18,7 +18,7 @@ namespace normsim::sim {
 // One matrix's fields. std absent: the init keys decide (sim/init.cpp); the multiplier is folded into the
 // drawn matrix (std_eff = mult std). lr_sgd, lr_adam and eps are resolved and stored for the optimizer of
 // several steps (sim/optimizer.hpp); the one update of steps = 0 refuses a parametrization
-// (parametrization_issues, sim/expression_checks.hpp).
+// (parametrization_issues, sim/run/expression_checks.hpp).
 struct MatrixRule {
   std::optional<double> std;
   double mult = 1.0, lr_sgd = 0.0, lr_adam = 0.0, eps = 0.0;

@@ -1,5 +1,5 @@
-// The checks of expressions and parametrization rules (sim/expression_checks.hpp).
-#include "sim/expression_checks.hpp"
+// The checks of expressions and parametrization rules (sim/run/expression_checks.hpp).
+#include "sim/run/expression_checks.hpp"
 
 #include <algorithm>
 #include <cmath>

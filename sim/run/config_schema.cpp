@@ -1,14 +1,14 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
-#include "sim/config_schema.hpp"
+#include "sim/run/config_schema.hpp"
 
 #include "sim/edges.hpp"
 
-#include "sim/expression_checks.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
+#include "sim/run/expression_checks.hpp"
 #include "vocab/builtin_parametrizations.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"

@@ -1,11 +1,12 @@
 // The checks of a Config's expressions and rules (block, branch_scale, norm_alpha, norm_shift, param_rules):
 // each parses, reads only names an expression may read, and, for a parametrization, resolves to numbers the
-// draws can use. The key table (sim/config_schema.cpp) runs them; the model evaluates what they let through.
+// draws can use. The key table (sim/run/config_schema.cpp) runs them; the model evaluates what they let
+// through.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "sim/config_schema.hpp"
+#include "sim/run/config_schema.hpp"
 
 namespace normsim::sim {
 
