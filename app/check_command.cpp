@@ -14,7 +14,7 @@
 #include "cli/command_line.hpp"
 #include "plots/render_folder.hpp"
 #include "sim/backend.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 
 #ifndef NORMSIM_CLAIMS_DIR
 #define NORMSIM_CLAIMS_DIR "experiments/claims"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 
 #ifndef NORMSIM_FAMILIES_DIR
 #define NORMSIM_FAMILIES_DIR "experiments/families"

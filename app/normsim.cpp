@@ -21,11 +21,11 @@
 #include "cli/command_line.hpp"
 #include "meanfield_of/theory_overlay.hpp"
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
-#include "sim/results.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/results.hpp"
+#include "sim/run/sweep.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
 #endif

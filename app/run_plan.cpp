@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/config_schema.hpp"
-#include "sim/results.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/results.hpp"
+#include "sim/run/sweep.hpp"
 #include "sim/unit_plan.hpp"
 
 namespace normsim::app {

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 
 namespace normsim::app {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 
 namespace normsim::check {
 

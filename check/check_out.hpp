@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "sim/out_lock.hpp"
+#include "sim/run/out_lock.hpp"
 
 namespace normsim::check {
 

@@ -3,8 +3,8 @@
 #include "check/claim.hpp"
 
 #include "check/measure.hpp"
-#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/key_relevance.hpp"
 
 #include <toml++/toml.h>
 #include <algorithm>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 
 namespace normsim::check {
 

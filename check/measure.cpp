@@ -10,8 +10,8 @@
 
 #include "check/torch_block.hpp"
 #include "meanfield_of/spec_from_config.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/config_schema.hpp"
 #include "stats/estimate.hpp"
 #include "theory/meanfield.hpp"
 #include "vocab/sublayer_layout.hpp"

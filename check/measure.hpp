@@ -8,7 +8,7 @@
 #include "check/claim.hpp"
 #include "sim/backend.hpp"
 #include "sim/record.hpp"
-#include "sim/results.hpp"
+#include "sim/run/results.hpp"
 
 namespace normsim::check {
 

@@ -9,9 +9,9 @@
 
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
-#include "sim/config_schema.hpp"
-#include "sim/results.hpp"
-#include "sim/staged_folder.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/results.hpp"
+#include "sim/run/staged_folder.hpp"
 
 namespace normsim::check {
 

@@ -14,7 +14,7 @@
 #include "io/csv_read.hpp"
 #include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
-#include "sim/results.hpp"
+#include "sim/run/results.hpp"
 
 namespace normsim::check {
 

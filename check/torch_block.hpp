@@ -11,7 +11,7 @@
 
 #include "sim/config.hpp"
 #include "sim/record.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/result_rows.hpp"
 
 namespace normsim::check {
 

@@ -9,7 +9,7 @@
 #include "io/csv_write.hpp"
 #include "meanfield_of/spec_from_config.hpp"
 #include "sim/metrics.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/result_rows.hpp"
 #include "theory/meanfield.hpp"
 
 namespace normsim::meanfield_of {

@@ -1,5 +1,5 @@
 // The mean-field prediction of every configuration of a run, written beside its results as OUT/theory.csv
-// (the columns of summary.csv up to the index, then value: sim/result_rows.hpp) so that `normsim plot`
+// (the columns of summary.csv up to the index, then value: sim/run/result_rows.hpp) so that `normsim plot`
 // overlays theory on the measured profiles. Metrics without a controlled prediction (theory_notes.md) are
 // left out, never guessed.
 #pragma once
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/result_rows.hpp"
 
 namespace normsim::meanfield_of {
 

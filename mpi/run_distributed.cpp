@@ -34,7 +34,7 @@
 #include "mpi/launch.hpp"
 #include "mpi/messages.hpp"
 #include "mpi/schedule.hpp"
-#include "sim/results.hpp"
+#include "sim/run/results.hpp"
 
 namespace normsim::mpi {
 

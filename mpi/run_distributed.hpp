@@ -5,8 +5,8 @@
 #include <ostream>
 #include <string>
 
-#include "sim/config_file.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/sweep.hpp"
 #include "vocab/enums.hpp"
 
 namespace normsim::mpi {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sim/config.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 #include "sim/unit_plan.hpp"
 
 namespace normsim::mpi {

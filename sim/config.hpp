@@ -1,9 +1,12 @@
 // The resolved configuration of one simulation: every key of a config file, typed and validated.
-// Config files, grids and command-line overrides are turned into these at the edge (sim/config_file.hpp);
+// Config files, grids and command-line overrides are turned into these at the edge (sim/run/config_file.hpp);
 // everything below the CLI sees only a Config, whose names are already enums (vocab/enums.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "sim/metric_set.hpp"
@@ -116,5 +119,112 @@ struct Config {
   // computes (weights depend on seed, sample, layer and matrix only).
   std::string label;
 };
+
+// Every member by its key name (the member's own), in the keys' order. The one list of key names: the key
+// table (sim/run/config_schema.cpp) takes its rows' names and order from it, and so do `normsim list keys`,
+// run.json and the result files' columns; the block language's numeric parameters read the Config through it
+// (sim/placements/expression.cpp).
+template <class T>
+struct ConfigField {
+  std::string_view name;
+  T Config::*member;
+};
+template <class T>
+ConfigField(const char*, T Config::*) -> ConfigField<T>;
+
+inline constexpr std::tuple kConfigFields{
+    ConfigField{"sublayer", &Config::sublayer},
+    ConfigField{"placement", &Config::placement},
+    ConfigField{"norm", &Config::norm},
+    ConfigField{"norm_alpha", &Config::norm_alpha},
+    ConfigField{"norm_shift", &Config::norm_shift},
+    ConfigField{"final_norm_alpha", &Config::final_norm_alpha},
+    ConfigField{"final_norm_shift", &Config::final_norm_shift},
+    ConfigField{"norm_eps", &Config::norm_eps},
+    ConfigField{"norm_gain", &Config::norm_gain},
+    ConfigField{"width", &Config::width},
+    ConfigField{"tokens", &Config::tokens},
+    ConfigField{"depth", &Config::depth},
+    ConfigField{"mlp_ratio", &Config::mlp_ratio},
+    ConfigField{"activation", &Config::activation},
+    ConfigField{"moe_experts", &Config::moe_experts},
+    ConfigField{"moe_top_k", &Config::moe_top_k},
+    ConfigField{"moe_gate", &Config::moe_gate},
+    ConfigField{"heads", &Config::heads},
+    ConfigField{"causal", &Config::causal},
+    ConfigField{"qk_norm", &Config::qk_norm},
+    ConfigField{"qk_norm_scope", &Config::qk_norm_scope},
+    ConfigField{"logit_scaling", &Config::logit_scaling},
+    ConfigField{"attention_temperature", &Config::attention_temperature},
+    ConfigField{"attention_gate", &Config::attention_gate},
+    ConfigField{"final_norm", &Config::final_norm},
+    ConfigField{"input_norm", &Config::input_norm},
+    ConfigField{"block", &Config::block},
+    ConfigField{"branch_scale", &Config::branch_scale},
+    ConfigField{"mix_fraction", &Config::mix_fraction},
+    ConfigField{"deepnorm_alpha", &Config::deepnorm_alpha},
+    ConfigField{"deepnorm_beta", &Config::deepnorm_beta},
+    ConfigField{"rezero_alpha", &Config::rezero_alpha},
+    ConfigField{"spannorm_lambda", &Config::spannorm_lambda},
+    ConfigField{"init", &Config::init},
+    ConfigField{"init_gain", &Config::init_gain},
+    ConfigField{"init_std", &Config::init_std},
+    ConfigField{"scaled_output", &Config::scaled_output},
+    ConfigField{"placement_init", &Config::placement_init},
+    ConfigField{"init_w1", &Config::init_w1},
+    ConfigField{"init_w2", &Config::init_w2},
+    ConfigField{"init_wgate", &Config::init_wgate},
+    ConfigField{"init_wq", &Config::init_wq},
+    ConfigField{"init_wk", &Config::init_wk},
+    ConfigField{"init_wv", &Config::init_wv},
+    ConfigField{"init_wo", &Config::init_wo},
+    ConfigField{"init_wga", &Config::init_wga},
+    ConfigField{"init_wrouter", &Config::init_wrouter},
+    ConfigField{"parametrization", &Config::parametrization},
+    ConfigField{"param_rules", &Config::param_rules},
+    ConfigField{"base_width", &Config::base_width},
+    ConfigField{"base_depth", &Config::base_depth},
+    ConfigField{"bias", &Config::bias},
+    ConfigField{"init_bias", &Config::init_bias},
+    ConfigField{"input_std", &Config::input_std},
+    ConfigField{"input_corr", &Config::input_corr},
+    ConfigField{"encoder_cos", &Config::encoder_cos},
+    ConfigField{"input_width", &Config::input_width},
+    ConfigField{"vocab", &Config::vocab},
+    ConfigField{"loss", &Config::loss},
+    ConfigField{"output_width", &Config::output_width},
+    ConfigField{"jacobian_probes", &Config::jacobian_probes},
+    ConfigField{"update", &Config::update},
+    ConfigField{"update_lr", &Config::update_lr},
+    ConfigField{"update_scale", &Config::update_scale},
+    ConfigField{"adam_eps", &Config::adam_eps},
+    ConfigField{"steps", &Config::steps},
+    ConfigField{"adam_beta1", &Config::adam_beta1},
+    ConfigField{"adam_beta2", &Config::adam_beta2},
+    ConfigField{"batches", &Config::batches},
+    ConfigField{"seed", &Config::seed},
+    ConfigField{"samples", &Config::samples},
+    ConfigField{"precision", &Config::precision},
+    ConfigField{"recompute", &Config::recompute},
+    ConfigField{"metrics", &Config::metrics},
+    ConfigField{"label", &Config::label},
+};
+
+// f(name, member) for every field, in order.
+template <class F>
+constexpr void for_each_config_field(F&& f) {
+  std::apply([&](const auto&... field) { (f(field.name, field.member), ...); }, kConfigFields);
+}
+
+// The key name of `member`; "" for a member no field names.
+template <class T>
+constexpr std::string_view config_field_name(T Config::*member) {
+  std::string_view name;
+  for_each_config_field([&](std::string_view n, auto m) {
+    if constexpr (std::is_same_v<decltype(m), T Config::*>)
+      if (m == member) name = n;
+  });
+  return name;
+}
 
 }  // namespace normsim::sim

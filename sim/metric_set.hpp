@@ -15,7 +15,7 @@ class MetricSet {
   // Every metric that is not costly (MetricInfo::costly): the key's default.
   static MetricSet defaults();
   // The set named by `names`; throws std::invalid_argument for a name that is no metric (the config's edge
-  // checks names first, sim/config_schema.cpp).
+  // checks names first, sim/run/config_schema.cpp).
   static MetricSet of(const std::vector<std::string>& names);
 
   bool contains(int metric) const { return bits_.test(std::size_t(metric)); }

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_schema.hpp"
 #include "sim/stack.hpp"
 #include "vocab/block_eval.hpp"
 #include "vocab/param_rules.hpp"
@@ -19,7 +18,7 @@ namespace normsim::sim {
 // One matrix's fields. std absent: the init keys decide (sim/init.cpp); the multiplier is folded into the
 // drawn matrix (std_eff = mult std). lr_sgd, lr_adam and eps are resolved and stored for the optimizer of
 // several steps (sim/optimizer.hpp); the one update of steps = 0 refuses a parametrization
-// (parametrization_issues).
+// (parametrization_issues, sim/run/expression_checks.hpp).
 struct MatrixRule {
   std::optional<double> std;
   double mult = 1.0, lr_sgd = 0.0, lr_adam = 0.0, eps = 0.0;
@@ -49,11 +48,5 @@ class ResolvedRules {
 std::vector<WeightKind> matrices_at(const StackShape& s, int k);
 // The whole rule text of c: the preset's, then param_rules ("" for none).
 std::string parametrization_text(const Config& c);
-// Why param_rules' text is refused on its own (a parse error with its column, a name that is no numeric
-// key), or "".
-std::string check_param_rules(const KeyValue& text);
-// The combinations a parametrization refuses: rules without one, an optimizer step with steps = 0, an std or
-// multiplier that is not a finite number >= 0, a param_rules rule for an edge matrix the stack lacks.
-std::vector<ConfigIssue> parametrization_issues(const Config& c);
 
 }  // namespace normsim::sim

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <limits>
 
-#include "sim/config_schema.hpp"
+#include "io/csv_write.hpp"
 #include "sim/edges.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "vocab/names.hpp"
@@ -127,7 +127,7 @@ std::string cpu_memory_refusal(const Config& c, int concurrent, double machine) 
       std::string(c.steps > 0 ? "keys 'width', 'depth', 'mlp_ratio', 'tokens', 'update', 'steps'"
                               : "keys 'width', 'depth', 'mlp_ratio', 'tokens'") +
       ": width " + std::to_string(c.width) + " x depth " + std::to_string(c.depth);
-  if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + format_value(KeyValue(c.mlp_ratio));
+  if (c.sublayer != vocab::Sublayer::attention) why += " x mlp_ratio " + io::format_number(c.mlp_ratio);
   why += " (" + std::string(vocab::name(c.precision)) + ") needs " + human_bytes(m.weights) +
          " of weights (its largest weight matrix; they are drawn one at a time" +
          (c.steps > 0 ? ", plus the optimizer's state: " + human_bytes(cpu_optimizer_bytes(c)) : "") + ")";

@@ -142,7 +142,7 @@ inline constexpr int kMaxSinkhornIterations = 1000;
 
 // A block or scalar expression as a user writes it is at most this long: every interpreter walks the tree
 // recursively and a flat sum of n terms is a tree n deep (a crash past ~8,000 terms; parsing was quadratic).
-// Checked at the config's edge (sim/config_schema.cpp), not on the texts normsim renders and reads back.
+// Checked at the config's edge (sim/run/config_schema.cpp), not on the texts normsim renders and reads back.
 inline constexpr std::size_t kMaxExpressionLength = 4096;
 // Throws ExprError (column 4097) when `text` is longer.
 void check_expression_length(std::string_view text);

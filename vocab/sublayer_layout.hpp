@@ -1,7 +1,7 @@
 // The sublayer layout: which branch each sublayer of a block runs, one row per sublayer kind. The simulator
 // (sim/stack.cpp), the mean field (theory/stack_spec.cpp, theory/placements/context.hpp), the config's checks
-// (sim/config_schema.cpp), the cost model (sim/unit_plan.cpp) and the claims' layer spans (check/) read this
-// row; a new sublayer kind that arranges existing branches is one row here (docs/architecture.md §3.5).
+// (sim/run/config_schema.cpp), the cost model (sim/unit_plan.cpp) and the claims' layer spans (check/) read
+// this row; a new sublayer kind that arranges existing branches is one row here (docs/architecture.md §3.5).
 #pragma once
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 """The result tables as pandas DataFrames. The files' columns (normsim._core.columns, defined once in
-sim/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] [lane,] then mean, se,
+sim/run/result_rows.hpp) are config, every config key, [sample,] metric, l, k, [step,] [lane,] then mean, se,
 n or value (step where a configuration sets `steps`, lane where one is a block of n > 1 lanes); a
 Result's frames keep of the keys only those whose value differs between its configurations (varying_keys),
 since the others, repeated on every row, took most of a sweep's memory (docs/python.md, "Result frames"); the
@@ -13,7 +13,7 @@ from . import _core
 from ._deps import require
 
 _INT_COLUMNS = ("config", "sample", "n", "l", "k", "step")
-# nonfinite.csv's columns (sim/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
+# nonfinite.csv's columns (sim/run/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
 NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
 _FLOAT_COLUMNS = ("mean", "se", "value")
 

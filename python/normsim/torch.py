@@ -121,7 +121,7 @@ def _input_of(x0, generator, dtype, device):
 
 
 def _warn_nonfinite(config, sample, statistics, nonfinite):
-    """The simulator's warnings (sim/sweep.cpp, nonfinite_warnings) as Python warnings."""
+    """The simulator's warnings (sim/run/sweep.cpp, nonfinite_warnings) as Python warnings."""
     import warnings
     who = f"normsim.torch: config {config} sample {sample}"
     if statistics:

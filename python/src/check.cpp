@@ -18,7 +18,7 @@
 #include "plots/render_folder.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 #include "vocab/names.hpp"
 
 #ifndef NORMSIM_CLAIMS_DIR

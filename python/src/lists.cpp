@@ -11,8 +11,8 @@
 #include "meanfield_of/theory_overlay.hpp"
 #include "plots/render_folder.hpp"
 #include "records.hpp"
-#include "sim/config_schema.hpp"
-#include "sim/results.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/results.hpp"
 #include "vocab/metrics.hpp"
 
 namespace normsim::python {

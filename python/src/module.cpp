@@ -10,7 +10,7 @@
 #include "lists.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
 #endif

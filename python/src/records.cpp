@@ -6,8 +6,8 @@
 
 #include <pybind11/stl.h>
 
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/config_schema.hpp"
 
 namespace normsim::python {
 

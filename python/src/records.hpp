@@ -1,13 +1,14 @@
 // Results as Python objects without a file in between: the columns of the result tables as numpy arrays
-// (the rows that sim/result_rows.hpp defines for the CSV files), per-sample arrays, and every config's keys.
+// (the rows that sim/run/result_rows.hpp defines for the CSV files), per-sample arrays, and every config's
+// keys.
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <vector>
 
-#include "sim/config_file.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/result_rows.hpp"
 
 namespace normsim::python {
 

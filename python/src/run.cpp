@@ -10,9 +10,9 @@
 #include "meanfield_of/theory_overlay.hpp"
 #include "records.hpp"
 #include "sim/backend.hpp"
-#include "sim/out_lock.hpp"
-#include "sim/staged_folder.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/out_lock.hpp"
+#include "sim/run/staged_folder.hpp"
+#include "sim/run/sweep.hpp"
 #include "vocab/names.hpp"
 
 namespace normsim::python {

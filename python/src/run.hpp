@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "sim/config_file.hpp"
-#include "sim/results.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/results.hpp"
 
 namespace normsim::python {
 
@@ -19,7 +19,7 @@ struct Run {
   sim::GridRecords records;
   sim::RunInfo info;
   // OUT/nonfinite.csv, layers.csv, summary.csv, run.json and theory.csv, as `normsim run` writes them: all
-  // or none (sim/staged_folder.hpp). The caller holds OUT's lock (OutLock; normsim._result.held_out).
+  // or none (sim/run/staged_folder.hpp). The caller holds OUT's lock (OutLock; normsim._result.held_out).
   void save(const std::string& out) const;
 };
 

@@ -1,8 +1,10 @@
 #include "sim/placements/expression.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
+#include <type_traits>
 
-#include "sim/config_schema.hpp"
 #include "sim/norm_site.hpp"
 #include "sim/placements/all.hpp"
 
@@ -23,33 +25,26 @@ struct OpsStreams {
   Value branch_value(Value u, double lam) { return ops.branch_value(k, u, lam, first_values); }
 };
 
-// The config key's value as a number; throws std::invalid_argument when it is missing or not numeric.
+// The config key's value as a number; throws std::invalid_argument when it is missing or not numeric (the
+// config's edge has refused both before, sim/run/expression_checks.hpp).
 double numeric_key(const Config& c, const std::string& name) {
-  const KeyInfo* key = find_key(name);
-  if (!key) throw std::invalid_argument("unknown parameter '" + name + "'");
-  const KeyValue v = key->get(c);
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return double(*i);
-  throw std::invalid_argument("parameter '" + name + "' is not a number");
+  bool found = false;
+  std::optional<double> value;
+  for_each_config_field([&](std::string_view field, auto member) {
+    if (field != name) return;
+    found = true;
+    using T = std::remove_cvref_t<decltype(c.*member)>;
+    if constexpr (std::is_same_v<T, double>)
+      value = c.*member;
+    else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      value = double(static_cast<std::int64_t>(c.*member));  // as the key table reads an integer key
+  });
+  if (!found) throw std::invalid_argument("unknown parameter '" + name + "'");
+  if (!value) throw std::invalid_argument("parameter '" + name + "' is not a number");
+  return *value;
 }
 
 }  // namespace
-
-std::string unknown_parameter(const std::string& name) {
-  const KeyInfo* key = find_key(name);
-  if (!key) {
-    const std::string hint = suggest_key(name);
-    return "unknown name '" + name +
-           "' (not x, x0, emb, N, F, Fqkv, Fv, k, K, b, L, attention, m_N, m_L, sqrt, floor, sigmoid, "
-           "sinkhorn "
-           "or a "
-           "config key)" +
-           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
-  }
-  if (key->type != KeyType::floating && key->type != KeyType::integer)
-    return "config key '" + name + "' is not a number";
-  return "";
-}
 
 vocab::ScalarEnv scalar_env(const StackShape& s, int k) {
   vocab::ScalarEnv env;

@@ -46,7 +46,5 @@ class ExpressionPlacement final : public Placement {
 // What the numbers of an expression read at sublayer k: k, K, b, L, attention and the numeric config keys
 // (deepnorm_alpha and deepnorm_beta as DeepNorm uses them: 0 means the depth's default).
 vocab::ScalarEnv scalar_env(const StackShape& s, int k);
-// Why `name` is not a number an expression can read ("" when it is).
-std::string unknown_parameter(const std::string& name);
 
 }  // namespace normsim::sim

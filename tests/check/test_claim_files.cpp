@@ -15,7 +15,7 @@
 #include "plots/results_folder.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
-#include "sim/out_lock.hpp"
+#include "sim/run/out_lock.hpp"
 
 using namespace normsim::check;
 using normsim::app::check_command;

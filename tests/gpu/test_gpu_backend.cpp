@@ -9,11 +9,11 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
+#include "sim/run/config_schema.hpp"
 #include "vocab/names.hpp"
 
 namespace gpu = normsim::gpu;

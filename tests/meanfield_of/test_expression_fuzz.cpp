@@ -12,8 +12,8 @@
 
 #include "meanfield_of/spec_from_config.hpp"
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
 #include "sim/placement.hpp"
+#include "sim/run/config_file.hpp"
 #include "theory/meanfield.hpp"
 
 using namespace normsim;

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "meanfield_of/theory_overlay.hpp"
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 
 using namespace normsim;
 namespace fs = std::filesystem;

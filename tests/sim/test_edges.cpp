@@ -15,10 +15,10 @@
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/result_rows.hpp"
+#include "sim/run/sweep.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/sweep.hpp"
 #include "sim/update_pass.hpp"
 #include "vocab/names.hpp"
 

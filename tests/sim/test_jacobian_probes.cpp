@@ -10,8 +10,8 @@
 #include "sim/cpu_backend.hpp"
 #include "sim/inputs.hpp"
 #include "sim/jacobian_probes.hpp"
-#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/key_relevance.hpp"
 #include "sim/stack_build.hpp"
 
 using namespace normsim::sim;

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "io/csv_read.hpp"
-#include "sim/config_file.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/metrics.hpp"
-#include "sim/part_file.hpp"
-#include "sim/results.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/part_file.hpp"
+#include "sim/run/results.hpp"
 #include "test_util.hpp"
 
 using namespace normsim::sim;

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/config_file.hpp"
 #include "sim/cpu_backend.hpp"
-#include "sim/key_relevance.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/key_relevance.hpp"
+#include "sim/run/sweep.hpp"
 #include "sim/unit_plan.hpp"
 #include "test_util.hpp"
 

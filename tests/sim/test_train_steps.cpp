@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "same_records.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/cpu_backend.hpp"
 #include "sim/draws.hpp"
 #include "sim/edges.hpp"
@@ -23,7 +22,8 @@
 #include "sim/metrics.hpp"
 #include "sim/optimizer.hpp"
 #include "sim/placement.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/sweep.hpp"
 #include "sim/unit_plan.hpp"
 #include "test_util.hpp"
 #include "vocab/names.hpp"

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
-#include "sim/out_lock.hpp"
-#include "sim/part_file.hpp"
 #include "sim/record.hpp"
-#include "sim/results.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/out_lock.hpp"
+#include "sim/run/part_file.hpp"
+#include "sim/run/results.hpp"
 
 namespace normsim::sim {
 
@@ -69,7 +69,7 @@ GridRecords gather_records(const Grid& grid, std::span<const UnitResult> results
 using ExtraFiles = std::function<void(const std::filesystem::path& stage)>;
 
 // Writes OUT/nonfinite.csv, layers.csv, summary.csv, `extra`'s files and finally run.json (its presence marks
-// a finished run), all or none (sim/staged_folder.hpp). `results` must cover every sample of every config
+// a finished run), all or none (sim/run/staged_folder.hpp). `results` must cover every sample of every config
 // exactly once, in any order. info.config_seconds is filled from the results.
 void write_final(const std::filesystem::path& out, const Grid& grid, std::span<const UnitResult> results,
                  RunInfo info, const ExtraFiles& extra = {});
@@ -109,7 +109,7 @@ int prepare_out(const Grid& grid, const SweepOptions& options);
 // The checks of prepare_out alone, writing nothing (the CLI calls it before starting a backend).
 void check_out(const Grid& grid, const SweepOptions& options);
 
-// OUT checked, locked (sim/out_lock.hpp) and prepared, for as long as this object lives.
+// OUT checked, locked (sim/run/out_lock.hpp) and prepared, for as long as this object lives.
 struct PreparedOut {
   std::unique_ptr<OutLock> lock;
   int unit_samples = 0;

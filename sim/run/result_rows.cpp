@@ -1,13 +1,13 @@
 // The result tables' columns and rows (see result_rows.hpp).
-#include "sim/result_rows.hpp"
+#include "sim/run/result_rows.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "io/csv_write.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
+#include "sim/run/config_schema.hpp"
 
 namespace normsim::sim {
 

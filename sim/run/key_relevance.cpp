@@ -1,4 +1,4 @@
-#include "sim/key_relevance.hpp"
+#include "sim/run/key_relevance.hpp"
 
 #include <array>
 #include <vector>

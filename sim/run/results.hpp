@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
 #include "sim/record.hpp"
-#include "sim/result_rows.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/result_rows.hpp"
 
 namespace normsim::sim {
 

@@ -1,5 +1,5 @@
 // The sweep engine: units, part files (the checkpoint), resume, and the final files.
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,11 +9,11 @@
 
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
-#include "sim/out_lock.hpp"
-#include "sim/progress.hpp"
-#include "sim/staged_folder.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/out_lock.hpp"
+#include "sim/run/progress.hpp"
+#include "sim/run/staged_folder.hpp"
 #include "sim/unit_plan.hpp"
 
 namespace normsim::sim {

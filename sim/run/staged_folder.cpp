@@ -1,5 +1,5 @@
 // Staged result files (see staged_folder.hpp).
-#include "sim/staged_folder.hpp"
+#include "sim/run/staged_folder.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,5 +1,5 @@
 // The progress bar: redrawn in place with '\r' after each finished unit.
-#include "sim/progress.hpp"
+#include "sim/run/progress.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fake_backend.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/sweep.hpp"
 
 using namespace normsim::sim;
 using normsim::test::FakeBackend;

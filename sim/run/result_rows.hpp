@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_file.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/lane_metrics.hpp"
 #include "sim/record.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/config_schema.hpp"
 
 namespace normsim::sim {
 
@@ -38,7 +38,7 @@ using GridRecords = std::vector<std::vector<SampleRecord>>;
 
 enum class ResultTable { layers, summary, theory };
 
-// Whether a key marked when_set (sim/config_schema.hpp) is a column: null = none is.
+// Whether a key marked when_set (sim/run/config_schema.hpp) is a column: null = none is.
 using KeyIsSet = std::function<bool(const KeyInfo&)>;
 // Set in a grid: some configuration's value differs from the default's.
 KeyIsSet set_in(std::span<const Config> configs);

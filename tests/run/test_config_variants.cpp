@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
-#include "sim/results.hpp"
-#include "test_util.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/results.hpp"
+#include "tests/sim/test_util.hpp"
 
 using namespace normsim::sim;
 using normsim::test::read_text;

@@ -1,6 +1,6 @@
 // Writers of the result files. Rows go out in a fixed order (config, sample, metric in table order, layer)
 // so that the same records always give byte-identical files.
-#include "sim/results.hpp"
+#include "sim/run/results.hpp"
 
 #include <sys/resource.h>
 #include <chrono>
@@ -8,14 +8,14 @@
 
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/config_schema.hpp"
 
 #ifndef NORMSIM_VERSION
-#error "NORMSIM_VERSION must be defined by sim/CMakeLists.txt"
+#error "NORMSIM_VERSION must be defined by sim/run/CMakeLists.txt"
 #endif
 #ifndef NORMSIM_GIT_COMMIT
-#error "NORMSIM_GIT_COMMIT must be defined by sim/CMakeLists.txt"
+#error "NORMSIM_GIT_COMMIT must be defined by sim/run/CMakeLists.txt"
 #endif
 
 namespace normsim::sim {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_file.hpp"
 #include "sim/record.hpp"
+#include "sim/run/config_file.hpp"
 
 namespace normsim::sim {
 

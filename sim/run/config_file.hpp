@@ -37,7 +37,7 @@ struct Grid {
   std::vector<Config> configs;
   std::vector<GridVariant> variants;  // `variants`, in file order (empty without it)
   // "FILE:LINE: key 'heads' has no effect: ...": one per key that was set but is read by no configuration
-  // (sim/key_relevance.hpp). The CLI prints them, or refuses the grid under --strict.
+  // (sim/run/key_relevance.hpp). The CLI prints them, or refuses the grid under --strict.
   std::vector<std::string> unused_keys;
 };
 

@@ -1,4 +1,4 @@
-#include "sim/out_lock.hpp"
+#include "sim/run/out_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <string>
 
-#include "sim/results.hpp"
-#include "sim/sweep.hpp"
+#include "sim/run/results.hpp"
+#include "sim/run/sweep.hpp"
 
 namespace normsim::sim {
 

@@ -1,5 +1,5 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
-#include "sim/config_schema.hpp"
+#include "sim/run/config_schema.hpp"
 
 #include "sim/edges.hpp"
 
@@ -9,6 +9,7 @@
 #include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
+#include "sim/run/expression_checks.hpp"
 #include "vocab/builtin_parametrizations.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
@@ -18,6 +19,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <stdexcept>
 
 namespace normsim::sim {
 
@@ -222,10 +224,10 @@ std::string check_override(const KeyValue& v) {
 }
 
 template <class T>
-KeyInfo key(std::string_view name, T Config::*member, std::string_view group, std::string_view meaning,
-            std::string_view allowed, Check check, std::span<const Choice> choices = {}) {
+KeyInfo key(T Config::*member, std::string_view group, std::string_view meaning, std::string_view allowed,
+            Check check, std::span<const Choice> choices = {}) {
   KeyInfo k;
-  k.name = name;
+  k.name = config_field_name(member);
   k.group = group;
   k.meaning = meaning;
   k.allowed = allowed.empty() ? names_of(choices, " | ") : std::string(allowed);
@@ -271,284 +273,238 @@ Check any() {
   return [](const KeyValue&) { return std::string(); };
 }
 
-// Why an expression's names are not all numbers it may read ("column C: why"), or "".
-std::string check_names(const vocab::Expr& e) {
-  for (const auto& n : e.nodes)
-    if (n.op == vocab::ExprNode::Op::param)
-      if (std::string why = unknown_parameter(n.name); !why.empty())
-        return "column " + std::to_string(n.column) + ": " + why;
-  return "";
-}
-
-// A pair whose second expression never reads x throws the first expression's output away: its branch is
-// dead (no gradient reaches its weights, and sgd/adam would have no step for them). Refused at the edge.
-std::string dead_branch(const vocab::Block& b) {
-  for (int j = 1; j < b.span(); ++j) {
-    const vocab::Expr& e = b.sublayers[std::size_t(j)];
-    if (vocab::always_reads_stream(e, e.root)) continue;
-    int column = 0;
-    for (const auto& n : e.nodes) column = column == 0 ? n.column : std::min(column, n.column);
-    return "column " + std::to_string(column) +
-           ": the second expression does not read x (on every arm of its conditions), so the first one's "
-           "output can reach nothing (a dead branch: its weights would get no gradient); read x there";
-  }
-  return "";
-}
-
-// A block expression ("" = none): it parses, every name is one an expression may read, and no branch is
-// dead.
-std::string check_block(const KeyValue& v) {
-  const auto& s = std::get<std::string>(v);
-  if (s.empty()) return "";
-  try {
-    vocab::check_expression_length(s);
-    const vocab::Block block = vocab::parse_block(s);
-    for (const vocab::Expr& e : block.sublayers)
-      if (std::string why = check_names(e); !why.empty()) return why;
-    if (std::string why = dead_branch(block); !why.empty()) return why;
-  } catch (const vocab::ExprError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string check_scalar_expression(const KeyValue& v) {
-  try {
-    vocab::check_expression_length(std::get<std::string>(v));
-    return check_names(vocab::parse_scalar(std::get<std::string>(v)));
-  } catch (const vocab::ExprError& e) {
-    return e.what();
-  }
-}
-
 std::vector<KeyInfo> make_table() {
   const std::string_view ov = "\"\" or \"rule:value\", rule fanin | xavier | fixed | unit, value >= 0";
-  const auto override_key = [&](std::string_view name, std::string Config::*m, std::string_view meaning) {
-    return key(name, m, "init", meaning, ov, check_override);
+  const auto override_key = [&](std::string Config::*m, std::string_view meaning) {
+    return key(m, "init", meaning, ov, check_override);
   };
   return {
-      key("sublayer", &Config::sublayer, "model", "branch kind of every sublayer",
+      key(&Config::sublayer, "model", "branch kind of every sublayer",
           "mlp | attention | transformer | decoder", one_of(kSublayers), kSublayers),
-      key("placement", &Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
+      key(&Config::placement, "model", "where the norms sit (see `normsim list placements`)", "",
           one_of(placement_list()), placement_list()),
-      key("norm", &Config::norm, "model", "the norm used by the placement",
-          "layernorm | rmsnorm | dyt | derf", one_of(kNorms), kNorms),
-      key("norm_alpha", &Config::norm_alpha, "model",
+      key(&Config::norm, "model", "the norm used by the placement", "layernorm | rmsnorm | dyt | derf",
+          one_of(kNorms), kNorms),
+      key(&Config::norm_alpha, "model",
           "dyt, derf: alpha of the norms of sublayer k; 0.5 is both codes' alpha_init_value (jiachenzhu/DyT "
           "dynamic_tanh.py L7, zlab-princeton/Derf ViT/dynamic_erf.py L7); DyT's LLaMA-7B recipe is "
           "\"attention ? 0.8 : 0.2\" with final_norm_alpha = 0.2 (other_tasks/LLaMA/README.md L61-63)",
           "an expression of numbers, k, K, b, L, attention and numeric keys", check_scalar_expression),
-      key("norm_shift", &Config::norm_shift, "model",
+      key(&Config::norm_shift, "model",
           "derf: the shift s inside erf(alpha x + s) of the norms of sublayer k (Derf's shift_init_value 0)",
           "an expression of numbers, k, K, b, L, attention and numeric keys", check_scalar_expression),
-      key("final_norm_alpha", &Config::final_norm_alpha, "model",
+      key(&Config::final_norm_alpha, "model",
           "dyt, derf: alpha of the final norm and of the decoder's encoder output", "finite", any_finite()),
-      key("final_norm_shift", &Config::final_norm_shift, "model",
+      key(&Config::final_norm_shift, "model",
           "derf: shift of the final norm and of the decoder's encoder output", "finite", any_finite()),
-      key("norm_eps", &Config::norm_eps, "model", "epsilon inside the norm's square root", ">= 0",
+      key(&Config::norm_eps, "model", "epsilon inside the norm's square root", ">= 0",
           float_range(0, INFINITY)),
-      key("norm_gain", &Config::norm_gain, "model", "gain (gamma) of every norm at init; its bias is 0",
-          "> 0", float_range(0, INFINITY, /*lo_open=*/true)),
-      key("width", &Config::width, "model", "d, the width of the residual stream", ">= 1", int_at_least(1)),
-      key("tokens", &Config::tokens, "model", "T, the number of tokens (rows of the stream)", ">= 1",
-          int_at_least(1)),
-      key("depth", &Config::depth, "model", "K, the number of residual sublayers",
+      key(&Config::norm_gain, "model", "gain (gamma) of every norm at init; its bias is 0", "> 0",
+          float_range(0, INFINITY, /*lo_open=*/true)),
+      key(&Config::width, "model", "d, the width of the residual stream", ">= 1", int_at_least(1)),
+      key(&Config::tokens, "model", "T, the number of tokens (rows of the stream)", ">= 1", int_at_least(1)),
+      key(&Config::depth, "model", "K, the number of residual sublayers",
           ">= 1; even for transformer, b2t, spannorm; a multiple of 3 for decoder", int_at_least(1)),
-      key("mlp_ratio", &Config::mlp_ratio, "model", "MLP hidden width = round(mlp_ratio * width)",
+      key(&Config::mlp_ratio, "model", "MLP hidden width = round(mlp_ratio * width)",
           "> 0, hidden width >= 1", float_range(0, INFINITY, true)),
-      key("activation", &Config::activation, "model", "MLP activation",
-          "relu | gelu | silu | tanh | linear | swiglu", one_of(kActivations), kActivations),
-      key("moe_experts", &Config::moe_experts, "model",
+      key(&Config::activation, "model", "MLP activation", "relu | gelu | silu | tanh | linear | swiglu",
+          one_of(kActivations), kActivations),
+      key(&Config::moe_experts, "model",
           "E: every MLP branch is a routed MLP (mixture of experts) of E experts, each the MLP above, with a "
           "router Wr (width x E) sending each token to the top moe_top_k of softmax(u Wr) (Mixtral's "
           "num_local_experts; docs/conventions.md); 0: the dense MLP",
           "0 .. 65536", int_range(0, 65536)),
-      key("moe_top_k", &Config::moe_top_k, "model",
+      key(&Config::moe_top_k, "model",
           "k: experts per token of a routed MLP (Mixtral's num_experts_per_tok = 2)", "1 .. moe_experts",
           int_at_least(1)),
-      key("moe_gate", &Config::moe_gate, "model", "the routed MLP's gate of a selected expert",
-          "renormalized | softmax", one_of(kMoeGates), kMoeGates),
-      key("heads", &Config::heads, "model", "attention heads (head size width / heads)",
+      key(&Config::moe_gate, "model", "the routed MLP's gate of a selected expert", "renormalized | softmax",
+          one_of(kMoeGates), kMoeGates),
+      key(&Config::heads, "model", "attention heads (head size width / heads)",
           ">= 1, divides width (attention, transformer, decoder)", int_at_least(1)),
-      key("causal", &Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false",
-          any()),
-      key("qk_norm", &Config::qk_norm, "model",
+      key(&Config::causal, "model", "causal attention mask (token t sees s <= t)", "true | false", any()),
+      key(&Config::qk_norm, "model",
           "norm (the configured norm, gain norm_gain) of Q and K before the logits, over each head's d/heads "
           "or the whole d (qk_norm_scope), in every attention (Fqkv's are normalized already)",
           "true | false", any()),
       when_set(
-          key("qk_norm_scope", &Config::qk_norm_scope, "model",
+          key(&Config::qk_norm_scope, "model",
               "what qk_norm normalizes: each head's slice of Q and K, or the whole projection before the "
               "head split (OLMo-2's q_norm, k_norm over d)",
               "head | projection", one_of(kQkNormScopes), kQkNormScopes)),
-      key("logit_scaling", &Config::logit_scaling, "model",
+      key(&Config::logit_scaling, "model",
           "attention logits q.k divided by sqrt(d_h) or, muP's rule, by d_h (d_h = width / heads)",
           "sqrt | mup", one_of(kLogitScalings), kLogitScalings),
-      key("attention_temperature", &Config::attention_temperature, "model",
+      key(&Config::attention_temperature, "model",
           "attention logits divided by this as well (1: none; large: attention near uniform)", "> 0",
           float_range(0, INFINITY, /*lo_open=*/true)),
-      key("attention_gate", &Config::attention_gate, "model",
+      key(&Config::attention_gate, "model",
           "gated attention (Qiu et al. 2025): each self-attention's output o, before W_O, times "
           "sigmoid(u W_g), u the branch input; one gate per coordinate (W_g d x d) or per head (d x heads); "
           "W_g drawn as wq (init_wga)",
           "none | elementwise | headwise", one_of(kAttentionGates), kAttentionGates),
-      key("final_norm", &Config::final_norm, "model", "norm mapping x_K to the output y",
+      key(&Config::final_norm, "model", "norm mapping x_K to the output y",
           "auto | true | false (auto: when the placement does not end in a norm)", one_of(kFinalNorm),
           kFinalNorm),
-      key("input_norm", &Config::input_norm, "model", "x_0 = N(input) (Peri-LN's embedding norm)",
-          "true | false", any()),
-      key("block", &Config::block, "placement",
+      key(&Config::input_norm, "model", "x_0 = N(input) (Peri-LN's embedding norm)", "true | false", any()),
+      key(&Config::block, "placement",
           "placement = \"custom\": what a sublayer computes, e.g. \"x + N(F(x))\" (docs/placements.md)",
           "\"\" or an expression of x, N, F, ...; two separated by ';' for a pair", check_block),
-      key("branch_scale", &Config::branch_scale, "placement",
+      key(&Config::branch_scale, "placement",
           "multiplies every branch output, any placement, e.g. \"1/sqrt(K)\" (docs/placements.md)",
           "an expression of numbers, k, K, b, L and numeric keys", check_scalar_expression),
-      key("mix_fraction", &Config::mix_fraction, "placement", "Mix-LN: fraction of blocks that are Post-LN",
-          "[0, 1]", float_range(0, 1)),
-      key("deepnorm_alpha", &Config::deepnorm_alpha, "placement", "DeepNorm's alpha; 0: K^(1/4) from depth",
-          ">= 0", float_range(0, INFINITY)),
-      key("deepnorm_beta", &Config::deepnorm_beta, "placement", "DeepNorm's beta; 0: (4K)^(-1/4) from depth",
-          ">= 0", float_range(0, INFINITY)),
-      key("rezero_alpha", &Config::rezero_alpha, "placement", "ReZero's branch scale at init", "finite",
-          any_finite()),
-      key("spannorm_lambda", &Config::spannorm_lambda, "placement", "SpanNorm's branch scale lambda",
-          "finite", any_finite()),
-      key("init", &Config::init, "init", "init rule of every weight matrix", "fanin | xavier | fixed | unit",
+      key(&Config::mix_fraction, "placement", "Mix-LN: fraction of blocks that are Post-LN", "[0, 1]",
+          float_range(0, 1)),
+      key(&Config::deepnorm_alpha, "placement", "DeepNorm's alpha; 0: K^(1/4) from depth", ">= 0",
+          float_range(0, INFINITY)),
+      key(&Config::deepnorm_beta, "placement", "DeepNorm's beta; 0: (4K)^(-1/4) from depth", ">= 0",
+          float_range(0, INFINITY)),
+      key(&Config::rezero_alpha, "placement", "ReZero's branch scale at init", "finite", any_finite()),
+      key(&Config::spannorm_lambda, "placement", "SpanNorm's branch scale lambda", "finite", any_finite()),
+      key(&Config::init, "init", "init rule of every weight matrix", "fanin | xavier | fixed | unit",
           one_of(kInits), kInits),
-      key("init_gain", &Config::init_gain, "init",
+      key(&Config::init_gain, "init",
           "fanin: variance gain^2/fan_in; xavier: 2 gain^2/(in+out); unit: every vector along the embedding "
           "dimension of length gain (nGPT)",
           ">= 0", float_range(0, INFINITY)),
-      key("init_std", &Config::init_std, "init", "fixed: the std of every weight", ">= 0",
-          float_range(0, INFINITY)),
-      key("scaled_output", &Config::scaled_output, "init",
+      key(&Config::init_std, "init", "fixed: the std of every weight", ">= 0", float_range(0, INFINITY)),
+      key(&Config::scaled_output, "init",
           "divide the std of w2 and wo by sqrt(K) (CogView/Megatron scaled init)", "true | false", any()),
-      key("placement_init", &Config::placement_init, "init",
+      key(&Config::placement_init, "init",
           "apply the placement's prescribed init: DeepNorm's beta, B2T's (K/2)^(-1/2) on every weight "
           "((K/3)^(-1/2) on a decoder) "
           "(docs/placements.md)",
           "true | false", any()),
-      override_key("init_w1", &Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
-      override_key("init_w2", &Config::init_w2, "init of w2 (MLP output), overriding init"),
-      override_key("init_wgate", &Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
-      override_key("init_wq", &Config::init_wq,
-                   "init of wq (attention query; the decoder's cq too), overriding init"),
-      override_key("init_wk", &Config::init_wk,
-                   "init of wk (attention key; the decoder's ck too), overriding init"),
-      override_key("init_wv", &Config::init_wv,
-                   "init of wv (attention value; the decoder's cv too), overriding init"),
-      override_key("init_wo", &Config::init_wo,
-                   "init of wo (attention output; the decoder's co too), overriding init"),
-      override_key("init_wga", &Config::init_wga,
+      override_key(&Config::init_w1, "init of w1 (MLP input; SwiGLU up), overriding init"),
+      override_key(&Config::init_w2, "init of w2 (MLP output), overriding init"),
+      override_key(&Config::init_wgate, "init of wgate (SwiGLU gate), overriding init"),
+      override_key(&Config::init_wq, "init of wq (attention query; the decoder's cq too), overriding init"),
+      override_key(&Config::init_wk, "init of wk (attention key; the decoder's ck too), overriding init"),
+      override_key(&Config::init_wv, "init of wv (attention value; the decoder's cv too), overriding init"),
+      override_key(&Config::init_wo, "init of wo (attention output; the decoder's co too), overriding init"),
+      override_key(&Config::init_wga,
                    "init of wga (attention_gate's W_g), overriding init; \"\": init_wq's when that is set"),
-      override_key("init_wrouter", &Config::init_wrouter,
+      override_key(&Config::init_wrouter,
                    "init of wrouter (a routed MLP's router, width x moe_experts), overriding init; Mixtral's "
                    "is \"fixed:0.02\" (initializer_range)"),
-      when_set(key("parametrization", &Config::parametrization, "init",
+      when_set(key(&Config::parametrization, "init",
                    "every matrix's init std and multiplier and the branch multiplier as rules of width and "
                    "depth: a preset (`normsim list parametrizations`), custom (param_rules alone) or none",
                    "", one_of(parametrization_list()), parametrization_list())),
-      when_set(key("param_rules", &Config::param_rules, "init",
+      when_set(key(&Config::param_rules, "init",
                    "rules after the preset's, e.g. \"hidden: std = 1 / sqrt(fan_in); branch: mult = "
                    "m_L^-0.5\" (docs/parametrizations.md)",
                    "\"\" or rules \"selector ...: field = expression, ...; ...\"", check_param_rules)),
-      when_set(key("base_width", &Config::base_width, "init",
+      when_set(key(&Config::base_width, "init",
                    "a parametrization's base width: m_N = width / base_width (nanoGPT-mup's 256)", ">= 1",
                    int_at_least(1))),
-      when_set(key("base_depth", &Config::base_depth, "init",
+      when_set(key(&Config::base_depth, "init",
                    "a parametrization's base depth in sublayers: m_L = depth / base_depth (CompleteP's 2 "
                    "blocks)",
                    ">= 1", int_at_least(1))),
       when_set(
-          key("bias", &Config::bias, "init",
+          key(&Config::bias, "init",
               "a bias on every weight matrix (MLP w1, w2, wgate; attention wq, wk, wv, wo, the decoder's "
               "cq, ck, cv, co; attention_gate's wga), as nanoGPT's bias = True (GPT-2); a routed MLP's "
               "router has none (Mixtral's and OLMoE's gate is bias-free); the norms have no bias; "
               "updates move the biases too",
               "true | false", any())),
       when_set(
-          key("init_bias", &Config::init_bias, "init",
+          key(&Config::init_bias, "init",
               "bias = true: the std sigma_b of every bias entry, N(0, sigma_b^2); 0: zero (nanoGPT's and "
               "HF GPT-2's init)",
               ">= 0", float_range(0, INFINITY))),
-      key("input_std", &Config::input_std, "input", "std of every input coordinate", ">= 0",
-          float_range(0, INFINITY)),
-      key("input_corr", &Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
+      key(&Config::input_std, "input", "std of every input coordinate", ">= 0", float_range(0, INFINITY)),
+      key(&Config::input_corr, "input", "correlation between the input's tokens", "[0, 1]",
           float_range(0, 1)),
-      key("encoder_cos", &Config::encoder_cos, "input",
+      key(&Config::encoder_cos, "input",
           "decoder: correlation between the tokens of the fixed encoder output (before its norm)", "[0, 1]",
           float_range(0, 1)),
-      when_set(key("input_width", &Config::input_width, "input",
+      when_set(key(&Config::input_width, "input",
                    "an embedding matrix W_emb (input_width x width): x_0 = u W_emb of a Gaussian u of "
                    "input_width coordinates (input_std, input_corr); 0: x_0 is drawn (sim/edges.hpp)",
                    ">= 0", int_at_least(0))),
       when_set(
-          key("vocab", &Config::vocab, "input",
+          key(&Config::vocab, "input",
               "a token embedding W_emb (vocab x width): x_0[t] = W_emb[id_t], ids uniform in [0, vocab); "
               "0: none",
               ">= 0", int_at_least(0))),
-      key("loss", &Config::loss, "backward", "loss whose gradient is propagated", "readout | mse",
-          one_of(kLosses), kLosses),
-      when_set(key("output_width", &Config::output_width, "backward",
+      key(&Config::loss, "backward", "loss whose gradient is propagated", "readout | mse", one_of(kLosses),
+          kLosses),
+      when_set(key(&Config::output_width, "backward",
                    "a readout matrix W_out (width x output_width): the loss reads the logits z = y W_out; 0: "
                    "it reads y",
                    ">= 0", int_at_least(0))),
-      key("jacobian_probes", &Config::jacobian_probes, "backward",
+      key(&Config::jacobian_probes, "backward",
           "random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev, computed only when "
           "`metrics` names them); about 2 x probes extra backward passes (CUDA: each with a forward pass)",
           ">= 2", int_at_least(2)),
-      key("update", &Config::update, "update",
+      key(&Config::update, "update",
           "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
           "none | random | sgd | adam", one_of(kUpdates), kUpdates),
-      key("update_lr", &Config::update_lr, "update",
+      key(&Config::update_lr, "update",
           "sgd, adam: learning rate of the one step, or of every step (steps > 0)", "> 0",
           float_range(0, INFINITY, true)),
-      key("update_scale", &Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix",
-          "> 0", float_range(0, INFINITY, true)),
-      when_set(key("adam_eps", &Config::adam_eps, "update",
+      key(&Config::update_scale, "update", "random: ||dW||_F / ||W||_F of every matrix", "> 0",
+          float_range(0, INFINITY, true)),
+      when_set(key(&Config::adam_eps, "update",
                    "adam: epsilon, in lr m^ / (sqrt(v^) + eps) (Kingma & Ba 2015's 1e-8; steps = 0: the one "
                    "step lr g / (|g| + eps)); a parametrization's eps rules read it",
                    "> 0", float_range(0, INFINITY, true))),
-      when_set(key("steps", &Config::steps, "update",
+      when_set(key(&Config::steps, "update",
                    "training steps of `update` (sgd or adam) after init, every metric measured at steps 0 "
                    "to `steps` (a step column in the result files); 0: the one update output_change measures",
                    "0 to 1000", int_range(0, kMaxSteps))),
-      when_set(key("adam_beta1", &Config::adam_beta1, "update",
+      when_set(key(&Config::adam_beta1, "update",
                    "steps > 0, adam: decay of the first moment m (Kingma & Ba 2015's 0.9)", "[0, 1)",
                    adam_beta())),
-      when_set(key("adam_beta2", &Config::adam_beta2, "update",
+      when_set(key(&Config::adam_beta2, "update",
                    "steps > 0, adam: decay of the second moment v (Kingma & Ba 2015's 0.999; CompleteP's "
                    "run.sh l.37: 0.95)",
                    "[0, 1)", adam_beta())),
-      when_set(key("batches", &Config::batches, "update",
+      when_set(key(&Config::batches, "update",
                    "steps > 0: the batch each step reads: fixed (batch 0 every step, microsoft/mup's "
                    "fix_data) or fresh (new input, readout direction and target per step)",
                    "fixed | fresh", one_of(kBatches), kBatches)),
-      key("seed", &Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)",
-          ">= 0", int_at_least(0)),
-      key("samples", &Config::samples, "run", "independent initializations per configuration", ">= 1",
-          int_at_least(1)),
-      key("precision", &Config::precision, "run", "floating-point type of the simulation",
+      key(&Config::seed, "run", "base seed; weights are a function of (seed, sample, layer, matrix)", ">= 0",
+          int_at_least(0)),
+      key(&Config::samples, "run", "independent initializations per configuration", ">= 1", int_at_least(1)),
+      key(&Config::precision, "run", "floating-point type of the simulation",
           "float32 | float64 | tf32 | bf16 (tf32: CUDA only; bf16: MLP sublayers)", one_of(kPrecisions),
           kPrecisions),
-      key("recompute", &Config::recompute, "run",
+      key(&Config::recompute, "run",
           "draw weights again in the backward instead of storing them (memory for time; CPU and CUDA)",
           "auto | true | false", one_of(kRecompute), kRecompute),
-      key("metrics", &Config::metrics, "run",
+      key(&Config::metrics, "run",
           "the metrics computed and written, a list that does not sweep (default: every metric not marked "
           "costly in `normsim list metrics`)",
           "a list of metric names (`normsim list metrics`)", each_one_of(metric_list()), metric_list()),
-      when_set(key("label", &Config::label, "run",
+      when_set(key(&Config::label, "run",
                    "the configuration's name in figures and legends (no effect on the numbers); `variants` "
                    "sets one per variant (experiments/README.md, \"Variants\")",
                    "any text", any())),
   };
 }
 
+// The rows in the order of the Config's fields (sim/config.hpp, kConfigFields), which every reader of the
+// table follows; a field without a row, or a row of a member no field names, is a mistake of this file.
+std::vector<KeyInfo> in_field_order(const std::vector<KeyInfo>& rows) {
+  std::vector<KeyInfo> table;
+  for_each_config_field([&](std::string_view name, auto) {
+    const auto row = std::find_if(rows.begin(), rows.end(), [&](const KeyInfo& k) { return k.name == name; });
+    if (row == rows.end())
+      throw std::logic_error("config_schema.cpp: no row for the key '" + std::string(name) + "'");
+    table.push_back(*row);
+  });
+  if (table.size() != rows.size())
+    throw std::logic_error(
+        "config_schema.cpp: a row for a member that sim/config.hpp's kConfigFields does not name");
+  return table;
+}
+
 }  // namespace
 
 std::span<const KeyInfo> config_keys() {
-  static const std::vector<KeyInfo> table = make_table();
+  static const std::vector<KeyInfo> table = in_field_order(make_table());
   return table;
 }
 

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
-#include "config_cases.hpp"
-#include "sim/config_file.hpp"
-#include "sim/config_schema.hpp"
 #include "sim/placement.hpp"
-#include "test_util.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/config_schema.hpp"
+#include "tests/sim/config_cases.hpp"
+#include "tests/sim/test_util.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;
@@ -265,4 +268,13 @@ TEST_CASE("a dead branch in a pair is refused at its column") {
       1);
   CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x) + x0\"\n").configs.size() == 1);
   CHECK(parse("placement = \"custom\"\nblock = \"x + F(x); x + F(x0)\"\n").configs.size() == 1);
+}
+
+TEST_CASE("the key table's rows are the Config's fields, in their order") {
+  std::vector<std::string> fields, rows;
+  for_each_config_field([&](std::string_view name, auto) { fields.emplace_back(name); });
+  for (const KeyInfo& k : config_keys()) rows.emplace_back(k.name);
+  CHECK(rows == fields);
+  CHECK(config_field_name(&Config::mlp_ratio) == "mlp_ratio");
+  CHECK(config_field_name(&Config::metrics) == "metrics");
 }

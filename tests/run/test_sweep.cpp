@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "fake_backend.hpp"
-#include "sim/sweep.hpp"
-#include "test_util.hpp"
+#include "sim/run/sweep.hpp"
+#include "tests/sim/test_util.hpp"
 
 using namespace normsim::sim;
 using normsim::test::FakeBackend;

@@ -20,7 +20,7 @@ namespace normsim::sim {
 using KeyValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>>;
 
 // name_list: a key whose one value is a list of names (`metrics`); a list given for it is that value and
-// never sweeps (a list given for any other key sweeps it, sim/config_file.hpp).
+// never sweeps (a list given for any other key sweeps it, sim/run/config_file.hpp).
 enum class KeyType { boolean, integer, floating, string, name_list };
 
 // A valid name for a string-valued key, with its one-line meaning.

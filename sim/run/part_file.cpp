@@ -1,6 +1,6 @@
 // Part files: format "normsim-part 2", or "normsim-part 3" for a unit of a configuration with training steps
 // (a "steps T" line, and each record's step), docs/conventions.md, "Part files".
-#include "sim/part_file.hpp"
+#include "sim/run/part_file.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -11,7 +11,7 @@
 #include "io/atomic_file.hpp"
 #include "io/csv_write.hpp"
 #include "sim/metrics.hpp"
-#include "sim/results.hpp"
+#include "sim/run/results.hpp"
 #include "vocab/block_lanes.hpp"
 
 namespace normsim::sim {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "sim/progress.hpp"
+#include "sim/run/progress.hpp"
 
 using normsim::sim::Progress;
 using normsim::sim::remaining_seconds;

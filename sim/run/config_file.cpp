@@ -1,6 +1,6 @@
 // Reading config files with toml++: keys in file order, lists expanded into a grid, --set overrides, and
 // errors that name the file, line and key.
-#include "sim/config_file.hpp"
+#include "sim/run/config_file.hpp"
 
 #include <toml++/toml.h>
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include <sstream>
 #include <utility>
 
-#include "sim/config_schema.hpp"
-#include "sim/key_relevance.hpp"
+#include "sim/run/config_schema.hpp"
+#include "sim/run/key_relevance.hpp"
 
 namespace normsim::sim {
 

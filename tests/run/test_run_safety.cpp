@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "sim/backend.hpp"
-#include "sim/config_file.hpp"
-#include "sim/sweep.hpp"
-#include "test_util.hpp"
+#include "sim/run/config_file.hpp"
+#include "sim/run/sweep.hpp"
+#include "tests/sim/test_util.hpp"
 
 using namespace normsim::test;
 
