@@ -4,12 +4,12 @@
 #include "sim/edges.hpp"
 
 #include "sim/jacobian_wanted.hpp"
-#include "sim/key_relevance.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
 #include "sim/placement.hpp"
 #include "sim/placements/expression.hpp"
 #include "sim/run/expression_checks.hpp"
+#include "sim/run/key_relevance.hpp"
 #include "vocab/builtin_parametrizations.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
