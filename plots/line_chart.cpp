@@ -241,17 +241,30 @@ constexpr std::size_t y_label_chars = 22;
 // gp_text, with the enhanced form broken at the space nearest its middle when it is longer than `most`
 // characters (0: always) and holds no markup that a break could cut ({...}). The LaTeX form is kept whole:
 // LaTeX sets it.
-std::string gp_text_wrapped(const Text& text, std::size_t most) {
+// Where gp_text_wrapped breaks `text`: the space nearest the middle, or npos when it stays one line.
+std::size_t wrap_point(const Text& text, std::size_t most) {
   const std::string& e = text.enhanced;
-  if (visible_length(e) <= most || e.find('{') != std::string::npos) return gp_text(text);
+  if (visible_length(e) <= most || e.find('{') != std::string::npos) return std::string::npos;
   std::size_t best = std::string::npos;
   for (std::size_t i = e.find(' '); i != std::string::npos; i = e.find(' ', i + 1))
     if (best == std::string::npos ||
         std::abs(double(i) - e.size() / 2.0) < std::abs(double(best) - e.size() / 2.0))
       best = i;
+  return best;
+}
+
+std::string gp_text_wrapped(const Text& text, std::size_t most) {
+  const std::string& e = text.enhanced;
+  const std::size_t best = wrap_point(text, most);
   if (best == std::string::npos) return gp_text(text);
   return "(tex ? " + gp_quote(text.latex) + " : " + gp_quote(e.substr(0, best)) + ".\"\\n\"." +
          gp_quote(e.substr(best + 1)) + ")";
+}
+
+// The y label's offset: a label gp_text_wrapped breaks in two moves left by a line, because gnuplot sizes
+// the left margin for one line of a rotated label and would set the second over the tic labels.
+std::string y_label_offset(const Text& text) {
+  return wrap_point(text, y_label_chars) != std::string::npos ? " offset (tex ? 0 : -1.2), 0" : "";
 }
 
 // The y range every facet shares, so small multiples compare at a glance: linear out to whole tic steps,
@@ -534,9 +547,10 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
     if (facets)  // the facets share one metric: its label once, left of the middle row (stacked, labels
                  // collide)
       gp << "set ylabel (facet_col > 0 || facet_row != floor((facet_rows - 1)/2.0) ? '' : "
-         << gp_text_wrapped(panel.y_label, y_label_chars) << ")\n";
+         << gp_text_wrapped(panel.y_label, y_label_chars) << ")" << y_label_offset(panel.y_label) << "\n";
     else
-      gp << "set ylabel " << gp_text_wrapped(panel.y_label, y_label_chars) << "\n";
+      gp << "set ylabel " << gp_text_wrapped(panel.y_label, y_label_chars) << y_label_offset(panel.y_label)
+         << "\n";
     // A band reaches the plot's sides; error bars would sit on them.
     // (On a log axis gnuplot would round the range out to whole decades: fix it to the data instead.)
     // One x has its range set above (autoscaling would put the point on the axis or shrink the range to it).
