@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "gpu/blas.hpp"
+#include "gpu/gpu_mlp_device.hpp"
 #include "gpu/gpu_moe.hpp"
+#include "gpu/gpu_weights.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/stat_kernels.hpp"
@@ -24,235 +26,26 @@ namespace {
 using sim::WeightKind;
 namespace vocab = normsim::vocab;
 
-// out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
-// u W^T for W (S x n_out x n_in).
+// The MLP branch (sim/mlp_branch.hpp) run by the CUDA device, as a GpuBranch.
 template <class R>
-void times_weight(cublasHandle_t h, const R* d_u, const R* d_w, R* d_out, int S, int T, int n_in, int n_out,
-                  bool trans_w, bool accumulate) {
-  gemm<R>(h, false, trans_w, T, n_out, n_in, 1.0, d_u, n_in, (long long)T * n_in, d_w, trans_w ? n_in : n_out,
-          (long long)n_in * n_out, accumulate ? 1.0 : 0.0, d_out, n_out, (long long)T * n_out, S);
-}
-
-// precision = "bf16" (sim/bf16.hpp), entries of d (a float buffer) rounded to bf16 in place where `on`.
-template <class R>
-void round_if_bf16(bool on, R* d, std::size_t n) {
-  if constexpr (std::is_same_v<R, float>)
-    if (on) round_to_bf16(d, d, nullptr, n);
-}
-
-// times_weight on bf16 operands (precision = "bf16", R float): u rounded to bf16 here, W given as its bf16
-// bits (GpuWeights::bf16_bits), the products summed in float32, out left unrounded (its bias, if any, comes
-// first).
-inline void times_weight_bf16(cublasHandle_t h, const float* d_u, const std::uint16_t* d_w_bits, float* d_out,
-                              int S, int T, int n_in, int n_out, bool trans_w) {
-  const std::size_t nu = std::size_t(S) * T * n_in;
-  DeviceBuffer<std::uint16_t> u_bits(nu);
-  round_to_bf16(d_u, nullptr, u_bits.get(), nu);
-  gemm_bf16(h, false, trans_w, T, n_out, n_in, 1.0, u_bits.get(), n_in, (long long)T * n_in, d_w_bits,
-            trans_w ? n_in : n_out, (long long)n_in * n_out, 0.0, d_out, n_out, (long long)T * n_out, S);
-}
-
-// The weights of one sublayer for every sample of the batch: kept, or drawn on demand into the scratch.
-template <class R>
-class GpuWeights {
+class GpuMlpBranch final : public GpuBranch<R> {
  public:
-  GpuWeights(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
-             std::uint32_t index = 0)
-      : s_(s), p_(p), k_(k), index_(index), bf16_(s.cfg.precision == vocab::Precision::bf16), ctx_(ctx) {
-    if (ctx.recompute) return;
-    for (WeightKind w : s.weights(k)) {
-      DeviceBuffer<R> b(std::size_t(ctx.S) * size(w));
-      draw(w, b.get());
-      kept_[int(w)] = std::move(b);
-    }
-  }
-  // Valid until the next get() when recomputing.
-  const R* get(WeightKind w) {
-    if (!ctx_.recompute) return kept_[int(w)].get();
-    draw(w, ctx_.weight_scratch->get());
-    return ctx_.weight_scratch->get();
-  }
-  long long size(WeightKind w) const { return (long long)s_.fan_in(w) * s_.fan_out(w); }
-  // The forward product of matrix w: out (S x T x fan_out) = u W, + 1 b^T where w has a bias b (the
-  // broadcast over tokens a product with a column of ones, as encoder_output's). In bf16 u, W and b are read
-  // rounded and out is rounded once, after the bias, as on the CPU (sim/cpu_branches.cpp's multiply).
-  void forward(WeightKind w, const R* d_u, R* d_out) {
-    const int S = ctx_.S, T = s_.tokens, n = s_.fan_out(w);
-    times(w, d_u, d_out, s_.fan_in(w), n, false);
-    if (sim::has_bias(s_.cfg, w)) {
-      const DeviceBuffer<R> b = bias(w);
-      round_if_bf16(bf16_, b.get(), std::size_t(ctx_.S) * n);
-      gemm<R>(ctx_.blas, false, false, T, n, 1, 1.0, ones().get(), 1, 0, b.get(), n, n, 1.0, d_out, n,
-              (long long)T * n, S);
-    }
-    round_if_bf16(bf16_, d_out, std::size_t(S) * T * n);
-  }
-  // The backward's product with matrix w: dx (S x T x fan_in) = dy W^T, in bf16 on rounded operands and
-  // rounded.
-  void backward(WeightKind w, const R* d_dy, R* d_dx) {
-    times(w, d_dy, d_dx, s_.fan_out(w), s_.fan_in(w), true);
-    round_if_bf16(bf16_, d_dx, std::size_t(ctx_.S) * s_.tokens * s_.fan_in(w));
-  }
-  bool bf16() const { return bf16_; }
-  // The loss's gradient of w is A^T B (A: S x T x fan_in, B: S x T x fan_out): its norm to d_gradw's block
-  // of w, and the gradient itself to an update that records it, with its bias's 1^T B.
-  void gradient(WeightKind w, const R* d_a, const R* d_b, double* d_gradw) {
-    const int n = s_.fan_in(w), m = s_.fan_out(w);
-    batched_frobenius_of_AtB<R>(ctx_.blas, d_a, d_b, ctx_.S, s_.tokens, n, m, d_gradw + int(w) * ctx_.S);
-    if (!ctx_.record) return;
-    ctx_.record->record(k_, w, d_a, d_b, n, m);
-    if (sim::has_bias(s_.cfg, w)) ctx_.record->record(k_, w, ones().get(), d_b, 1, m, sim::Part::bias);
-  }
-  void release() {
-    for (auto& b : kept_) b.reset();
-  }
-
- private:
-  // out = u W, or u W^T with `trans` (u: S x T x n_in), on bf16 operands in bf16.
-  void times(WeightKind w, const R* d_u, R* d_out, int n_in, int n_out, bool trans) {
-    if constexpr (std::is_same_v<R, float>) {
-      if (bf16_)
-        return times_weight_bf16(ctx_.blas, d_u, bf16_bits(w).get(), d_out, ctx_.S, s_.tokens, n_in, n_out,
-                                 trans);
-    }
-    times_weight(ctx_.blas, d_u, get(w), d_out, ctx_.S, s_.tokens, n_in, n_out, trans, false);
-  }
-  // W's bf16 bits (R float). Recomputed weights drawn as a plain Gaussian (no unit norm, no update) are drawn
-  // straight into bf16 (gaussian_fill_bf16: bit for bit draw() then round_to_bf16, one pass instead of a
-  // float32 fill and a rounding pass over it); otherwise the float32 weight is rounded.
-  DeviceBuffer<std::uint16_t> bf16_bits(WeightKind w) {
-    DeviceBuffer<std::uint16_t> bits(std::size_t(ctx_.S) * size(w));
-    if (ctx_.recompute && !ctx_.apply && !sim::unit_norm(s_, p_, k_, w))
-      gaussian_fill_bf16(bits.get(), std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed,
-                         std::uint32_t(k_), sim::weight_stream(sim::WeightId{w, index_}),
-                         sim::weight_std(s_, p_, k_, w));
-    else
-      round_to_bf16(get(w), nullptr, bits.get(), bits.size());
-    return bits;
-  }
-  // Matrix w's bias for every sample (S x fan_out), + dB where the context applies an update.
-  DeviceBuffer<R> bias(WeightKind w) const {
-    const int n = s_.fan_out(w);
-    DeviceBuffer<R> b(std::size_t(ctx_.S) * n);
-    gaussian_fill(b.get(), std::size_t(n), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
-                  sim::param_stream(sim::WeightId{w, index_}, sim::Part::bias), sim::bias_std(s_.cfg));
-    if (ctx_.apply) ctx_.apply->apply(k_, w, b.get(), 1, n, sim::Part::bias);
-    return b;
-  }
-  // S x T ones: the broadcast's column (the first T) and a bias's input as a matrix's (1^T B its gradient).
-  const DeviceBuffer<R>& ones() {
-    if (ones_.empty())
-      ones_ = DeviceBuffer<R>::from_host(std::vector<R>(std::size_t(ctx_.S) * s_.tokens, R(1)));
-    return ones_;
-  }
-  void draw(WeightKind w, R* d_out) const {
-    gaussian_fill(d_out, std::size_t(size(w)), ctx_.S, ctx_.d_samples, ctx_.seed, std::uint32_t(k_),
-                  sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, k_, w));
-    if (const std::optional<sim::UnitNorm> unit = sim::unit_norm(s_, p_, k_, w))
-      unit_norm_vectors(d_out, ctx_.S, s_.fan_in(w), s_.fan_out(w), *unit);
-    if (ctx_.apply) ctx_.apply->apply(k_, w, d_out, s_.fan_in(w), s_.fan_out(w));
-  }
-  const sim::StackShape& s_;
-  const sim::Placement& p_;
-  int k_;
-  std::uint32_t index_;  // the expert of a routed MLP (sim::WeightId's index)
-  bool bf16_;            // precision = "bf16": products on bf16 operands (MLP only: sim::bf16_refusal)
-  GpuContext<R> ctx_;
-  DeviceBuffer<R> kept_[sim::kWeightKinds];
-  DeviceBuffer<R> ones_;
-};
-
-template <class R>
-class GpuMlp final : public GpuBranch<R> {
- public:
-  GpuMlp(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
-         std::uint32_t expert = 0)
-      : ctx_(ctx),
-        w_(s, p, k, ctx, expert),
-        act_(s.act),
-        swiglu_(s.swiglu),
-        T_(s.tokens),
-        d_(s.width),
-        H_(s.hidden) {}
+  GpuMlpBranch(const sim::StackShape& s, const sim::Placement& p, int k, const GpuContext<R>& ctx,
+               std::uint32_t expert = 0)
+      : device_(s, p, k, ctx, expert) {}
 
   DeviceBuffer<R> forward(const R* d_u) override {
-    const int S = ctx_.S;
-    const std::size_t nh = std::size_t(S) * T_ * H_;
     u_ = d_u;
-    h_ = DeviceBuffer<R>(nh);
-    w_.forward(WeightKind::w1, d_u, h_.get());
-    DeviceBuffer<R> a(nh);
-    if (swiglu_) {
-      g_ = DeviceBuffer<R>(nh);
-      w_.forward(WeightKind::wgate, d_u, g_.get());
-      swiglu_forward(g_.get(), h_.get(), a.get(), nh);
-    } else {
-      activation_forward(h_.get(), a.get(), nh, act_);
-    }
-    round_if_bf16(w_.bf16(), a.get(), nh);  // act(h), an op on a bf16 product (no SwiGLU in bf16 here)
-    DeviceBuffer<R> out(std::size_t(S) * T_ * d_);
-    w_.forward(WeightKind::w2, a.get(), out.get());
-    return out;
+    return mlp_.forward(device_, d_u);
   }
-
-  // In bf16 (sim/bf16.hpp; SwiGLU refused) u and dout are read rounded, and da, dh and du rounded, as on
-  // the CPU (sim/cpu_branches.cpp's CpuMlp::backward).
-  DeviceBuffer<R> backward(const R* d_dout_in, double* d_gradw) override {
-    const int S = ctx_.S;
-    const std::size_t nh = std::size_t(S) * T_ * H_, nd = std::size_t(S) * T_ * d_;
-    DeviceBuffer<R> dout_rounded, u_rounded;
-    const R* d_dout = rounded_copy(d_dout_in, nd, dout_rounded);
-    const R* u = rounded_copy(u_, nd, u_rounded);
-    {  // a is recomputed from h (and g) rather than kept
-      DeviceBuffer<R> a(nh);
-      if (swiglu_)
-        swiglu_forward(g_.get(), h_.get(), a.get(), nh);
-      else
-        activation_forward(h_.get(), a.get(), nh, act_);
-      round_if_bf16(w_.bf16(), a.get(), nh);
-      w_.gradient(WeightKind::w2, a.get(), d_dout, d_gradw);
-    }
-    DeviceBuffer<R> da(nh);
-    w_.backward(WeightKind::w2, d_dout, da.get());
-    DeviceBuffer<R> du(nd);
-    if (swiglu_) {
-      DeviceBuffer<R> dh(nh);
-      swiglu_backward(g_.get(), h_.get(), da.get(), da.get(), dh.get(), nh);  // da becomes dg
-      w_.gradient(WeightKind::wgate, u, da.get(), d_gradw);
-      w_.gradient(WeightKind::w1, u, dh.get(), d_gradw);
-      times_weight(ctx_.blas, da.get(), w_.get(WeightKind::wgate), du.get(), S, T_, H_, d_, true, false);
-      times_weight(ctx_.blas, dh.get(), w_.get(WeightKind::w1), du.get(), S, T_, H_, d_, true, true);
-    } else {
-      activation_backward(h_.get(), da.get(), da.get(), nh, act_);  // da becomes dh
-      round_if_bf16(w_.bf16(), da.get(), nh);
-      w_.gradient(WeightKind::w1, u, da.get(), d_gradw);
-      w_.backward(WeightKind::w1, da.get(), du.get());
-    }
-    h_.reset();
-    g_.reset();
-    w_.release();
-    return du;
+  DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {
+    return mlp_.backward(device_, u_, d_dout, d_gradw);
   }
 
  private:
-  // d (n entries) as the bf16 products read it: itself, or in bf16 its rounding into `copy`.
-  const R* rounded_copy(const R* d, std::size_t n, DeviceBuffer<R>& copy) const {
-    if constexpr (std::is_same_v<R, float>) {
-      if (!w_.bf16()) return d;
-      copy = DeviceBuffer<R>(n);
-      round_to_bf16(d, copy.get(), nullptr, n);
-      return copy.get();
-    }
-    return d;
-  }
-
-  GpuContext<R> ctx_;
-  GpuWeights<R> w_;
-  sim::Activation act_;
-  bool swiglu_;
-  int T_, d_, H_;
-  const R* u_ = nullptr;
-  DeviceBuffer<R> h_, g_;
+  GpuMlpDevice<R> device_;
+  sim::MlpBranch<GpuMlpDevice<R>> mlp_;
+  const R* u_ = nullptr;  // the forward's input, valid until the backward (GpuBranch::forward)
 };
 
 // The decoder's encoder output of every sample (sim/encoder_output.hpp), S x T x d: sqrt(1 - rho) z per token
@@ -553,13 +346,13 @@ std::unique_ptr<GpuBranch<R>> make_gpu_branch(const sim::StackShape& s, const si
                                               const GpuContext<R>& ctx, bool qkv_norm) {
   if (s.branch(k) != sim::BranchKind::mlp) return std::make_unique<GpuAttention<R>>(s, p, k, ctx, qkv_norm);
   if (s.experts > 0) return make_gpu_moe<R>(s, p, k, ctx);
-  return std::make_unique<GpuMlp<R>>(s, p, k, ctx);
+  return std::make_unique<GpuMlpBranch<R>>(s, p, k, ctx);
 }
 
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_mlp(const sim::StackShape& s, const sim::Placement& p, int k,
                                            const GpuContext<R>& ctx, std::uint32_t expert) {
-  return std::make_unique<GpuMlp<R>>(s, p, k, ctx, expert);
+  return std::make_unique<GpuMlpBranch<R>>(s, p, k, ctx, expert);
 }
 
 template std::unique_ptr<GpuBranch<float>> make_gpu_branch<float>(const sim::StackShape&,

@@ -29,7 +29,7 @@ std::size_t frobenius_scratch_elements(int T, int n, int m) {
 }
 
 namespace {
-// A bias (gpu/gpu_branches.cpp GpuWeights::bias, drawn for each product) counted as one more row of its
+// A bias (gpu/gpu_weights.hpp GpuWeights::bias, drawn for each product) counted as one more row of its
 // matrix; its column of ones (T per sample) is within the slack of a T x fan_out product's buffers.
 std::size_t bias_rows(const sim::StackShape& s, sim::WeightKind w) {
   return sim::has_bias(s.cfg, w) ? 1 : 0;

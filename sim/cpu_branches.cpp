@@ -1,25 +1,21 @@
 #include "sim/cpu_branches.hpp"
 
 #include <cmath>
-#include <initializer_list>
 #include <memory>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
-#include "sim/activations_vec.hpp"
 #include "sim/attention_gate.hpp"
-#include "sim/bf16.hpp"
 #include "sim/cpu_heads.hpp"
+#include "sim/cpu_mlp_device.hpp"
 #include "sim/cpu_moe.hpp"
-#include "sim/drawn_product.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
 #include "sim/head_norms.hpp"
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 #include "sim/softmax.hpp"
-#include "sim/unit_norm.hpp"
+#include "sim/weight_source.hpp"
 
 namespace normsim::sim {
 
@@ -27,261 +23,27 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Draws and redraws the weight matrices of sublayer k of one sample into a workspace (W + dW when the hooks
-// apply a parameter update), or draws each once per pass where the workspace keeps them, and hands the loss's
-// weight gradients to an update that records them. Holds the shape and placement by reference: the graph that
-// owns the branch owns them too.
+// The MLP branch (sim/mlp_branch.hpp) run by the CPU device, as a CpuBranch.
 template <class R>
-struct WeightSource {
-  const StackShape& s;
-  const Placement& p;
-  int k;
-  SampleKey key;
-  UpdateHooks<R> hooks;
-  std::uint32_t index = 0;  // the expert of a routed MLP (WeightId's index); 0 for every other branch
-
-  const Mat<R>& draw(WeightKind w, CpuWorkspace<R>& ws) const {
-    if (!ws.keep_weights) return draw_into(ws.weight, w, ws.threads);
-    const auto [m, to_draw] = kept(w, ws);
-    if (to_draw) draw_into(*m, w, ws.threads);
-    return *m;
-  }
-  // Whether the products run in bf16 (sim/bf16.hpp): u and W rounded, the output (bias added) rounded.
-  bool bf16() const { return s.cfg.precision == vocab::Precision::bf16; }
-  // out = u W (+ 1 b^T where w has a bias) for the forward, then after(first, count) on each finished
-  // block of columns. In bf16 u is read rounded and the bias is added before the output's one rounding, as
-  // addmm's epilogue does.
-  template <class After>
-  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
-    Mat<R> rounded;
-    const Mat<R>& x = bf16_operand(bf16(), u, rounded);
-    Mat<R> b;
-    if (has_bias(s.cfg, w)) draw_bias(b, w);
-    multiply_unbiased(out, x, w, ws, [&](Eigen::Index f, Eigen::Index c) {
-      if (b.size()) out.middleCols(f, c).rowwise() += b.row(0).segment(f, c);
-      round_to_bf16_if<R>(bf16(), out.middleCols(f, c));
-      after(f, c);
-    });
-    if (hooks.probe) hooks.probe->input(k, w, x);  // after the product has drawn (and stepped) W
-  }
-  void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
-    multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
-  }
-  // Matrix w's bias b (1 x fan_out), b + dB when the hooks apply an update.
-  void draw_bias(Mat<R>& b, WeightKind w) const {
-    const DrawKey bias_key{key.seed, key.sample, std::uint32_t(k),
-                           param_stream(WeightId{w, index}, Part::bias)};
-    draw_matrix(b, 1, s.fan_out(w), bias_key, bias_std(s.cfg), 1);
-    if (hooks.apply) hooks.apply->apply(k, w, b, Part::bias);
-    round_to_bf16_if<R>(bf16(), b);
-  }
-  // out = u W, W as draw() gives it (and kept as draw() keeps it). In float32 with thin_gemm W is drawn strip
-  // by strip as the product reads it (drawn_product.hpp: the same bits), unless this pass already drew it or
-  // an update hook or a unit-norm rule (which reads whole columns) changes it after the draw.
-  template <class After>
-  void multiply_unbiased(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws, After after) const {
-    // A compile-time test first: without AVX-512 the drawn product is not built at all.
-    if constexpr (std::is_same_v<R, float> && has_thin_gemm) {
-      if (drawn_product_fits(s.fan_out(w)) && !hooks.apply && !unit_norm(s, p, k, w) && !bf16()) {
-        Mat<R>* keep = nullptr;
-        if (ws.keep_weights) {
-          const auto [m, to_draw] = kept(w, ws);
-          if (!to_draw) return product_by_columns(out, u, *m, false, ws.threads, after);
-          keep = m;
-        }
-        return drawn_product(out, u, draw_key(w), weight_std(s, p, k, w), s.fan_out(w), keep, ws.threads,
-                             after);
-      }
-    }
-    product_by_columns(out, u, draw(w, ws), false, ws.threads, after);
-  }
-  const Mat<R>& draw_into(Mat<R>& m, WeightKind w, int threads) const {
-    draw_matrix(m, s.fan_in(w), s.fan_out(w), draw_key(w), weight_std(s, p, k, w), threads);
-    if (const std::optional<UnitNorm> unit = unit_norm(s, p, k, w))
-      normalize_weight(m.data(), int(m.rows()), int(m.cols()), *unit);
-    if (hooks.apply) hooks.apply_weight(k, w, m);
-    round_to_bf16_if<R>(bf16(), m);  // the float32 master weight, cast at its use
-    return m;
-  }
-  DrawKey draw_key(WeightKind w) const {
-    return {key.seed, key.sample, std::uint32_t(k), weight_stream(WeightId{w, index})};
-  }
-  // With keep_weights: matrix w's kept buffer (the workspace grown to hold it), and whether this pass has
-  // yet to draw it, which the caller then does (the slot counts as drawn by this pass from here on).
-  std::pair<Mat<R>*, bool> kept(WeightKind w, CpuWorkspace<R>& ws) const {
-    const std::size_t slot =
-        (std::size_t(index) * std::size_t(s.depth) + std::size_t(k)) * kWeightKinds + std::size_t(w);
-    if (ws.kept.size() <= slot) {
-      ws.kept.resize(slot + 1);
-      ws.kept_pass.resize(slot + 1, 0);
-    }
-    const bool to_draw = ws.kept_pass[slot] != ws.pass;
-    ws.kept_pass[slot] = ws.pass;
-    return {&ws.kept[slot], to_draw};
-  }
-  // dLoss/dW = A^T B of matrix w (A the matrix's input, B the gradient of its output), and dLoss/db = 1^T B
-  // of its bias, when recorded.
-  void record(WeightKind w, const Mat<R>& A, const Mat<R>& B) const {
-    if (!hooks.record || !hooks.record->needs_gradients()) return;
-    hooks.record->set_gradient(k, w, A.transpose() * B);
-    if (has_bias(s.cfg, w)) hooks.record->set_gradient(k, w, B.colwise().sum(), Part::bias);
-  }
-};
-
-// Weight-gradient norms ||A^T B||_F of independent pairs, computed concurrently: each is one
-// frobenius_of_AtB whichever thread runs it.
-template <class R>
-void gradient_norms(std::initializer_list<std::tuple<double*, const Mat<R>*, const Mat<R>*>> jobs,
-                    int threads) {
-  const std::vector<std::tuple<double*, const Mat<R>*, const Mat<R>*>> v(jobs);
-  double work = 0;  // the Grams of A and B: 2 T^2 (a + b) for T rows
-  for (const auto& [out, a, b] : v)
-    work += 2.0 * double(a->rows()) * double(a->rows()) * double(a->cols() + b->cols());
-  for_each_run(v.size(), work, threads, [&](std::size_t first, std::size_t last) {
-    for (std::size_t i = first; i < last; ++i)
-      *std::get<0>(v[i]) = frobenius_of_AtB<R>(*std::get<1>(v[i]), *std::get<2>(v[i]));
-  });
-}
-
-template <class R>
-class CpuMlp final : public CpuBranch<R> {
+class CpuMlpBranch final : public CpuBranch<R> {
  public:
-  CpuMlp(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks,
-         std::uint32_t expert = 0)
+  CpuMlpBranch(const StackShape& s, const Placement& p, int k, SampleKey key, UpdateHooks<R> hooks,
+               std::uint32_t expert = 0)
       : w_{s, p, k, key, hooks, expert} {}
 
   Mat<R> forward(const Mat<R>& u, CpuWorkspace<R>& ws) override {
-    if (w_.s.swiglu) w_.multiply(g_, u, WeightKind::wgate, ws);
-    Mat<R> a(u.rows(), w_.s.hidden), out;
-    if (keeps_gate<R>(w_.s.act)) gate_.resize(u.rows(), w_.s.hidden);
-    w_.multiply(h_, u, WeightKind::w1, ws,
-                [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, true); });
-    w_.multiply(out, a, WeightKind::w2, ws);
-    return out;
+    CpuMlpDevice<R> device(w_, ws);
+    return mlp_.forward(device, u);
   }
-
-  // In bf16 (sim/bf16.hpp) the gradients a product returns, and those the activation's backward makes of
-  // them, are rounded as the forward's values were; u and dout are read rounded, as the forward's products
-  // and the bf16 output's gradient are; du sums its two products' rounded gradients in float32 (each
-  // linear casts u on its own, and the casts' backward accumulates in u's float32).
-  Mat<R> backward(const Mat<R>& u_in, const Mat<R>& dout_in, CpuWorkspace<R>& ws,
-                  WeightGradNorms& norms) override {
+  Mat<R> backward(const Mat<R>& u, const Mat<R>& dout, CpuWorkspace<R>& ws, WeightGradNorms& norms) override {
     norms.fill(kNaN);
-    const int n = ws.threads;
-    const bool bf16 = w_.bf16();
-    Mat<R> u_rounded, dout_rounded;
-    const Mat<R>& u = bf16_operand(bf16, u_in, u_rounded);
-    const Mat<R>& dout = bf16_operand(bf16, dout_in, dout_rounded);
-    Mat<R> a(h_.rows(), h_.cols()), dh, dg, du;    // a: the activations, recomputed from h (the same bits)
-    const double work = 32.0 * double(h_.size());  // erf/exp per entry: tens of operations
-    for_column_blocks(h_.cols(), work, n,
-                      [&](Eigen::Index f, Eigen::Index c) { activate_columns(a, f, c, false); });
-    if (w_.s.swiglu) dg.resize(h_.rows(), h_.cols());
-    // da = dout W2^T, then turned into dh (and dg) block by block.
-    product_by_columns(dh, dout, w_.draw(WeightKind::w2, ws).transpose(), false, n,
-                       [&](Eigen::Index f, Eigen::Index c) {
-                         auto da = dh.middleCols(f, c);
-                         round_to_bf16_if<R>(bf16, da);
-                         if (w_.s.swiglu) {
-                           // a = silu(g) * h:  dg = da * h * silu'(g),  dh = da * silu(g)
-                           dg.middleCols(f, c) = da.cwiseProduct(h_.middleCols(f, c));
-                           round_to_bf16_if<R>(bf16, dg.middleCols(f, c));
-                           multiply_by_act_derivative(dg.middleCols(f, c), f, c);
-                           round_to_bf16_if<R>(bf16, dg.middleCols(f, c));
-                           multiply_by_act(da, f, c);
-                         } else {
-                           multiply_by_act_derivative(da, f, c);
-                         }
-                         round_to_bf16_if<R>(bf16, da);
-                       });
-    double* nw = norms.data();
-    w_.record(WeightKind::w2, a, dout);
-    w_.record(WeightKind::w1, u, dh);
-    if (w_.s.swiglu) {
-      gradient_norms<R>({{nw + int(WeightKind::w2), &a, &dout},
-                         {nw + int(WeightKind::wgate), &u, &dg},
-                         {nw + int(WeightKind::w1), &u, &dh}},
-                        n);
-      w_.record(WeightKind::wgate, u, dg);
-      product_by_columns(du, dg, w_.draw(WeightKind::wgate, ws).transpose(), false, n);
-      if (bf16) {
-        Mat<R> du1;
-        product_by_columns(du1, dh, w_.draw(WeightKind::w1, ws).transpose(), false, n);
-        round_to_bf16_if<R>(true, du);
-        round_to_bf16_if<R>(true, du1);
-        du += du1;
-      } else {
-        product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), true, n);
-      }
-    } else {
-      gradient_norms<R>({{nw + int(WeightKind::w2), &a, &dout}, {nw + int(WeightKind::w1), &u, &dh}}, n);
-      product_by_columns(du, dh, w_.draw(WeightKind::w1, ws).transpose(), false, n);
-      round_to_bf16_if<R>(bf16, du);
-    }
-    return du;
+    CpuMlpDevice<R> device(w_, ws);
+    return mlp_.backward(device, u, dout, norms);
   }
 
  private:
-  // The activation's input: h, or g for SwiGLU (whose activations are silu(g) * h).
-  const Mat<R>& act_input() const { return w_.s.swiglu ? g_ : h_; }
-  // The kept gate's row t from column f, null where the activation keeps none (keeps_gate).
-  R* gate_row(Eigen::Index t, Eigen::Index f) { return gate_.size() ? &gate_(t, f) : nullptr; }
-
-  // Columns [f, f + c) of the activations a: act(h), or silu(g) * h for SwiGLU. The forward (keep) computes
-  // them and keeps the vectorised activations' gate; the backward rebuilds them from that gate (the same
-  // bits) or from h.
-  void activate_columns(Mat<R>& a, Eigen::Index f, Eigen::Index c, bool keep) {
-    const Mat<R>& z = act_input();
-    const Activation act = w_.s.act;
-    bool done = false;
-    if constexpr (std::is_same_v<R, float>) {
-      if ((done = vectorised<R>(act)))
-        for (Eigen::Index t = 0; t < z.rows(); ++t) {
-          if (keep || !keeps_gate<R>(act))
-            activate_row(act, &z(t, f), keep ? gate_row(t, f) : nullptr, &a(t, f), c);
-          else
-            activate_row_from_gate(act, &z(t, f), gate_row(t, f), &a(t, f), c);
-        }
-    }
-    if (!done) activate_block(act, z.middleCols(f, c), a.middleCols(f, c));
-    // bf16: act(z) is an op on a bf16 product (rounded), and so is SwiGLU's product with h.
-    round_to_bf16_if<R>(w_.bf16(), a.middleCols(f, c));
-    if (w_.s.swiglu) a.middleCols(f, c) = a.middleCols(f, c).cwiseProduct(h_.middleCols(f, c));
-    if (w_.s.swiglu) round_to_bf16_if<R>(w_.bf16(), a.middleCols(f, c));
-  }
-
-  // d *= act'(z) on columns [f, f + c) of the activation's input z (d is that block of a T x H matrix).
-  template <class Block>
-  void multiply_by_act_derivative(Block&& d, Eigen::Index f, Eigen::Index c) {
-    const Mat<R>& z = act_input();
-    if constexpr (std::is_same_v<R, float>) {
-      if (vectorised<R>(w_.s.act)) {
-        for (Eigen::Index t = 0; t < z.rows(); ++t)
-          multiply_row_by_derivative(w_.s.act, &z(t, f), gate_row(t, f), &d(t, 0), c);
-        return;
-      }
-    }
-    multiply_by_derivative(w_.s.act, z.middleCols(f, c), d);
-  }
-  // d *= act(z) on columns [f, f + c) (SwiGLU's dh = da * silu(g)).
-  template <class Block>
-  void multiply_by_act(Block&& d, Eigen::Index f, Eigen::Index c) {
-    const Mat<R>& z = act_input();
-    Mat<R> y(d.rows(), c);
-    bool done = false;
-    if constexpr (std::is_same_v<R, float>) {
-      if ((done = keeps_gate<R>(w_.s.act)))
-        for (Eigen::Index t = 0; t < z.rows(); ++t)
-          activate_row_from_gate(w_.s.act, &z(t, f), gate_row(t, f), &y(t, 0), c);
-    }
-    if (!done) activate_block(w_.s.act, z.middleCols(f, c), y);
-    round_to_bf16_if<R>(w_.bf16(), y);  // silu(g) as the forward stored it
-    d = d.cwiseProduct(y);
-  }
-
   WeightSource<R> w_;
-  Mat<R> h_, g_;  // pre-activations u W1 (T x H) and, for SwiGLU, u Wgate
-  Mat<R> gate_;   // the kept gate of the activation's input (keeps_gate: GELU's Phi, SiLU's sigmoid(-|z|))
+  MlpBranch<CpuMlpDevice<R>> mlp_;
 };
 
 // The decoder's encoder output E (T x d) of one sample (sim/encoder_output.hpp).
@@ -504,13 +266,13 @@ std::unique_ptr<CpuBranch<R>> make_cpu_branch(const StackShape& s, const Placeme
                                               bool qkv_norm, UpdateHooks<R> hooks) {
   if (s.branch(k) != BranchKind::mlp) return std::make_unique<CpuAttention<R>>(s, p, k, key, qkv_norm, hooks);
   if (s.experts > 0) return make_cpu_moe<R>(s, p, k, key);
-  return std::make_unique<CpuMlp<R>>(s, p, k, key, hooks);
+  return std::make_unique<CpuMlpBranch<R>>(s, p, k, key, hooks);
 }
 
 template <class R>
 std::unique_ptr<CpuBranch<R>> make_cpu_mlp(const StackShape& s, const Placement& p, int k, SampleKey key,
                                            std::uint32_t expert) {
-  return std::make_unique<CpuMlp<R>>(s, p, k, key, UpdateHooks<R>{}, expert);
+  return std::make_unique<CpuMlpBranch<R>>(s, p, k, key, UpdateHooks<R>{}, expert);
 }
 
 template std::unique_ptr<CpuBranch<float>> make_cpu_branch<float>(const StackShape&, const Placement&, int,
