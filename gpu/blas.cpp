@@ -1,6 +1,7 @@
 #include "gpu/blas.hpp"
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_handles.hpp"
 
 namespace normsim::gpu {
 
@@ -36,13 +37,12 @@ void gemm_bf16(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double a
                                                 batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-Blas::Blas(bool tf32) {
-  NORMSIM_CUDA_CHECK(cublasCreate(&handle_));
+Blas::Blas(bool tf32) : handle_(process_blas_handle()) {
   set_tf32(tf32);
 }
 
 Blas::~Blas() {
-  if (handle_) cublasDestroy(handle_);
+  cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH);
 }
 
 void Blas::set_tf32(bool on) {

@@ -22,7 +22,8 @@ void gemm_bf16(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, 
                const std::uint16_t* d_a, int lda, long long stride_a, const std::uint16_t* d_b, int ldb,
                long long stride_b, double beta, float* d_c, int ldc, long long stride_c, int batch);
 
-// A cuBLAS handle owned by RAII; tf32: let float products use TF32 tensor cores.
+// The process's cuBLAS handle (gpu/device_handles.hpp) in a math mode for one run: tf32 lets float products
+// use TF32 tensor cores; the default mode is restored when it goes.
 class Blas {
  public:
   explicit Blas(bool tf32 = false);

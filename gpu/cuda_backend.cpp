@@ -12,6 +12,7 @@
 #include "gpu/batch_run.hpp"
 #include "gpu/blas.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_handles.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/gpu_tape_device.hpp"
 #include "gpu/kernels.hpp"
@@ -95,6 +96,7 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 }
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
+  const auto device = lock_device();  // the process's handles serve one run at a time
   switch (config.precision) {
     case vocab::Precision::float64:
       return run_typed<double>(config, samples, false);

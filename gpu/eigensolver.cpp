@@ -1,17 +1,16 @@
 #include "gpu/eigensolver.hpp"
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_handles.hpp"
 
 namespace normsim::gpu {
 
-BatchedEigenvalues::BatchedEigenvalues() {
-  NORMSIM_CUDA_CHECK(cusolverDnCreate(&handle_));
+BatchedEigenvalues::BatchedEigenvalues() : handle_(process_solver_handle()) {
   NORMSIM_CUDA_CHECK(cusolverDnCreateParams(&params_));
 }
 
 BatchedEigenvalues::~BatchedEigenvalues() {
   if (params_) cusolverDnDestroyParams(params_);
-  if (handle_) cusolverDnDestroy(handle_);
 }
 
 std::size_t BatchedEigenvalues::workspace_bytes(int n, int batch) {

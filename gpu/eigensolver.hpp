@@ -1,6 +1,7 @@
 // Eigenvalues of a batch of symmetric matrices on the device (eff_rank's Gram matrices): cuSOLVER's
-// batched syev (cusolverDnXsyevBatched, double, eigenvalues only). The one place that knows cuSOLVER;
-// gpu/mock/include/cusolverDn.h stands in for it in the mock build.
+// batched syev (cusolverDnXsyevBatched, double, eigenvalues only). The one place that calls cuSOLVER (on
+// the process's handle, gpu/device_handles.hpp); gpu/mock/include/cusolverDn.h stands in for it in the mock
+// build.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -24,7 +25,7 @@ class BatchedEigenvalues {
   std::size_t workspace_bytes(int n, int batch);
 
  private:
-  cusolverDnHandle_t handle_ = nullptr;
+  cusolverDnHandle_t handle_ = nullptr;  // the process's (not owned)
   cusolverDnParams_t params_ = nullptr;
   DeviceBuffer<char> device_work_;
   std::vector<char> host_work_;

@@ -96,6 +96,12 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {
+  if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  *mode = handle->math;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                                          int n, int k, const float* alpha, const float* a, int lda,
                                          long long sa, const float* b, int ldb, long long sb,

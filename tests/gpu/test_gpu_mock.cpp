@@ -10,6 +10,7 @@
 #include "gpu/blas.hpp"
 #include "gpu/cpu_twins.hpp"
 #include "gpu/cuda_backend.hpp"
+#include "gpu/device_handles.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/mock/mock_device.hpp"
@@ -177,6 +178,27 @@ TEST_CASE("recompute: weight memory independent of depth, in the plan and in the
   // Keeping holds 2 samples x 16 sublayers x 2 matrices at the end of the forward; redrawing one scratch.
   const double weights = 2 * 16 * 2 * scratch;
   CHECK(double(peak[0]) - double(peak[1]) >= 0.9 * (weights - 2 * scratch));
+}
+
+// Issue 29 item 3: the cuBLAS and cuSOLVER handles are the process's, made once: runs after the first
+// (other backends, configurations, a TF32 run, eff_rank's solver) create none, and a TF32 run leaves the
+// handle in the default math mode for the next.
+TEST_CASE("runs reuse the process's cuBLAS and cuSOLVER handles", "[mock]") {
+  sim::Config c = mlp_config();
+  c.metrics.insert(sim::metric::eff_rank);
+  gpu::CudaBackend(1).run(c, std::vector<int>{0});
+  const int made = gpu::handles_created();
+  CHECK(made >= 1);
+  CHECK(made <= 2);
+  for (const vocab::Precision p :
+       {vocab::Precision::float32, vocab::Precision::tf32, vocab::Precision::float64}) {
+    c.precision = p;
+    gpu::CudaBackend(1).run(c, std::vector<int>{0, 1});
+  }
+  CHECK(gpu::handles_created() == made);
+  cublasMath_t mode{};
+  CHECK(cublasGetMathMode(gpu::process_blas_handle(), &mode) == CUBLAS_STATUS_SUCCESS);
+  CHECK(mode == CUBLAS_DEFAULT_MATH);
 }
 
 // Issue 15: what cannot fit one sample on the device is refused before anything runs, with the figures.

@@ -25,6 +25,7 @@ const char* cublasGetStatusString(cublasStatus_t status);
 cublasStatus_t cublasCreate(cublasHandle_t* handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode);
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
                                          int m, int n, int k, const float* alpha, const float* a, int lda,
                                          long long stride_a, const float* b, int ldb, long long stride_b,
