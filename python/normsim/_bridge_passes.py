@@ -3,6 +3,7 @@ forward and backward together. Each block runs for all the batch's samples at on
 samples' stacked parameters (functorch on torch 1.13, torch.func on newer torch), or, where vmap cannot run
 it, sample by sample as before; the stream between blocks is one tensor (S, 1, T, d) either way."""
 import copy
+import functools
 import time
 
 from . import _bridge_grams as grams
@@ -17,8 +18,10 @@ def _torch():
     return require("torch", "normsim.torch")
 
 
+@functools.lru_cache(maxsize=None)
 def _vmap_api():
-    """(vmap, functional_call): torch.func on torch >= 2.0, functorch and torch.nn.utils.stateless on 1.13."""
+    """(vmap, functional_call): torch.func on torch >= 2.0, functorch and torch.nn.utils.stateless on 1.13.
+    Looked up once: the failed import of torch.func on 1.13 cost 0.13 ms per call, 3 ms per measure."""
     try:
         from torch.func import functional_call, vmap
     except ImportError:
@@ -59,6 +62,29 @@ class _Rng:
             self.gpu = torch.cuda.get_rng_state(self.cuda)
 
 
+def _moved(module, device, dtype):
+    """module.to(device=device, dtype=dtype), not called where it would change nothing: no submodule overrides
+    `to` or `_apply`, and every parameter, gradient and buffer is on `device` and, if floating or complex, of
+    `dtype`. Module.to walks every tensor under no_grad whatever it finds: 0.01 s of the 0.2 s that the
+    benchmark's 384 blocks take to build (docs/benchmarks.md, "PyTorch bridge")."""
+    torch = _torch()
+    plain = (torch.nn.Module.to, torch.nn.Module._apply)
+    for sub in module.modules():
+        if (type(sub).to, type(sub)._apply) != plain:
+            return module.to(device=device, dtype=dtype)
+        tensors = [*sub._parameters.values(), *(p.grad for p in sub._parameters.values() if p is not None),
+                   *sub._buffers.values()]
+        if not all(t is None or _has(t, device, dtype) for t in tensors):
+            return module.to(device=device, dtype=dtype)
+    return module
+
+
+def _has(tensor, device, dtype):
+    """Whether Module.to(device, dtype) leaves the tensor as it is (it converts floating and complex ones)."""
+    return tensor.device == device and (tensor.dtype == dtype or not (tensor.is_floating_point() or
+                                                                       tensor.is_complex()))
+
+
 class Sample:
     """One sample as run_sample built it before batching: torch.manual_seed(seed * 1000003 + sample), a
     generator seeded seed * 1000033 + sample + 17, the blocks built and moved, the input drawn."""
@@ -67,7 +93,7 @@ class Sample:
         torch = _torch()
         torch.manual_seed(seed * 1_000_003 + index)
         self.generator = torch.Generator().manual_seed(seed * 1_000_033 + index + 17)
-        self.modules = [m.to(device=device, dtype=dtype) for m in build()]
+        self.modules = [_moved(m, device, dtype) for m in build()]
         if getattr(build, "reuses_modules", False):
             self.modules = copy.deepcopy(self.modules)
         check(self.modules)
@@ -130,13 +156,20 @@ class Plan:
         self.one_at_a_time = "the blocks' factory returned the same module objects for two samples"
 
 
-def _unbatchable(blocks):
+class _State:
+    """A block's named parameters and buffers (each dict walked once, for the check and the stacking)."""
+
+    def __init__(self, block):
+        self.params, self.buffers = dict(block.named_parameters()), dict(block.named_buffers())
+
+
+def _unbatchable(blocks, states):
     """Why the samples' copies of one block cannot run as one module with stacked state, or None: vmap swaps
     only parameters and buffers, so they must have the same names and shapes in every sample, no tensor may
     hide in a plain attribute (it would be sample 0's for all), and none may be shared under two names."""
     torch = _torch()
     template = blocks[0]
-    shapes = [[(n, t.shape) for n, t in (*b.named_parameters(), *b.named_buffers())] for b in blocks]
+    shapes = [[(n, t.shape) for n, t in (*s.params.items(), *s.buffers.items())] for s in states]
     if any(s != shapes[0] for s in shapes[1:]):
         return "its parameters or buffers differ between samples"
     for name, sub in template.named_modules():
@@ -158,7 +191,7 @@ def _branch_hook(module, captured):
     return module.branch.register_forward_hook(lambda _mod, _inp, out: captured.append(out))
 
 
-def _vmapped_block(blocks, x, by_grams):
+def _vmapped_block(blocks, states, x, by_grams):
     """(x_next, branch output or None, [(metric, stacked parameter or LinearUse)]): blocks[s] on x[s] for every
     s at once, sample 0's module run with each sample's parameters and buffers (stacked: leaves whose
     gradients are the samples' parameter gradients). The nn.Linear weights named in `by_grams` are not leaves:
@@ -167,11 +200,10 @@ def _vmapped_block(blocks, x, by_grams):
     vmap, functional_call = _vmap_api()
     template = blocks[0]
     linears = {n: m for n, m in grams.candidates(template).items() if n in by_grams}
-    states = [dict(b.named_parameters()) for b in blocks]
-    params = {n: torch.stack([s[n].detach() for s in states]).requires_grad_(p.requires_grad and n not in linears)
-              for n, p in states[0].items()}
-    buffers = [dict(b.named_buffers()) for b in blocks]
-    state = {**params, **{n: torch.stack([s[n] for s in buffers]) for n in buffers[0]}}
+    params = {n: torch.stack([s.params[n].detach() for s in states]) for n in states[0].params}
+    for n, stacked in params.items():
+        stacked.requires_grad_(states[0].params[n].requires_grad and n not in linears)
+    state = {**params, **{n: torch.stack([s.buffers[n] for s in states]) for n in states[0].buffers}}
 
     def one_sample(sample_state, xs):
         captured, calls = [], {}
@@ -219,14 +251,15 @@ def _run_block(plan, k, blocks, x, rngs):
     """Block k for every sample: under vmap where the plan allows it, else (or where vmap fails, noted in
     the plan once) sample by sample."""
     if plan.vmapped(k):
-        why = _unbatchable(blocks)
+        states = [_State(b) for b in blocks]
+        why = _unbatchable(blocks, states)
         if why is None:
             try:
                 try:
-                    return _vmapped_block(blocks, x, plan.by_grams.get(k, ()))
+                    return _vmapped_block(blocks, states, x, plan.by_grams.get(k, ()))
                 except grams.NotCalledOnce as e:
                     plan.refuse_grams(k, f"under vmap: {e}")
-                    return _vmapped_block(blocks, x, ())
+                    return _vmapped_block(blocks, states, x, ())
             except Exception as e:  # noqa: BLE001 - vmap's refusals have no common type; the loop re-raises real errors
                 why = f"vmap: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         plan.per_sample[k] = why

@@ -15,6 +15,7 @@ named `branch` (its output is F_k); gradw_<name> is the Frobenius norm of dLoss/
 parameter of block k (".weight" and a leading "branch." dropped, dots as underscores: `w1 = nn.Linear(...)` in
 the block or its branch gives gradw_w1, as the simulator names W1).
 """
+import contextlib
 import time
 
 from . import _progress
@@ -224,7 +225,7 @@ class _ConfigRun:
         self.draw_input = lambda generator: _input_of(x0, generator, dtype, device)
         self.plan = _bridge_passes.Plan(vectorize=batch is not False)
         self.timings = timings
-        self.mixing = None
+        self.mixing, self.shape = None, None
 
     def _built(self, start, samples, size):
         """Samples start.. of one batch (its size decided on the first sample's bytes when `size` is None)."""
@@ -239,24 +240,34 @@ class _ConfigRun:
         return built, size
 
     def __call__(self, loss, final_norm, samples, progress):
-        from . import _bridge_passes, _metrics
         parts, start, size = [], 0, None
         while start < samples:
-            built, size = self._built(start, samples, size)
-            if size > 1 and _shares_modules(built):  # a factory handing out the same module objects again
-                self.plan.note_shared_across_samples()
-                size = 1
+            with _collector_paused():
+                part, size = self._batch(start, samples, size, loss, final_norm)
+            if part is None:  # a factory handing out the same module objects again: one sample at a time
                 continue
-            if self.mixing is None:
-                self._probe(built[0])
-            passes = _bridge_passes.run(built, self.plan, final_norm, loss, self.dtype, self.device)
-            self.timings["passes_seconds"] += passes.seconds
-            t = time.perf_counter()
-            parts.append(_metrics.measure(passes))
-            self.timings["metrics_seconds"] += time.perf_counter() - t
-            start += len(built)
+            parts.append(part)
+            start += len(part["nonfinite"])
             progress(start)
-        return _merged(parts, tuple(built[0].x.shape), self.mixing, self.plan, size)
+        return _merged(parts, self.shape, self.mixing, self.plan, size)
+
+    def _batch(self, start, samples, size, loss, final_norm):
+        """(the measurements of the batch of samples start.., or None where its samples share module objects,
+        and the batch size from now on); the batch's modules and passes are released on return."""
+        from . import _bridge_passes, _metrics
+        built, size = self._built(start, samples, size)
+        if size > 1 and _shares_modules(built):
+            self.plan.note_shared_across_samples()
+            return None, 1
+        if self.mixing is None:
+            self._probe(built[0])
+        self.shape = tuple(built[0].x.shape)
+        passes = _bridge_passes.run(built, self.plan, final_norm, loss, self.dtype, self.device)
+        self.timings["passes_seconds"] += passes.seconds
+        t = time.perf_counter()
+        part = _metrics.measure(passes)
+        self.timings["metrics_seconds"] += time.perf_counter() - t
+        return part, size
 
     def _probe(self, sample):
         from . import _bridge_checks
@@ -266,6 +277,25 @@ class _ConfigRun:
         for k, (accepted, refused) in enumerate(grams):
             self.plan.note_gram_check(k, accepted, refused)
         self.timings["probe_seconds"] += time.perf_counter() - t
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cycle collector off while one batch is built, run and measured (and back as it was after). A
+    batch's modules live until its metrics are taken (1540 tracked objects per sample in the stack of
+    docs/benchmarks.md, "PyTorch bridge"), so collections during the batch promote them to the oldest
+    generation, and that triggered a full collection every two or three measures: 0.07 s each with torch and
+    pandas loaded, a sixth of the bridge's time, for objects that all die by reference counting when the
+    batch ends. Cyclic garbage made meanwhile (functorch's functional_call makes a class per call) is
+    collected after the batch, by the next young-generation collection."""
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _shares_modules(built):

@@ -1,6 +1,7 @@
 """normsim.torch: PyTorch blocks written to match built-in placements agree with the simulator within 4
 standard errors + 1% at every layer of every shared metric; a block that exists only in PyTorch goes through
 `normsim plot` and its report."""
+import gc
 import json
 import os
 import subprocess
@@ -378,6 +379,42 @@ class Batching(unittest.TestCase):
     def test_bad_batch_is_refused(self):
         with self.assertRaisesRegex(ValueError, "batch=0: None .* a positive int, or False"):
             normsim.torch.measure(tb.pre_mlp(D), batch=0, samples=1, final_norm=None, **self.kw)
+
+
+class SpeedWithoutSideEffects(unittest.TestCase):
+    """What the bridge skips for speed (docs/benchmarks.md, "PyTorch bridge", fourth step) changes nothing a
+    caller sees: the cycle collector is off while a batch is built and run, and back as it was afterwards;
+    Module.to is skipped only where it would change nothing."""
+    kw = dict(x0=(T, D), depth=2, samples=2, seed=0, progress=False, final_norm=None)
+
+    def test_the_collector_is_paused_during_a_batch_and_restored(self):
+        for enabled in (True, False):
+            seen = []
+            factory = lambda k: (seen.append(gc.isenabled()), tb.PreLN(D, tb.Mlp(D)))[1]  # noqa: E731
+            (gc.enable if enabled else gc.disable)()
+            try:
+                normsim.torch.measure(factory, **self.kw)
+                self.assertEqual(gc.isenabled(), enabled)
+            finally:
+                gc.enable()
+            self.assertEqual(seen, [False] * 4)
+
+    def test_module_to_runs_where_it_changes_something(self):
+        """float32 blocks measured in float64 are converted; a block whose class overrides _apply has it called
+        although its tensors have the dtype already."""
+        class Counting(tb.PreLN):
+            applied = 0
+
+            def _apply(self, fn):
+                Counting.applied += 1
+                return super()._apply(fn)
+
+        blocks = []
+        factory = lambda k: (lambda b: (blocks.append(b), b)[1])(tb.PreLN(D, tb.Mlp(D)))  # noqa: E731
+        normsim.torch.measure(factory, dtype=torch.float64, **self.kw)
+        self.assertEqual({p.dtype for b in blocks for p in b.parameters()}, {torch.float64})
+        normsim.torch.measure(lambda k: Counting(D, tb.Mlp(D)), dtype=torch.float32, **self.kw)
+        self.assertEqual(Counting.applied, 4)  # 2 samples x depth 2
 
 
 class GradwByGrams(unittest.TestCase):
