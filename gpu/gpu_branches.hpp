@@ -1,8 +1,8 @@
-// The two branch kinds on the device, forward and backward, for a batch of S samples at once: the MLP of
-// sim/mlp_branch.hpp (written once) on the CUDA device gpu/gpu_mlp_device.hpp, and attention, the twin of
-// sim/cpu_branches.cpp's, which is its specification. Products are cuBLAS strided-batched over samples
-// (every sample has its own weights); weights are drawn on the device with gaussian_at, either once and
-// kept, or (recompute) drawn again into one shared scratch buffer whenever a product needs them.
+// The two branch kinds on the device, forward and backward, for a batch of S samples at once, each written
+// once for every device: the MLP (sim/mlp_branch.hpp) on the CUDA device gpu/gpu_mlp_device.hpp, attention
+// (sim/attention_branch.hpp) on gpu/gpu_attention_device.hpp. Products are cuBLAS strided-batched over
+// samples (every sample has its own weights); weights are drawn on the device with gaussian_at, either once
+// and kept, or (recompute) drawn again into one shared scratch buffer whenever a product needs them.
 #pragma once
 #include <cstdint>
 #include <memory>

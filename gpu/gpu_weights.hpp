@@ -1,4 +1,4 @@
-// The weights of one sublayer for a batch of S samples on the device (gpu/gpu_branches.cpp,
+// The weights of one sublayer for a batch of S samples on the device (gpu/gpu_projections.hpp,
 // gpu/gpu_mlp_device.hpp): drawn with gaussian_at and kept, or drawn again into the shared scratch when a
 // product needs them (recompute); their forward and backward products through cuBLAS, bias and bf16
 // rounding included, and their gradients' norms and records.

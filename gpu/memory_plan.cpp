@@ -107,9 +107,9 @@ std::size_t weight_elements(const sim::StackShape& s) {
 namespace {
 
 // What sublayer k's tape keeps for the backward (sim/tape.hpp on gpu/gpu_tape_device.hpp,
-// gpu/gpu_branches.cpp): up to 6 T d for streams, norm outputs, branch outputs and gradients in flight;
-// attention adds Q, K, V, O and the probabilities (and with attention_gate its pre-activations, at most T d),
-// an MLP its h (and g).
+// gpu/gpu_attention_device.hpp): up to 6 T d for streams, norm outputs, branch outputs and gradients in
+// flight; attention adds Q, K, V, O and the probabilities (and with attention_gate its pre-activations, at
+// most T d), an MLP its h (and g).
 std::size_t tape_elements(const sim::StackShape& s, int k) {
   const std::size_t T = s.tokens, d = s.width, H = s.hidden, heads = s.heads;
   const std::size_t gate = s.gate == vocab::AttentionGate::none ? 0 : T * d;

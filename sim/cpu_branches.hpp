@@ -1,8 +1,9 @@
 // The two branch kinds on the CPU, forward and backward, for one sample. Each draws its weights from
 // (seed, sample, sublayer, matrix) into the workspace when it uses them, forward and again backward
 // (Philox makes the redraw exact), or once where the workspace keeps them (CpuWorkspace::keep_weights), and
-// keeps only the activations its backward needs (sim/weight_source.hpp). The MLP is written once for every
-// device (sim/mlp_branch.hpp) and run here by the CPU device (sim/cpu_mlp_device.hpp).
+// keeps only the activations its backward needs (sim/weight_source.hpp). Both are written once for every
+// device (sim/mlp_branch.hpp, sim/attention_branch.hpp) and run here by the CPU devices
+// (sim/cpu_mlp_device.hpp, sim/cpu_attention_device.hpp).
 //   MLP:       h = u W1 (T x H), a = act(h), F = a W2            (SwiGLU: a = silu(u Wgate) * (u W1))
 //   attention: Q = u Wq, K = u Wk, V = u Wv; per head A = softmax(Q_h K_h^T / sqrt(d_h)) (causal: s <= t);
 //              F = concat_h(A V_h) Wo; Q, K (and V) normalized per head first where sim/head_norms.hpp says;

@@ -1,41 +1,34 @@
 // The CPU device of the MLP branch (sim/mlp_branch.hpp): one sample, T x n Eigen matrices, weights from a
-// WeightSource (sim/weight_source.hpp; in float32 drawn strip by strip as the product reads them). Every
+// WeightSource (sim/weight_source.hpp; in float32 drawn strip by strip as the product reads them), the
+// products shared with attention in sim/cpu_projections.hpp. Every
 // product runs by column blocks on the workspace's threads with the activation (or its backward) fused into
 // each finished block; float32 GELU, SiLU and tanh are vectorised (sim/activations_vec.hpp), GELU's and
 // SiLU's gate kept from the forward so the backward rebuilds the same bits from it.
 #pragma once
-#include <initializer_list>
 #include <limits>
 #include <type_traits>
 
 #include "sim/activations_vec.hpp"
-#include "sim/bf16.hpp"
-#include "sim/cpu_branches.hpp"
-#include "sim/cpu_parallel.hpp"
-#include "sim/mlp_branch.hpp"
-#include "sim/weight_source.hpp"
+#include "sim/cpu_projections.hpp"
 
 namespace normsim::sim {
 
 template <class R>
-class CpuMlpDevice {
+class CpuMlpDevice : public CpuProjections<R> {
+  using CpuProjections<R>::w_;
+  using CpuProjections<R>::ws_;
+
  public:
-  using Buffer = Mat<R>;
-  using In = const Mat<R>&;
-  using NormsOut = WeightGradNorms&;
   struct Hidden {
     Mat<R> h, g;  // pre-activations u W1 (T x H) and, for SwiGLU, u Wgate
     Mat<R> gate;  // the kept gate of the activation's input (keeps_gate: GELU's Phi, SiLU's sigmoid(-|z|))
   };
 
-  CpuMlpDevice(const WeightSource<R>& w, CpuWorkspace<R>& ws) : w_(w), ws_(ws) {}
+  using CpuProjections<R>::CpuProjections;
 
   bool swiglu() const { return w_.s.swiglu; }
-  static const Mat<R>& view(const Mat<R>& b) { return b; }
-  const Mat<R>& operand(const Mat<R>& x, Mat<R>& copy) const { return bf16_operand(w_.bf16(), x, copy); }
   void release(Hidden&) const {}  // the buffers are reused by the next pass
 
-  void project(const Mat<R>& x, WeightKind w, Mat<R>& out) const { w_.multiply(out, x, w, ws_); }
   void project_activated(const Mat<R>& u, WeightKind w, Hidden& hid, Mat<R>& a) const {
     a.resize(u.rows(), w_.s.hidden);
     if (keeps_gate<R>(w_.s.act)) hid.gate.resize(u.rows(), w_.s.hidden);
@@ -51,13 +44,6 @@ class CpuMlpDevice {
   }
   void back_project_activated(const Mat<R>& dy, WeightKind w, const Hidden& hid, Mat<R>& dh,
                               Mat<R>& dg) const;
-  void back_project(const Mat<R>& dy, WeightKind w, Mat<R>& dx, bool accumulate) const;
-  void weight_gradients(std::initializer_list<WeightGradient<In>> grads, WeightGradNorms& norms) const {
-    std::vector<std::tuple<double*, const Mat<R>*, const Mat<R>*>> jobs;
-    for (const WeightGradient<In>& g : grads) jobs.emplace_back(&norms[std::size_t(g.w)], &g.a, &g.b);
-    gradient_norms<R>(jobs, ws_.threads);
-    for (const WeightGradient<In>& g : grads) w_.record(g.w, g.a, g.b);
-  }
 
  private:
   // The activation's input: h, or g for SwiGLU (whose activations are silu(g) * h).
@@ -72,9 +58,6 @@ class CpuMlpDevice {
   void multiply_by_act_derivative(const Hidden& hid, Block&& d, Eigen::Index f, Eigen::Index c) const;
   template <class Block>
   void multiply_by_act(const Hidden& hid, Block&& d, Eigen::Index f, Eigen::Index c) const;
-
-  const WeightSource<R>& w_;
-  CpuWorkspace<R>& ws_;
 };
 
 // Columns [f, f + c) of the activations a: act(h), or silu(g) * h for SwiGLU. The forward (keep) computes
@@ -124,19 +107,6 @@ void CpuMlpDevice<R>::back_project_activated(const Mat<R>& dy, WeightKind w, con
                        }
                        round_to_bf16_if<R>(bf16, da);
                      });
-}
-
-// In bf16 the second product is rounded on its own and added in float32; otherwise it accumulates inside
-// the product.
-template <class R>
-void CpuMlpDevice<R>::back_project(const Mat<R>& dy, WeightKind w, Mat<R>& dx, bool accumulate) const {
-  const auto Wt = w_.draw(w, ws_).transpose();
-  if (accumulate && !w_.bf16()) return product_by_columns(dx, dy, Wt, true, ws_.threads);
-  Mat<R> p;
-  Mat<R>& into = accumulate ? p : dx;
-  product_by_columns(into, dy, Wt, false, ws_.threads);
-  round_to_bf16_if<R>(w_.bf16(), into);
-  if (accumulate) dx += p;
 }
 
 // d *= act'(z) on columns [f, f + c) of the activation's input z (d is that block of a T x H matrix).

@@ -1,6 +1,6 @@
-// Where the CPU branches (sim/cpu_branches.cpp, sim/cpu_mlp_device.hpp) get the weight matrices of one
-// sublayer of one sample, and where their weight gradients go: Philox draws (W + dW under an applied update),
-// kept or redrawn, the forward products with their bias and bf16 rounding, and the gradients' norms.
+// Where the CPU branches (sim/cpu_projections.hpp and the devices deriving from it) get the weight matrices
+// of one sublayer of one sample, and where their weight gradients go: Philox draws (W + dW under an applied
+// update), kept or redrawn, the forward products with their bias and bf16 rounding, and the gradients' norms.
 #pragma once
 #include <cstddef>
 #include <cstdint>
