@@ -8,6 +8,7 @@
 #include "sim/edges.hpp"
 #include "sim/gradient_blocks.hpp"
 #include "sim/parametrization.hpp"
+#include "sim/unit_plan.hpp"
 #include "sim/update_step.hpp"
 
 namespace normsim::sim {
@@ -44,10 +45,11 @@ std::string describe(const std::tuple<int, int, int>& key) {
 }  // namespace
 
 template <class R>
-Optimizer<R>::Optimizer(const StackShape& shape, int threads)
-    : shape_(shape), kind_(shape.cfg.update), threads_(threads) {
+Optimizer<R>::Optimizer(const StackShape& shape, int threads, StateArena<R>* state)
+    : shape_(shape), kind_(shape.cfg.update), threads_(threads), state_(state ? *state : own_state_) {
   if (kind_ != vocab::Update::sgd && kind_ != vocab::Update::adam)
     throw std::logic_error("optimizer: update is neither sgd nor adam");
+  state_.reset(kind_ == vocab::Update::adam ? std::size_t(cpu_optimizer_bytes(shape.cfg) / sizeof(R)) : 0);
 }
 
 template <class R>
@@ -57,10 +59,14 @@ typename Optimizer<R>::Param* Optimizer<R>::recording(const Key& key, Eigen::Ind
   Param& p = it->second;
   if (fresh) {
     p.rule = rule_of(shape_, key);
-    if (kind_ == vocab::Update::sgd)
+    p.rows = rows, p.cols = cols;
+    if (kind_ == vocab::Update::sgd) {
       p.grad.resize(rows, cols);
-    else
-      p.disp = p.m = p.v = Mat<R>::Zero(rows, cols);
+    } else {
+      p.disp = state_.take(std::size_t(rows * cols));
+      p.m = state_.take(std::size_t(rows * cols));
+      p.v = state_.take(std::size_t(rows * cols));
+    }
   }
   if (p.recorded)
     throw std::logic_error("optimizer: a second gradient of " + describe(key) + " in step " +
@@ -79,8 +85,8 @@ void Optimizer<R>::take(Param& p, const R* g, Eigen::Index first, Eigen::Index c
   const R mult = R(p.rule.mult);
   const Config& c = shape_.cfg;
   const AdamStep a{p.rule.lr, p.rule.eps, c.adam_beta1, c.adam_beta2, 1, 1};
-  R* m = p.m.data() + first;
-  R* v = p.v.data() + first;
+  R* m = p.m + first;
+  R* v = p.v + first;
   for (Eigen::Index i = 0; i < count; ++i) adam_moments(R(g[i] * mult), m[i], v[i], a);
 }
 
@@ -131,7 +137,7 @@ void Optimizer<R>::apply_param(const Key& key, Mat<R>& W) const {
   const Param& p = it->second;
   // W_eff = mult W moves by mult dW, and W's gradient is mult times W_eff's: lr mult^2 on W_eff's gradients.
   if (p.grad_sum.size() > 0) subtract_sgd_step(W, p.grad_sum, p.rule.lr * p.rule.mult * p.rule.mult);
-  if (p.stepped && p.disp.size() > 0) W += p.disp;
+  if (p.stepped && p.disp) W += Eigen::Map<const Mat<R>>(p.disp, p.rows, p.cols);
 }
 
 template <class R>
@@ -151,12 +157,12 @@ void Optimizer<R>::step_param(Param& p) const {
                    c.adam_beta2,
                    1 - std::pow(c.adam_beta1, t_),
                    1 - std::pow(c.adam_beta2, t_)};
-  for_each_run(p.disp.size(), 8.0 * double(p.disp.size()), threads_,
-               [&](Eigen::Index first, Eigen::Index last) {
-                 R* d = p.disp.data();
-                 const R *m = p.m.data(), *v = p.v.data();
-                 for (Eigen::Index i = first; i < last; ++i) d[i] -= adam_displacement(m[i], v[i], a) * mult;
-               });
+  const Eigen::Index n = p.rows * p.cols;
+  for_each_run(n, 8.0 * double(n), threads_, [&](Eigen::Index first, Eigen::Index last) {
+    R* d = p.disp;
+    const R *m = p.m, *v = p.v;
+    for (Eigen::Index i = first; i < last; ++i) d[i] -= adam_displacement(m[i], v[i], a) * mult;
+  });
 }
 
 template <class R>

@@ -34,6 +34,7 @@
 #include "sim/config.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
+#include "sim/state_arena.hpp"
 #include "sim/weight_update.hpp"
 
 namespace normsim::sim {
@@ -49,8 +50,9 @@ template <class R>
 class Optimizer final : public ParameterUpdate<R> {
  public:
   // `threads`: the sample's threads, which split the weight gradients' products and the steps' entries (the
-  // numbers do not depend on them).
-  explicit Optimizer(const StackShape& shape, int threads = 1);
+  // numbers do not depend on them). `state`: where Adam's D, m and v are kept (the workspace's, reused from
+  // run to run), else the optimizer's own.
+  explicit Optimizer(const StackShape& shape, int threads = 1, StateArena<R>* state = nullptr);
   bool needs_gradients() const override { return true; }
   void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override;
   void set_product_gradient(int k, WeightKind w, const Mat<R>& A, const Mat<R>& B) override;
@@ -70,9 +72,11 @@ class Optimizer final : public ParameterUpdate<R> {
   // buffer is the parameter's own, made at its first gradient and reused by every step after.
   struct Param {
     ParamRule rule;
-    Mat<R> grad, grad_sum, disp, m, v;  // grad, grad_sum: sgd's g and S; disp, m, v: Adam's
-    bool recorded = false;              // this pass's gradient is in
-    bool stepped = false;               // a step has moved it (before that, apply leaves W as drawn)
+    Mat<R> grad, grad_sum;                          // sgd's g and S
+    R *disp = nullptr, *m = nullptr, *v = nullptr;  // Adam's D, m and v, each `size` entries of the state
+    Eigen::Index rows = 0, cols = 0;
+    bool recorded = false;  // this pass's gradient is in
+    bool stepped = false;   // a step has moved it (before that, apply leaves W as drawn)
   };
   // (sublayer, weight kind, part); an edge matrix e is (-1, e, weight), outside every sublayer.
   using Key = std::tuple<int, int, int>;
@@ -84,6 +88,8 @@ class Optimizer final : public ParameterUpdate<R> {
   bool sealed_ = false;
   std::map<Key, Param> params_;
   std::vector<R> product_;  // set_product_gradient's g = A^T B, reused from matrix to matrix
+  StateArena<R> own_state_;
+  StateArena<R>& state_;
   // The parameter that takes this pass's gradient (rows x cols), or null once sealed. Throws
   // std::logic_error on a second gradient in one pass.
   Param* recording(const Key& key, Eigen::Index rows, Eigen::Index cols);
