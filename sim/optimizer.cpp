@@ -63,9 +63,13 @@ typename Optimizer<R>::Param* Optimizer<R>::recording(const Key& key, Eigen::Ind
     if (kind_ == vocab::Update::sgd) {
       p.grad.resize(rows, cols);
     } else {
-      p.disp = state_.take(std::size_t(rows * cols));
-      p.m = state_.take(std::size_t(rows * cols));
-      p.v = state_.take(std::size_t(rows * cols));
+      const Eigen::Index n = rows * cols;
+      p.disp = state_.take(std::size_t(n));
+      p.m = state_.take(std::size_t(n));
+      p.v = state_.take(std::size_t(n));
+      for_each_run(n, 3.0 * double(n), threads_, [&](Eigen::Index first, Eigen::Index last) {
+        for (R* x : {p.disp, p.m, p.v}) std::fill(x + first, x + last, R(0));
+      });
     }
   }
   if (p.recorded)
