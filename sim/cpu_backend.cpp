@@ -38,13 +38,15 @@ void keep_freed_memory() {
 }
 
 // `outer` workspaces, each for a sample on `inner` threads, keeping weights in up to `slots` matrices (none:
-// 0); what an earlier run kept beyond that is freed.
+// 0) and an optimizer's state where the run takes `steps`; what an earlier run kept beyond that is freed.
 template <class R>
-void prepare_workspaces(std::vector<CpuWorkspace<R>>& ws, int outer, int inner, std::size_t slots) {
+void prepare_workspaces(std::vector<CpuWorkspace<R>>& ws, int outer, int inner, std::size_t slots,
+                        bool steps) {
   ws.resize(std::size_t(outer));
   for (CpuWorkspace<R>& w : ws) {
     w.threads = inner;
     w.keep_weights = slots > 0;
+    if (!steps) w.optimizer_state.release();
     if (w.kept.size() > slots) {
       w.kept.resize(slots);
       w.kept_pass.resize(slots);
@@ -124,8 +126,8 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
             inner = (threads_ + outer - 1) / outer;
   const bool keep = cpu_keeps_weights(config, outer, machine_memory_bytes());
   const std::size_t slots = keep ? std::size_t(config.depth) * kWeightKinds : 0;
-  prepare_workspaces(ws32_, outer, inner, f64 ? 0 : slots);
-  prepare_workspaces(ws64_, outer, inner, f64 ? slots : 0);
+  prepare_workspaces(ws32_, outer, inner, f64 ? 0 : slots, !f64 && config.steps > 0);
+  prepare_workspaces(ws64_, outer, inner, f64 ? slots : 0, f64 && config.steps > 0);
   const auto run_sample = [&](std::size_t i, int me) {
     try {
       if (config.steps > 0) {

@@ -49,15 +49,15 @@ struct UpdateHooks {
   // W_0 -> W_s of matrix w of sublayer k, or of edge matrix e, by `apply` (reported to `probe`).
   void apply_weight(int k, WeightKind w, Mat<R>& W) const {
     if (!probe) return apply->apply(k, w, W);
-    const Mat<R> W0 = W;
+    probe->before(W);
     apply->apply(k, w, W);
-    probe->stepped(k, w, W0, W);
+    probe->stepped(k, w, W);
   }
   void apply_edge(Edge e, Mat<R>& W) const {
     if (!probe) return apply->apply_edge(e, W);
-    const Mat<R> W0 = W;
+    probe->before(W);
     apply->apply_edge(e, W);
-    probe->stepped_edge(e, W0, W);
+    probe->stepped_edge(e, W);
   }
 };
 

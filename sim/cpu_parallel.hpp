@@ -22,6 +22,7 @@
 
 #include "sim/cpu_matrix.hpp"
 #include "sim/draws.hpp"
+#include "sim/state_arena.hpp"
 #include "sim/thin_gemm.hpp"
 #include "sim/thread_split.hpp"
 
@@ -37,6 +38,7 @@ struct CpuWorkspace {
   std::vector<Mat<R>> kept;
   std::vector<std::uint64_t> kept_pass;
   std::uint64_t pass = 0;
+  StateArena<R> optimizer_state;  // the training loop's Adam state (sim/state_arena.hpp)
 };
 
 inline constexpr Eigen::Index kColumnBlock = 256;

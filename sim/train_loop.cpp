@@ -24,7 +24,7 @@ std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, Cpu
   const Placement& placement = *owned;
   const SampleKey key{config.seed, std::uint32_t(sample)};
   const bool fresh = config.batches == vocab::Batches::fresh;
-  Optimizer<R> optimizer(shape);
+  Optimizer<R> optimizer(shape, ws.threads, &ws.optimizer_state);
   PlacementState state;
   std::vector<MatD> stream0;  // x_0..x_K at step 0 on batch 0: what output_change compares with
   MatD z0;                    // the loss's input at step 0 on batch 0: what logit_change compares with

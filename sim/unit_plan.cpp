@@ -75,15 +75,18 @@ SampleMemory cpu_sample_memory(const Config& c) {
   // The tape: about four T x d values per sublayer (branch output, sum, norm, scale) and their gradients.
   const double tape = 8.0 * s.t * s.d;
   SampleMemory m;
-  // sgd and adam keep every matrix's gradient from the backward to the updated pass: the stack's weights
-  // once.
+  // The gradients a pass hands to its update: the one update (steps = 0) and sgd's steps keep every
+  // matrix's until they are applied (the stack's weights once), Adam's steps take each into m and v as it is
+  // formed, in one buffer the size of the largest matrix (sim/optimizer.hpp).
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
+  const double largest = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes;
+  const double gradients = !stepped                                         ? 0.0
+                           : c.steps > 0 && c.update == vocab::Update::adam ? largest
+                                                                            : cpu_stack_weight_bytes(c);
   // The edge matrices (sim/edges.hpp) live for the whole pass, with their inputs and logits; sgd and adam
   // keep their gradients too.
   const double edges = edge_entries(c), edge_grads = stepped ? edge_weight_entries(c) : 0.0;
-  m.weights = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes +
-              (stepped ? K * ((1 - a) * mlp_w + a * att_w) * s.bytes : 0.0) + (edges + edge_grads) * s.bytes +
-              cpu_optimizer_bytes(c);
+  m.weights = largest + gradients + (edges + edge_grads) * s.bytes + cpu_optimizer_bytes(c);
   m.activations = (K * ((1 - a) * mlp_act + a * att_act + tape) + (a < 1 ? mlp_tmp : 0.0)) * s.bytes;
   // Streams and their gradients in double; update != none adds the updated pass's streams.
   m.metric_copies = (c.update == vocab::Update::none ? 2.0 : 3.0) * (K + 1) * s.t * s.d * 8.0;

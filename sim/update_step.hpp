@@ -25,16 +25,20 @@ NORMSIM_HD R adam_step(R g, double lr, double eps) {
   return R(lr * double(g) / (std::abs(double(g)) + eps));
 }
 
-// One entry of a training step of Adam (Kingma & Ba 2015, Algorithm 1), g the entry's gradient: m and v
-// (stored in the backend's precision) move to b1 m + (1 - b1) g and b2 v + (1 - b2) g^2; returns what the
-// entry loses, lr m^ / (sqrt(v^) + eps) with m^ = m / c1, v^ = v / c2, c1 = 1 - b1^t and c2 = 1 - b2^t the
-// bias corrections of step t (computed once per step by the caller). At t = 1 this is adam_step up to the
+// One entry of a training step of Adam (Kingma & Ba 2015, Algorithm 1), g the entry's gradient, in two
+// halves: adam_moments moves m and v (stored in the backend's precision) to b1 m + (1 - b1) g and
+// b2 v + (1 - b2) g^2 as the gradient arrives; adam_displacement is then what the entry loses,
+// lr m^ / (sqrt(v^) + eps) with m^ = m / c1, v^ = v / c2, c1 = 1 - b1^t and c2 = 1 - b2^t the bias
+// corrections of step t (computed once per step by the caller). At t = 1 this is adam_step up to the
 // rounding of m and v (m^ = g, v^ = g^2 exactly in real numbers).
 template <class R>
-NORMSIM_HD R adam_moment_step(R g, R& m, R& v, const AdamStep& a) {
+NORMSIM_HD void adam_moments(R g, R& m, R& v, const AdamStep& a) {
   const double gd = double(g);
   m = R(a.b1 * double(m) + (1 - a.b1) * gd);
   v = R(a.b2 * double(v) + (1 - a.b2) * gd * gd);
+}
+template <class R>
+NORMSIM_HD R adam_displacement(R m, R v, const AdamStep& a) {
   return R(a.lr * (double(m) / a.c1) / (std::sqrt(double(v) / a.c2) + a.eps));
 }
 

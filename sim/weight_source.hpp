@@ -118,7 +118,7 @@ struct WeightSource {
   // of its bias, when recorded.
   void record(WeightKind w, const Mat<R>& A, const Mat<R>& B) const {
     if (!hooks.record || !hooks.record->needs_gradients()) return;
-    hooks.record->set_gradient(k, w, A.transpose() * B);
+    hooks.record->set_product_gradient(k, w, A, B);
     if (has_bias(s.cfg, w)) hooks.record->set_gradient(k, w, B.colwise().sum(), Part::bias);
   }
 };

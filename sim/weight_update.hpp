@@ -43,6 +43,11 @@ class ParameterUpdate {
   virtual bool needs_gradients() const = 0;
   // Records g = dLoss/dW of matrix w of sublayer k, or of its bias, in a pass's backward.
   virtual void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) = 0;
+  // The same for g = A^T B (A the matrix's input, B its output's gradient): an update may form g piece by
+  // piece (the training loop's optimizer does, sim/optimizer.hpp) where this one forms it whole.
+  virtual void set_product_gradient(int k, WeightKind w, const Mat<R>& A, const Mat<R>& B) {
+    set_gradient(k, w, A.transpose() * B);
+  }
   // The loss's backward is done: later reverse passes (the Jacobian probes) seed other vectors than
   // dLoss/dy, so what they would record is not the loss's gradient and is ignored.
   virtual void seal() = 0;
