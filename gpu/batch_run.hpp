@@ -19,7 +19,7 @@
 #include "gpu/gpu_tape_device.hpp"
 #include "gpu/gpu_weight_update.hpp"
 #include "gpu/stream_statistics.hpp"
-#include "sim/jacobian_wanted.hpp"
+#include "sim/jacobian_probes.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 
@@ -32,8 +32,7 @@ class BatchRun {
            const Blas& blas, std::span<const int> samples, bool recompute, DeviceStats& stats);
   void whole();
   void checkpointed(int every);  // every: rounded up to a multiple of the placement's span
-  // Sample s's Jacobian estimates into r (after whole(); NaN where not asked for), as
-  // sim::estimate_jacobians.
+  // Sample s's Jacobian estimates into r (after whole(); NaN where not asked for).
   void add_jacobians(int s, sim::SampleScalars& r) const;
 
  private:
@@ -66,13 +65,11 @@ class BatchRun {
   GpuContext<R> side_context(DeviceStats& discarded, const GpuWeightUpdate<R>* apply) const;
   sim::PlacementState replay_state() const;  // the first pass's, replayed (Admin's omega held)
   const R* first_stream(int l) const { return first_streams_.get() + std::size_t(l) * S_ * per_; }
-  // The Jacobian probes (gpu/batch_jacobians.cpp): each reverse pass runs on a tape rebuilt for it (the
-  // device tape frees as it goes); the per-probe sums come to the host at the end.
+  // The Jacobian probes (sim/jacobian_probes.hpp) on the device (gpu/batch_jacobians.cpp): each reverse
+  // pass runs on a tape rebuilt for it (the device tape frees as it goes); the per-probe sums come to the
+  // host at the end.
   void jacobian_passes();
-  // A probe direction of unit norm per sample (d_ones: S ones on the device).
-  DeviceBuffer<R> probe(std::uint32_t layer, sim::Stream stream, const double* d_ones) const;
-  void stack_probes(const GpuContext<R>& ctx, const double* d_ones);
-  void block_probes(const GpuContext<R>& ctx, const double* d_ones);
+  class JacobianDevice;
 
   const sim::Config& config_;
   const sim::StackShape& shape_;
@@ -92,8 +89,7 @@ class BatchRun {
   sim::PlacementState state_;      // the first pass's (Admin's omega, replayed by the updated pass)
   sim::JacobianWanted jacobians_;
   int probes_;
-  std::vector<double> q_;  // stack: ||J_{K,l}^T u_p||^2 at ((l * P) + p) * S + s
-  std::vector<double> b_;  // blocks: ||(J_k - I)^T u_p||^2 at ((k * P) + p) * S + s
+  sim::JacobianSums jacobian_sums_;
 };
 
 }  // namespace normsim::gpu

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "sim/cpu_jacobian_device.hpp"
 #include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
-#include "sim/jacobian_probes.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/update_pass.hpp"
 

@@ -61,8 +61,12 @@ class Tape final : public StackOps {
   void reverse(Value out, Buffer dout, const std::vector<Value>& watch, OnGrad&& on_grad, ReverseMode mode);
   // The whole reverse pass, keeping every gradient (zeros where the loss does not depend on a value).
   void backward(Value out, Buffer dout);
-  // Vector-Jacobian products u^T d(out)/d(w) for every w in `watch`; values below the lowest one are held
-  // fixed (B2T's saved residual, Admin's omega). Weight-gradient norms are not recorded.
+  // Vector-Jacobian products u^T d(out)/d(w) for every w in `watch`, each handed to on_grad(w, grad) once
+  // complete; values below the lowest one are held fixed (B2T's saved residual, Admin's omega).
+  // Weight-gradient norms are not recorded; `consume` as ReverseMode's. Defined in sim/tape_reverse.hpp.
+  template <class OnGrad>
+  void vjp(Value out, Buffer u, const std::vector<Value>& watch, OnGrad&& on_grad, bool consume);
+  // The same products, copied out.
   std::vector<Buffer> vjp(Value out, Buffer u, const std::vector<Value>& watch);
 
  private:

@@ -76,14 +76,21 @@ void Tape<Dev>::backward(Value out, Buffer dout) {
 }
 
 template <class Dev>
-std::vector<typename Dev::Buffer> Tape<Dev>::vjp(Value out, Buffer u, const std::vector<Value>& watch) {
+template <class OnGrad>
+void Tape<Dev>::vjp(Value out, Buffer u, const std::vector<Value>& watch, OnGrad&& on_grad, bool consume) {
   ReverseMode mode;
   mode.floor = out.id;
   for (const Value w : watch) mode.floor = std::min(mode.floor, w.id);
   mode.gradw = false;
+  mode.consume = consume;
+  reverse(out, std::move(u), watch, std::forward<OnGrad>(on_grad), mode);
+}
+
+template <class Dev>
+std::vector<typename Dev::Buffer> Tape<Dev>::vjp(Value out, Buffer u, const std::vector<Value>& watch) {
   std::vector<Buffer> grads(watch.size());
-  reverse(
-      out, std::move(u), watch, [&](int w, const Buffer& g) { grads[w] = dev_.copy(g); }, mode);
+  vjp(
+      out, std::move(u), watch, [&](int w, const Buffer& g) { grads[w] = dev_.copy(g); }, false);
   return grads;
 }
 

@@ -603,8 +603,8 @@ TEST_CASE("CUDA backend: output_change of a random update without a backward pas
   }
 }
 
-// Issue 12's Jacobian metrics on the device: the same probe directions and reverse passes as the CPU
-// backend's (sim/jacobian_probes.cpp), each on a rebuilt tape: every placement (Admin's omega replayed,
+// Issue 12's Jacobian metrics on the device: the same driver as the CPU backend's (sim/jacobian_probes.hpp),
+// its probe directions and reverse passes each on a rebuilt tape: every placement (Admin's omega replayed,
 // B2T's and SpanNorm's units and the decoder's layers rebuilt whole for a block's pass), three sublayer
 // kinds, both precisions, every metric at the tolerances above. Measured on the mock: jac_sq and
 // block_identity_dev within 3e-7 relative, jac_spread (a variance over 3 probes over their squared mean)

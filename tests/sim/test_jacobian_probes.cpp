@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "sim/cpu_backend.hpp"
+#include "sim/cpu_jacobian_device.hpp"
 #include "sim/inputs.hpp"
-#include "sim/jacobian_probes.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run/key_relevance.hpp"
 #include "sim/stack_build.hpp"
