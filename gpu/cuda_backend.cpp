@@ -95,7 +95,12 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
   keep_pool_memory();
 }
 
+// What refusal() names is refused here too, as the CPU backend does: a caller that runs without asking first
+// (check's measurements, Python) gets BackendUnavailable, never records without the refused part (steps ran
+// as step 0 alone and gave the coordinate-check claims NaN statistics on an H200, 2026-11-28).
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
+  if (const std::string why = refusal(config, int(samples.size())); !why.empty())
+    throw sim::BackendUnavailable(why);
   const auto device = lock_device();  // the process's handles serve one run at a time
   switch (config.precision) {
     case vocab::Precision::float64:
@@ -105,7 +110,6 @@ std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::
     case vocab::Precision::tf32:
       return run_typed<float>(config, samples, true);
     case vocab::Precision::bf16:
-      if (const std::string why = bf16_cuda_refusal(config); !why.empty()) throw sim::BackendUnavailable(why);
       return run_typed<float>(config, samples, false);
   }
   throw std::invalid_argument("CUDA backend: an unknown precision");

@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "gpu/cuda_check.hpp"
 
@@ -65,6 +67,28 @@ bool built_for(int major, int minor, std::string_view archs) {
   return false;
 }
 
+unsigned host_wait_flags(const char* value) {
+  const std::string_view v = value ? value : "";
+  if (v.empty() || v == "auto") return cudaDeviceScheduleAuto;
+  if (v == "spin") return cudaDeviceScheduleSpin;
+  if (v == "yield") return cudaDeviceScheduleYield;
+  if (v == "blocking") return cudaDeviceScheduleBlockingSync;
+  throw std::invalid_argument("NORMSIM_CUDA_SYNC: auto, spin, yield or blocking, not '" + std::string(v) +
+                              "'");
+}
+
+namespace {
+// Applied before the context exists (a context another library made first keeps its own mode: then a note).
+void apply_host_wait() {
+  const unsigned flags = host_wait_flags(std::getenv("NORMSIM_CUDA_SYNC"));
+  if (flags == cudaDeviceScheduleAuto) return;
+  if (cudaSetDeviceFlags(flags) != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::fprintf(stderr, "normsim: NORMSIM_CUDA_SYNC not applied (the CUDA context already exists)\n");
+  }
+}
+}  // namespace
+
 bool cuda_device_usable(std::string* why) {
   std::string cause;
   if (cuda_device_count(&cause) == 0) {
@@ -81,6 +105,7 @@ bool cuda_device_usable(std::string* why) {
     return false;
   }
   if (e == cudaSuccess) e = cudaSetDevice(0);
+  if (e == cudaSuccess) apply_host_wait();
   if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context
   if (e != cudaSuccess) {
     (void)cudaGetLastError();

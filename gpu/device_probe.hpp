@@ -19,6 +19,11 @@ std::string cuda_device_description();
 // major); PTX of compute_XY is compiled by the driver for any X.Y and newer. A bare number is both.
 bool built_for(int major, int minor, std::string_view archs);
 
+// How the host thread waits for the device, as cudaSetDeviceFlags takes it, from NORMSIM_CUDA_SYNC's value:
+// unset, "" or "auto" (the driver's choice: spin while there are fewer contexts than cores), "spin",
+// "yield" or "blocking" (sleeps until the device signals). Throws std::invalid_argument for another value.
+unsigned host_wait_flags(const char* value);
+
 // Device 0 usable by this build: present, an architecture that runs on it, a context created. Otherwise
 // false with the cause in *why.
 bool cuda_device_usable(std::string* why);

@@ -145,6 +145,25 @@ cudaError_t cudaSetDevice(int device) {
   return record(state(), context_status(state()));
 }
 
+namespace {
+unsigned int& device_flags() {
+  static unsigned int flags = cudaDeviceScheduleAuto;
+  return flags;
+}
+}  // namespace
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+  const Lock lock(state().mutex);
+  if (flags & ~0x07u) return record(state(), cudaErrorInvalidValue);
+  device_flags() = flags;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  *flags = device_flags();
+  return cudaSuccess;
+}
+
 // The mock claims the CUDA version it was written against (13.0).
 cudaError_t cudaDriverGetVersion(int* version) {
   *version = 13000;

@@ -2,6 +2,7 @@
 // test_gpu_backend.cpp's agreement with the CPU backend: memory planning against the stream-ordered pool.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include "gpu/cpu_twins.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "gpu/device_handles.hpp"
+#include "gpu/device_probe.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/mock/mock_device.hpp"
@@ -119,6 +121,25 @@ TEST_CASE("built_for: SASS runs on the same major and a newer minor, PTX on anyt
   CHECK_FALSE(gpu::built_for(9, 0, "native"));  // never passed through: CMake resolves it at configure time
 }
 
+// NORMSIM_CUDA_SYNC picks how the host waits for the device (issue 29 item 6: the wide runs' system time);
+// unset, the driver's default stays; another value is a usage error naming the variable.
+TEST_CASE("NORMSIM_CUDA_SYNC sets the device's host-wait flags before the context exists", "[probe]") {
+  CHECK(gpu::host_wait_flags(nullptr) == cudaDeviceScheduleAuto);
+  CHECK(gpu::host_wait_flags("auto") == cudaDeviceScheduleAuto);
+  CHECK(gpu::host_wait_flags("spin") == cudaDeviceScheduleSpin);
+  CHECK(gpu::host_wait_flags("yield") == cudaDeviceScheduleYield);
+  CHECK(gpu::host_wait_flags("blocking") == cudaDeviceScheduleBlockingSync);
+  CHECK_THROWS_WITH(gpu::host_wait_flags("busy"),
+                    Catch::Contains("NORMSIM_CUDA_SYNC") && Catch::Contains("'busy'"));
+  unsigned flags = 99;
+  ::setenv("NORMSIM_CUDA_SYNC", "blocking", 1);
+  REQUIRE(gpu::cuda_device_usable(nullptr));
+  REQUIRE(cudaGetDeviceFlags(&flags) == cudaSuccess);
+  CHECK(flags == cudaDeviceScheduleBlockingSync);
+  ::unsetenv("NORMSIM_CUDA_SYNC");
+  REQUIRE(cudaSetDeviceFlags(cudaDeviceScheduleAuto) == cudaSuccess);
+}
+
 // --backend auto on a machine where the CUDA backend cannot run: the CPU backend, with the real cause.
 TEST_CASE("make_backend auto falls back to the CPU with the cause; cuda fails with it", "[probe]") {
   gpu::register_backend();
@@ -222,6 +243,19 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
   CHECK(update_why.find("kept for the update") != std::string::npos);
   // A precision the vocabulary lacks (bf16) no longer reaches a backend: the config's edge refuses it
   // (tests/sim/test_config_errors.cpp's unknown values), since precision is an enum past it.
+}
+
+// What the backend refuses it refuses when run without asking first (check's measurements and Python call
+// run directly): training steps on the CUDA backend once gave records of step 0 alone, and the coordinate-
+// check claims NaN statistics, on an H200 (2026-11-28).
+TEST_CASE("the CUDA backend's run refuses what its refusal names", "[plan][mock]") {
+  sim::Config c = mlp_config();
+  c.steps = 2;
+  c.update = vocab::Update::adam;
+  gpu::CudaBackend b(1);
+  REQUIRE_THAT(b.refusal(c, 1), Catch::Contains("key 'steps'"));
+  CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
+  CHECK_THROWS_WITH(b.run(c, std::vector<int>{0}), Catch::Contains("--backend cpu"));
 }
 
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
