@@ -5,9 +5,11 @@
 
 #include "sim/edges.hpp"
 #include "sim/jacobian_wanted.hpp"
+#include "sim/parametrization.hpp"
 
 #include "vocab/block_expr.hpp"
 #include "vocab/names.hpp"
+#include "vocab/param_rules.hpp"
 #include "vocab/sublayer_layout.hpp"
 
 namespace normsim::sim {
@@ -60,6 +62,19 @@ bool reads_width_depth_multipliers(const Config& c) {
   return false;
 }
 
+// Whether a rule of c's parametrization (the preset's or param_rules) reads config key `key`: nanogpt_sp's
+// and megatron_depth_mup's std rules read init_std, and a user's rule may read any numeric key.
+bool rules_read(const Config& c, std::string_view key) {
+  try {
+    for (const vocab::ParamAssignment& a : vocab::parse_param_rules(parametrization_text(c)))
+      for (const std::string& name : vocab::params(a.value))
+        if (name == key) return true;
+  } catch (const vocab::ExprError&) {
+    return true;  // refused by the config's checks, which say why
+  }
+  return false;
+}
+
 }  // namespace
 
 bool uses_init_rule(const Config& c, vocab::Init init) {
@@ -82,6 +97,7 @@ bool uses_init_rule(const Config& c, vocab::Init init) {
 
 std::string why_key_unused(std::string_view key, const Config& c) {
   if (std::string why = placement_parameter(key, c); !why.empty()) return why;
+  if (rules_read(c, key)) return "";
   const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
   const bool attention = layout.has_attention(), mlp = layout.has(vocab::BranchKind::mlp);
   const bool pointwise = vocab::is_pointwise(c.norm);

@@ -274,3 +274,19 @@ TEST_CASE("recompute on the CPU: keep or redraw as asked, the same numbers eithe
     }
   }
 }
+
+// A parametrization's rules may read any numeric config key: nanogpt_sp's and megatron_depth_mup's std rules
+// read init_std, which the default init ("fanin") does not; the key then has an effect and is not warned
+// about (under --strict it was refused).
+TEST_CASE("a key a parametrization rule reads is not marked unused") {
+  using normsim::sim::why_key_unused;
+  normsim::sim::Config c;
+  CHECK(why_key_unused("init_std", c).find("\"fixed\" rule") != std::string::npos);
+  c.parametrization = "nanogpt_sp";
+  CHECK(why_key_unused("init_std", c).empty());
+  c.parametrization = "custom";  // param_rules alone
+  c.param_rules = "hidden: std = init_std / sqrt(m_N)";
+  CHECK(why_key_unused("init_std", c).empty());
+  c.param_rules = "hidden: std = 0.02";
+  CHECK(why_key_unused("init_std", c).find("\"fixed\" rule") != std::string::npos);
+}
