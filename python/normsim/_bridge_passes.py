@@ -2,6 +2,7 @@
 forward and backward together. Each block runs for all the batch's samples at once, under vmap over the
 samples' stacked parameters (functorch on torch 1.13, torch.func on newer torch), or, where vmap cannot run
 it, sample by sample as before; the stream between blocks is one tensor (S, 1, T, d) either way."""
+import contextlib
 import copy
 import functools
 import time
@@ -19,15 +20,36 @@ def _torch():
 
 
 @functools.lru_cache(maxsize=None)
-def _vmap_api():
-    """(vmap, functional_call): torch.func on torch >= 2.0, functorch and torch.nn.utils.stateless on 1.13.
-    Looked up once: the failed import of torch.func on 1.13 cost 0.13 ms per call, 3 ms per measure."""
+def _vmap():
+    """torch.func.vmap on torch >= 2.0, functorch's on 1.13. Looked up once: the failed import of torch.func on
+    1.13 cost 0.13 ms per call, 3 ms per measure."""
     try:
-        from torch.func import functional_call, vmap
+        from torch.func import vmap
     except ImportError:
         from functorch import vmap
-        from torch.nn.utils.stateless import functional_call
-    return vmap, functional_call
+    return vmap
+
+
+@contextlib.contextmanager
+def _swapped(module, state):
+    """module's parameters and buffers replaced by state's tensors (name -> tensor, named as named_parameters
+    names them) for the block's call, and put back after it. This is what torch.func.functional_call does on
+    torch >= 2.0 (an entry of the owning submodule's _parameters or _buffers set to the tensor); torch 1.13's
+    torch.nn.utils.stateless.functional_call instead gives every submodule a class of its own per call, whose
+    __getattribute__ runs in Python on each attribute the call reads, and those classes are cyclic garbage
+    (docs/benchmarks.md, "PyTorch bridge", fifth step). The same operations run on the same tensors either way."""
+    saved = []
+    try:
+        for name, tensor in state.items():
+            owner, _, leaf = name.rpartition(".")
+            sub = module.get_submodule(owner)
+            table = sub._parameters if leaf in sub._parameters else sub._buffers
+            saved.append((table, leaf, table[leaf]))
+            table[leaf] = tensor
+        yield
+    finally:
+        for table, leaf, original in reversed(saved):
+            table[leaf] = original
 
 
 def parameter_metric(name):
@@ -197,7 +219,7 @@ def _vmapped_block(blocks, states, x, by_grams):
     gradients are the samples' parameter gradients). The nn.Linear weights named in `by_grams` are not leaves:
     hooks return each one's input and output, whose Gram matrices give ||dW|| (normsim._bridge_grams)."""
     torch = _torch()
-    vmap, functional_call = _vmap_api()
+    vmap = _vmap()
     template = blocks[0]
     linears = {n: m for n, m in grams.candidates(template).items() if n in by_grams}
     params = {n: torch.stack([s.params[n].detach() for s in states]) for n in states[0].params}
@@ -209,7 +231,8 @@ def _vmapped_block(blocks, states, x, by_grams):
         captured, calls = [], {}
         hooks = grams.recording(linears, calls, strict=True) + [_branch_hook(template, captured)]
         try:
-            out = functional_call(template, sample_state, (xs,))
+            with _swapped(template, sample_state):
+                out = template(xs)
         finally:
             for hook in filter(None, hooks):
                 hook.remove()
@@ -272,7 +295,7 @@ def _apply_final(final_norm, x, vectorize):
     if final_norm is None:
         return x
     if vectorize:
-        vmap, _ = _vmap_api()
+        vmap = _vmap()
         try:
             return vmap(final_norm)(x)
         except Exception:  # noqa: BLE001 - as in _run_block: the per-sample calls raise what is really wrong
@@ -283,8 +306,9 @@ def _apply_final(final_norm, x, vectorize):
 class Passes:
     """One batch's forward and backward: `stream` x_0..x_K (S, 1, T, d) each, `y`, `branches[k]` (S, 1, T, d)
     or None, `grads` (dLoss/dx_l per l, None where no gradient reached it), `params[k]` [(metric, gradient
-    (S, ...) or None, which samples have one)], `finite` (S,) whether the forward was
-    finite (the samples that ran backward); `seconds` of the forward and backward."""
+    (S, ...) or None, which samples have one)], `stream_finite` (K+1, S) whether x_l is finite, `y_finite`
+    (S,) whether y is, `finite` (S,) whether the forward was finite (the samples that ran backward);
+    `seconds` of the forward and backward."""
 
 
 def run(samples, plan, final_norm, loss, dtype, device):
@@ -300,8 +324,9 @@ def run(samples, plan, final_norm, loss, dtype, device):
         passes.branches.append(branch)
         blocks_params.append(grads)
     passes.y = _apply_final(final_norm, x, plan.vectorize)
-    stream_finite = torch.stack([torch.isfinite(s.detach()).flatten(1).all(1) for s in passes.stream])
-    passes.finite = stream_finite.all(0) & torch.isfinite(passes.y.detach()).flatten(1).all(1)
+    passes.stream_finite = torch.stack([torch.isfinite(s.detach()).flatten(1).all(1) for s in passes.stream])
+    passes.y_finite = torch.isfinite(passes.y.detach()).flatten(1).all(1)
+    passes.finite = passes.stream_finite.all(0) & passes.y_finite
     _backward(passes, blocks_params, samples, loss, dtype, device)
     passes.seconds = time.perf_counter() - t0
     return passes

@@ -16,11 +16,11 @@ def _torch():
     return require("torch", "normsim.torch")
 
 
-def token_cosine(x):
-    """Mean over token pairs t != s of cos(x[..., t, :], x[..., s, :]) for x (..., T, d), T >= 2; a zero token
-    counts as a zero vector (cosine 0 with every other)."""
+def token_cosine(x, norms):
+    """Mean over token pairs t != s of cos(x[..., t, :], x[..., s, :]) for x (..., T, d), T >= 2, and its
+    tokens' norms (..., T); a zero token counts as a zero vector (cosine 0 with every other)."""
     T = x.shape[-2]
-    norms = x.norm(dim=-1, keepdim=True)
+    norms = norms[..., None]
     n = x / norms.where(norms > 0, norms.new_ones(()))
     total = n.sum(dim=-2).pow(2).sum(dim=-1) - n.pow(2).sum(dim=(-2, -1))
     return total / (T * (T - 1))
@@ -43,28 +43,30 @@ def effective_rank(x):
     return entropy.exp().where((total[..., 0] > 0) & finite, entropy.new_full((), float("nan")))
 
 
-def mean_token_cosine(a, b):
-    """Mean over tokens of cos(a[..., t, :], b[..., t, :])."""
-    return ((a * b).sum(dim=-1) / (a.norm(dim=-1) * b.norm(dim=-1))).mean(dim=-1)
+def mean_token_cosine(a, b, a_norms, b_norms):
+    """Mean over tokens of cos(a[..., t, :], b[..., t, :]), given the tokens' norms (..., T) of a and b."""
+    return ((a * b).sum(dim=-1) / (a_norms * b_norms)).mean(dim=-1)
 
 
-def mean_relative_update(before, after):
-    """Mean over tokens of ||after[t] - before[t]|| / ||before[t]||."""
-    return ((after - before).norm(dim=-1) / before.norm(dim=-1)).mean(dim=-1)
+def mean_relative_update(before, after, before_norms):
+    """Mean over tokens of ||after[t] - before[t]|| / ||before[t]||, given the norms (..., T) of before."""
+    return ((after - before).norm(dim=-1) / before_norms).mean(dim=-1)
 
 
 def forward(stream, branches):
     """metric -> float64 numpy (S, index) of every forward statistic, from the stream x_0..x_K (S, K+1, T, d),
     zero where a sample's stream is not finite (its values there are not used), and the branch outputs
-    [(S, T, d) or None per block] (branch_sq NaN for a block without one)."""
+    [(S, T, d) or None per block] (branch_sq NaN for a block without one). |x| and every token's norm are
+    taken once, for all the statistics that read them."""
     torch = _torch()
     x = stream.double()
-    out = {"act_sq": x.pow(2).mean(dim=(-2, -1)), "act_mean_abs": x.abs().mean(dim=(-2, -1)),
-           "act_max_abs": x.abs().amax(dim=(-2, -1)), "eff_rank": effective_rank(x)}
+    magnitude, norms = x.abs(), x.norm(dim=-1)
+    out = {"act_sq": x.pow(2).mean(dim=(-2, -1)), "act_mean_abs": magnitude.mean(dim=(-2, -1)),
+           "act_max_abs": magnitude.amax(dim=(-2, -1)), "eff_rank": effective_rank(x)}
     if x.shape[-2] > 1:
-        out["token_cos"] = token_cosine(x)
-    out["cos_next"] = mean_token_cosine(x[:, :-1], x[:, 1:])
-    out["rel_update"] = mean_relative_update(x[:, :-1], x[:, 1:])
+        out["token_cos"] = token_cosine(x, norms)
+    out["cos_next"] = mean_token_cosine(x[:, :-1], x[:, 1:], norms[:, :-1], norms[:, 1:])
+    out["rel_update"] = mean_relative_update(x[:, :-1], x[:, 1:], norms[:, :-1])
     nan = x.new_full((x.shape[0],), float("nan"))
     out["branch_sq"] = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1))
                                     for b in branches], dim=1)
@@ -131,10 +133,11 @@ def measure(passes):
     torch = _torch()
     stream = torch.stack([s.detach()[:, 0] for s in passes.stream], dim=1)  # (S, K+1, T, d)
     S, K = stream.shape[0], stream.shape[1] - 1
-    finite = torch.isfinite(stream).flatten(2).all(2)
-    values = forward(stream.where(finite[..., None, None], stream.new_zeros(())),
-                     [None if b is None else b[:, 0] for b in passes.branches])
-    y_finite = torch.isfinite(passes.y.detach()).flatten(1).all(1).cpu().numpy()
+    finite = passes.stream_finite.T  # (S, K+1)
+    if not bool(finite.all()):
+        stream = stream.where(finite[..., None, None], stream.new_zeros(()))
+    values = forward(stream, [None if b is None else b[:, 0] for b in passes.branches])
+    y_finite = passes.y_finite.cpu().numpy()
     bad = _first_false(finite.cpu().numpy())
     bad = np.where((bad < 0) & ~y_finite, K + 1, bad)
     end = np.where(bad < 0, K + 1, bad)

@@ -286,8 +286,8 @@ def _collector_paused():
     docs/benchmarks.md, "PyTorch bridge"), so collections during the batch promote them to the oldest
     generation, and that triggered a full collection every two or three measures: 0.07 s each with torch and
     pandas loaded, a sixth of the bridge's time, for objects that all die by reference counting when the
-    batch ends. Cyclic garbage made meanwhile (functorch's functional_call makes a class per call) is
-    collected after the batch, by the next young-generation collection."""
+    batch ends. Cyclic garbage a factory makes meanwhile is collected after the batch, by the next
+    young-generation collection."""
     import gc
     enabled = gc.isenabled()
     gc.disable()

@@ -382,9 +382,10 @@ class Batching(unittest.TestCase):
 
 
 class SpeedWithoutSideEffects(unittest.TestCase):
-    """What the bridge skips for speed (docs/benchmarks.md, "PyTorch bridge", fourth step) changes nothing a
-    caller sees: the cycle collector is off while a batch is built and run, and back as it was afterwards;
-    Module.to is skipped only where it would change nothing."""
+    """What the bridge skips for speed (docs/benchmarks.md, "PyTorch bridge", fourth and fifth steps) changes
+    nothing a caller sees: the cycle collector is off while a batch is built and run, and back as it was
+    afterwards; Module.to is skipped only where it would change nothing; a block's parameters swapped into its
+    own tables run as torch's functional_call runs them."""
     kw = dict(x0=(T, D), depth=2, samples=2, seed=0, progress=False, final_norm=None)
 
     def test_the_collector_is_paused_during_a_batch_and_restored(self):
@@ -415,6 +416,48 @@ class SpeedWithoutSideEffects(unittest.TestCase):
         self.assertEqual({p.dtype for b in blocks for p in b.parameters()}, {torch.float64})
         normsim.torch.measure(lambda k: Counting(D, tb.Mlp(D)), dtype=torch.float32, **self.kw)
         self.assertEqual(Counting.applied, 4)  # 2 samples x depth 2
+
+
+    def test_swapped_call_equals_functional_call(self):
+        """Under vmap, a block run with its parameters and buffers swapped into its own tables gives torch's
+        functional_call's output and gradients bit for bit (a BatchNorm's running statistics, updated in place,
+        included), and the block's own tensors are back in place afterwards."""
+        from normsim import _bridge_passes
+        try:
+            from torch.func import functional_call, vmap
+        except ImportError:
+            from functorch import vmap
+            from torch.nn.utils.stateless import functional_call
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn, self.branch = torch.nn.BatchNorm1d(T), tb.Mlp(D)
+
+            def forward(self, x):
+                return x + self.branch(self.bn(x))
+
+        blocks = [Block() for _ in range(3)]
+        own = {n: t for n, t in (*blocks[0].named_parameters(), *blocks[0].named_buffers())}
+        params = dict(blocks[0].named_parameters())
+
+        def run(call):
+            state = {n: torch.stack([dict((*b.named_parameters(), *b.named_buffers()))[n].detach() for b in blocks])
+                     for n in own}
+            for n, t in state.items():
+                t.requires_grad_(n in params)
+            x = torch.randn(3, 1, T, D, generator=torch.Generator().manual_seed(4)).requires_grad_(True)
+            out = vmap(lambda st, xs: call(blocks[0], st, xs))(state, x)
+            leaves = [x] + [t for t in state.values() if t.requires_grad]
+            return [out, *torch.autograd.grad(out.pow(2).sum(), leaves), *state.values()]
+
+        def swapped(block, state, xs):
+            with _bridge_passes._swapped(block, state):
+                return block(xs)
+
+        for a, b in zip(run(lambda m, st, xs: functional_call(m, st, (xs,))), run(swapped)):
+            self.assertTrue(torch.equal(a, b))
+        self.assertTrue(all(t is own[n] for n, t in (*blocks[0].named_parameters(), *blocks[0].named_buffers())))
 
 
 class GradwByGrams(unittest.TestCase):
