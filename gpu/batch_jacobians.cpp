@@ -81,7 +81,7 @@ void BatchRun<R>::JacobianDevice::with_tape(int from, int to, Pass&& pass) const
 template <class R>
 void BatchRun<R>::jacobian_passes() {
   DeviceStats discarded(shape_.depth, S_);  // the probes' own branch statistics are not metrics
-  JacobianDevice dev(*this, side_context(discarded, nullptr));
+  JacobianDevice dev(*this, side_context(discarded, ctx_.apply));  // a training step's W_s
   jacobian_sums_ = sim::probe_jacobians(dev, shape_.depth, probes_, jacobians_);
 }
 

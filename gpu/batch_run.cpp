@@ -161,10 +161,13 @@ void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, Devi
 
 template <class R>
 void BatchRun<R>::keep_streams(GpuTape<R>& g, const sim::StackValues& sv, int first) {
-  DeviceBuffer<R>& into = kept_streams();
-  if (into.empty() || (train_ && train_->step > 0)) return;  // a training loop keeps step 0's
-  for (std::size_t i = 0; i < sv.stream.size(); ++i)
-    copy_on_device(into.get() + (first + i) * S_ * per_, g.value(sv.stream[i]).get(), S_ * per_ * sizeof(R));
+  // This pass's (update, block probes), and a training loop's step 0's.
+  for (DeviceBuffer<R>* into : {&first_streams_, train_ && train_->step == 0 ? train_->streams0 : nullptr}) {
+    if (!into || into->empty()) continue;
+    for (std::size_t i = 0; i < sv.stream.size(); ++i)
+      copy_on_device(into->get() + (first + i) * S_ * per_, g.value(sv.stream[i]).get(),
+                     S_ * per_ * sizeof(R));
+  }
 }
 
 template <class R>
@@ -191,7 +194,7 @@ void BatchRun<R>::compare_streams(GpuTape<R>& g, const sim::StackValues& sv, int
   for (int i = 0; i < n; ++i) {
     if (i + 1 == n && last < K) break;  // x_last: the next segment's first stream
     const int l = first + i;
-    const R* before = first_stream(l);
+    const R* before = reference_stream(l);
     sample_distance_sq(g.value(sv.stream[i]).get(), before, per_, S_, stats_.field(l, lf_change));
     sample_dot(before, before, per_, S_, stats_.field(l, lf_change_ref));
   }

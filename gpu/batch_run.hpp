@@ -97,10 +97,11 @@ class BatchRun {
   // when `apply`, branch statistics into `discarded`.
   GpuContext<R> side_context(DeviceStats& discarded, const GpuParameterUpdate<R>* apply) const;
   sim::PlacementState replay_state() const;  // the first pass's, replayed (Admin's omega held)
-  // x_0..x_K kept by the first pass: its own (update, block probes), or a training loop's from step 0.
-  DeviceBuffer<R>& kept_streams() { return train_ ? *train_->streams0 : first_streams_; }
-  const R* first_stream(int l) const {
-    return (train_ ? *train_->streams0 : first_streams_).get() + std::size_t(l) * S_ * per_;
+  // x_l of this first pass (kept for the update or the block probes).
+  const R* first_stream(int l) const { return first_streams_.get() + std::size_t(l) * S_ * per_; }
+  // x_l that output_change compares with: this first pass's, or in a training step step 0's on batch 0.
+  const R* reference_stream(int l) const {
+    return train_ ? train_->streams0->get() + std::size_t(l) * S_ * per_ : first_stream(l);
   }
   // The Jacobian probes (sim/jacobian_probes.hpp) on the device (gpu/batch_jacobians.cpp): each reverse
   // pass runs on a tape rebuilt for it (the device tape frees as it goes); the per-probe sums come to the

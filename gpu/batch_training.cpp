@@ -28,17 +28,19 @@ bool pass_finite(const sim::SampleScalars& r, int K) {
   return ok;
 }
 
-// Sample i's record of step s (probe: the step's update sizes, or null); `trained`: whether every earlier
-// step trained it (updated here).
+// Sample i's record of step s (run: the step's pass; probe: its update sizes, or null); `trained`: whether
+// every earlier step trained it (updated here).
 template <class R>
-sim::SampleRecord step_record(const DeviceStats& stats, const GpuUpdateProbe<R>* probe, int i, int sample,
-                              int s, const sim::StackShape& shape, bool& trained) {
+sim::SampleRecord step_record(const DeviceStats& stats, const BatchRun<R>& run,
+                              const GpuUpdateProbe<R>* probe, int i, int sample, int s,
+                              const sim::StackShape& shape, bool& trained) {
   sim::SampleRecord rec;
   if (!trained) {
     rec = sim::record_from_scalars(sample, sim::empty_scalars(shape.depth), shape, sim::MetricSet{});
   } else {
     sim::SampleScalars r = stats.scalars(i, shape);
     r.train_step = s;
+    run.add_jacobians(i, r);
     if (probe) sim::put_update_sizes(r, probe->sizes(i, shape.depth));
     const bool logits_finite = std::isfinite(r.values[sim::metric::logit_mean_abs][shape.depth]);
     r.updated = s > 0 && logits_finite;  // output_change against step 0, from a finite forward
@@ -70,18 +72,16 @@ std::vector<std::vector<sim::SampleRecord>> train_batch(const sim::Config& confi
     std::optional<GpuUpdateProbe<R>> probe;
     if (sizes && step.step > 0) probe.emplace(blas.handle(), S, shape.tokens);
     step.probe = probe ? &*probe : nullptr;
-    {
-      BatchRun<R> run(config, shape, placement, blas, samples, plan.recompute, stats, &step);
-      if (plan.checkpoint_every > 0)
-        run.checkpointed(plan.checkpoint_every);
-      else
-        run.whole();
-    }
+    BatchRun<R> run(config, shape, placement, blas, samples, plan.recompute, stats, &step);
+    if (plan.checkpoint_every > 0)
+      run.checkpointed(plan.checkpoint_every);
+    else
+      run.whole();
     stats.copy_to_host();  // the step's synchronization (and one copy per matrix probed)
     if (probe) probe->copy_to_host();
     for (int i = 0; i < S; ++i) {
       bool t = trained[i];
-      records[i].push_back(step_record<R>(stats, step.probe, i, samples[i], step.step, shape, t));
+      records[i].push_back(step_record<R>(stats, run, step.probe, i, samples[i], step.step, shape, t));
       trained[i] = t;
     }
     if (step.step < config.steps) optimizer.step();

@@ -76,20 +76,6 @@ std::string lanes_refusal(const sim::Config& c, int checkpoint_every) {
          "tokens)";
 }
 
-// Training steps (gpu/batch_training.hpp) on what the CUDA backend has been checked on against the CPU's
-// records (tests/gpu/test_gpu_backend.cpp, "training steps"); the rest runs on the CPU backend.
-std::string steps_refusal(const sim::Config& c) {
-  if (c.steps == 0) return "";
-  const std::string cpu =
-      " run on the CPU backend only so far (docs/gpu.md, \"Training steps\"); use --backend cpu";
-  if (c.sublayer != vocab::Sublayer::mlp)
-    return "key 'sublayer': training steps of an attention sublayer" + cpu;
-  if (sim::placement_for(c)->lanes() > 1) return "key 'block': training steps of a block of lanes" + cpu;
-  if (c.precision == vocab::Precision::bf16) return "key 'precision': training steps in bf16" + cpu;
-  if (asks_jacobian(c)) return "key 'metrics': the Jacobian metrics at training steps" + cpu;
-  return "";
-}
-
 }  // namespace
 
 CudaOptions CudaBackend::options_from_environment() {
@@ -112,7 +98,6 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 
 std::vector<sim::SampleRecord> CudaBackend::run(const sim::Config& config, std::span<const int> samples) {
   const auto device = lock_device();  // the process's handles serve one run at a time
-  if (const std::string why = steps_refusal(config); !why.empty()) throw sim::BackendUnavailable(why);
   switch (config.precision) {
     case vocab::Precision::float64:
       return run_typed<double>(config, samples, false);
@@ -154,7 +139,6 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
   if (std::string why = bf16_cuda_refusal(config); !why.empty()) return why;
-  if (std::string why = steps_refusal(config); !why.empty()) return why;
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();

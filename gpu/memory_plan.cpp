@@ -93,7 +93,8 @@ std::size_t jacobian_elements(const sim::StackShape& s) {
   const sim::JacobianWanted j = sim::JacobianWanted::of(s.cfg.metrics);
   if (!j.any()) return 0;
   const std::size_t stream = std::size_t(s.tokens) * s.width;
-  const bool streams = j.blocks && s.cfg.update == vocab::Update::none;
+  // The one update keeps this pass's streams already; a training step keeps step 0's, not this pass's.
+  const bool streams = j.blocks && (s.cfg.update == vocab::Update::none || s.cfg.steps > 0);
   return (streams ? std::size_t(s.depth + 1) * stream : 0) + 2 * stream;
 }
 

@@ -53,7 +53,7 @@ std::size_t update_elements(const sim::StackShape& s);
 std::size_t optimizer_elements(const sim::StackShape& s);
 
 // Elements per sample the Jacobian metrics add (gpu/batch_jacobians.cpp): the first pass's streams for the
-// blocks' rebuilt units (unless the update keeps them already) and a probe direction with its copy. Their
+// blocks' rebuilt units (unless the one update keeps them already) and a probe direction with its copy. Their
 // rebuilt tapes are at most the whole tape, which the first pass has freed.
 std::size_t jacobian_elements(const sim::StackShape& s);
 

@@ -777,12 +777,29 @@ sim::Config training_config(vocab::Placement p, const char* precision, vocab::Up
   for (int id = sim::metric::dwx_w1; id <= sim::metric::rel_dw_out; ++id) c.metrics.insert(id);
   return c;
 }
+
+// c's records on both backends, compared at the tolerances above; returns the CPU's. Every record's step is
+// the CPU's, and the last step moved the stack.
+std::vector<sim::SampleRecord> require_steps_match(gpu::CudaBackend& cuda, sim::CpuBackend& cpu,
+                                                   const sim::Config& c) {
+  const std::vector<int> samples = {0, 3};
+  REQUIRE(cuda.refusal(c, 2).empty());
+  const auto g = cuda.run(c, samples);
+  const auto r = cpu.run(c, samples);
+  REQUIRE(r.size() == samples.size() * std::size_t(c.steps + 1));
+  REQUIRE(g.size() == r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) CHECK(g[i].step == r[i].step);
+  CHECK(r[3].step == 3);
+  CHECK(r[3].values[sim::metric::output_change][c.depth] > 1e-6);
+  const auto [tol, eps] = tolerances(c.precision);
+  require_records_close(g, r, tol, eps);
+  return r;
+}
 }  // namespace
 
 TEST_CASE("CUDA backend matches the CPU backend's training steps", "[backend][steps]") {
   gpu::CudaBackend cuda(2);
   sim::CpuBackend cpu(2);
-  const std::vector<int> samples = {0, 3};
   for (const char* precision : {"float32", "float64"})
     for (const vocab::Placement p : {vocab::Placement::pre, vocab::Placement::post})
       for (const vocab::Update u : {vocab::Update::sgd, vocab::Update::adam})
@@ -792,46 +809,41 @@ TEST_CASE("CUDA backend matches the CPU backend's training steps", "[backend][st
             INFO(precision << " " << vocab::name(p) << " " << vocab::name(u)
                            << (fresh ? " fresh " : " fixed ") << preset);
             REQUIRE(sim::validate(c).empty());
-            REQUIRE(cuda.refusal(c, 2).empty());
-            const auto g = cuda.run(c, samples);
-            const auto r = cpu.run(c, samples);
-            REQUIRE(r.size() == samples.size() * 4);
-            REQUIRE(g.size() == r.size());
-            for (std::size_t i = 0; i < r.size(); ++i) {
-              CHECK(g[i].step == r[i].step);
-              CHECK(r[i].step == int(i % 4));
-            }
-            CHECK(r[3].values[sim::metric::output_change][c.depth] > 1e-6);  // the steps moved the stack
+            const auto r = require_steps_match(cuda, cpu, c);
             CHECK(r[3].values[sim::metric::logit_change][c.depth] > 1e-6);
             CHECK(r[3].values[sim::metric::dwx_w2][1] > 0);
             CHECK(r[3].values[sim::metric::rel_dw_w1][1] > 0);
-            const auto [tol, eps] = tolerances(c.precision);
-            require_records_close(g, r, tol, eps);
           }
-  for (const char* precision : {"float32", "float64"}) {  // SwiGLU's third matrix, wgate, trained too
-    sim::Config c = training_config(vocab::Placement::pre, precision, vocab::Update::adam, true, "mup");
-    c.activation = vocab::Activation::swiglu;
-    INFO(precision << " swiglu");
-    const auto r = cpu.run(c, samples);
-    CHECK(r[3].values[sim::metric::dwx_wgate][1] > 0);
-    const auto [tol, eps] = tolerances(c.precision);
-    require_records_close(cuda.run(c, samples), r, tol, eps);
-  }
 }
 
-// What the device's training loop does not cover yet is refused before anything runs, naming the key and
-// the way out (gpu/cuda_backend.cpp steps_refusal); run() throws it.
-TEST_CASE("CUDA backend refuses the training steps it has not been checked on", "[backend][steps]") {
+// The same on every other kind of branch and stack the loop runs: attention, a causal transformer and a
+// decoder (cross-attention) under sgd and adam, SwiGLU (wgate trained), the Jacobian metrics at every step
+// (their probes' passes on W_s), and a block of two lanes. Same tolerances, same reasoning.
+TEST_CASE("CUDA backend matches the CPU backend's training steps of every branch", "[backend][steps]") {
   gpu::CudaBackend cuda(2);
-  const sim::Config mlp = training_config(vocab::Placement::pre, "float32", vocab::Update::adam, false, "sp");
-  CHECK(cuda.refusal(mlp, 1).empty());
-  sim::Config attention = mlp;
-  attention.sublayer = vocab::Sublayer::transformer, attention.heads = 4;
-  sim::Config jacobian = mlp;
-  jacobian.metrics.insert(sim::metric::jac_sq);
-  for (const auto& [c, key] :
-       {std::pair{attention, "key 'sublayer'"}, std::pair{jacobian, "key 'metrics'"}}) {
-    CHECK_THAT(cuda.refusal(c, 1), Catch::Contains(key) && Catch::Contains("--backend cpu"));
-    CHECK_THROWS_AS(cuda.run(c, std::vector<int>{0}), sim::BackendUnavailable);
+  sim::CpuBackend cpu(2);
+  for (const char* precision : {"float32", "float64"}) {
+    for (const Kind& kind : {kKinds[3], kKinds[5], kKinds[6]})
+      for (const vocab::Update u : {vocab::Update::sgd, vocab::Update::adam}) {
+        sim::Config c = training_config(vocab::Placement::pre, precision, u, true, "mup");
+        c.sublayer = vocab::parse<vocab::Sublayer>(kind.sublayer);
+        c.activation = vocab::parse<vocab::Activation>(kind.activation);
+        c.causal = kind.causal, c.heads = 4, c.depth = kind.sublayer == std::string("decoder") ? 6 : 4;
+        INFO(precision << " " << kind.sublayer << " " << vocab::name(u));
+        require_steps_match(cuda, cpu, c);
+      }
+    sim::Config swiglu = training_config(vocab::Placement::pre, precision, vocab::Update::adam, true, "mup");
+    swiglu.activation = vocab::Activation::swiglu;
+    sim::Config jacobians =
+        training_config(vocab::Placement::post, precision, vocab::Update::sgd, true, "sp");
+    for (const char* m : {"jac_sq", "jac_spread", "block_identity_dev"})
+      jacobians.metrics.insert(sim::metric_id(m));
+    sim::Config lanes = training_config(vocab::Placement::custom, precision, vocab::Update::adam, true, "sp");
+    lanes.block = std::string("[[0.75,0.25],[0.25,0.75]] @ x + [1,1] * F(N([0.5,0.5] @ x))");
+    INFO(precision << " swiglu, jacobians, lanes");
+    CHECK(require_steps_match(cuda, cpu, swiglu)[3].values[sim::metric::dwx_wgate][1] > 0);
+    const auto r = require_steps_match(cuda, cpu, jacobians);
+    CHECK(r[3].values[sim::metric::jac_sq][0] != r[0].values[sim::metric::jac_sq][0]);
+    require_steps_match(cuda, cpu, lanes);
   }
 }
