@@ -71,6 +71,8 @@ void require_values_close(const std::vector<std::vector<double>>& g,
       INFO(what << " metric " << table[m].name << " layer " << i << ": gpu " << a << " cpu " << b);
       if (std::isnan(b)) {
         CHECK(std::isnan(a));
+      } else if (std::isinf(b)) {  // an overflowing statistic (flagged in nonfinite_statistics): the same one
+        CHECK(a == b);
       } else {
         CHECK(std::abs(a - b) <= tol + std::abs(b) * eps);
       }
@@ -846,4 +848,26 @@ TEST_CASE("CUDA backend matches the CPU backend's training steps of every branch
     CHECK(r[3].values[sim::metric::jac_sq][0] != r[0].values[sim::metric::jac_sq][0]);
     require_steps_match(cuda, cpu, lanes);
   }
+}
+
+// A step that overflows ends the sample's training on the device as on the CPU (sim/train_loop.hpp): SGD at
+// lr 1e30 moves W_1 to ~1e29, whose products overflow float32 at step 1; that record is flagged as the CPU
+// flags it (the same `nonfinite`, compared by require_records_close) and the later steps hold no value.
+TEST_CASE("CUDA backend: a training step that overflows ends training as on the CPU", "[backend][steps]") {
+  gpu::CudaBackend cuda(2);
+  sim::CpuBackend cpu(2);
+  sim::Config c = training_config(vocab::Placement::pre, "float32", vocab::Update::sgd, false, "sp");
+  c.update_lr = 1e30;
+  const std::vector<int> samples = {0, 3};
+  const auto g = cuda.run(c, samples);
+  const auto r = cpu.run(c, samples);
+  REQUIRE(r.size() == 8);
+  CHECK_FALSE(r[0].nonfinite.has_value());
+  REQUIRE(r[1].nonfinite.has_value());
+  CHECK(std::isnan(r[2].values[sim::metric::act_sq][0]));
+  REQUIRE(g[1].nonfinite.has_value());
+  CHECK(g[1].nonfinite->pass == r[1].nonfinite->pass);
+  CHECK(g[1].nonfinite->layer == r[1].nonfinite->layer);
+  CHECK(g[1].nonfinite_statistics == r[1].nonfinite_statistics);
+  require_records_close(g, r, 1e-4, 3e-3);
 }
