@@ -71,7 +71,7 @@ void BatchRun<R>::JacobianDevice::with_tape(int from, int to, Pass&& pass) const
   const int first = from / span * span, last = std::min(K, (to + span - 1) / span * span);
   GpuTape<R> g(run_.shape_, run_.placement_, ctx_);
   sim::PlacementState replay = run_.replay_state();
-  DeviceBuffer<R> x = first == 0 ? run_.input() : run_.copy(run_.first_stream(first));
+  DeviceBuffer<R> x = first == 0 ? run_.input(run_.batch_) : run_.copy(run_.first_stream(first));
   const sim::StackValues sv =
       sim::build_segment(g, run_.shape_, run_.placement_, g.input(std::move(x)), first, last, replay);
   g.release_forward({});
@@ -81,7 +81,7 @@ void BatchRun<R>::JacobianDevice::with_tape(int from, int to, Pass&& pass) const
 template <class R>
 void BatchRun<R>::jacobian_passes() {
   DeviceStats discarded(shape_.depth, S_);  // the probes' own branch statistics are not metrics
-  JacobianDevice dev(*this, side_context(discarded, nullptr));
+  JacobianDevice dev(*this, side_context(discarded, ctx_.apply));  // a training step's W_s
   jacobian_sums_ = sim::probe_jacobians(dev, shape_.depth, probes_, jacobians_);
 }
 

@@ -21,10 +21,12 @@ DeviceBuffer<std::uint32_t> sample_ids(std::span<const int> samples) {
 template <class R>
 BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
                       const sim::Placement& placement, const Blas& blas, std::span<const int> samples,
-                      bool recompute, DeviceStats& stats)
+                      bool recompute, DeviceStats& stats, const TrainStep<R>* train)
     : config_(config),
       shape_(shape),
       placement_(placement),
+      train_(train),
+      batch_(train && train->fresh ? std::uint32_t(train->step) : 0),
       S_(int(samples.size())),
       per_(std::size_t(shape.tokens) * shape.width),
       ids_(sample_ids(samples)),
@@ -33,7 +35,8 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
       stats_(stats),
       measure_(blas.handle(), S_, shape.tokens, shape.width, config.metrics,
                eff_rank_streams(shape.depth, placement.lanes())),
-      backward_(config.metrics.any_of(sim::MetricPass::backward) || sim::steps_on_loss(config.update)),
+      backward_(config.metrics.any_of(sim::MetricPass::backward) ||
+                (train ? train->step < train->steps : sim::steps_on_loss(config.update))),
       update_(config, blas.handle(), S_, ids_.get()),
       first_streams_(update_.active() || sim::JacobianWanted::of(config.metrics).blocks
                          ? std::size_t(shape.depth + 1) * S_ * per_
@@ -41,23 +44,28 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
       jacobians_(sim::JacobianWanted::of(config.metrics)),
       probes_(config.jacobian_probes) {
   if (update_.needs_gradients()) ctx_.record = &update_;
+  if (train) {  // as sim::train_sample_cpu's hooks: record while a step follows, W_s from step 1 on
+    ctx_.record = train->step < train->steps ? train->optimizer : nullptr;
+    ctx_.apply = train->step > 0 ? train->optimizer : nullptr;
+    ctx_.probe = train->step > 0 ? train->probe : nullptr;
+  }
 }
 
 template <class R>
-DeviceBuffer<R> BatchRun<R>::input() const {
+DeviceBuffer<R> BatchRun<R>::input(std::uint32_t batch) const {
   const int T = shape_.tokens;
   if (!sim::has_embedding(config_)) {
     DeviceBuffer<R> x0(S_ * per_);
-    input_fill(x0.get(), S_, ids_.get(), T, shape_.width, config_.seed, config_.input_std,
-               config_.input_corr);
+    input_fill(x0.get(), S_, ids_.get(), T, shape_.width, config_.seed, config_.input_std, config_.input_corr,
+               batch);
     return x0;
   }
   const int rows = sim::edge_dims(config_, sim::Edge::embedding).rows;
   DeviceBuffer<R> u(std::size_t(S_) * T * rows);
   if (config_.vocab > 0)
-    token_onehot_fill(u.get(), S_, ids_.get(), T, rows, config_.seed);
+    token_onehot_fill(u.get(), S_, ids_.get(), T, rows, config_.seed, batch);
   else
-    input_fill(u.get(), S_, ids_.get(), T, rows, config_.seed, config_.input_std, config_.input_corr);
+    input_fill(u.get(), S_, ids_.get(), T, rows, config_.seed, config_.input_std, config_.input_corr, batch);
   return u;
 }
 
@@ -73,7 +81,7 @@ DeviceBuffer<R> BatchRun<R>::loss_gradient_at(GpuTape<R>& g, const sim::StackVal
   const int width = sim::has_readout(config_) ? config_.output_width : shape_.width;
   DeviceBuffer<R> dz(std::size_t(S_) * shape_.tokens * width);
   loss_gradient(g.value(sv.loss_input()).get(), dz.get(), S_, ids_.get(), shape_.tokens, width, config_.seed,
-                config_.loss == vocab::Loss::mse);
+                config_.loss == vocab::Loss::mse, batch_);
   return dz;
 }
 
@@ -153,17 +161,21 @@ void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, Devi
 
 template <class R>
 void BatchRun<R>::keep_streams(GpuTape<R>& g, const sim::StackValues& sv, int first) {
-  if (first_streams_.empty()) return;
-  for (std::size_t i = 0; i < sv.stream.size(); ++i)
-    copy_on_device(first_streams_.get() + (first + i) * S_ * per_, g.value(sv.stream[i]).get(),
-                   S_ * per_ * sizeof(R));
+  // This pass's (update, block probes), and a training loop's step 0's.
+  for (DeviceBuffer<R>* into : {&first_streams_, train_ && train_->step == 0 ? train_->streams0 : nullptr}) {
+    if (!into || into->empty()) continue;
+    for (std::size_t i = 0; i < sv.stream.size(); ++i)
+      copy_on_device(into->get() + (first + i) * S_ * per_, g.value(sv.stream[i]).get(),
+                     S_ * per_ * sizeof(R));
+  }
 }
 
 template <class R>
-GpuContext<R> BatchRun<R>::side_context(DeviceStats& discarded, const GpuWeightUpdate<R>* apply) const {
+GpuContext<R> BatchRun<R>::side_context(DeviceStats& discarded, const GpuParameterUpdate<R>* apply) const {
   GpuContext<R> ctx = ctx_;
   ctx.record = nullptr;
   ctx.apply = apply;
+  ctx.probe = nullptr;  // the sizes are the first pass's (as the CPU's updated pass has no probe)
   ctx.stats = &discarded;
   return ctx;
 }
@@ -177,26 +189,53 @@ sim::PlacementState BatchRun<R>::replay_state() const {
 }
 
 template <class R>
+void BatchRun<R>::compare_streams(GpuTape<R>& g, const sim::StackValues& sv, int first, int last) {
+  const int n = int(sv.stream.size()), K = shape_.depth;
+  for (int i = 0; i < n; ++i) {
+    if (i + 1 == n && last < K) break;  // x_last: the next segment's first stream
+    const int l = first + i;
+    const R* before = reference_stream(l);
+    sample_distance_sq(g.value(sv.stream[i]).get(), before, per_, S_, stats_.field(l, lf_change));
+    sample_dot(before, before, per_, S_, stats_.field(l, lf_change_ref));
+  }
+}
+
+template <class R>
+void BatchRun<R>::compare_logits(GpuTape<R>& g, const sim::StackValues& sv) {
+  const DeviceBuffer<R>& z = g.value(sv.loss_input());
+  sample_abs_distance(z.get(), train_->logits0->get(), z.size() / S_, S_,
+                      stats_.field(stats_.output_block(), lf_logit_change));
+}
+
+template <class R>
+void BatchRun<R>::measure_training(GpuTape<R>& g, const sim::StackValues& sv, int first, int last) {
+  if (!train_) return;
+  const bool fixed_later = train_->step > 0 && !train_->fresh;
+  if (fixed_later) compare_streams(g, sv, first, last);
+  if (last < shape_.depth) return;
+  const DeviceBuffer<R>& z = g.value(sv.loss_input());
+  sample_abs_distance(z.get(), static_cast<const R*>(nullptr), z.size() / S_, S_,
+                      stats_.field(stats_.output_block(), lf_logit_abs));
+  if (train_->step == 0) *train_->logits0 = copy(z.get(), z.size());
+  if (fixed_later) compare_logits(g, sv);
+}
+
+template <class R>
 void BatchRun<R>::updated_pass(int every) {
   const int K = shape_.depth;
   DeviceStats discarded(K, S_);  // the updated pass's own branch statistics are not metrics
-  const GpuContext<R> ctx = side_context(discarded, &update_);
+  const GpuContext<R> ctx = side_context(
+      discarded, train_ ? static_cast<const GpuParameterUpdate<R>*>(train_->optimizer) : &update_);
   sim::PlacementState replay = replay_state();
-  DeviceBuffer<R> x = input();
+  DeviceBuffer<R> x = input(0);
   for (int first = 0; first < K; first += every) {
     const int last = std::min(K, first + every);
     GpuTape<R> g(shape_, placement_, ctx);
     const sim::StackValues sv =
         sim::build_segment(g, shape_, placement_, g.input(std::move(x)), first, last, replay);
-    const int n = int(sv.stream.size());
-    for (int i = 0; i < n; ++i) {
-      if (i + 1 == n && last < K) break;  // x_last: the next segment's first stream
-      const int l = first + i;
-      const R* before = first_stream(l);
-      sample_distance_sq(g.value(sv.stream[i]).get(), before, per_, S_, stats_.field(l, lf_change));
-      sample_dot(before, before, per_, S_, stats_.field(l, lf_change_ref));
-    }
+    compare_streams(g, sv, first, last);
     if (last < K) x = copy(g.value(sv.stream.back()).get());
+    if (last == K && train_) compare_logits(g, sv);
   }
 }
 
@@ -204,8 +243,9 @@ template <class R>
 void BatchRun<R>::whole() {
   {
     GpuTape<R> g(shape_, placement_, ctx_);
-    const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input()), &state_);
+    const sim::StackValues sv = sim::build_stack(g, shape_, placement_, g.input(input(batch_)), &state_);
     measure_streams(g, sv, 0);
+    measure_training(g, sv, 0, shape_.depth);
     if (!sv.lanes.empty()) measure_lanes(g, sv);
     measure_.finish();
     keep_streams(g, sv, 0);
@@ -218,7 +258,7 @@ void BatchRun<R>::whole() {
       update_.seal();
     }
   }  // the first pass's tape is freed before the updated pass and the probes
-  if (update_.active()) updated_pass(shape_.depth);
+  if (update_.active() || fresh_step()) updated_pass(shape_.depth);
   if (jacobians_.any()) jacobian_passes();
 }
 
@@ -228,7 +268,7 @@ void BatchRun<R>::checkpointed(int every) {
   every = (every + span - 1) / span * span;
   const int segments = (K + every - 1) / every;
   std::vector<DeviceBuffer<R>> checkpoint(segments);
-  checkpoint[0] = input();
+  checkpoint[0] = input(batch_);
   DeviceBuffer<R> dout;
   // Forward: keep x_0, x_every, ...; the last segment's tape stays. state_ is carried from segment to
   // segment, as build_stack carries it.
@@ -240,6 +280,7 @@ void BatchRun<R>::checkpointed(int every) {
         g.input(backward_ ? copy(checkpoint[j].get(), checkpoint[j].size()) : std::move(checkpoint[j])),
         first, last, state_);
     measure_streams(g, sv, first);
+    measure_training(g, sv, first, last);
     keep_streams(g, sv, first);
     if (last < K) {
       checkpoint[j + 1] = copy(g.value(sv.stream.back()).get());
@@ -250,7 +291,7 @@ void BatchRun<R>::checkpointed(int every) {
   }
   measure_.finish();
   if (backward_) reverse_segments(checkpoint, std::move(dout), every);
-  if (update_.active()) updated_pass(every);
+  if (update_.active() || fresh_step()) updated_pass(every);
 }
 
 template <class R>

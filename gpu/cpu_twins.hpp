@@ -34,31 +34,33 @@ void gaussian_fill(R* out, std::size_t n, int S, const std::uint32_t* samples, s
 
 template <class R>
 void input_fill(R* out, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
-                double input_std, double rho) {
+                double input_std, double rho, std::uint32_t batch = 0) {
   for (int s = 0; s < S; ++s)
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i)
         out[(std::size_t(s) * T + t) * d + i] =
-            R(sim::input_entry(seed, samples[s], t, i, d, input_std, rho));
+            R(sim::input_entry(seed, samples[s], t, i, d, input_std, rho, batch));
 }
 
 template <class R>
-void token_onehot_fill(R* out, int S, const std::uint32_t* samples, int T, int vocab, std::uint64_t seed) {
+void token_onehot_fill(R* out, int S, const std::uint32_t* samples, int T, int vocab, std::uint64_t seed,
+                       std::uint32_t batch = 0) {
   for (int s = 0; s < S; ++s)
     for (int t = 0; t < T; ++t)
       for (int v = 0; v < vocab; ++v)
-        out[(std::size_t(s) * T + t) * vocab + v] = R(sim::token_id(seed, samples[s], t, vocab) == v ? 1 : 0);
+        out[(std::size_t(s) * T + t) * vocab + v] =
+            R(sim::token_id(seed, samples[s], t, vocab, batch) == v ? 1 : 0);
 }
 
 template <class R>
 void loss_gradient(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d, std::uint64_t seed,
-                   bool mse) {
+                   bool mse, std::uint32_t batch = 0) {
   for (int s = 0; s < S; ++s)
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < d; ++i) {
         const std::size_t j = (std::size_t(s) * T + t) * d + i;
-        dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d))
-                    : R(sim::readout_entry(seed, samples[s], t, i, d));
+        dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d, batch))
+                    : R(sim::readout_entry(seed, samples[s], t, i, d, batch));
       }
 }
 
@@ -255,6 +257,28 @@ void sample_distance_sq(const R* a, const R* b, std::size_t n, int S, double* ou
 template <class R>
 void gradient_step(R* w, const R* g, std::size_t n, double lr, bool adam, double eps) {
   for (std::size_t i = 0; i < n; ++i) w[i] -= adam ? sim::adam_step(g[i], lr, eps) : sim::sgd_step(g[i], lr);
+}
+
+template <class R>
+void adam_accumulate(const R* g, R* m, R* v, std::size_t n, double mult, sim::AdamStep a) {
+  const R factor = R(mult);
+  for (std::size_t i = 0; i < n; ++i) sim::adam_moments(R(g[i] * factor), m[i], v[i], a);
+}
+
+template <class R>
+void adam_displace(R* disp, const R* m, const R* v, std::size_t n, double mult, sim::AdamStep a) {
+  const R factor = R(mult);
+  for (std::size_t i = 0; i < n; ++i) disp[i] -= sim::adam_displacement(m[i], v[i], a) * factor;
+}
+
+template <class R>
+void sample_abs_distance(const R* a, const R* b, std::size_t n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    double acc = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      acc += std::abs(double(a[s * n + i]) - (b ? double(b[s * n + i]) : 0.0));
+    out[s] = acc;
+  }
 }
 
 inline void random_update_scales(const double* w_sq, const double* g_sq, double scale, double* factor,

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "gpu/batch_run.hpp"
+#include "gpu/batch_training.hpp"
 #include "gpu/blas.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_handles.hpp"
@@ -142,9 +143,6 @@ std::string CudaBackend::plan_summary(const sim::Config& config) const {
 
 std::string CudaBackend::refusal(const sim::Config& config, int) const {
   if (std::string why = bf16_cuda_refusal(config); !why.empty()) return why;
-  if (config.steps > 0)
-    return "key 'steps': training steps run on the CPU backend only so far (docs/design/parametrization.md, "
-           "P4: the CUDA optimizer is not written yet); use --backend cpu";
   double budget = 0;
   const MemoryPlan m = plan(config, 1, &budget);
   if (asks_jacobian(config) && m.checkpoint_every > 0) return jacobian_refusal();
@@ -153,13 +151,15 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
   if (m.per_sample_bytes() > budget)
     return "keys 'width', 'depth', 'tokens', 'mlp_ratio'" +
            std::string(config.update != vocab::Update::none ? ", 'update'" : "") +
+           std::string(config.steps > 0 ? ", 'steps'" : "") +
            std::string(asks_jacobian(config) ? ", 'metrics'" : "") + ": one sample needs " +
            sim::human_bytes(m.per_sample_bytes()) + " on the GPU (activations " +
            sim::human_bytes(m.activation_bytes) + ", weights " + sim::human_bytes(m.weight_bytes) +
            (m.recompute ? " redrawn in the backward" : " kept") +
-           (m.side_pass_bytes > 0
-                ? ", kept for the update or the Jacobian probes " + sim::human_bytes(m.side_pass_bytes)
-                : "") +
+           (m.side_pass_bytes > 0 ? (config.steps > 0 ? ", the optimizer's state and step 0's streams "
+                                                      : ", kept for the update or the Jacobian probes ") +
+                                        sim::human_bytes(m.side_pass_bytes)
+                                  : "") +
            "); this GPU allows " + sim::human_bytes(budget) +
            " (docs/gpu.md: a smaller width, depth or tokens)";
   return "";
@@ -171,8 +171,8 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
   const sim::StackShape shape(config);
   const std::shared_ptr<const sim::Placement> owned = sim::placement_for(config);
   const sim::Placement& placement = *owned;
-  const int n = int(samples.size()), K = shape.depth;
-  std::vector<sim::SampleRecord> records(n);
+  const int n = int(samples.size()), K = shape.depth, steps = config.steps;
+  std::vector<sim::SampleRecord> records(std::size_t(n) * (steps + 1));  // sample-major, as the CPU's
   if (n == 0) return records;
   info_ = CudaRunInfo{};
   reset_device_peak();
@@ -196,6 +196,14 @@ std::vector<sim::SampleRecord> CudaBackend::run_typed(const sim::Config& config,
     const int S = std::min(batch, n - first);
     ++info_.batches;
     const auto t0 = Clock::now();
+    if (steps > 0) {  // the step records are made between the steps: device time includes them
+      auto trained = train_batch<R>(config, shape, placement, blas, samples.subspan(first, S), layout);
+      for (int s = 0; s < S; ++s)
+        std::move(trained[s].begin(), trained[s].end(),
+                  records.begin() + std::size_t(first + s) * (steps + 1));
+      info_.device_seconds += seconds_since(t0);
+      continue;
+    }
     DeviceStats stats(K, S, placement.lanes());
     BatchRun<R> run(config, shape, placement, blas, samples.subspan(first, S), recompute, stats);
     if (layout.checkpoint_every > 0)

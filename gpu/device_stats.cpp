@@ -1,6 +1,7 @@
 #include "gpu/device_stats.hpp"
 
 #include "gpu/cuda_check.hpp"
+#include "sim/edges.hpp"
 #include "sim/metrics.hpp"
 #include "sim/weight_update.hpp"
 
@@ -77,6 +78,11 @@ sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) con
   r.updated =
       shape.cfg.update != vocab::Update::none && (grads_finite || !sim::steps_on_loss(shape.cfg.update));
   r.output_finite = host(output_block(), lf_stream + f_nonfinite, s) == 0;
+  // The logits' means, NaN unless a training step measured them (stored from train_step 0 on).
+  const double logits =
+      double(shape.tokens) * (sim::has_readout(shape.cfg) ? shape.cfg.output_width : shape.width);
+  r.values[m::logit_mean_abs][K] = host(output_block(), lf_logit_abs, s) / logits;
+  r.values[m::logit_change][K] = host(output_block(), lf_logit_change, s) / logits;
   for (int k = 0; k < K; ++k) {
     r.values[m::branch_sq][k] = host(k, lf_branch_sum, s) / size;  // as sim::mean_square
     for (int w = 0; w < sim::kWeightKinds; ++w)

@@ -24,6 +24,10 @@ inline constexpr int lf_gradw = lf_branch_sum + 1;     // sublayer l: ||dL/dW||_
 inline constexpr int lf_change = lf_gradw + sim::kWeightKinds;
 inline constexpr int lf_change_ref = lf_change + 1;
 inline constexpr int kLayerFields = lf_change_ref + 1;
+// The output block in a training step (gpu/batch_training.hpp), in fields it has no other use for: the sums
+// over the loss's input z (y, or the logits) of |z| (logit_mean_abs) and of |z - z_0| (logit_change).
+inline constexpr int lf_logit_abs = lf_branch_sum;
+inline constexpr int lf_logit_change = lf_change;
 
 // A block of n > 1 lanes (docs/design/multistream.md 3.3) adds a block per lane i of every stream x_l
 // (lf_stream, lf_grad and lf_eff_rank of x^i_l, its pair fields with x^i_{l+1}), then, per stream and pair of

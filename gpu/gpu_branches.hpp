@@ -13,13 +13,16 @@
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_stats.hpp"
-#include "gpu/gpu_weight_update.hpp"
+#include "gpu/gpu_parameter_update.hpp"
 #include "sim/cpu_branches.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 #include "sim/value_residual.hpp"
 
 namespace normsim::gpu {
+
+template <class R>
+class GpuUpdateProbe;  // gpu/gpu_update_probe.hpp
 
 // What every branch of one batch shares.
 template <class R>
@@ -32,9 +35,13 @@ struct GpuContext {
   DeviceBuffer<R>* weight_scratch = nullptr;  // recompute: S x (largest fan_in x fan_out)
   DeviceStats* stats = nullptr;               // where branches write branch_sq sums and weight-gradient norms
   // The parameter update (as sim::UpdateHooks): the first pass records its loss gradients into `record` in
-  // the backward; the updated pass draws W + dW through `apply`. Both null: neither.
-  GpuWeightUpdate<R>* record = nullptr;
-  const GpuWeightUpdate<R>* apply = nullptr;
+  // the backward; the updated pass draws W + dW through `apply` (a training step: W_s, while recording the
+  // step's gradients). Both null: neither.
+  GpuParameterUpdate<R>* record = nullptr;
+  const GpuParameterUpdate<R>* apply = nullptr;
+  // A training step's coordinate-check sizes (gpu/gpu_update_probe.hpp): told each matrix `apply` moves and
+  // each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s >= 1.
+  GpuUpdateProbe<R>* probe = nullptr;
 };
 
 template <class R>

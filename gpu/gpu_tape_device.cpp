@@ -1,6 +1,7 @@
 #include "gpu/gpu_tape_device.hpp"
 
 #include "gpu/blas.hpp"
+#include "gpu/gpu_update_probe.hpp"
 #include "gpu/kernels.hpp"
 #include "sim/edges.hpp"
 
@@ -136,7 +137,14 @@ const DeviceBuffer<R>& GpuTapeDevice<R>::edge_matrix(sim::Edge e) {
   W = DeviceBuffer<R>(n * ctx_.S);
   gaussian_fill(W.get(), n, ctx_.S, ctx_.d_samples, ctx_.seed, sim::edge_layer(shape_.cfg, e),
                 sim::edge_stream(e), sim::edge_std(shape_, e));
-  if (ctx_.apply) ctx_.apply->apply_edge(e, W.get(), d.rows, d.cols);
+  if (!ctx_.apply) return W;
+  DeviceBuffer<R> w0;  // W_0, for a training step's probe
+  if (ctx_.probe) {
+    w0 = DeviceBuffer<R>(W.size());
+    copy_on_device(w0.get(), W.get(), W.size() * sizeof(R));
+  }
+  ctx_.apply->apply_edge(e, W.get(), d.rows, d.cols);
+  if (ctx_.probe) ctx_.probe->stepped(-1, int(e), w0.get(), W.get(), d.rows, d.cols);
   return W;
 }
 
@@ -148,6 +156,7 @@ DeviceBuffer<R> GpuTapeDevice<R>::project(const DeviceBuffer<R>& a, sim::Edge e)
   gemm<R>(ctx_.blas, false, false, T, d.cols, d.rows, 1.0, a.get(), d.rows, (long long)T * d.rows,
           edge_matrix(e).get(), d.cols, (long long)d.rows * d.cols, 0.0, z.get(), d.cols,
           (long long)T * d.cols, ctx_.S);
+  if (ctx_.probe) ctx_.probe->input(-1, int(e), a.get());
   return z;
 }
 

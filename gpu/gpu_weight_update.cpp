@@ -14,7 +14,7 @@ namespace normsim::gpu {
 template <class R>
 GpuWeightUpdate<R>::GpuWeightUpdate(const sim::Config& c, cublasHandle_t blas, int S,
                                     const std::uint32_t* d_samples)
-    : kind_(c.update),
+    : kind_(c.steps > 0 ? vocab::Update::none : c.update),
       lr_(c.update_lr),
       scale_(c.update_scale),
       eps_(c.adam_eps),

@@ -5,6 +5,7 @@
 //   sgd, adam: from the loss's gradient g = A^T B of the first backward (A the matrix's input, B the gradient
 //              of its output), then gradient_step. What is recorded per (sublayer, matrix) is g itself or the
 //              factors A and B, whichever is smaller (gradient_by_factors): g is then one GEMM when applied.
+// With steps > 0 it is inactive: the training loop's optimizer (gpu/gpu_optimizer.hpp) moves the weights.
 // Plain C++ header.
 #pragma once
 #include <array>
@@ -15,6 +16,7 @@
 #include <cublas_v2.h>
 
 #include "gpu/device_buffer.hpp"
+#include "gpu/gpu_parameter_update.hpp"
 #include "sim/config.hpp"
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
@@ -22,7 +24,7 @@
 namespace normsim::gpu {
 
 template <class R>
-class GpuWeightUpdate {
+class GpuWeightUpdate final : public GpuParameterUpdate<R> {
  public:
   GpuWeightUpdate(const sim::Config& c, cublasHandle_t blas, int S, const std::uint32_t* d_samples);
   bool active() const { return kind_ != vocab::Update::none; }
@@ -32,15 +34,16 @@ class GpuWeightUpdate {
   // (copied or multiplied now: the caller may free them); of its bias, A is a column of ones (n_in = 1).
   // Ignored when not needed or after seal().
   void record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out,
-              sim::Part part = sim::Part::weight);
+              sim::Part part = sim::Part::weight) override;
   // The loss's backward is done (as sim::WeightUpdate::seal).
-  void seal() { sealed_ = true; }
+  void seal() override { sealed_ = true; }
   // W (S x n_in x n_out) += dW in place, or a bias (S x 1 x n_out). Throws std::logic_error when a needed
   // gradient was not recorded.
-  void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out, sim::Part part = sim::Part::weight) const;
+  void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out,
+             sim::Part part = sim::Part::weight) const override;
   // The same for the edge matrix W_e (sim/edges.hpp): moved by sgd and adam only, as on the CPU.
-  void record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out);
-  void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const;
+  void record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out) override;
+  void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const override;
 
  private:
   // g (S x n_in x n_out) = A^T B per sample.

@@ -13,6 +13,7 @@
 #include "gpu/blas.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_branches.hpp"
+#include "gpu/gpu_update_probe.hpp"
 #include "gpu/kernels.hpp"
 #include "sim/init.hpp"
 #include "sim/placement.hpp"
@@ -82,6 +83,7 @@ class GpuWeights {
               (long long)T * n, S);
     }
     round_if_bf16(bf16_, d_out, std::size_t(S) * T * n);
+    if (ctx_.probe) ctx_.probe->input(k_, int(w), d_u);  // after the product has drawn (and stepped) W
   }
   // The backward's product with matrix w: dx (S x T x fan_in) = dy W^T, in bf16 on rounded operands and
   // rounded.
@@ -146,7 +148,16 @@ class GpuWeights {
                   sim::weight_stream(sim::WeightId{w, index_}), sim::weight_std(s_, p_, k_, w));
     if (const std::optional<sim::UnitNorm> unit = sim::unit_norm(s_, p_, k_, w))
       unit_norm_vectors(d_out, ctx_.S, s_.fan_in(w), s_.fan_out(w), *unit);
-    if (ctx_.apply) ctx_.apply->apply(k_, w, d_out, s_.fan_in(w), s_.fan_out(w));
+    if (ctx_.apply) apply_update(w, d_out);
+  }
+  // W_0 -> W_s (or W + dW), reported to a training step's probe when there is one.
+  void apply_update(sim::WeightKind w, R* d_w) const {
+    const int n_in = s_.fan_in(w), n_out = s_.fan_out(w);
+    if (!ctx_.probe) return ctx_.apply->apply(k_, w, d_w, n_in, n_out);
+    DeviceBuffer<R> w0(std::size_t(ctx_.S) * size(w));
+    copy_on_device(w0.get(), d_w, w0.size() * sizeof(R));
+    ctx_.apply->apply(k_, w, d_w, n_in, n_out);
+    ctx_.probe->stepped(k_, int(w), w0.get(), d_w, n_in, n_out);
   }
   const sim::StackShape& s_;
   const sim::Placement& p_;

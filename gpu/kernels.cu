@@ -45,33 +45,33 @@ __global__ void gaussian_fill_kernel(Out* out, std::size_t n, int S, const std::
 
 template <class R>
 __global__ void input_fill_kernel(R* out, int S, const std::uint32_t* samples, int T, int d,
-                                  std::uint64_t seed, double input_std, double rho) {
+                                  std::uint64_t seed, double input_std, double rho, std::uint32_t batch) {
   const std::size_t per = std::size_t(T) * d;
   NORMSIM_GRID_LOOP(j, per * S) {
     const std::size_t s = j / per, r = j % per;
-    out[j] = R(sim::input_entry(seed, samples[s], int(r / d), int(r % d), d, input_std, rho));
+    out[j] = R(sim::input_entry(seed, samples[s], int(r / d), int(r % d), d, input_std, rho, batch));
   }
 }
 
 template <class R>
 __global__ void token_onehot_fill_kernel(R* out, int S, const std::uint32_t* samples, int T, int vocab,
-                                         std::uint64_t seed) {
+                                         std::uint64_t seed, std::uint32_t batch) {
   const std::size_t per = std::size_t(T) * vocab;
   NORMSIM_GRID_LOOP(j, per * S) {
     const std::size_t s = j / per, r = j % per;
-    out[j] = R(sim::token_id(seed, samples[s], int(r / vocab), vocab) == int(r % vocab) ? 1 : 0);
+    out[j] = R(sim::token_id(seed, samples[s], int(r / vocab), vocab, batch) == int(r % vocab) ? 1 : 0);
   }
 }
 
 template <class R>
 __global__ void loss_gradient_kernel(const R* y, R* dy, int S, const std::uint32_t* samples, int T, int d,
-                                     std::uint64_t seed, bool mse) {
+                                     std::uint64_t seed, bool mse, std::uint32_t batch) {
   const std::size_t per = std::size_t(T) * d;
   NORMSIM_GRID_LOOP(j, per * S) {
     const std::size_t s = j / per, r = j % per;
     const int t = int(r / d), i = int(r % d);
-    dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d))
-                : R(sim::readout_entry(seed, samples[s], t, i, d));
+    dy[j] = mse ? R(double(y[j]) - sim::target_entry(seed, samples[s], t, i, d, batch))
+                : R(sim::readout_entry(seed, samples[s], t, i, d, batch));
   }
 }
 
@@ -293,6 +293,29 @@ __global__ void gradient_step_kernel(R* w, const R* g, std::size_t n, double lr,
   NORMSIM_GRID_LOOP(i, n) w[i] -= adam ? sim::adam_step(g[i], lr, eps) : sim::sgd_step(g[i], lr);
 }
 
+template <class R>
+__global__ void adam_accumulate_kernel(const R* g, R* m, R* v, std::size_t n, double mult, sim::AdamStep a) {
+  const R factor = R(mult);
+  NORMSIM_GRID_LOOP(i, n) sim::adam_moments(R(g[i] * factor), m[i], v[i], a);
+}
+
+template <class R>
+__global__ void adam_displace_kernel(R* disp, const R* m, const R* v, std::size_t n, double mult,
+                                     sim::AdamStep a) {
+  const R factor = R(mult);
+  NORMSIM_GRID_LOOP(i, n) disp[i] -= sim::adam_displacement(m[i], v[i], a) * factor;
+}
+
+template <class R>
+__global__ void sample_abs_distance_kernel(const R* a, const R* b, std::size_t n, double* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  double acc = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x)
+    acc += fabs(double(a[o + i]) - (b ? double(b[o + i]) : 0.0));
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
 __global__ void random_update_scales_kernel(const double* w_sq, const double* g_sq, double scale,
                                             double* factor, int S) {
   NORMSIM_GRID_LOOP(s, std::size_t(S)) factor[s] = sim::random_update_scale(w_sq[s], g_sq[s], scale);
@@ -366,25 +389,25 @@ void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::
 
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
-                double input_std, double rho) {
+                double input_std, double rho, std::uint32_t batch) {
   input_fill_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_out, S, d_samples, T, d, seed,
-                                                                    input_std, rho);
+                                                                    input_std, rho, batch);
   check_launch("input_fill_kernel");
 }
 
 template <class R>
-void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
-                       std::uint64_t seed) {
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed,
+                       std::uint32_t batch) {
   token_onehot_fill_kernel<<<grid_for(std::size_t(S) * T * vocab), kThreads>>>(d_out, S, d_samples, T, vocab,
-                                                                               seed);
+                                                                               seed, batch);
   check_launch("token_onehot_fill_kernel");
 }
 
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
-                   std::uint64_t seed, bool mse) {
+                   std::uint64_t seed, bool mse, std::uint32_t batch) {
   loss_gradient_kernel<<<grid_for(std::size_t(S) * T * d), kThreads>>>(d_y, d_dy, S, d_samples, T, d, seed,
-                                                                       mse);
+                                                                       mse, batch);
   check_launch("loss_gradient_kernel");
 }
 
@@ -556,6 +579,27 @@ void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, do
   if (n == 0) return;
   gradient_step_kernel<<<grid_for(n), kThreads>>>(d_w, d_g, n, lr, adam, eps);
   check_launch("gradient_step_kernel");
+}
+
+template <class R>
+void adam_accumulate(const R* d_g, R* d_m, R* d_v, std::size_t n, double mult, sim::AdamStep a) {
+  if (n == 0) return;
+  adam_accumulate_kernel<<<grid_for(n), kThreads>>>(d_g, d_m, d_v, n, mult, a);
+  check_launch("adam_accumulate_kernel");
+}
+
+template <class R>
+void adam_displace(R* d_disp, const R* d_m, const R* d_v, std::size_t n, double mult, sim::AdamStep a) {
+  if (n == 0) return;
+  adam_displace_kernel<<<grid_for(n), kThreads>>>(d_disp, d_m, d_v, n, mult, a);
+  check_launch("adam_displace_kernel");
+}
+
+template <class R>
+void sample_abs_distance(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
+  if (S == 0) return;
+  sample_abs_distance_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);
+  check_launch("sample_abs_distance_kernel");
 }
 
 void random_update_scales(const double* d_w_sq, const double* d_g_sq, double scale, double* d_factor, int S) {

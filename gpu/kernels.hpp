@@ -12,6 +12,7 @@
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 #include "sim/unit_norm.hpp"
+#include "sim/update_step.hpp"
 
 namespace normsim::gpu {
 
@@ -28,20 +29,22 @@ void gaussian_fill(R* d_out, std::size_t n, int S, const std::uint32_t* d_sample
 void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::uint32_t* d_samples,
                         std::uint64_t seed, std::uint32_t layer, sim::Stream stream, double scale);
 
-// x_0 of every sample (sim/inputs.hpp's input_entry), S x T x d.
+// x_0 of every sample (sim/inputs.hpp's input_entry) on batch `batch` (the training loop's fresh batches;
+// 0 = a run without steps), S x T x d.
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
-                double input_std, double rho);
+                double input_std, double rho, std::uint32_t batch = 0);
 
-// dLoss/dy: readout (g) or mse (y - target), S x T x d.
 // The embedding's input of token ids (sim/edges.hpp): S x T x vocab one-hot rows, row t's 1 at
-// sim::token_id(seed, sample, t, vocab).
+// sim::token_id(seed, sample, t, vocab, batch).
 template <class R>
-void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed);
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed,
+                       std::uint32_t batch = 0);
 
+// dLoss/dy on batch `batch`: readout (g) or mse (y - target), S x T x d.
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
-                   std::uint64_t seed, bool mse);
+                   std::uint64_t seed, bool mse, std::uint32_t batch = 0);
 
 // Row norm of `rows` contiguous rows of length n (sim/rownorm.hpp); rstd[row] is kept for the backward.
 template <class R>
@@ -136,6 +139,19 @@ void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double
 // number of samples): w[i] -= sgd_step(g[i], lr), or adam_step(g[i], lr, eps) with adam.
 template <class R>
 void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps);
+// The training loop's Adam (sim/optimizer.hpp; per entry sim/update_step.hpp), n entries of one parameter
+// for any number of samples. adam_accumulate takes the gradient g of W_eff into m and v as the parameter's,
+// g * mult (mult the parametrization's forward multiplier, folded into W_eff); adam_displace then moves
+// D = W_s - W_0 by -adam_displacement(m, v) * mult, W_eff's share of the step.
+template <class R>
+void adam_accumulate(const R* d_g, R* d_m, R* d_v, std::size_t n, double mult, sim::AdamStep a);
+template <class R>
+void adam_displace(R* d_disp, const R* d_m, const R* d_v, std::size_t n, double mult, sim::AdamStep a);
+// out[s] = sum_i |a[s*n+i] - b[s*n+i]| in double (b null: sum_i |a[s*n+i]|), one block per sample: the
+// logits' mean |z| and mean |z_s - z_0| of the training loop.
+template <class R>
+void sample_abs_distance(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out);
+
 // update = "random": factor[s] = sim::random_update_scale(w_sq[s], g_sq[s], scale).
 void random_update_scales(const double* d_w_sq, const double* d_g_sq, double scale, double* d_factor, int S);
 
@@ -150,9 +166,11 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
 #define NORMSIM_KERNEL_INSTANTIATIONS(R)                                                                     \
   template void gaussian_fill<R>(R*, std::size_t, int, const std::uint32_t*, std::uint64_t, std::uint32_t,   \
                                  sim::Stream, double);                                                       \
-  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double);       \
-  template void token_onehot_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t);                \
-  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool);    \
+  template void input_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, double, double,        \
+                              std::uint32_t);                                                                \
+  template void token_onehot_fill<R>(R*, int, const std::uint32_t*, int, int, std::uint64_t, std::uint32_t); \
+  template void loss_gradient<R>(const R*, R*, int, const std::uint32_t*, int, int, std::uint64_t, bool,     \
+                                 std::uint32_t);                                                             \
   template void row_norm_forward<R>(const R*, R*, double*, int, int, sim::NormKind, double, double);         \
   template void row_norm_backward<R>(const R*, const R*, R*, const double*, int, int, sim::NormKind, double, \
                                      bool);                                                                  \
@@ -176,6 +194,9 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n);
   template void swap_middle_axes<R>(const R*, R*, int, int, int, int);                                       \
   template void sample_max_abs<R>(const R*, std::size_t, int, double*);                                      \
   template void sample_distance_sq<R>(const R*, const R*, std::size_t, int, double*);                        \
-  template void gradient_step<R>(R*, const R*, std::size_t, double, bool, double);
+  template void gradient_step<R>(R*, const R*, std::size_t, double, bool, double);                           \
+  template void adam_accumulate<R>(const R*, R*, R*, std::size_t, double, sim::AdamStep);                    \
+  template void adam_displace<R>(R*, const R*, const R*, std::size_t, double, sim::AdamStep);                \
+  template void sample_abs_distance<R>(const R*, const R*, std::size_t, int, double*);
 
 }  // namespace normsim::gpu

@@ -10,6 +10,7 @@
 #include "sim/init.hpp"
 #include "sim/jacobian_wanted.hpp"
 #include "sim/metric_set.hpp"
+#include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "sim/unit_plan.hpp"
 #include "sim/weight_update.hpp"
@@ -40,9 +41,30 @@ bool gradient_by_factors(int T, int n, int m) {
   return double(T) * (double(n) + double(m)) < double(n) * double(m);
 }
 
+std::size_t optimizer_elements(const sim::StackShape& s) {
+  if (s.cfg.steps == 0) return 0;
+  std::size_t largest = largest_weight(s);
+  for (const sim::Edge e : {sim::Edge::embedding, sim::Edge::readout}) {
+    const sim::EdgeDims d = sim::edge_dims(s.cfg, e);
+    if (sim::has_edge(s.cfg, e)) largest = std::max(largest, std::size_t(d.rows) * std::size_t(d.cols));
+  }
+  const std::size_t trained = weight_elements(s) + std::size_t(sim::edge_weight_entries(s.cfg));
+  // The update sizes' probe (gpu/gpu_update_probe.hpp): dW of a sublayer's matrices until their products,
+  // a copy of W_0 and x dW, at most 4 of the largest matrix for an MLP sublayer (two matrices, T <= fan_in).
+  bool sizes = false;
+  for (int id = sim::metric::dwx_w1; id <= sim::metric::rel_dw_out; ++id)
+    sizes = sizes || s.cfg.metrics.contains(id);
+  const std::size_t probe = sizes ? 4 * largest : 0;
+  return (s.cfg.update == vocab::Update::adam ? 3 * trained + largest : 2 * trained) + probe;
+}
+
 std::size_t update_elements(const sim::StackShape& s) {
   if (s.cfg.update == vocab::Update::none) return 0;
   const std::size_t T = s.tokens;
+  if (s.cfg.steps > 0) {
+    const int loss_width = sim::has_readout(s.cfg) ? s.cfg.output_width : s.width;
+    return std::size_t(s.depth + 1) * T * s.width + T * std::size_t(loss_width) + optimizer_elements(s);
+  }
   std::size_t gradients = 0;
   if (sim::steps_on_loss(s.cfg.update))
     for (int k = 0; k < s.depth; ++k)
@@ -61,7 +83,7 @@ std::size_t edge_elements(const sim::StackShape& s) {
   for (const sim::Edge e : {sim::Edge::embedding, sim::Edge::readout}) {
     const sim::EdgeDims d = sim::edge_dims(s.cfg, e);
     const std::size_t rows = d.rows, cols = d.cols;
-    if (sim::has_edge(s.cfg, e) && sim::steps_on_loss(s.cfg.update))
+    if (sim::has_edge(s.cfg, e) && sim::steps_on_loss(s.cfg.update) && s.cfg.steps == 0)
       n += gradient_by_factors(s.tokens, d.rows, d.cols) ? T * (rows + cols) : rows * cols;
   }
   return n;
@@ -71,7 +93,8 @@ std::size_t jacobian_elements(const sim::StackShape& s) {
   const sim::JacobianWanted j = sim::JacobianWanted::of(s.cfg.metrics);
   if (!j.any()) return 0;
   const std::size_t stream = std::size_t(s.tokens) * s.width;
-  const bool streams = j.blocks && s.cfg.update == vocab::Update::none;
+  // The one update keeps this pass's streams already; a training step keeps step 0's, not this pass's.
+  const bool streams = j.blocks && (s.cfg.update == vocab::Update::none || s.cfg.steps > 0);
   return (streams ? std::size_t(s.depth + 1) * stream : 0) + 2 * stream;
 }
 

@@ -23,7 +23,8 @@ bool runs_backward(const sim::StackShape& s);
 std::size_t forward_only_activation_elements(const sim::StackShape& s);
 std::size_t weight_elements(const sim::StackShape& s);  // every weight of the stack
 // The edge matrices (sim/edges.hpp), held by every pass's tape: each W_e, the embedding's input u, the
-// logits and their gradient, and a recorded gradient of each W_e (as factors or product) with sgd or adam.
+// logits and their gradient, and a recorded gradient of each W_e (as factors or product) with the one sgd or
+// adam update (a training step's go to the optimizer: optimizer_elements).
 std::size_t edge_elements(const sim::StackShape& s);
 std::size_t largest_weight(const sim::StackShape& s);  // the recompute scratch
 // Device bytes per sample of the statistics' scratch (gpu/stream_statistics.hpp): row sums, column squares,
@@ -41,11 +42,18 @@ std::size_t frobenius_scratch_elements(int T, int n, int m);
 bool gradient_by_factors(int T, int n, int m);
 // Elements per sample the parameter update adds (update != none; gpu/batch_run.hpp's updated pass): the first
 // pass's streams x_0..x_K kept to compare with, the loss gradients recorded for sgd/adam, and one matrix in
-// flight (random's G, or a gradient multiplied out of its factors). 0 for update = none.
+// flight (random's G, or a gradient multiplied out of its factors). 0 for update = none. With steps > 0 (the
+// training loop, gpu/batch_training.hpp): step 0's streams and loss input kept to compare with, and
+// optimizer_elements.
 std::size_t update_elements(const sim::StackShape& s);
+// The training loop's optimizer (gpu/gpu_optimizer.hpp), per sample: of every trained matrix (sublayers with
+// their biases, edge matrices) Adam's D, m and v, and one gradient in flight (the largest), or SGD's gradient
+// of the step and the sum of the gradients; with a dwx_ or rel_dw_ metric, the probe's transients. 0 without
+// steps.
+std::size_t optimizer_elements(const sim::StackShape& s);
 
 // Elements per sample the Jacobian metrics add (gpu/batch_jacobians.cpp): the first pass's streams for the
-// blocks' rebuilt units (unless the update keeps them already) and a probe direction with its copy. Their
+// blocks' rebuilt units (unless the one update keeps them already) and a probe direction with its copy. Their
 // rebuilt tapes are at most the whole tape, which the first pass has freed.
 std::size_t jacobian_elements(const sim::StackShape& s);
 

@@ -130,7 +130,13 @@ void copy_train(SampleScalars& s, const SampleTensors& t) {
   const int K = int(t.stream.size()) - 1;
   s.values[metric::logit_mean_abs][K] = t.logit_mean_abs;
   s.values[metric::logit_change][K] = t.logit_change;
-  const UpdateSizes& u = t.update_sizes;
+  put_update_sizes(s, t.update_sizes);
+}
+
+}  // namespace
+
+void put_update_sizes(SampleScalars& s, const UpdateSizes& u) {
+  const int K = int(s.stream_finite.size()) - 1;
   for (std::size_t k = 0; k < u.dwx.size() && int(k) < K; ++k)
     for (int w = 0; w < kWeightKinds; ++w)
       if (kDwxMetric[w] >= 0) {
@@ -142,6 +148,8 @@ void copy_train(SampleScalars& s, const SampleTensors& t) {
   s.values[metric::dwx_out][K] = u.edge_dwx[std::size_t(Edge::readout)];
   s.values[metric::rel_dw_out][K] = u.edge_rel_dw[std::size_t(Edge::readout)];
 }
+
+namespace {
 
 // values[m][i] = compute() where metric m is wanted; the computation is skipped where it is not.
 using Values = std::vector<std::vector<double>>;

@@ -53,6 +53,10 @@ struct SampleScalars {
   std::vector<std::vector<std::vector<double>>> lanes;
 };
 
+// A training step's update sizes (dwx_*, rel_dw_*; sim/update_probe.hpp) into s.values, for depth K =
+// s.stream_finite.size() - 1: the CPU's loop and the CUDA backend's (gpu/batch_training.hpp) put them alike.
+void put_update_sizes(SampleScalars& s, const UpdateSizes& u);
+
 // The metric (index into metric_table()) of the gradient norm of weight w.
 int gradw_metric(WeightKind w);  // its gradw_ metric id
 

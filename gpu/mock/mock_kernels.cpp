@@ -24,23 +24,23 @@ void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::
 
 template <class R>
 void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, std::uint64_t seed,
-                double input_std, double rho) {
+                double input_std, double rho, std::uint32_t batch) {
   mock::count_launch();
-  cpu::input_fill(d_out, S, d_samples, T, d, seed, input_std, rho);
+  cpu::input_fill(d_out, S, d_samples, T, d, seed, input_std, rho, batch);
 }
 
 template <class R>
-void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab,
-                       std::uint64_t seed) {
+void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int vocab, std::uint64_t seed,
+                       std::uint32_t batch) {
   mock::count_launch();
-  cpu::token_onehot_fill(d_out, S, d_samples, T, vocab, seed);
+  cpu::token_onehot_fill(d_out, S, d_samples, T, vocab, seed, batch);
 }
 
 template <class R>
 void loss_gradient(const R* d_y, R* d_dy, int S, const std::uint32_t* d_samples, int T, int d,
-                   std::uint64_t seed, bool mse) {
+                   std::uint64_t seed, bool mse, std::uint32_t batch) {
   mock::count_launch();
-  cpu::loss_gradient(d_y, d_dy, S, d_samples, T, d, seed, mse);
+  cpu::loss_gradient(d_y, d_dy, S, d_samples, T, d, seed, mse, batch);
 }
 
 template <class R>
@@ -188,6 +188,24 @@ template <class R>
 void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps) {
   mock::count_launch();
   cpu::gradient_step(d_w, d_g, n, lr, adam, eps);
+}
+
+template <class R>
+void adam_accumulate(const R* d_g, R* d_m, R* d_v, std::size_t n, double mult, sim::AdamStep a) {
+  mock::count_launch();
+  cpu::adam_accumulate(d_g, d_m, d_v, n, mult, a);
+}
+
+template <class R>
+void adam_displace(R* d_disp, const R* d_m, const R* d_v, std::size_t n, double mult, sim::AdamStep a) {
+  mock::count_launch();
+  cpu::adam_displace(d_disp, d_m, d_v, n, mult, a);
+}
+
+template <class R>
+void sample_abs_distance(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
+  mock::count_launch();
+  cpu::sample_abs_distance(d_a, d_b, n, S, d_out);
 }
 
 void random_update_scales(const double* d_w_sq, const double* d_g_sq, double scale, double* d_factor, int S) {

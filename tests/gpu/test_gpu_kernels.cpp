@@ -66,22 +66,25 @@ TEMPLATE_TEST_CASE("gaussian_fill matches its CPU twin", "[kernel]", float, doub
               sizeof(R) == 4 ? "float" : "double", identical, got.size());
 }
 
+// Batch 0 (a run without steps) and a later batch of the training loop's fresh batches.
 TEMPLATE_TEST_CASE("input_fill and loss_gradient match their CPU twins", "[kernel]", float, double) {
   using R = TestType;
   const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
   const std::size_t n = std::size_t(kS) * kT * kD;
-  DeviceBuffer<R> d_x(n);
-  gpu::input_fill(d_x.get(), kS, d_ids.get(), kT, kD, 7, 1.5, 0.3);
-  std::vector<R> x(n);
-  gpu::cpu::input_fill(x.data(), kS, kSamples.data(), kT, kD, 7, 1.5, 0.3);
-  require_close(d_x.to_host(), x, 2e-6, 8 * ulp<float>());  // Gaussian draws as above, times 1.5
-  for (const bool mse : {false, true}) {
-    DeviceBuffer<R> d_dy(n);
-    const auto d_y = DeviceBuffer<R>::from_host(x);
-    gpu::loss_gradient(d_y.get(), d_dy.get(), kS, d_ids.get(), kT, kD, 7, mse);
-    std::vector<R> dy(n);
-    gpu::cpu::loss_gradient(x.data(), dy.data(), kS, kSamples.data(), kT, kD, 7, mse);
-    require_close(d_dy.to_host(), dy, 2e-6, 8 * ulp<float>());
+  for (const std::uint32_t batch : {0u, 3u}) {
+    DeviceBuffer<R> d_x(n);
+    gpu::input_fill(d_x.get(), kS, d_ids.get(), kT, kD, 7, 1.5, 0.3, batch);
+    std::vector<R> x(n);
+    gpu::cpu::input_fill(x.data(), kS, kSamples.data(), kT, kD, 7, 1.5, 0.3, batch);
+    require_close(d_x.to_host(), x, 2e-6, 8 * ulp<float>());  // Gaussian draws as above, times 1.5
+    for (const bool mse : {false, true}) {
+      DeviceBuffer<R> d_dy(n);
+      const auto d_y = DeviceBuffer<R>::from_host(x);
+      gpu::loss_gradient(d_y.get(), d_dy.get(), kS, d_ids.get(), kT, kD, 7, mse, batch);
+      std::vector<R> dy(n);
+      gpu::cpu::loss_gradient(x.data(), dy.data(), kS, kSamples.data(), kT, kD, 7, mse, batch);
+      require_close(d_dy.to_host(), dy, 2e-6, 8 * ulp<float>());
+    }
   }
 }
 
@@ -92,11 +95,13 @@ TEMPLATE_TEST_CASE("token_onehot_fill matches its CPU twin", "[kernel]", float, 
   const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kSamples);
   const int vocab = 1031;
   const std::size_t n = std::size_t(kS) * kT * vocab;
-  DeviceBuffer<R> d_u(n);
-  gpu::token_onehot_fill(d_u.get(), kS, d_ids.get(), kT, vocab, 7);
-  std::vector<R> u(n);
-  gpu::cpu::token_onehot_fill(u.data(), kS, kSamples.data(), kT, vocab, 7);
-  CHECK(d_u.to_host() == u);
+  for (const std::uint32_t batch : {0u, 3u}) {
+    DeviceBuffer<R> d_u(n);
+    gpu::token_onehot_fill(d_u.get(), kS, d_ids.get(), kT, vocab, 7, batch);
+    std::vector<R> u(n);
+    gpu::cpu::token_onehot_fill(u.data(), kS, kSamples.data(), kT, vocab, 7, batch);
+    CHECK(d_u.to_host() == u);
+  }
 }
 
 // Row sums run in double on both sides, in different orders (tree vs. sequential): the sums agree to
@@ -466,6 +471,50 @@ TEMPLATE_TEST_CASE("gradient_step matches its CPU twin", "[kernel][update]", flo
     std::vector<R> w = w0;
     gpu::cpu::gradient_step(w.data(), g.data(), kN, 0.01, adam, 1e-8);
     require_close(d_w.to_host(), w, 2 * ulp<R>(), 2 * ulp<R>());
+  }
+}
+
+// The training loop's Adam: m and v move in double and round once to R on both sides (the device may fuse a
+// product and a sum into one FMA: 2 ulps of R); the displacement's quotient is double's sqrt and division,
+// correctly rounded on both sides, and D - step * mult may fuse likewise: 2 ulps of R relative, plus 2 ulps
+// of the step (lr = 0.01) where D is near 0.
+TEMPLATE_TEST_CASE("adam_accumulate and adam_displace match their CPU twins", "[kernel][update]", float,
+                   double) {
+  using R = TestType;
+  const auto g = random_vector<R>(kN, 19, 3.0), m0 = random_vector<R>(kN, 20, 0.1);
+  auto v0 = random_vector<R>(kN, 21, 0.1);
+  for (R& x : v0) x = x * x;
+  const sim::AdamStep moments{0.01, 1e-8, 0.9, 0.999, 1, 1}, step{0.01, 1e-8, 0.9, 0.999, 0.19, 0.002};
+  auto d_m = DeviceBuffer<R>::from_host(m0), d_v = DeviceBuffer<R>::from_host(v0);
+  const auto d_g = DeviceBuffer<R>::from_host(g);
+  gpu::adam_accumulate(d_g.get(), d_m.get(), d_v.get(), kN, 1.5, moments);
+  std::vector<R> m = m0, v = v0;
+  gpu::cpu::adam_accumulate(g.data(), m.data(), v.data(), kN, 1.5, moments);
+  require_close(d_m.to_host(), m, 2 * ulp<R>(), 2 * ulp<R>());
+  require_close(d_v.to_host(), v, 2 * ulp<R>(), 2 * ulp<R>());
+  const auto d0 = random_vector<R>(kN, 22, 0.01);
+  auto d_d = DeviceBuffer<R>::from_host(d0);
+  const auto d_m1 = DeviceBuffer<R>::from_host(m), d_v1 = DeviceBuffer<R>::from_host(v);
+  gpu::adam_displace(d_d.get(), d_m1.get(), d_v1.get(), kN, 1.5, step);
+  std::vector<R> d = d0;
+  gpu::cpu::adam_displace(d.data(), m.data(), v.data(), kN, 1.5, step);
+  double largest_step = 0;
+  for (std::size_t i = 0; i < kN; ++i) largest_step = std::max(largest_step, std::abs(double(d[i] - d0[i])));
+  require_close(d_d.to_host(), d, 2 * ulp<R>() * largest_step, 2 * ulp<R>());
+}
+
+// Double sums of n absolute values in different orders (tree vs. sequential), with and without b.
+TEMPLATE_TEST_CASE("sample_abs_distance matches its CPU twin", "[kernel][update]", float, double) {
+  using R = TestType;
+  const std::size_t n = kN / kS;
+  const auto a = random_vector<R>(n * kS, 23), b = random_vector<R>(n * kS, 24);
+  const auto d_a = DeviceBuffer<R>::from_host(a), d_b = DeviceBuffer<R>::from_host(b);
+  for (const bool with_b : {false, true}) {
+    DeviceBuffer<double> d_out(kS);
+    gpu::sample_abs_distance(d_a.get(), with_b ? d_b.get() : nullptr, n, kS, d_out.get());
+    std::vector<double> out(kS);
+    gpu::cpu::sample_abs_distance(a.data(), with_b ? b.data() : nullptr, n, kS, out.data());
+    require_close(d_out.to_host(), out, 1e-9, 1e-12);
   }
 }
 

@@ -604,3 +604,53 @@ TEST_CASE("plan_memory: the update's streams and gradients are counted", "[plan]
   CHECK(sgd.per_sample_bytes() - none.per_sample_bytes() ==
         Approx(4.0 * double(gpu::update_elements(sim::StackShape(c)))));
 }
+
+// The training loop (gpu/batch_training.hpp) keeps step 0's streams and loss input to compare with, and the
+// optimizer's state (gpu/gpu_optimizer.hpp): Adam's D, m and v of every trained matrix and one gradient in
+// flight, SGD's step gradient and its sum. A stack that fits without steps (its weights redrawn) is refused
+// with Adam's three copies of them, naming the key and the figures.
+TEST_CASE("plan_memory: the training loop's optimizer state is counted and refused where it does not fit",
+          "[plan][steps]") {
+  sim::Config c = mlp_config();  // width 36, hidden 144, tokens 11, depth 4; no bias, no edge matrix
+  c.update = vocab::Update::adam, c.steps = 2;
+  const std::size_t T = 11, d = 36, H = 144, K = 4, weights = K * 2 * d * H;
+  CHECK(gpu::optimizer_elements(sim::StackShape(c)) == 3 * weights + d * H);
+  CHECK(gpu::update_elements(sim::StackShape(c)) == (K + 1) * T * d + T * d + 3 * weights + d * H);
+  c.update = vocab::Update::sgd;
+  CHECK(gpu::optimizer_elements(sim::StackShape(c)) == 2 * weights);
+  c.steps = 0;
+  CHECK(gpu::optimizer_elements(sim::StackShape(c)) == 0);
+  c = mlp_config();
+  c.width = 2048, c.tokens = 16, c.depth = 64;  // 8.6 GB of float weights per sample, the mock has 8 GiB
+  gpu::CudaBackend b(1);
+  CHECK(b.refusal(c, 0).empty());  // redrawn
+  c.update = vocab::Update::adam, c.steps = 2;
+  const std::string why = b.refusal(c, 0);
+  CHECK(why.find("'steps'") != std::string::npos);
+  CHECK(why.find("the optimizer's state") != std::string::npos);
+  CHECK(why.find("this GPU allows") != std::string::npos);
+}
+
+// Training steps on a device too small for the whole tape: every step's first pass runs in checkpointed
+// segments (the backward rebuilding each from its checkpoint with W_s, recording the step's gradients once
+// per matrix), and with fresh batches the batch-0 pass too. The mock is deterministic: the records of every
+// step are those of the whole tape, bit for bit.
+TEST_CASE("checkpointed activations give the whole tape's training steps",
+          "[mock][plan][checkpoint][steps]") {
+  for (const vocab::Update u : {vocab::Update::sgd, vocab::Update::adam})
+    for (const vocab::Batches batches : {vocab::Batches::fixed, vocab::Batches::fresh}) {
+      sim::Config c = mlp_config();
+      c.placement = vocab::Placement::post;
+      c.depth = 12;
+      c.tokens = 48, c.mlp_ratio = 1.0;  // activations above the optimizer's state, so checkpoints can fit
+      c.update = u, c.steps = 2, c.batches = batches, c.update_lr = 0.01;
+      c.input_width = 9, c.output_width = 5;
+      for (const char* m : {"output_change", "logit_mean_abs", "logit_change", "dwx_w1", "rel_dw_out"})
+        c.metrics.insert(sim::metric_id(m));
+      INFO(vocab::name(u) << " " << vocab::name(batches));
+      const auto records = require_checkpoints_change_nothing(c);
+      REQUIRE(records.size() == 2 * 3);
+      CHECK(records[2].values[sim::metric::output_change][c.depth] > 0);
+      CHECK(records[2].values[sim::metric::dwx_w1][3] > 0);
+    }
+}
