@@ -246,16 +246,15 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
 }
 
 // What the backend refuses it refuses when run without asking first (check's measurements and Python call
-// run directly): training steps on the CUDA backend once gave records of step 0 alone, and the coordinate-
-// check claims NaN statistics, on an H200 (2026-11-28).
+// run directly): before the CUDA backend had training steps, run ignored its own refusal of them and gave
+// records of step 0 alone, and the coordinate-check claims NaN statistics, on an H200 (2026-11-28).
 TEST_CASE("the CUDA backend's run refuses what its refusal names", "[plan][mock]") {
   sim::Config c = mlp_config();
-  c.steps = 2;
-  c.update = vocab::Update::adam;
+  c.width = 8192, c.depth = 64, c.tokens = 4096;  // larger than the mock's 8 GiB (the case above)
   gpu::CudaBackend b(1);
-  REQUIRE_THAT(b.refusal(c, 1), Catch::Contains("key 'steps'"));
+  REQUIRE_THAT(b.refusal(c, 1), Catch::Contains("one sample needs"));
   CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
-  CHECK_THROWS_WITH(b.run(c, std::vector<int>{0}), Catch::Contains("--backend cpu"));
+  CHECK_THROWS_WITH(b.run(c, std::vector<int>{0}), Catch::Contains("this GPU allows"));
 }
 
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
