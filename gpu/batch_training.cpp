@@ -13,13 +13,6 @@ namespace normsim::gpu {
 
 namespace {
 
-// Whether a dwx_ or rel_dw_ metric is asked (their rows run from dwx_w1 to rel_dw_out in vocab/metrics.def).
-bool wants_update_sizes(const sim::MetricSet& m) {
-  for (int id = sim::metric::dwx_w1; id <= sim::metric::rel_dw_out; ++id)
-    if (m.contains(id)) return true;
-  return false;
-}
-
 // Whether a step's pass trained the sample (sim::train_sample_cpu's backward_ok): every stream, the output,
 // the loss's input and every stream gradient finite.
 bool pass_finite(const sim::SampleScalars& r, int K) {
@@ -64,7 +57,7 @@ std::vector<std::vector<sim::SampleRecord>> train_batch(const sim::Config& confi
   DeviceBuffer<R> streams0(std::size_t(K + 1) * S * shape.tokens * shape.width), logits0;
   TrainStep<R> step{&optimizer, 0,       config.steps, config.batches == vocab::Batches::fresh,
                     &streams0,  &logits0};
-  const bool sizes = wants_update_sizes(config.metrics);
+  const bool sizes = sim::wants_update_sizes(config.metrics);
   std::vector<std::vector<sim::SampleRecord>> records(S);
   std::vector<bool> trained(S, true);
   for (; step.step <= config.steps; ++step.step) {

@@ -135,6 +135,12 @@ void copy_train(SampleScalars& s, const SampleTensors& t) {
 
 }  // namespace
 
+bool wants_update_sizes(const MetricSet& m) {
+  for (int id = metric::dwx_w1; id <= metric::rel_dw_out; ++id)
+    if (m.contains(id)) return true;
+  return false;
+}
+
 void put_update_sizes(SampleScalars& s, const UpdateSizes& u) {
   const int K = int(s.stream_finite.size()) - 1;
   for (std::size_t k = 0; k < u.dwx.size() && int(k) < K; ++k)

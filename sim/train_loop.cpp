@@ -3,18 +3,10 @@
 #include "sim/cpu_pass.hpp"
 #include "sim/metrics.hpp"
 #include "sim/optimizer.hpp"
+#include "sim/sample_metrics.hpp"
 #include "sim/update_pass.hpp"
 
 namespace normsim::sim {
-
-namespace {
-// Whether a dwx_ or rel_dw_ metric is asked (their rows run from dwx_w1 to rel_dw_out in vocab/metrics.def).
-bool wants_update_sizes(const MetricSet& m) {
-  for (int id = metric::dwx_w1; id <= metric::rel_dw_out; ++id)
-    if (m.contains(id)) return true;
-  return false;
-}
-}  // namespace
 
 template <class R>
 std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, CpuWorkspace<R>& ws,
