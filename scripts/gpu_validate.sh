@@ -4,6 +4,11 @@
 #   bash scripts/gpu_validate.sh --fetch-deps    on the development machine (Debian, network): the header
 #                                                packages the build needs, into .gpu-deps/ (~12 MB, ignored
 #                                                by git); take the checkout with it to the GPU machine
+#   bash scripts/gpu_validate.sh --cpu-reference on the development machine, after a Release build in build/
+#                                                (BUILD_DIR): the claims' verdicts on the CPU backend, into
+#                                                .gpu-deps/cpu-check/ with a digest of the code; the device's
+#                                                `check` step then compares with them instead of spending ~100 s
+#                                                of device time recomputing them (it does when the digest differs)
 #   bash scripts/gpu_validate.sh [STEP...]       on the GPU machine, from the checkout: every step (or those
 #                                                named) within GPU_BUDGET seconds (default 480)
 # Steps, in order (each under its own limit inside the budget; one skipped when too little is left):
@@ -31,6 +36,32 @@ cd "$here" || exit 2
 deps_dir="$here/.gpu-deps"
 packages=(libboost1.74-dev libboost-math1.74-dev libtomlplusplus-dev libtomlplusplus3 catch2 libeigen3-dev
   librandom123-dev nlohmann-json3-dev libcli11-dev pkgconf pkgconf-bin libpkgconf3)
+
+# What the claims' verdicts depend on: every tracked or untracked, not ignored file outside docs/, by content.
+code_digest() {
+  git ls-files -co --exclude-standard -- . ':!docs' ':!.gpu-deps' | LC_ALL=C sort | xargs -d '\n' sha256sum |
+    sha256sum | cut -c1-16
+}
+
+# The non-PyTorch claims' ids (ids) and the PyTorch claims' (torch_ids).
+claim_ids() {
+  local f
+  ids=() torch_ids=()
+  for f in experiments/claims/*.toml; do
+    if grep -q '^\[torch\]' "$f"; then torch_ids+=("$(basename "$f" .toml)"); else ids+=("$(basename "$f" .toml)"); fi
+  done
+}
+
+if [ "${1:-}" = --cpu-reference ]; then
+  exe=${BUILD_DIR:-build}/normsim ref="$deps_dir/cpu-check"
+  [ -x "$exe" ] || { echo "no $exe: build normsim (Release) first, or set BUILD_DIR"; exit 2; }
+  claim_ids
+  rm -rf "$ref" && mkdir -p "$deps_dir" || exit 2
+  "$exe" check --force --backend cpu --no-plots --quiet --out "$ref" "${ids[@]}" || exit 1
+  code_digest >"$ref/code_digest"
+  echo "CPU verdicts of ${#ids[@]} claims in $ref (code $(cat "$ref/code_digest"))"
+  exit 0
+fi
 
 if [ "${1:-}" = --fetch-deps ]; then
   mkdir -p "$deps_dir" && cd "$deps_dir" || exit 2
@@ -97,17 +128,21 @@ sanitize() {  # sanitize TOOL TEST-SPEC...: compute-sanitizer TOOL on test_gpu's
 # The simulator's claims on the CPU backend and on the GPU, compared claim by claim; the PyTorch claims
 # (measured by the bridge whatever the backend) once, when this build has the Python module.
 do_check() {
-  local out=/tmp/normsim-gpu-check ids=() torch_ids=() f rc=0
+  local out=/tmp/normsim-gpu-check ids=() torch_ids=() rc=0 cpu ref="$deps_dir/cpu-check"
   rm -rf "$out"
-  for f in experiments/claims/*.toml; do
-    if grep -q '^\[torch\]' "$f"; then torch_ids+=("$(basename "$f" .toml)"); else ids+=("$(basename "$f" .toml)"); fi
-  done
-  "$build/normsim" check --force --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
-  echo "cpu check exit $? ($(($(date +%s) - T0)) s into the validation)"
+  claim_ids
+  if [ -f "$ref/verdicts.json" ] && [ "$(cat "$ref/code_digest" 2>/dev/null)" = "$(code_digest)" ]; then
+    cpu=$ref/verdicts.json
+    echo "cpu verdicts: the development machine's ($ref, code $(cat "$ref/code_digest"), the same as here)"
+  else
+    "$build/normsim" check --force --backend cpu --no-plots --quiet --out "$out/cpu" "${ids[@]}"
+    echo "cpu check exit $? ($(($(date +%s) - T0)) s into the validation; no reference of this code in $ref)"
+    cpu=$out/cpu/verdicts.json
+  fi
   "$build/normsim" check --force --backend auto --no-plots --out "$out/gpu" "${ids[@]}"
   echo "gpu check exit $?"
   grep -A4 '^Measured by' "$out/gpu/report.md"
-  python3 scripts/compare_verdicts.py "$out/cpu/verdicts.json" "$out/gpu/verdicts.json" || rc=1
+  python3 scripts/compare_verdicts.py "$cpu" "$out/gpu/verdicts.json" || rc=1
   if ls "$build"/python/normsim/_core*.so >/dev/null 2>&1; then
     "$build/normsim" check --force --no-plots --out "$out/torch" "${torch_ids[@]}"
     echo "torch claims exit $?"
