@@ -21,6 +21,7 @@
 #include "cli/command_line.hpp"
 #include "meanfield_of/theory_overlay.hpp"
 #include "sim/backend.hpp"
+#include "sim/cpu/register.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run/config_file.hpp"
 #include "sim/run/config_schema.hpp"
@@ -339,6 +340,8 @@ int main(int argc, char** argv) {
   return normsim::cli::exit_status<ConfigError>(
       known ? command : "",
       [&] {
+        normsim::sim::cpu::register_backend();  // makes --backend cpu (and auto's fallback) find the CPU
+                                                // engine
 #ifdef NORMSIM_HAVE_CUDA
         normsim::gpu::register_backend();  // makes --backend cuda/auto find the CUDA backend (docs/gpu.md)
 #endif

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "bench/workloads.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/gram.hpp"
 #include "sim/cpu_parallel.hpp"
-#include "sim/gram.hpp"
 #include "sim/thin_gemm.hpp"
 
 using normsim::sim::Config;
@@ -39,7 +39,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The floating-point operations normsim's CPU backend performs on W1-like MLP stacks, counted as GEMM
 // arithmetic (2 per multiply-add): per sublayer the two forward products (2 x 2 T d H), the two backward
 // products of the input gradient (2 x 2 T d H), and the four T x T Gram matrices of the weight-gradient
-// norms, of rows of length d, H, H and d: thin_gram's dot products (sim/gram.hpp; 2176 for T = 64),
+// norms, of rows of length d, H, H and d: thin_gram's dot products (sim/cpu/gram.hpp; 2176 for T = 64),
 // all T^2 with Eigen's product in a build without AVX-512; per stream the T x T Gram of eff_rank (2 T^2 d,
 // Eigen, double). Elementwise work (norms, activations, statistics) and the weight draws are not counted.
 double actual_flops(const Config& c) {

@@ -131,7 +131,7 @@ void BatchRun<R>::measure_lanes(GpuTape<R>& g, const sim::StackValues& sv) {
 
 // Every lane at every layer is a Value of its own (sim/stack_build.cpp), watched as watch[l * n + i], and x_0
 // last: layer 0's mean gradient is x_0's own (its copies' and emb's together), as on the CPU
-// (sim/cpu_pass.cpp run_backward).
+// (sim/cpu/cpu_pass.cpp run_backward).
 template <class R>
 void BatchRun<R>::lanes_backward(GpuTape<R>& g, const sim::StackValues& sv, DeviceBuffer<R> dy) {
   const int n = placement_.lanes();

@@ -154,7 +154,7 @@ void GpuAttentionDevice<R>::mix_values(DeviceBuffer<R>& v,
 }
 
 // dv = dLoss/dV (mixed): dLoss/dV_1 = lam dv handed out, V's own share (1 - lam) dv, plus what later mixing
-// branches sent V_1's source (as sim/cpu_attention_device.hpp).
+// branches sent V_1's source (as sim/cpu/cpu_attention_device.hpp).
 template <class R>
 void GpuAttentionDevice<R>::mix_values_backward(DeviceBuffer<R>& dv,
                                                 sim::ValueResidual<DeviceBuffer<R>>& r) const {

@@ -14,7 +14,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/gpu_parameter_update.hpp"
-#include "sim/cpu_branches.hpp"
+#include "sim/branch_hooks.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 #include "sim/value_residual.hpp"

@@ -51,7 +51,7 @@ class GpuMoe final : public GpuBranch<R> {
     return out;
   }
 
-  // As sim/cpu_moe.cpp: experts (dout times the gate), gates (dg = <dout, MLP_e(u)> per token), router
+  // As sim/cpu/cpu_moe.cpp: experts (dout times the gate), gates (dg = <dout, MLP_e(u)> per token), router
   // (dz, then du += dz Wr^T). gradw of w1, w2, wgate: the norm over all experts together (their squares
   // summed on the host: S x 12 doubles per expert); wrouter's slot: ||u^T dz||_F.
   DeviceBuffer<R> backward(const R* d_dout, double* d_gradw) override {

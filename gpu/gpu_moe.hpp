@@ -1,4 +1,4 @@
-// A routed MLP (mixture of experts) on the device, for a batch of S samples: the twin of sim/cpu_moe.cpp,
+// A routed MLP (mixture of experts) on the device, for a batch of S samples: the twin of sim/cpu/cpu_moe.cpp,
 // its specification. Cost model: every expert runs on every token of the batch, its output times a gate
 // that is 0 where the token did not select it (the CPU skips an expert no token of its sample selects; the
 // two agree wherever the expert's output is finite).

@@ -58,7 +58,7 @@ class GpuTapeDevice {
   Buffer branch_backward(Branch& br, const Buffer& u, const Buffer& g, int k, bool gradw) const;
   // Of z = a W_e: into += g W_e^T (when a_grad); the context's update records dW_e = a^T g.
   void project_backward_to(Buffer& into, const Buffer& a, const Buffer& g, sim::Edge e, bool a_grad);
-  // The value residual (Fv, sim/value_residual.hpp), as sim/cpu_tape_device.hpp.
+  // The value residual (Fv, sim/value_residual.hpp), as sim/cpu/cpu_tape_device.hpp.
   void mix_values(Branch& br, const Buffer& first, double lam) const { sim::mix_values_into(br, first, lam); }
   Buffer branch_values(const Branch& br) const { return br.values(); }
   void add_values_grad(Branch& br, Buffer&& g) const {

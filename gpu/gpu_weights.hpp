@@ -72,7 +72,7 @@ class GpuWeights {
   long long size(sim::WeightKind w) const { return (long long)s_.fan_in(w) * s_.fan_out(w); }
   // The forward product of matrix w: out (S x T x fan_out) = u W, + 1 b^T where w has a bias b (the
   // broadcast over tokens a product with a column of ones, as encoder_output's). In bf16 u, W and b are read
-  // rounded and out is rounded once, after the bias, as on the CPU (sim/weight_source.hpp's multiply).
+  // rounded and out is rounded once, after the bias, as on the CPU (sim/cpu/weight_source.hpp's multiply).
   void forward(sim::WeightKind w, const R* d_u, R* d_out) {
     const int S = ctx_.S, T = s_.tokens, n = s_.fan_out(w);
     times(w, d_u, d_out, s_.fan_in(w), n, false);

@@ -1,6 +1,7 @@
 // The attention branch, written once for every device (issue 31 item 1): which products it runs, in which
 // order, which weight gradients it records, and where the value residual and the output gate come in. A
-// device runs it on one sample (sim/cpu_attention_device.hpp) or on a batch (gpu/gpu_attention_device.hpp).
+// device runs it on one sample (sim/cpu/cpu_attention_device.hpp) or on a batch
+// (gpu/gpu_attention_device.hpp).
 //   Q = u Wq, K = kv Wk, V = kv Wv (kv: u, or the decoder's encoder output E for cross-attention); per head
 //   A = softmax(Q_h K_h^T scale) (causal: s <= t), O = concat_h(A V_h); F = O Wo, or with attention_gate
 //   F = (O * sigmoid(u Wga)) Wo (sim/attention_gate.hpp). Q, K (and V) normalized first where

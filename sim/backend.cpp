@@ -1,10 +1,11 @@
 #include "sim/backend.hpp"
 
-#include "sim/cpu_backend.hpp"
+#include <stdexcept>
 
 namespace normsim::sim {
 
 namespace {
+BackendFactory g_cpu_factory = nullptr;
 BackendFactory g_cuda_factory = nullptr;
 DeviceProbe g_cuda_usable = nullptr;
 
@@ -16,7 +17,19 @@ std::string cuda_unusable_reason() {
   if (g_cuda_usable && !g_cuda_usable(&why)) return why.empty() ? "no usable CUDA device" : why;
   return {};
 }
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  if (!g_cpu_factory)
+    throw std::logic_error(
+        "the CPU backend is not registered: call sim::cpu::register_backend() "
+        "(sim/cpu/register.hpp) at startup");
+  return g_cpu_factory(threads);
+}
 }  // namespace
+
+void register_cpu_backend(BackendFactory factory) {
+  g_cpu_factory = factory;
+}
 
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_factory = factory;
@@ -28,7 +41,7 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
   if (threads < 0 || threads > kMaxThreads)
     throw std::invalid_argument("threads " + std::to_string(threads) + ": expected 0 (all cores) to " +
                                 std::to_string(kMaxThreads));
-  if (choice == vocab::BackendChoice::cpu) return std::make_unique<CpuBackend>(threads);
+  if (choice == vocab::BackendChoice::cpu) return make_cpu_backend(threads);
   std::string why = cuda_unusable_reason();
   if (why.empty()) {
     try {
@@ -39,7 +52,7 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
   }
   if (choice == vocab::BackendChoice::cuda) throw BackendUnavailable(why + " — use --backend cpu");
   if (fallback_reason && g_cuda_factory) *fallback_reason = why;
-  return std::make_unique<CpuBackend>(threads);
+  return make_cpu_backend(threads);
 }
 
 }  // namespace normsim::sim

@@ -47,13 +47,18 @@ inline constexpr int kMaxThreads = 1024;
 // threads: CPU worker threads, 0..kMaxThreads (0 = all cores). Throws std::invalid_argument for another
 // count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With auto in a
 // build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real cause.
+// The CPU backend must have been registered (sim::cpu::register_backend(), sim/cpu/register.hpp); without
+// it a CPU backend throws std::logic_error, a mistake of the program, not of its user.
 std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
                                       std::string* fallback_reason = nullptr);
 
-// Registration hook for the CUDA backend (gpu/ provides it when built with CUDA). device_usable says
-// whether the backend can run here, and if not why (no device, driver, architecture, context).
+// Registration hooks of the backends, which link sim while sim links neither: the CPU engine's (sim/cpu/
+// provides it, through sim::cpu::register_backend()) and the CUDA backend's (gpu/ provides it when built with
+// CUDA, through gpu::register_backend()). device_usable says whether the CUDA backend can run here, and if
+// not why (no device, driver, architecture, context).
 using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
 using DeviceProbe = bool (*)(std::string* why);
+void register_cpu_backend(BackendFactory factory);
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable);
 
 }  // namespace normsim::sim

@@ -37,8 +37,8 @@ struct Config {
   int depth = 16;          // K residual sublayers
   double mlp_ratio = 4.0;  // hidden width = round(mlp_ratio * d)
   vocab::Activation activation = vocab::Activation::relu;
-  // Routed MLP (mixture of experts, sim/cpu_moe.hpp): every MLP branch is E experts of the MLP above, each
-  // token sent to the top-k of a softmax router (0: the dense MLP).
+  // Routed MLP (mixture of experts, sim/cpu/cpu_moe.hpp): every MLP branch is E experts of the MLP above,
+  // each token sent to the top-k of a softmax router (0: the dense MLP).
   int moe_experts = 0;
   int moe_top_k = 2;                                       // Mixtral's num_experts_per_tok
   vocab::MoeGate moe_gate = vocab::MoeGate::renormalized;  // Mixtral's; softmax: OLMoE's, Switch's

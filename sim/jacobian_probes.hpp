@@ -4,7 +4,7 @@
 // block_identity_dev. Reverse mode, because one reverse pass from x_K gives J_{K,l}^T u for every layer l at
 // once, where forward tangents would need one pass per starting layer; J^T u and J v have the same
 // statistics here, since every J is square (T d x T d) and E||J^T u||^2 = tr(J J^T)/n = tr(J^T J)/n for u
-// uniform on the unit sphere of R^n. A device runs it on one sample (sim/cpu_jacobian_device.hpp) or on a
+// uniform on the unit sphere of R^n. A device runs it on one sample (sim/cpu/cpu_jacobian_device.hpp) or on a
 // batch of S samples (gpu/batch_jacobians.cpp).
 //
 // A Device supplies, for a forward pass whose streams x_0..x_K it has computed:

@@ -1,8 +1,8 @@
 // The MLP branch, written once for every device (issue 31 item 1): which products it runs, in which order,
 // which weight gradients it records, and where precision = "bf16" rounds (sim/bf16.hpp). A device runs it
-// on one sample (sim/cpu_mlp_device.hpp) or on a batch of samples (gpu/gpu_mlp_device.hpp).
+// on one sample (sim/cpu/cpu_mlp_device.hpp) or on a batch of samples (gpu/gpu_mlp_device.hpp).
 //   h = u W1 (T x H), a = act(h), F = a W2            (SwiGLU: g = u Wgate, a = silu(g) * h)
-// A routed MLP's experts are this branch with the device drawing WeightId{kind, e} (sim/cpu_moe.cpp,
+// A routed MLP's experts are this branch with the device drawing WeightId{kind, e} (sim/cpu/cpu_moe.cpp,
 // gpu/gpu_moe.cpp).
 //
 // A Device supplies, for the weights of one sublayer (drawn or kept as it does, W + dW where its update

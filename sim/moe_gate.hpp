@@ -1,5 +1,5 @@
 // The gates of a routed MLP (mixture of experts) for one token, forward and backward: the one definition, run
-// by the CPU backend (sim/cpu_moe.cpp) and by the CUDA backend's kernels and their CPU twins. From the
+// by the CPU backend (sim/cpu/cpu_moe.cpp) and by the CUDA backend's kernels and their CPU twins. From the
 // token's router logits z[0..E):
 //   p = softmax(z) over all E experts; S = the k experts of largest z (= of largest p; ties to the lower
 //   index); renormalized: g_e = p_e / sum_{j in S} p_j  (Mixtral: huggingface/transformers

@@ -44,7 +44,7 @@ enum class Stream : std::uint32_t {
   cv = 9,
   co = 10,
   wga = 11,      // the attention output gate's W_g (attention_gate)
-  wrouter = 12,  // the router of a routed MLP (moe_experts > 0, sim/cpu_moe.hpp): d x E
+  wrouter = 12,  // the router of a routed MLP (moe_experts > 0, sim/cpu/cpu_moe.hpp): d x E
   wemb = 13,     // the edge matrices (sim/edges.hpp): the embedding W_emb (layer word 0)
   wout = 14,     // and the readout W_out (layer word K)
   input_tokens = 16,

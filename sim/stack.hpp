@@ -36,9 +36,9 @@ enum class WeightKind : std::uint32_t {
   wrouter = std::uint32_t(Stream::wrouter),  // a routed MLP's router (moe_experts > 0)
 };
 inline constexpr int kWeightKinds = 13;
-// A weight matrix's identity: its kind and an index, the expert e of a routed MLP (sim/cpu_moe.hpp), 0 for
-// every other matrix. The index enters the Philox key in the stream word's upper bits (indexed_stream), so
-// {kind, 0} draws exactly what the kind alone drew: expert 0 of a routed MLP has the dense MLP's weights.
+// A weight matrix's identity: its kind and an index, the expert e of a routed MLP (sim/cpu/cpu_moe.hpp), 0
+// for every other matrix. The index enters the Philox key in the stream word's upper bits (indexed_stream),
+// so {kind, 0} draws exactly what the kind alone drew: expert 0 of a routed MLP has the dense MLP's weights.
 struct WeightId {
   constexpr WeightId(WeightKind k, std::uint32_t i = 0) : kind(k), index(i) {}  // NOLINT: implicit on purpose
   WeightKind kind;

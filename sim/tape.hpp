@@ -1,5 +1,5 @@
 // The stack's tape, written once for every device: the record of a forward pass built through StackOps
-// (placements build the stack through it) and its reverse pass. A device (sim/cpu_tape_device.hpp: one
+// (placements build the stack through it) and its reverse pass. A device (sim/cpu/cpu_tape_device.hpp: one
 // sample in host memory; gpu/gpu_tape_device.hpp: a batch of S samples on the GPU) supplies the buffers
 // and the arithmetic of each op, forward and backward, and the branches; the tape keeps the ops, their
 // values and gradients, and the order of the reverse pass. sim/tape_reverse.hpp holds that reverse pass.

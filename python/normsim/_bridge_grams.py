@@ -1,5 +1,5 @@
 """gradw of an nn.Linear weight without forming dW, as the simulator takes it (frobenius_of_AtB,
-sim/cpu_matrix.hpp:74-82): hooks record the layer's input a and its output, the backward asks for the
+sim/cpu/frobenius.hpp:73-81): hooks record the layer's input a and its output, the backward asks for the
 output's gradient g, and ||dW||_F comes from the Gram matrices of a and g (normsim._metrics.LinearGradient).
 That equals dLoss/dW only where the layer's call is the weight's one use. A weight also read directly
 (`F.linear(u, layer.weight)` beside `layer(v)`), a layer whose output is changed in place before its gradient

@@ -82,10 +82,10 @@ class LinearGradient:
     """dLoss/dW of an nn.Linear, y_t = W a_t + b, for S samples without forming it: dW = sum_t g_t a_t^T over
     the N tokens (every leading index of the layer's input), g_t = dLoss/dy_t, so ||dW||_F^2 = sum_{t,s}
     (a_t . a_s)(g_t . g_s), the inner product of two N x N Gram matrices, as the simulator takes gradw
-    (frobenius_of_AtB, sim/cpu_matrix.hpp:74-82 and sim/gram.hpp:1-2): N^2 (n + m) multiply-adds instead of
-    dW's N n m, for an n -> m layer, used where fewer (sim/cpu_matrix.hpp:76), dW formed otherwise. In
-    float64: a float32 product is exact there and the sums round at 1.1e-16, where dW formed in float32 rounds
-    each entry at 6e-8 (tests/python/test_torch_bridge.py, test_gradw_by_grams_equals_dw)."""
+    (frobenius_of_AtB, sim/cpu/frobenius.hpp:73-81 and sim/cpu/gram.hpp:1-2): N^2 (n + m) multiply-adds
+    instead of dW's N n m, for an n -> m layer, used where fewer (sim/cpu/frobenius.hpp:75), dW formed
+    otherwise. In float64: a float32 product is exact there and the sums round at 1.1e-16, where dW formed in
+    float32 rounds each entry at 6e-8 (tests/python/test_torch_bridge.py, test_gradw_by_grams_equals_dw)."""
 
     def __init__(self, a, g):
         self.a = a.reshape(a.shape[0], -1, a.shape[-1])  # (S, N, n)

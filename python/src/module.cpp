@@ -10,6 +10,7 @@
 #include "lists.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
+#include "sim/cpu/register.hpp"
 #include "sim/run/config_file.hpp"
 #ifdef NORMSIM_HAVE_CUDA
 #include "gpu/register.hpp"
@@ -19,6 +20,7 @@ namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "normsim's compiled core; use the normsim package (docs/python.md)";
+  normsim::sim::cpu::register_backend();  // backend "cpu" (and auto's fallback) finds the CPU engine
 #ifdef NORMSIM_HAVE_CUDA
   normsim::gpu::register_backend();  // backend "cuda"/"auto" finds the CUDA backend, as in the CLI
 #endif

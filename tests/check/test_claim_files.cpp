@@ -13,7 +13,7 @@
 #include "check/claim.hpp"
 #include "check/measure.hpp"
 #include "plots/results_folder.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run/out_lock.hpp"
 

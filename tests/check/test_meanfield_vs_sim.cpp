@@ -888,7 +888,7 @@ TEST_CASE("the mean field refuses the value residual where it is not derived",
 // a branch reading a mix of the lanes and unequal betas; nanochat's n = 1 skip (x <- lam x + mu x_0 before
 // each block, its lambdas' init, nanochat @92d63d4 gpt.py l.238, 241) with drawn output matrices; mHC at
 // lucidrains' init (experiments/placements/hc.toml). The simulator's layer metrics read the lanes' mean and
-// the lanes' summed gradient (sim/stack_build.cpp, sim/cpu_backend.cpp), as the mean field predicts them.
+// the lanes' summed gradient (sim/stack_build.cpp, sim/cpu/cpu_backend.cpp), as the mean field predicts them.
 // Seeds fixed (stack(): seed 7), 16 samples, d = 256. Tolerance as the first test's: 4 se measured from the
 // samples plus the O(1/d) allowance (3 % forward, 6 % backward); attention with W_Q = 0, where the
 // uniform-attention value path is exact. jac_sq only for n = 1 (the simulator refuses it on lanes).

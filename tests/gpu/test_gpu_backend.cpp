@@ -9,7 +9,7 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
@@ -210,7 +210,7 @@ TEST_CASE("CUDA backend matches the CPU backend with nGPT's unit-norm weights", 
         }
 }
 
-// A routed MLP (gpu/gpu_moe.cpp, the twin of sim/cpu_moe.cpp): E = 5 experts, k = 1, 2, 5, both gates, an
+// A routed MLP (gpu/gpu_moe.cpp, the twin of sim/cpu/cpu_moe.cpp): E = 5 experts, k = 1, 2, 5, both gates, an
 // MLP and a transformer stack, both precisions, weights kept and redrawn. Router logits spread by
 // init_wrouter fanin:2 keep the top-k away from ties at these seeds (a flipped selection would be an O(1)
 // difference; the float32 tolerance allows the GEMMs' rounding only).

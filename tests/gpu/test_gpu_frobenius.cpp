@@ -11,6 +11,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_branches.hpp"
 #include "gpu/memory_plan.hpp"
+#include "sim/cpu/frobenius.hpp"
 #include "sim/cpu_matrix.hpp"
 
 namespace {
@@ -18,7 +19,7 @@ namespace {
 using normsim::sim::Mat;
 using normsim::test::random_matrix;
 
-// The weight gradient of W_K deep in a Post-LN stack (tests/sim/test_gram.cpp's case): A's rows nearly
+// The weight gradient of W_K deep in a Post-LN stack (tests/cpu/test_gram.cpp's case): A's rows nearly
 // equal, B's rows summing to 0, so A^T B is the noise's share alone.
 void collapsed_tokens(Eigen::Index T, Eigen::Index n, Eigen::Index m, Mat<float>& a, Mat<float>& b) {
   const Mat<float> base = random_matrix(1, n, 16), noise = random_matrix(T, n, 17);

@@ -386,8 +386,8 @@ TEST_CASE("per sublayer: no synchronization, no blocking copy, a bounded number 
 }
 
 // The backward runs only when a backward metric is asked for or the update steps on the loss, as on the CPU
-// backend (sim/cpu_backend.cpp). Counted per MLP sublayer through the mock's cuBLAS calls: the forward's two
-// GEMMs (W1, W2), two more for random's updated pass, and more again with any backward.
+// backend (sim/cpu/cpu_backend.cpp). Counted per MLP sublayer through the mock's cuBLAS calls: the forward's
+// two GEMMs (W1, W2), two more for random's updated pass, and more again with any backward.
 TEST_CASE("no backward pass unless a backward metric or a step on the loss needs it", "[mock][update]") {
   sim::Config c = mlp_config();
   c.metrics = sim::MetricSet::of({"act_sq"});

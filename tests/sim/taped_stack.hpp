@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack_build.hpp"

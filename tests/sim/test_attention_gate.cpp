@@ -12,7 +12,7 @@
 
 #include "fd_norm.hpp"
 #include "sim/attention_gate.hpp"
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "vocab/names.hpp"

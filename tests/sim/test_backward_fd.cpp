@@ -7,8 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "sim/cpu/cpu_tape_device.hpp"
+#include "sim/cpu/frobenius.hpp"
 #include "sim/cpu_matrix.hpp"
-#include "sim/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 #include "vocab/names.hpp"
@@ -280,9 +281,9 @@ TEST_CASE("stack backward matches finite differences with an attention output ga
       }
 }
 
-// A routed MLP (moe_experts > 0, sim/cpu_moe.cpp): through the experts, the gates and the router. The top-k
-// selection is held fixed by the backward; these seeds put no pair of router logits within the step's reach
-// of a tie (a selection that flipped between x + h and x - h would show as an O(1/h) difference here).
+// A routed MLP (moe_experts > 0, sim/cpu/cpu_moe.cpp): through the experts, the gates and the router. The
+// top-k selection is held fixed by the backward; these seeds put no pair of router logits within the step's
+// reach of a tie (a selection that flipped between x + h and x - h would show as an O(1/h) difference here).
 TEST_CASE("routed MLP backward matches finite differences", "[backward][moe]") {
   for (const std::string gate : {"renormalized", "softmax"})
     for (const std::string sub : {"mlp", "transformer"})

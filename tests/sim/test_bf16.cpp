@@ -9,7 +9,7 @@
 
 #include "meanfield_of/theory_overlay.hpp"
 #include "sim/bf16.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/philox.hpp"
 #include "sim/sample_metrics.hpp"
 #include "vocab/names.hpp"

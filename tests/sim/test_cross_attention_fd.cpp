@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fd_norm.hpp"
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
 #include "sim/init.hpp"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "same_records.hpp"
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/edges.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"

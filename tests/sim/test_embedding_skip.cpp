@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "vocab/names.hpp"

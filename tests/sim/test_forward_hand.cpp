@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/draws.hpp"
 #include "sim/inputs.hpp"
 #include "sim/sample_metrics.hpp"

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_jacobian_device.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_jacobian_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run/key_relevance.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "io/csv_read.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run/config_file.hpp"
 #include "sim/run/part_file.hpp"

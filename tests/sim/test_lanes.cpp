@@ -7,8 +7,8 @@
 #include <string>
 
 #include "meanfield_of/spec_from_config.hpp"
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"

@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/frobenius.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/metrics.hpp"
 #include "sim/stream_metrics.hpp"

@@ -17,7 +17,7 @@
 //   transformer: 2, 10, 14, ..., 154); the whole grid compared between the previous binary (92acfb4) and
 //   the new one: the other 130 configurations identical bit for bit, those 26 within 5.2e-6 relative (on a
 //   token_cos), 7.6e-7 at most on any other metric.
-// - The float32 weight-gradient norms' move from Eigen's Gram products to thin_gram (sim/gram.hpp)
+// - The float32 weight-gradient norms' move from Eigen's Gram products to thin_gram (sim/cpu/gram.hpp)
 //   regenerated all 78 float32 digests; the whole grid compared between the previous binary (17b4648) and
 //   the new one: float64 values identical, every float32 value other than a gradw_* identical, the gradw_*
 //   within 1.3e-6 relative (worst: gradw_wk), 88 % of all rows bit for bit.

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/cpu_heads.hpp"
+#include "sim/cpu/cpu_heads.hpp"
 #include "sim/draws.hpp"
 
 using namespace normsim::sim;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/run/config_file.hpp"
 #include "sim/run/key_relevance.hpp"
 #include "sim/run/sweep.hpp"

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/metrics.hpp"
 #include "vocab/names.hpp"
 

@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_heads.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_heads.hpp"
 #include "sim/draws.hpp"
 #include "sim/metrics.hpp"
 #include "sim/sample_metrics.hpp"

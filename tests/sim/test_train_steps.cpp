@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "same_records.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/draws.hpp"
 #include "sim/edges.hpp"
 #include "sim/init.hpp"

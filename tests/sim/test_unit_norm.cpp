@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "sim/unit_norm.hpp"

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "same_records.hpp"
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/stack_build.hpp"

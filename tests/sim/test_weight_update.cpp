@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "sim/cpu_backend.hpp"
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/init.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"

@@ -3,7 +3,7 @@
 // of the parts lane_parts() finds for their joint Gram; the rest is the one-stream algebra: every value a
 // combination of uncorrelated parts, cross(i, j) the joint moment. The output values' joint Gram is carried
 // to the next unit; emb passes every unit unchanged. The per-layer metrics read the lanes' mean (the
-// simulator's stream[l], sim/stack_build.cpp) and the sum of the lanes' gradients (sim/cpu_backend.cpp
+// simulator's stream[l], sim/stack_build.cpp) and the sum of the lanes' gradients (sim/cpu/cpu_backend.cpp
 // lanes_gradient).
 #include <span>
 #include <stdexcept>

@@ -1,6 +1,6 @@
-// Per-head pieces of the CPU attention (sim/cpu_attention_device.hpp): the norm of each head's slice of a T x
-// d matrix of rows (QKV-norm, qk_norm), its backward, one head's logits, and the split of the heads across
-// threads.
+// Per-head pieces of the CPU attention (sim/cpu/cpu_attention_device.hpp): the norm of each head's slice of a
+// T x d matrix of rows (QKV-norm, qk_norm), its backward, one head's logits, and the split of the heads
+// across threads.
 #pragma once
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// thin_gram (sim/gram.hpp) against the Gram matrix in double, and frobenius_of_AtB's path through it.
+// thin_gram (sim/cpu/gram.hpp) against the Gram matrix in double, and frobenius_of_AtB's path through it.
 // Each entry is 16 lane sums of ceil(n / 16) products, one after another, then the 16 lanes added in a
 // tree of depth 4: every product meets at most ceil(n / 16) + 4 roundings, so |computed - exact| <=
 // gamma_m sum_k |a_ik a_jk|, m = ceil(n / 16) + 4, gamma_m = m u / (1 - m u), u = 2^-24 (Higham, Accuracy
@@ -8,9 +8,10 @@
 #include <cmath>
 #include <limits>
 
-#include "random_matrix.hpp"
+#include "../sim/random_matrix.hpp"
+#include "sim/cpu/frobenius.hpp"
+#include "sim/cpu/gram.hpp"
 #include "sim/cpu_matrix.hpp"
-#include "sim/gram.hpp"
 
 using normsim::sim::Mat;
 using normsim::test::random_matrix;

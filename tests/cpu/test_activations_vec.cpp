@@ -1,9 +1,9 @@
-// The vectorised float32 activations of the CPU backend (sim/activations_vec.hpp) against their definitions
-// in double: GELU (std::erf, std::exp) at 2^21 float inputs spread over [-12, 12]; SiLU and tanh against
-// activate<double> (activations.hpp) on that grid, tails out to float's largest values, zeros, +-inf and NaN.
-// The error is measured in float ulps of the exact value where the float formula has no cancellation, and as
-// an absolute error elsewhere (for GELU at z < -3, 1 + erf(z / sqrt 2) cancels: the scalar float formula
-// loses the same digits).
+// The vectorised float32 activations of the CPU backend (sim/cpu/activations_vec.hpp) against their
+// definitions in double: GELU (std::erf, std::exp) at 2^21 float inputs spread over [-12, 12]; SiLU and tanh
+// against activate<double> (activations.hpp) on that grid, tails out to float's largest values, zeros, +-inf
+// and NaN. The error is measured in float ulps of the exact value where the float formula has no
+// cancellation, and as an absolute error elsewhere (for GELU at z < -3, 1 + erf(z / sqrt 2) cancels: the
+// scalar float formula loses the same digits).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/activations_vec.hpp"
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/activations_vec.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/sample_metrics.hpp"
 #include "vocab/names.hpp"

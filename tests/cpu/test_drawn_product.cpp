@@ -1,12 +1,12 @@
-// drawn_product (sim/drawn_product.hpp) against drawing W whole and multiplying: the same bits, for the
+// drawn_product (sim/cpu/drawn_product.hpp) against drawing W whole and multiplying: the same bits, for the
 // product and for the kept W, at any thread count and for shapes with one or several column blocks and
 // passes over k (256 rows each). Exact equality is the claim (the strips are the draw's own entries and the
 // product is thin_gemm_aw's), so the test asks for it.
 #include <catch2/catch.hpp>
 
-#include "random_matrix.hpp"
+#include "../sim/random_matrix.hpp"
+#include "sim/cpu/drawn_product.hpp"
 #include "sim/cpu_parallel.hpp"
-#include "sim/drawn_product.hpp"
 
 using normsim::sim::DrawKey;
 using normsim::sim::Mat;

@@ -1,18 +1,18 @@
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
 
 #include <cmath>
 #include <memory>
 #include <tuple>
 #include <utility>
 
-#include "sim/cpu_attention_device.hpp"
-#include "sim/cpu_mlp_device.hpp"
-#include "sim/cpu_moe.hpp"
+#include "sim/cpu/cpu_attention_device.hpp"
+#include "sim/cpu/cpu_mlp_device.hpp"
+#include "sim/cpu/cpu_moe.hpp"
+#include "sim/cpu/weight_source.hpp"
 #include "sim/draws.hpp"
 #include "sim/encoder_output.hpp"
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
-#include "sim/weight_source.hpp"
 
 namespace normsim::sim {
 

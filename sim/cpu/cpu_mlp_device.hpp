@@ -1,15 +1,15 @@
 // The CPU device of the MLP branch (sim/mlp_branch.hpp): one sample, T x n Eigen matrices, weights from a
-// WeightSource (sim/weight_source.hpp; in float32 drawn strip by strip as the product reads them), the
-// products shared with attention in sim/cpu_projections.hpp. Every
+// WeightSource (sim/cpu/weight_source.hpp; in float32 drawn strip by strip as the product reads them), the
+// products shared with attention in sim/cpu/cpu_projections.hpp. Every
 // product runs by column blocks on the workspace's threads with the activation (or its backward) fused into
-// each finished block; float32 GELU, SiLU and tanh are vectorised (sim/activations_vec.hpp), GELU's and
+// each finished block; float32 GELU, SiLU and tanh are vectorised (sim/cpu/activations_vec.hpp), GELU's and
 // SiLU's gate kept from the forward so the backward rebuilds the same bits from it.
 #pragma once
 #include <limits>
 #include <type_traits>
 
-#include "sim/activations_vec.hpp"
-#include "sim/cpu_projections.hpp"
+#include "sim/cpu/activations_vec.hpp"
+#include "sim/cpu/cpu_projections.hpp"
 
 namespace normsim::sim {
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <memory>
 
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
 
 namespace normsim::sim {
 

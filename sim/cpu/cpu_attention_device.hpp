@@ -1,12 +1,12 @@
 // The CPU device of the attention branch (sim/attention_branch.hpp): one sample, its heads run in parallel on
-// the workspace's threads (sim/cpu_heads.hpp), each normalizing its own slices of Q, K (and V) inside its
-// task; the products shared with the MLP in sim/cpu_projections.hpp.
+// the workspace's threads (sim/cpu/cpu_heads.hpp), each normalizing its own slices of Q, K (and V) inside its
+// task; the products shared with the MLP in sim/cpu/cpu_projections.hpp.
 #pragma once
 #include <vector>
 
 #include "sim/attention_branch.hpp"
-#include "sim/cpu_heads.hpp"
-#include "sim/cpu_projections.hpp"
+#include "sim/cpu/cpu_heads.hpp"
+#include "sim/cpu/cpu_projections.hpp"
 #include "sim/softmax.hpp"
 
 namespace normsim::sim {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/gaussian.hpp"
 #include "sim/jacobian_probes.hpp"
 #include "sim/stream_metrics.hpp"

@@ -1,4 +1,4 @@
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 
 #include <limits>
 

@@ -1,7 +1,7 @@
 // The MLP activation over rows and blocks of a CPU matrix. In float32, GELU, SiLU and tanh are vectorised
 // (the kernels of activation_pieces.hpp, on fixed 64-entry pieces of a row: an entry's bits do not depend on
 // where it sits): GELU z Phi(z) with a fitted erfc and Eigen's exp, SiLU z sigmoid(z) with Eigen's exp,
-// tanh Eigen's rational tanh with tanh' = 4 e / (1 + e)^2 from exp; tests/sim/test_activations_vec.cpp
+// tanh Eigen's rational tanh with tanh' = 4 e / (1 + e)^2 from exp; tests/cpu/test_activations_vec.cpp
 // measures them against the double-precision definitions. GELU and SiLU keep a gate from the forward
 // (Phi(z), and sigmoid(-|z|)), from which the CPU MLP rebuilds the activations (the same bits) and their
 // derivatives without erfc (GELU' = Phi + z phi: one exp) or exp (SiLU). ReLU and linear are the scalar
@@ -11,8 +11,8 @@
 #include <Eigen/Core>
 #include <type_traits>
 
-#include "sim/activation_pieces.hpp"
 #include "sim/activations.hpp"
+#include "sim/cpu/activation_pieces.hpp"
 
 namespace normsim::sim {
 

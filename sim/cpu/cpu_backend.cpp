@@ -1,4 +1,4 @@
-#include "sim/cpu_backend.hpp"
+#include "sim/cpu/cpu_backend.hpp"
 
 #include <malloc.h>
 #include <omp.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sim/bf16.hpp"
-#include "sim/cpu_pass.hpp"
+#include "sim/cpu/cpu_pass.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/train_loop.hpp"
@@ -121,7 +121,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   const bool f64 = config.precision == vocab::Precision::float64;
   const StackShape shape(config);
   // Samples run side by side, and the threads left over work inside them (samples 1 uses every thread);
-  // a sample's numbers do not depend on how many threads it gets (cpu_parallel.hpp).
+  // a sample's numbers do not depend on how many threads it gets (sim/cpu_parallel.hpp).
   const int outer = std::max(1, std::min(threads_, int(samples.size()))),
             inner = (threads_ + outer - 1) / outer;
   const bool keep = cpu_keeps_weights(config, outer, machine_memory_bytes());

@@ -1,6 +1,7 @@
-// Where the CPU branches (sim/cpu_projections.hpp and the devices deriving from it) get the weight matrices
-// of one sublayer of one sample, and where their weight gradients go: Philox draws (W + dW under an applied
-// update), kept or redrawn, the forward products with their bias and bf16 rounding, and the gradients' norms.
+// Where the CPU branches (sim/cpu/cpu_projections.hpp and the devices deriving from it) get the weight
+// matrices of one sublayer of one sample, and where their weight gradients go: Philox draws (W + dW under an
+// applied update), kept or redrawn, the forward products with their bias and bf16 rounding, and the
+// gradients' norms.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,10 +12,11 @@
 #include <vector>
 
 #include "sim/bf16.hpp"
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
+#include "sim/cpu/drawn_product.hpp"
+#include "sim/cpu/frobenius.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/cpu_parallel.hpp"
-#include "sim/drawn_product.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "sim/thread_split.hpp"

@@ -3,7 +3,7 @@
 // variable: a known false positive (GCC bug 105593), silenced for this file only, as in draws.cpp.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #if defined(__AVX512F__)
-#include "sim/drawn_product.hpp"
+#include "sim/cpu/drawn_product.hpp"
 
 #include <immintrin.h>
 

@@ -4,7 +4,7 @@
 // drawn into memory and then read back from it: W1's weights (4 MB each, fresh from the draw) were read back
 // from L3 by the strip copy. Every entry of W is the draw's entry (draws are per Philox block, so a strip
 // has the bits fill_gaussian gives it) and the product is thin_gemm_aw's, so out, and the kept W, have the
-// same bits as drawing W whole and multiplying (tests/sim/test_drawn_product.cpp).
+// same bits as drawing W whole and multiplying (tests/cpu/test_drawn_product.cpp).
 #pragma once
 #include <Eigen/Core>
 #include <stdexcept>

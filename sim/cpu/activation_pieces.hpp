@@ -1,6 +1,6 @@
 // The float32 activation kernels of the CPU backend, on fixed pieces of 64 entries: every entry goes through
 // the same vector code (Eigen's fixed-size arrays, no scalar tail), so its bits do not depend on where it
-// sits in a row. tests/sim/test_activations_vec.cpp measures each against the double-precision definitions.
+// sits in a row. tests/cpu/test_activations_vec.cpp measures each against the double-precision definitions.
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>

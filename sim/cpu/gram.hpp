@@ -1,5 +1,5 @@
 // The float32 Gram matrix G = A A^T of a thin row-major matrix (T tokens x n), as the weight-gradient
-// norms need it (frobenius_of_AtB in cpu_matrix.hpp: ||A^T B||_F^2 = <A A^T, B B^T>_F). Eigen's GEMM
+// norms need it (frobenius_of_AtB in sim/cpu/frobenius.hpp: ||A^T B||_F^2 = <A A^T, B B^T>_F). Eigen's GEMM
 // packs A into panels and forms all T^2 entries; here entry (i, j) is a dot product of rows i and j read
 // in place: 16 lanes of fused multiply-adds along the row, k ascending within a lane, then the lanes added
 // in one fixed order. An entry's bits therefore depend on its two rows alone (not on T, the tile or the

@@ -1,17 +1,17 @@
-// The products every CPU branch device shares (sim/cpu_mlp_device.hpp, sim/cpu_attention_device.hpp): one
-// sample, T x n Eigen matrices, weights from a WeightSource (sim/weight_source.hpp), the forward product with
-// its bias and bf16 rounding, the backward's products with W^T, and the weight gradients, whose norms are
-// taken together, concurrently, at each weight_gradients (the early ones with them).
+// The products every CPU branch device shares (sim/cpu/cpu_mlp_device.hpp, sim/cpu/cpu_attention_device.hpp):
+// one sample, T x n Eigen matrices, weights from a WeightSource (sim/cpu/weight_source.hpp), the forward
+// product with its bias and bf16 rounding, the backward's products with W^T, and the weight gradients, whose
+// norms are taken together, concurrently, at each weight_gradients (the early ones with them).
 #pragma once
 #include <initializer_list>
 #include <tuple>
 #include <vector>
 
 #include "sim/bf16.hpp"
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
+#include "sim/cpu/weight_source.hpp"
 #include "sim/cpu_parallel.hpp"
 #include "sim/mlp_branch.hpp"
-#include "sim/weight_source.hpp"
 
 namespace normsim::sim {
 

@@ -5,7 +5,7 @@
 // 30-35 GFLOP/s on W1's shapes, these at 111-126 (one thread, /tmp measurements beside transpose +
 // thin_gemm_awt's 98-132 for the whole Gram).
 #if defined(__AVX512F__)
-#include "sim/gram.hpp"
+#include "sim/cpu/gram.hpp"
 
 #include <immintrin.h>
 

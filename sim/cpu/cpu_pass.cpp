@@ -1,9 +1,9 @@
-#include "sim/cpu_pass.hpp"
+#include "sim/cpu/cpu_pass.hpp"
 
 #include <algorithm>
 
-#include "sim/cpu_jacobian_device.hpp"
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_jacobian_device.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
 #include "sim/update_pass.hpp"

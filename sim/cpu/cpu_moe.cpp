@@ -1,10 +1,11 @@
-#include "sim/cpu_moe.hpp"
+#include "sim/cpu/cpu_moe.hpp"
 
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include "sim/cpu/frobenius.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "sim/moe_gate.hpp"

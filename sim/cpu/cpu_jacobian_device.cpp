@@ -1,4 +1,4 @@
-#include "sim/cpu_jacobian_device.hpp"
+#include "sim/cpu/cpu_jacobian_device.hpp"
 
 #include "sim/draws.hpp"
 
