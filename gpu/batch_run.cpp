@@ -6,7 +6,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
 #include "sim/edges.hpp"
-#include "sim/weight_update.hpp"
+#include "sim/single_update.hpp"
 
 namespace normsim::gpu {
 

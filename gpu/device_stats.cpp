@@ -3,7 +3,7 @@
 #include "gpu/cuda_check.hpp"
 #include "sim/edges.hpp"
 #include "sim/metrics.hpp"
-#include "sim/weight_update.hpp"
+#include "sim/single_update.hpp"
 
 namespace normsim::gpu {
 

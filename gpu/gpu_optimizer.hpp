@@ -1,74 +1,74 @@
-// The training loop's optimizer on the device, for a batch of S samples (the twin of sim/optimizer.hpp, its
-// specification; docs/design/parametrization.md 3.5): SGD without momentum, or Adam with m and v kept across
-// steps (Kingma & Ba 2015, Algorithm 1). As on the CPU, every pass draws W_0 from its Philox counters and the
-// optimizer moves it to W_s (apply) from what it keeps per parameter: for Adam the displacement
-// D = W_s - W_0, for SGD the sum S of the gradients so far, W_s = W_0 - lr mult^2 S. Each entry of W_s then
-// has the CPU's arithmetic, and weights kept or redrawn in the backward (recompute) both read W_s.
-//
-// Per matrix, the parametrization's learning rate, epsilon and multiplier are the CPU's (sim::param_rule,
-// sim::edge_param_rule); the gradient taken into m and v is the parameter's, mult times W_eff's, and W_eff
-// moves by mult times its step. A parameter is whatever reports a gradient: sublayer matrices, their biases
-// and the edge matrices alike.
+// The training loop's optimizer on the device, for a batch of S samples (the rules, written once:
+// sim/training_optimizer.hpp): the device's storage of a parameter and its arithmetic (kernels.hpp's
+// adam_accumulate, adam_displace, gradient_step, scaled_sum), and the adapter that GpuContext's record and
+// apply call (GpuParameterUpdate). Each entry of W_s has the CPU's arithmetic, and weights kept or redrawn in
+// the backward (recompute) both read W_s.
 //
 // Memory per sample: Adam keeps D, m and v (3x the trained weights) and forms one matrix's gradient at a
 // time; SGD keeps the pass's gradient and S (2x). gpu/memory_plan.hpp's optimizer_elements counts them.
 // Plain C++ header.
 #pragma once
 #include <cstddef>
-#include <map>
-#include <tuple>
+#include <optional>
 
 #include <cublas_v2.h>
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_parameter_update.hpp"
-#include "sim/optimizer.hpp"
+#include "sim/training_optimizer.hpp"
 
 namespace normsim::gpu {
+
+// The device of sim::TrainingOptimizer (its contract: sim/training_optimizer.hpp).
+template <class R>
+class GpuOptimizerDevice {
+ public:
+  static constexpr const char* kName = "CUDA optimizer";
+  using Extent = std::size_t;  // entries per sample
+  struct State {
+    std::size_t n = 0;               // entries per sample
+    DeviceBuffer<R> grad, grad_sum;  // sgd's g and S
+    DeviceBuffer<R> disp, m, v;      // adam's D, m and v
+  };
+  GpuOptimizerDevice(const sim::StackShape& shape, cublasHandle_t blas, int S)
+      : blas_(blas), S_(S), T_(shape.tokens) {}
+  void open(State& s, bool adam, std::size_t n) const;
+  // The gradient A^T B per sample (A: S x T x n_in, B: S x T x n_out) as one batched GEMM.
+  void take(State& s, const std::optional<sim::AdamStep>& moments, double mult, const R* d_a, const R* d_b,
+            int n_in, int n_out);
+  void sum(State& s) const;
+  void displace(State& s, const sim::AdamStep& a, double mult) const;
+  void subtract_sum(const State& s, R* d_w, double lr) const;
+  void add_displacement(const State& s, R* d_w) const;
+
+ private:
+  cublasHandle_t blas_;
+  int S_, T_;
+  DeviceBuffer<R> product_;  // Adam's g = A^T B, reused from matrix to matrix
+};
 
 template <class R>
 class GpuOptimizer final : public GpuParameterUpdate<R> {
  public:
-  GpuOptimizer(const sim::StackShape& shape, cublasHandle_t blas, int S);
+  GpuOptimizer(const sim::StackShape& shape, cublasHandle_t blas, int S) : steps_(shape, blas, S) {}
   void record(int k, sim::WeightKind w, const R* d_a, const R* d_b, int n_in, int n_out,
-              sim::Part part = sim::Part::weight) override;
-  void record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out) override;
-  void seal() override { sealed_ = true; }
+              sim::Part part = sim::Part::weight) override {
+    steps_.take(sim::param_key(k, w, part), std::size_t(n_in) * n_out, d_a, d_b, n_in, n_out);
+  }
+  void record_edge(sim::Edge e, const R* d_a, const R* d_b, int n_in, int n_out) override {
+    steps_.take(sim::edge_param_key(e), std::size_t(n_in) * n_out, d_a, d_b, n_in, n_out);
+  }
+  void seal() override { steps_.seal(); }
   // W_0 -> W_s: W - lr mult^2 S (sgd), W + D (adam); W unchanged before the parameter's first step.
-  void apply(int k, sim::WeightKind w, R* d_w, int n_in, int n_out,
-             sim::Part part = sim::Part::weight) const override;
-  void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const override;
-  // Step t + 1 from this pass's gradients, then opens the next pass's recording. Throws std::logic_error
-  // when a trained parameter reported no gradient.
-  void step();
+  void apply(int k, sim::WeightKind w, R* d_w, int, int, sim::Part part = sim::Part::weight) const override {
+    steps_.apply(sim::param_key(k, w, part), d_w);
+  }
+  void apply_edge(sim::Edge e, R* d_w, int, int) const override { steps_.apply(sim::edge_param_key(e), d_w); }
+  // Step t + 1 from this pass's gradients (sim::TrainingOptimizer::step).
+  void step() { steps_.step(); }
 
  private:
-  struct Param {
-    sim::ParamRule rule;
-    std::size_t n = 0;               // entries per sample
-    DeviceBuffer<R> grad, grad_sum;  // sgd's g and S
-    DeviceBuffer<R> disp, m, v;      // adam's D, m and v
-    bool recorded = false;           // this pass's gradient is in
-    bool stepped = false;            // a step has moved it
-  };
-  // (sublayer, weight kind, part); an edge matrix e is (-1, e, weight), as on the CPU.
-  using Key = std::tuple<int, int, int>;
-  // The parameter that takes this pass's gradient (n entries per sample), or null once sealed. Throws
-  // std::logic_error on a second gradient in one pass.
-  Param* recording(const Key& key, std::size_t n);
-  // A^T B per sample into p: sgd's g, or taken into Adam's m and v.
-  void take(Param& p, const R* d_a, const R* d_b, int n_in, int n_out);
-  void apply_param(const Key& key, R* d_w) const;
-  void step_param(Param& p) const;
-
-  const sim::StackShape& shape_;
-  vocab::Update kind_;
-  cublasHandle_t blas_;
-  int S_, T_;
-  int t_ = 0;
-  bool sealed_ = false;
-  std::map<Key, Param> params_;
-  DeviceBuffer<R> product_;  // Adam's g = A^T B, reused from matrix to matrix
+  sim::TrainingOptimizer<GpuOptimizerDevice<R>> steps_;
 };
 
 }  // namespace normsim::gpu

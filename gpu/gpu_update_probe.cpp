@@ -59,13 +59,7 @@ sim::UpdateSizes GpuUpdateProbe<R>::sizes(int s, int depth) const {
     const auto [k, w] = key;
     const double rel = std::sqrt(e.host[s] / e.host[S_ + s]);
     const double dwx = e.measured ? e.host[2 * S_ + s] / (double(T_) * e.n_out) : nan;
-    if (k < 0) {
-      out.edge_dwx[std::size_t(w)] = dwx;
-      out.edge_rel_dw[std::size_t(w)] = rel;
-    } else if (k < depth) {
-      out.dwx[std::size_t(k)][std::size_t(w)] = dwx;
-      out.rel_dw[std::size_t(k)][std::size_t(w)] = rel;
-    }
+    out.put(k, w, dwx, rel);
   }
   return out;
 }

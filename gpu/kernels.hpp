@@ -139,10 +139,10 @@ void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double
 // number of samples): w[i] -= sgd_step(g[i], lr), or adam_step(g[i], lr, eps) with adam.
 template <class R>
 void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, double eps);
-// The training loop's Adam (sim/optimizer.hpp; per entry sim/update_step.hpp), n entries of one parameter
-// for any number of samples. adam_accumulate takes the gradient g of W_eff into m and v as the parameter's,
-// g * mult (mult the parametrization's forward multiplier, folded into W_eff); adam_displace then moves
-// D = W_s - W_0 by -adam_displacement(m, v) * mult, W_eff's share of the step.
+// The training loop's Adam (sim/training_optimizer.hpp; per entry sim/update_step.hpp), n entries of one
+// parameter for any number of samples. adam_accumulate takes the gradient g of W_eff into m and v as the
+// parameter's, g * mult (mult the parametrization's forward multiplier, folded into W_eff); adam_displace
+// then moves D = W_s - W_0 by -adam_displacement(m, v) * mult, W_eff's share of the step.
 template <class R>
 void adam_accumulate(const R* d_g, R* d_m, R* d_v, std::size_t n, double mult, sim::AdamStep a);
 template <class R>

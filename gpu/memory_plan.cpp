@@ -13,7 +13,7 @@
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "sim/unit_plan.hpp"
-#include "sim/weight_update.hpp"
+#include "sim/single_update.hpp"
 
 namespace normsim::gpu {
 

@@ -98,7 +98,7 @@ struct Config {
   vocab::Loss loss = vocab::Loss::readout;
   // Random probes per Jacobian metric (jac_sq, jac_spread, block_identity_dev), when `metrics` names one.
   int jacobian_probes = 8;
-  // Parameter update W -> W + dW whose output change is measured (sim/weight_update.hpp).
+  // Parameter update W -> W + dW whose output change is measured (sim/single_update.hpp).
   vocab::Update update = vocab::Update::none;
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix

@@ -17,7 +17,7 @@ namespace normsim::sim {
 
 // One matrix's fields. std absent: the init keys decide (sim/init.cpp); the multiplier is folded into the
 // drawn matrix (std_eff = mult std). lr_sgd, lr_adam and eps are resolved and stored for the optimizer of
-// several steps (sim/optimizer.hpp); the one update of steps = 0 refuses a parametrization
+// several steps (sim/training_optimizer.hpp); the one update of steps = 0 refuses a parametrization
 // (parametrization_issues, sim/run/expression_checks.hpp).
 struct MatrixRule {
   std::optional<double> std;

@@ -56,7 +56,7 @@ enum class Stream : std::uint32_t {
   token_ids = 22,       // vocab > 0: the input's token ids (sim/inputs.hpp token_id)
   jacobian_probe = 24,  // sim/jacobian_probes.hpp: probes of d x_K / d x_l
   block_probe = 25,     // and of each block's own Jacobian
-  // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/weight_update.hpp).
+  // update = "random": the direction dW of weight matrix w is stream update_base + w (sim/single_update.hpp).
   update_base = 32,
   // bias = true: the bias of weight matrix w is stream bias_base + w, its random update direction
   // bias_update_base + w (sim/stack.hpp param_stream).

@@ -61,7 +61,7 @@ constexpr Stream param_stream(WeightId w, Part part = Part::weight) {
 constexpr Stream weight_stream(WeightId w) {
   return param_stream(w);
 }
-// The Philox stream of a parameter's random update direction (update = "random", sim/weight_update.hpp).
+// The Philox stream of a parameter's random update direction (update = "random", sim/single_update.hpp).
 constexpr Stream update_stream(WeightId w, Part part = Part::weight) {
   const Stream base = part == Part::bias ? Stream::bias_update_base : Stream::update_base;
   return indexed_stream(static_cast<Stream>(std::uint32_t(base) + std::uint32_t(w.kind)), w.index);

@@ -17,6 +17,16 @@ UpdateSizes::UpdateSizes(int depth) {
   edge_rel_dw.fill(nan);
 }
 
+void UpdateSizes::put(int k, int w, double dwx_value, double rel_dw_value) {
+  if (k < 0) {
+    edge_dwx[std::size_t(w)] = dwx_value;
+    edge_rel_dw[std::size_t(w)] = rel_dw_value;
+  } else if (k < int(dwx.size())) {
+    dwx[std::size_t(k)][std::size_t(w)] = dwx_value;
+    rel_dw[std::size_t(k)][std::size_t(w)] = rel_dw_value;
+  }
+}
+
 template <class R>
 Mat<R> UpdateProbe<R>::spare(Eigen::Index rows, Eigen::Index cols) {
   Mat<R> m;
@@ -82,16 +92,7 @@ void UpdateProbe<R>::edge_input(Edge e, const Mat<R>& x) {
 template <class R>
 UpdateSizes UpdateProbe<R>::sizes(int depth) const {
   UpdateSizes out(depth);
-  for (const auto& [key, e] : entries_) {
-    const auto [k, w] = key;
-    if (k < 0) {
-      out.edge_dwx[std::size_t(w)] = e.dwx;
-      out.edge_rel_dw[std::size_t(w)] = e.rel_dw;
-    } else if (k < depth) {
-      out.dwx[std::size_t(k)][std::size_t(w)] = e.dwx;
-      out.rel_dw[std::size_t(k)][std::size_t(w)] = e.rel_dw;
-    }
-  }
+  for (const auto& [key, e] : entries_) out.put(key.first, key.second, e.dwx, e.rel_dw);
   return out;
 }
 

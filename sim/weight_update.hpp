@@ -1,36 +1,17 @@
-// The parameter update W -> W + dW of the key `update`, one weight matrix at a time, for the metric
-// output_change (a second forward pass with the updated weights; docs/metrics.md):
-//   random: dW = update_scale ||W||_F / ||G||_F * G, G a standard Gaussian matrix drawn from its own Philox
-//           stream (update_base + matrix) of (seed, sample, sublayer): reproducible and independent of W;
-//           a bias b moves by update_scale ||b|| / ||G|| G likewise (stream bias_update_base + matrix), so a
-//           zero bias stays zero;
-//   sgd:    dW = -update_lr g, g = dLoss/dW of the first forward and backward pass;
-//   adam:   Adam's first step with bias correction (Kingma & Ba 2015, Algorithm 1): m_1 = (1 - b1) g and
-//           v_1 = (1 - b2) g^2 corrected to m = g, v = g^2, so dW = -update_lr g / (|g| + eps), eps =
-//           adam_eps.
-// Biases (bias = true) move by the same rule as their matrix. The edge matrices (sim/edges.hpp) move by
-// sgd and adam, as every matrix the loss reaches; a random update perturbs the sublayers' matrices only (the
-// perturbation whose output change the mean field predicts). The unperturbed W is redrawn from the weights'
-// own counters in both passes, so dW is exactly the difference.
+// The CPU backend's parameter updates: the interface a pass of the CPU tape calls (ParameterUpdate), and
+// the one update of the key `update` (the rules: sim/single_update.hpp) on one sample's matrices.
 #pragma once
-#include <array>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <vector>
+#include <optional>
+#include <utility>
 
 #include "sim/config.hpp"
 #include "sim/cpu_matrix.hpp"
+#include "sim/single_update.hpp"
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
-#include "sim/update_step.hpp"
 
 namespace normsim::sim {
-
-// Whether the update is a step on the loss (sgd, adam), which needs the first pass's weight gradients.
-inline bool steps_on_loss(vocab::Update u) {
-  return u == vocab::Update::sgd || u == vocab::Update::adam;
-}
 
 // What a pass of the CPU tape asks of a parameter update (sim/cpu_branches.hpp's UpdateHooks): the one
 // update below, or the training loop's optimizer (sim/optimizer.hpp). A parameter is (sublayer k, matrix w,
@@ -64,29 +45,42 @@ class ParameterUpdate {
 template <class R>
 void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr);
 
+// The CPU's device of SingleUpdate (its contract: sim/single_update.hpp), on one sample.
+template <class R>
+class CpuUpdateDevice {
+ public:
+  static constexpr const char* kName = "weight update";
+  using Gradient = Mat<R>;
+  CpuUpdateDevice(std::uint64_t seed, std::uint32_t sample) : seed_(seed), sample_(sample) {}
+  void keep(Mat<R>& kept, Mat<R> g) const { kept = std::move(g); }
+  bool has(const Mat<R>& g, const Mat<R>& W) const { return g.rows() == W.rows() && g.cols() == W.cols(); }
+  void descend(Mat<R>& W, const Mat<R>& g, double lr, std::optional<double> adam_eps) const;
+  void add_random(Mat<R>& W, std::uint32_t k, Stream stream, double scale) const;
+
+ private:
+  std::uint64_t seed_;
+  std::uint32_t sample_;
+};
+
 template <class R>
 class WeightUpdate final : public ParameterUpdate<R> {
  public:
-  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample);
-  // sgd, adam: the first pass records the gradients; the second pass applies them.
-  bool needs_gradients() const override;
-  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override;
-  void seal() override { sealed_ = true; }
-  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override;
-  void set_edge_gradient(Edge e, Mat<R> g) override;
-  const Mat<R>& edge_gradient(Edge e) const { return edge_grads_[std::size_t(e)]; }
-  void apply_edge(Edge e, Mat<R>& W) const override;
+  WeightUpdate(const Config& c, std::uint64_t seed, std::uint32_t sample)
+      : update_(c, c.update, seed, sample) {}
+  bool needs_gradients() const override { return update_.needs_gradients(); }
+  void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) override {
+    update_.keep(k, w, part, std::move(g));
+  }
+  void seal() override { update_.seal(); }
+  void apply(int k, WeightKind w, Mat<R>& W, Part part = Part::weight) const override {
+    update_.apply(k, w, part, W);
+  }
+  void set_edge_gradient(Edge e, Mat<R> g) override { update_.keep_edge(e, std::move(g)); }
+  const Mat<R>& edge_gradient(Edge e) const { return update_.edge_gradient(e); }
+  void apply_edge(Edge e, Mat<R>& W) const override { update_.apply_edge(e, W); }
 
  private:
-  // W += dW = -(the sgd or adam step of g); throws std::logic_error naming `what` when g is missing.
-  void step(const Mat<R>& g, Mat<R>& W, const std::string& what) const;
-  vocab::Update kind_;
-  double lr_, scale_, eps_;
-  std::uint64_t seed_;
-  std::uint32_t sample_;
-  bool sealed_ = false;
-  std::vector<std::array<Mat<R>, kParts * kWeightKinds>> grads_;  // per sublayer, by Part, then WeightKind
-  std::array<Mat<R>, kEdges> edge_grads_;
+  SingleUpdate<CpuUpdateDevice<R>> update_;
 };
 
 }  // namespace normsim::sim

@@ -3,7 +3,8 @@
 // the records do not depend on the thread count; a resumed grid writes the files an uninterrupted one does;
 // fixed and fresh batches share step 0 and part after it; the optimizer's memory is counted and refused;
 // a grid that sets steps = 0 writes the files of a grid without the key; and the embedding and readout
-// matrices are stepped by their own rules (muP's), against a plain Eigen loop of SGD and of Adam.
+// matrices are stepped by their own rules (muP's), against a plain Eigen loop of SGD and of Adam; and a
+// parameter's gradient given twice in a pass, or missing in a step, is an error that names it.
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -110,6 +111,21 @@ TEST_CASE("steps1_equals_update: step 1 is the one update (sgd bit for bit, adam
   one.apply(0, WeightKind::w1, w_one);
   for (int i = 0; i < g.size(); ++i)
     CHECK(std::abs(w_adam.data()[i] - w_one.data()[i]) <= 4 * std::ldexp(std::abs(w_one.data()[i]), -23));
+}
+
+TEST_CASE("optimizer_gradient_checks: a parameter with two gradients in a pass, or none in a step, is named") {
+  for (const Update u : {Update::sgd, Update::adam}) {
+    const StackShape shape(small(u, 2));
+    Optimizer<double> optimizer(shape);
+    const Mat<double> g = Mat<double>::Ones(3, 2);
+    optimizer.set_gradient(0, WeightKind::w1, g);
+    CHECK_THROWS_WITH(optimizer.set_gradient(0, WeightKind::w1, g),
+                      "optimizer: a second gradient of w1 at sublayer 0 in step 1");
+    optimizer.set_gradient(1, WeightKind::w2, g, Part::bias);
+    optimizer.step();
+    optimizer.set_gradient(0, WeightKind::w1, g);
+    CHECK_THROWS_WITH(optimizer.step(), "optimizer: no gradient of w2's bias at sublayer 1 in step 2");
+  }
 }
 
 namespace {
