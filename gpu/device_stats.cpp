@@ -4,6 +4,7 @@
 #include "sim/edges.hpp"
 #include "sim/metrics.hpp"
 #include "sim/single_update.hpp"
+#include "sim/stream_fields.hpp"
 
 namespace normsim::gpu {
 
@@ -38,15 +39,10 @@ void DeviceStats::copy_to_host() {
 
 void DeviceStats::stream_values(int block, int l, int s, std::vector<std::vector<double>>& values) const {
   namespace m = sim::metric;
-  values[m::act_sq][l] = host(block, lf_stream + f_act_sq, s);
-  values[m::act_mean_abs][l] = host(block, lf_stream + f_mean_abs, s);
-  values[m::act_max_abs][l] = host(block, lf_stream + f_max_abs, s);
-  values[m::token_cos][l] = host(block, lf_stream + f_token_cos, s);
+  for (const sim::StreamFieldInfo& f : sim::kStreamFieldTable)
+    if (f.metric >= 0 && (!f.pair || l < depth_)) values[f.metric][l] = host(block, lf_stream + f.field, s);
   values[m::eff_rank][l] = host(block, lf_eff_rank, s);
   values[m::grad_sq][l] = host(block, lf_grad + f_act_sq, s);
-  if (l == depth_) return;
-  values[m::cos_next][l] = host(block, lf_stream + f_cos_next, s);
-  values[m::rel_update][l] = host(block, lf_stream + f_rel_update, s);
 }
 
 // Every lane's values, and lane_cos as sim::lane_cosine: the pairs' cosines summed in order, over their

@@ -65,38 +65,20 @@ __global__ void unit_column_square_kernel(const R* x, const double* row, int T, 
   if (threadIdx.y == 0 && c < d) out[s * d + c] = col * col;
 }
 
-// One block per sample, threads over its tokens (and its columns' squares).
+// One block per sample, threads over its tokens (and its columns' squares): the twin's sums, reduced
+// across the block, finished as the twin finishes them.
 __global__ void stream_stats_finish_kernel(const double* row, const double* colsq, int S, int T, int d,
                                            double* out) {
   const int s = blockIdx.x;
-  double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, nan_max = 0, zero_rows = 0;
-  double columns = 0;
-  for (int c = threadIdx.x; colsq && c < d; c += blockDim.x) columns += colsq[std::size_t(s) * d + c];
-  for (int t = threadIdx.x; t < T; t += blockDim.x) {
-    const double* r = row + (std::size_t(s) * T + t) * kRowStats;
-    const double norm = sqrt(r[row_sq]);
-    sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite], zero_rows += !(r[row_sq] > 0);
-    if (isnan(r[row_max_abs]))
-      nan_max += 1;
-    else
-      mx = fmax(mx, r[row_max_abs]);
-    unit_sq += r[row_sq] / (norm * norm);
-    cos_next += r[row_dot_next] / (norm * sqrt(r[row_next_sq]));
-    rel += sqrt(r[row_diff_sq]) / norm;
-  }
-  sq = block_sum(sq), ab = block_sum(ab), bad = block_sum(bad), nan_max = block_sum(nan_max);
-  unit_sq = block_sum(unit_sq), cos_next = block_sum(cos_next), rel = block_sum(rel), mx = block_max(mx);
-  columns = block_sum(columns), zero_rows = block_sum(zero_rows);
+  sim::StreamSums m;
+  for (int c = threadIdx.x; colsq && c < d; c += blockDim.x) m.columns += colsq[std::size_t(s) * d + c];
+  for (int t = threadIdx.x; t < T; t += blockDim.x)
+    add_row_stats(m, row + (std::size_t(s) * T + t) * kRowStats);
+  m.each_sum([](double v) { return block_sum(v); });
+  m.max_abs = block_max(m.max_abs);
   if (threadIdx.x != 0) return;
-  const double size = double(T) * d;
-  out[f_act_sq * S + s] = sq / size;
-  out[f_mean_abs * S + s] = ab / size;
-  out[f_max_abs * S + s] = nan_max > 0 ? CUDART_NAN : mx;
-  out[f_token_cos * S + s] =
-      colsq && T > 1 && zero_rows == 0 ? (columns - unit_sq) / (double(T) * (T - 1)) : CUDART_NAN;
-  out[f_cos_next * S + s] = cos_next / T;
-  out[f_rel_update * S + s] = rel / T;
-  out[f_nonfinite * S + s] = bad;
+  m.has_columns = colsq != nullptr;
+  for (int f = 0; f < kStreamFields; ++f) out[f * S + s] = sim::finish_stream_field(f, m, T, d);
 }
 
 // With `factor`, entry i of sample i / per scaled in R first, as scaled_sum (gpu/kernels.cu) scales.

@@ -4,7 +4,11 @@
 // signature in gpu/stat_twins.hpp; tests/gpu/test_gpu_stat_kernels.cpp checks each pair on a device.
 // Sums run in double over the stream's entries widened from R, as the CPU backend's metrics do.
 #pragma once
+#include <cmath>
 #include <cstddef>
+
+#include "sim/hd.hpp"
+#include "sim/stream_sums.hpp"
 
 namespace normsim::gpu {
 
@@ -23,19 +27,26 @@ void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out);
 template <class R>
 void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, double* d_out);
 
-// Per sample, field-major (field f of sample s at out[f * S + s]): a stream's statistics from its row
-// stats and (token_cos; may be null: NaN) unit_column_square's S x d squares; token_cos is NaN when a token
-// has norm 0 (no direction), as sim::token_cosine. Definitions: sim/stream_metrics.cpp.
-enum StreamField : int {
-  f_act_sq,
-  f_mean_abs,
-  f_max_abs,
-  f_token_cos,
-  f_cos_next,
-  f_rel_update,
-  f_nonfinite
-};
-constexpr int kStreamFields = 7;
+// Per sample, field-major (field f of sample s at out[f * S + s]): a stream's fields (sim/stream_sums.hpp)
+// from its row stats and (token_cos; may be null: NaN) unit_column_square's S x d squares: each row added to
+// the sample's sim::StreamSums by add_row_stats, each field finished by sim::finish_stream_field.
+using sim::kStreamFields;
+using sim::StreamField;
+#define NORMSIM_FIELD_USING(field, ...) using sim::field;
+NORMSIM_STREAM_FIELDS(NORMSIM_FIELD_USING)
+#undef NORMSIM_FIELD_USING
+// Row r's share of its sample's sums (the kernel and its twin add the same terms, in different orders).
+NORMSIM_HD void add_row_stats(sim::StreamSums& s, const double* r) {
+  s.sq += r[row_sq], s.abs += r[row_abs], s.nonfinite += r[row_nonfinite], s.zero_rows += !(r[row_sq] > 0);
+  if (std::isnan(r[row_max_abs]))
+    s.nan_max += 1;
+  else
+    s.max_abs = fmax(s.max_abs, r[row_max_abs]);
+  const double norm = std::sqrt(r[row_sq]);
+  s.unit_sq += r[row_sq] / (norm * norm);
+  s.cos += sim::token_cosine_term(r[row_dot_next], r[row_sq], r[row_next_sq]);
+  s.rel += sim::relative_update_term(r[row_diff_sq], r[row_sq]);
+}
 void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int T, int d, double* d_out);
 
 // out[i] = double(x[i]): the stream in double for its Gram matrix.

@@ -50,29 +50,14 @@ void unit_column_square(const R* x, const double* row, int S, int T, int d, doub
     }
 }
 
+// Each sample's sums from its rows in token order, finished field by field.
 inline void stream_stats_finish(const double* row, const double* colsq, int S, int T, int d, double* out) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int s = 0; s < S; ++s) {
-    double sq = 0, ab = 0, mx = 0, bad = 0, unit_sq = 0, cos_next = 0, rel = 0, zero_rows = 0, columns = 0;
-    for (int t = 0; t < T; ++t) {
-      const double* r = row + (std::size_t(s) * T + t) * kRowStats;
-      const double norm = std::sqrt(r[row_sq]);
-      sq += r[row_sq], ab += r[row_abs], bad += r[row_nonfinite], zero_rows += !(r[row_sq] > 0);
-      mx = std::isnan(r[row_max_abs]) || std::isnan(mx) ? nan : std::max(mx, r[row_max_abs]);
-      unit_sq += r[row_sq] / (norm * norm);
-      cos_next += r[row_dot_next] / (norm * std::sqrt(r[row_next_sq]));
-      rel += std::sqrt(r[row_diff_sq]) / norm;
-    }
-    for (int c = 0; colsq && c < d; ++c) columns += colsq[std::size_t(s) * d + c];
-    const double size = double(T) * d;
-    out[f_act_sq * S + s] = sq / size;
-    out[f_mean_abs * S + s] = ab / size;
-    out[f_max_abs * S + s] = mx;
-    out[f_token_cos * S + s] =
-        colsq && T > 1 && zero_rows == 0 ? (columns - unit_sq) / (double(T) * (T - 1)) : nan;
-    out[f_cos_next * S + s] = cos_next / T;
-    out[f_rel_update * S + s] = rel / T;
-    out[f_nonfinite * S + s] = bad;
+    sim::StreamSums sums;
+    for (int t = 0; t < T; ++t) add_row_stats(sums, row + (std::size_t(s) * T + t) * kRowStats);
+    sums.has_columns = colsq != nullptr;
+    for (int c = 0; colsq && c < d; ++c) sums.columns += colsq[std::size_t(s) * d + c];
+    for (int f = 0; f < kStreamFields; ++f) out[f * S + s] = sim::finish_stream_field(f, sums, T, d);
   }
 }
 

@@ -3,18 +3,16 @@
 // lane_cos is across the lanes; branch_sq and gradw_* belong to the sublayer, not to a lane.
 #pragma once
 #include "sim/metrics.hpp"
+#include "sim/stream_fields.hpp"
 
 namespace normsim::sim {
 
-inline constexpr int kPerLaneMetrics[] = {metric::act_sq,     metric::grad_sq,      metric::cos_next,
-                                          metric::token_cos,  metric::act_mean_abs, metric::act_max_abs,
-                                          metric::rel_update, metric::eff_rank};
-
-// Whether metric m (a position in metric_table()) is measured on every lane of a block of lanes.
+// Whether metric m (a position in metric_table()) is measured on every lane of a block of lanes: the stream
+// fields' metrics (sim/stream_fields.hpp), eff_rank and grad_sq.
 constexpr bool measured_per_lane(int m) {
-  for (const int p : kPerLaneMetrics)
-    if (p == m) return true;
-  return false;
+  for (const StreamFieldInfo& f : kStreamFieldTable)
+    if (f.metric >= 0 && f.metric == m) return true;
+  return m == metric::eff_rank || m == metric::grad_sq;
 }
 
 // Whether metric m's value in a block of lanes is the lanes' mean's: the per-lane metrics and output_change

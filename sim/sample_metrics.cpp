@@ -8,6 +8,7 @@
 #include "sim/lane_metrics.hpp"
 #include "sim/metrics.hpp"
 #include "sim/parametrization.hpp"
+#include "sim/stream_fields.hpp"
 #include "sim/thread_split.hpp"
 
 namespace normsim::sim {
@@ -85,19 +86,20 @@ void Store::operator()(int metric, int layer) const {
   }
 }
 
-// The forward metrics of streams x_0..x_{end-1}; token_cos is undefined with one token and not stored.
+// The forward metrics of streams x_0..x_{end-1}; a field is not stored with fewer tokens than it is defined
+// for (token_cos with one token).
 void store_forward(const Store& store, int forward_end, int tokens) {
   const int K = int(store.s.stream_finite.size()) - 1;
+  const auto store_fields = [&](bool pair, int i) {
+    for (const StreamFieldInfo& f : kStreamFieldTable)
+      if (f.metric >= 0 && f.pair == pair && tokens >= f.min_tokens) store(f.metric, i);
+  };
   for (int l = 0; l < forward_end && l <= K; ++l) {
-    for (int m : {metric::act_sq, metric::act_mean_abs, metric::act_max_abs}) store(m, l);
-    if (tokens > 1) store(metric::token_cos, l);
+    store_fields(false, l);
     store(metric::eff_rank, l);
     if (!store.s.lanes.empty()) store(metric::lane_cos, l);
   }
-  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
-    store(metric::cos_next, k);
-    store(metric::rel_update, k);
-  }
+  for (int k = 0; k < K && k + 1 < forward_end; ++k) store_fields(true, k);
   for (int k = 0; k < K && k < forward_end; ++k) store(metric::branch_sq, k);
   // The updated pass is measured only from a finite first pass.
   for (int l = 0; store.s.updated && forward_end > K && l <= K; ++l) store(metric::output_change, l);
@@ -176,12 +178,10 @@ void measure_streams(Values& values, const std::vector<MatD>& stream, int forwar
   for_each_run(n, work, threads, [&](int first, int last) {
     for (int l = first; l < last; ++l) {
       const MatD& x = stream[l];
-      const auto put = [&](int m, auto&& compute) { put_wanted(values, wanted, m, l, compute); };
-      put(metric::act_sq, [&] { return mean_square(x); });
-      put(metric::act_mean_abs, [&] { return mean_abs(x); });
-      put(metric::act_max_abs, [&] { return max_abs(x); });
-      put(metric::token_cos, [&] { return token_cosine(x); });
-      put(metric::eff_rank, [&] { return effective_rank(x); });
+      for (const StreamFieldInfo& f : kStreamFieldTable)
+        if (f.metric >= 0 && !f.pair)
+          put_wanted(values, wanted, f.metric, l, [&] { return stream_field(f.field, x); });
+      put_wanted(values, wanted, metric::eff_rank, l, [&] { return effective_rank(x); });
     }
   });
 }
@@ -191,12 +191,12 @@ void measure_streams(Values& values, const std::vector<MatD>& stream, int forwar
 void measure_path(Values& values, const std::vector<MatD>& stream, int forward_end, const MetricSet& wanted,
                   int threads) {
   const int K = int(stream.size()) - 1;
-  const auto put = [&](int m, int i, auto&& compute) { put_wanted(values, wanted, m, i, compute); };
   measure_streams(values, stream, forward_end, wanted, threads);
-  for (int k = 0; k < K && k + 1 < forward_end; ++k) {
-    put(metric::cos_next, k, [&] { return mean_token_cosine(stream[k], stream[k + 1]); });
-    put(metric::rel_update, k, [&] { return mean_relative_update(stream[k], stream[k + 1]); });
-  }
+  for (int k = 0; k < K && k + 1 < forward_end; ++k)
+    for (const StreamFieldInfo& f : kStreamFieldTable)
+      if (f.pair && f.metric >= 0)
+        put_wanted(values, wanted, f.metric, k,
+                   [&] { return stream_field(f.field, stream[k], &stream[k + 1]); });
 }
 
 // A block of n > 1 lanes: every lane's path metrics into s.lanes, and lane_cos of x_0..x_{end-1}.
@@ -249,7 +249,8 @@ SampleScalars empty_scalars(int K, int lanes) {
     s.values[m].assign(metric_table()[m].index == MetricIndex::stream ? K + 1 : K, nan);
   if (lanes > 1) s.lanes.assign(std::size_t(lanes), Values(metric::count));
   for (Values& lane : s.lanes)
-    for (const int m : kPerLaneMetrics) lane[m] = s.values[m];
+    for (int m = 0; m < metric::count; ++m)
+      if (measured_per_lane(m)) lane[m] = s.values[m];
   s.stream_finite.assign(K + 1, true);
   s.grad_finite.assign(K + 1, true);
   return s;

@@ -1,14 +1,18 @@
-// The metrics of one stream matrix x_l (T x d) and of consecutive pairs, in double precision.
-// Definitions: vocab/metrics.def and docs/metrics.md.
+// The metrics of one stream matrix x_l (T x d) and of consecutive pairs, in double precision: the CPU's
+// sums (Eigen) of each stream field, finished by sim::finish_stream_field as every device's are
+// (sim/stream_sums.hpp). Definitions: vocab/metrics.def and docs/metrics.md.
 #pragma once
 #include <vector>
 
 #include "sim/cpu_matrix.hpp"
+#include "sim/stream_sums.hpp"
 
 namespace normsim::sim {
 
 using MatD = Mat<double>;
 
+// Field f of x; a pair field (sim/stream_fields.hpp) of x and next = x_{l+1}.
+double stream_field(StreamField f, const MatD& x, const MatD* next = nullptr);
 double mean_square(const MatD& x);
 double mean_abs(const MatD& x);
 double max_abs(const MatD& x);
