@@ -37,9 +37,10 @@ deps_dir="$here/.gpu-deps"
 packages=(libboost1.74-dev libboost-math1.74-dev libtomlplusplus-dev libtomlplusplus3 catch2 libeigen3-dev
   librandom123-dev nlohmann-json3-dev libcli11-dev pkgconf pkgconf-bin libpkgconf3)
 
-# What the claims' verdicts depend on: every tracked or untracked, not ignored file outside docs/, by content.
+# What the claims' verdicts depend on: every tracked or untracked, not ignored file outside docs/ and scripts/,
+# by content.
 code_digest() {
-  git ls-files -co --exclude-standard -- . ':!docs' ':!.gpu-deps' | LC_ALL=C sort | xargs -d '\n' sha256sum |
+  git ls-files -co --exclude-standard -- . ':!docs' ':!scripts' ':!.gpu-deps' | LC_ALL=C sort | xargs -d '\n' sha256sum |
     sha256sum | cut -c1-16
 }
 
@@ -58,6 +59,8 @@ if [ "${1:-}" = --cpu-reference ]; then
   claim_ids
   rm -rf "$ref" && mkdir -p "$deps_dir" || exit 2
   "$exe" check --force --backend cpu --no-plots --quiet --out "$ref" "${ids[@]}" || exit 1
+  # Only what the comparison reads travels to the device (the per-claim tables are ~60 MB).
+  find "$ref" -mindepth 1 -maxdepth 1 ! -name verdicts.json ! -name report.md -exec rm -rf {} +
   code_digest >"$ref/code_digest"
   echo "CPU verdicts of ${#ids[@]} claims in $ref (code $(cat "$ref/code_digest"))"
   exit 0
