@@ -12,8 +12,8 @@
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
-#include "sim/unit_plan.hpp"
 #include "sim/single_update.hpp"
+#include "sim/unit_plan.hpp"
 
 namespace normsim::gpu {
 

@@ -113,7 +113,8 @@ TEST_CASE("steps1_equals_update: step 1 is the one update (sgd bit for bit, adam
     CHECK(std::abs(w_adam.data()[i] - w_one.data()[i]) <= 4 * std::ldexp(std::abs(w_one.data()[i]), -23));
 }
 
-TEST_CASE("optimizer_gradient_checks: a parameter with two gradients in a pass, or none in a step, is named") {
+TEST_CASE(
+    "optimizer_gradient_checks: a parameter with two gradients in a pass, or none in a step, is named") {
   for (const Update u : {Update::sgd, Update::adam}) {
     const StackShape shape(small(u, 2));
     Optimizer<double> optimizer(shape);
