@@ -13,7 +13,7 @@
 
 namespace normsim::sim {
 
-// What a pass of the CPU tape asks of a parameter update (sim/cpu_branches.hpp's UpdateHooks): the one
+// What a pass of the CPU tape asks of a parameter update (sim/branch_hooks.hpp's UpdateHooks): the one
 // update below, or the training loop's optimizer (sim/optimizer.hpp). A parameter is (sublayer k, matrix w,
 // part); the update keeps whatever parameters report to it, so it lists none itself.
 template <class R>
