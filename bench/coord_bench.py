@@ -8,7 +8,7 @@ seconds, minor page faults, peak RSS), the old program and the new one in turn o
 
 Beside each grid, its floors:
 - memory: its largest config's weights and Adam's two moments in float32, 3 x 4 bytes x 2 r d^2 L (normsim
-  keeps D = W - W_0 in W's place and redraws W_0: sim/optimizer.hpp), and the peak RSS over that floor;
+  keeps D = W - W_0 in W's place and redraws W_0: sim/cpu/optimizer.hpp), and the peak RSS over that floor;
 - arithmetic: the products' FLOPs (per sublayer, each of the steps + 1 forwards 2 x 2 T d H, each of the
   steps backwards 4 x 2 T d H: the input's gradient and the weights') over --gemm-rate, the machine's float32
   GEMM rate in GFLOP/s (bench/cpu_w1_bench.cpp measures it; no floor without it).

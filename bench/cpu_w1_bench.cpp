@@ -23,9 +23,9 @@
 
 #include "bench/workloads.hpp"
 #include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/cpu/gram.hpp"
-#include "sim/cpu_parallel.hpp"
-#include "sim/thin_gemm.hpp"
+#include "sim/cpu/thin_gemm.hpp"
 
 using normsim::sim::Config;
 using normsim::sim::CpuBackend;
@@ -88,7 +88,7 @@ double eigen_sgemm_peak(int threads) {
   return best;
 }
 
-// The same for normsim's own float32 GEMM (sim/thin_gemm.hpp) on W1's products as the backend runs them,
+// The same for normsim's own float32 GEMM (sim/cpu/thin_gemm.hpp) on W1's products as the backend runs them,
 // A W and A W^T, each measured twice.
 double thin_gemm_peak(int threads) {
   using normsim::sim::product_by_columns;

@@ -29,8 +29,8 @@
 
 namespace normsim::gpu {
 
-// Step `step` of `steps` of the training loop (sim/train_loop.hpp is the specification): the pass draws W_s
-// through the optimizer and, while step < steps, records the step's gradients into it; it runs on batch
+// Step `step` of `steps` of the training loop (sim/cpu/train_loop.hpp is the specification): the pass draws
+// W_s through the optimizer and, while step < steps, records the step's gradients into it; it runs on batch
 // `step` when fresh, else batch 0. Step 0 keeps its streams x_0..x_K and the loss's input z (y, or the
 // logits) on batch 0 in the buffers below, which later steps compare with: output_change and logit_change
 // (with fresh batches, from one more forward on batch 0).

@@ -1,4 +1,4 @@
-// The training loop on the device (steps > 0) for one batch of S samples, the twin of sim/train_loop.hpp
+// The training loop on the device (steps > 0) for one batch of S samples, the twin of sim/cpu/train_loop.hpp
 // (its specification; docs/design/parametrization.md 3.5): for s = 0 .. steps, one pass of BatchRun on batch
 // s (fixed: batch 0) that draws W_s through the optimizer (gpu/gpu_optimizer.hpp) and measures every asked
 // metric at step s on the device, then, while s < steps, the optimizer's step from that pass's gradients.

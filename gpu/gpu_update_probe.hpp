@@ -1,5 +1,5 @@
 // The coordinate-check sizes of a training step's updates on the device, for a batch of S samples (the twin
-// of sim/update_probe.hpp, its specification; docs/metrics.md rows dwx_* and rel_dw_*), with
+// of sim/cpu/update_probe.hpp, its specification; docs/metrics.md rows dwx_* and rel_dw_*), with
 // dW = W_s - W_0 of the stored W_eff:
 //   rel_dw = ||dW||_F / ||W_0||_F, and dwx = mean over t, j of |(x dW)[t, j]|, x the matrix's input in the
 // step's first pass. The pass's weights report each matrix as the optimizer moves it and each product's
@@ -16,7 +16,7 @@
 #include <cublas_v2.h>
 
 #include "gpu/device_buffer.hpp"
-#include "sim/update_probe.hpp"
+#include "sim/update_sizes.hpp"
 
 namespace normsim::gpu {
 

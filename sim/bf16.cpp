@@ -8,7 +8,8 @@ namespace normsim::sim {
 
 std::string bf16_refusal(const Config& c) {
   if (c.precision != vocab::Precision::bf16) return "";
-  if (c.steps > 0)  // the training loop's optimizer (sim/optimizer.hpp) does not round its weights to bf16
+  // the training loop's optimizer (sim/cpu/optimizer.hpp) does not round its weights to bf16
+  if (c.steps > 0)
     return "key 'steps': training steps in precision = \"bf16\" are not emulated yet (the optimizer keeps "
            "its "
            "weights unrounded); use precision = \"float32\" or steps = 0";

@@ -1,14 +1,12 @@
-// What a branch is given and what it reports on every device: the sample it runs (SampleKey), the norms of
-// its weight gradients (WeightGradNorms), and its part in a parameter update (UpdateHooks). The CPU's
-// branches (sim/cpu/cpu_branches.hpp) and the CUDA backend's (gpu/gpu_branches.hpp) both take these.
+// What a branch is given and what it reports on every device: the sample it runs (SampleKey) and the norms
+// of its weight gradients (WeightGradNorms). The CPU's branches (sim/cpu/cpu_branches.hpp) and the CUDA
+// backend's (gpu/gpu_branches.hpp) both take these; a branch's part in a parameter update is each device's
+// own (sim/cpu/update_hooks.hpp, gpu/gpu_branches.hpp's GpuContext).
 #pragma once
 #include <array>
 #include <cstdint>
 
-#include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
-#include "sim/update_probe.hpp"
-#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 
@@ -19,30 +17,5 @@ struct SampleKey {
 
 // Frobenius norms of the weight gradients of one sublayer, by WeightKind; NaN where the branch has none.
 using WeightGradNorms = std::array<double, kWeightKinds>;
-
-// How a branch takes part in a parameter update (sim/weight_update.hpp): a pass records its weight gradients
-// into `record` during backward and draws W + dW through `apply` (the one update's first pass records, its
-// second applies; a training step does both). Both null: neither.
-template <class R>
-struct UpdateHooks {
-  ParameterUpdate<R>* record = nullptr;
-  const ParameterUpdate<R>* apply = nullptr;
-  // A training step's coordinate-check sizes (sim/update_probe.hpp): told each matrix `apply` moves and
-  // each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s >= 1.
-  UpdateProbe<R>* probe = nullptr;
-  // W_0 -> W_s of matrix w of sublayer k, or of edge matrix e, by `apply` (reported to `probe`).
-  void apply_weight(int k, WeightKind w, Mat<R>& W) const {
-    if (!probe) return apply->apply(k, w, W);
-    probe->before(W);
-    apply->apply(k, w, W);
-    probe->stepped(k, w, W);
-  }
-  void apply_edge(Edge e, Mat<R>& W) const {
-    if (!probe) return apply->apply_edge(e, W);
-    probe->before(W);
-    apply->apply_edge(e, W);
-    probe->stepped_edge(e, W);
-  }
-};
 
 }  // namespace normsim::sim

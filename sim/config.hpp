@@ -103,8 +103,8 @@ struct Config {
   double update_lr = 1e-3;     // sgd, adam: the learning rate (Adam's default alpha, Kingma & Ba 2015)
   double update_scale = 1e-3;  // random: ||dW||_F / ||W||_F of every matrix
   double adam_eps = 1e-8;      // adam: epsilon of the step g / (|g| + eps) (Kingma & Ba 2015's default)
-  // Training (sim/train_loop.hpp): steps > 0 runs that many steps of `update` (sgd or adam), measuring every
-  // metric at steps 0..steps; 0 is the one update above.
+  // Training (sim/cpu/train_loop.hpp): steps > 0 runs that many steps of `update` (sgd or adam), measuring
+  // every metric at steps 0..steps; 0 is the one update above.
   int steps = 0;                                // at most kMaxSteps
   double adam_beta1 = 0.9, adam_beta2 = 0.999;  // steps > 0, adam: Kingma & Ba 2015's defaults
   vocab::Batches batches = vocab::Batches::fixed;

@@ -4,7 +4,7 @@
 //   token  id_t uniform in [0, V) (vocab = V > 0, the embedding's input; sim/edges.hpp)
 //   readout gradient g[t,i] ~ N(0,1)  (loss = sum g * y);   mse target[t,i] ~ N(0,1)  (loss = 1/2 |y -
 //   target|^2)
-// `batch` is the Philox layer word of all three (the training step's batch, sim/train_loop.hpp; 0 is the
+// `batch` is the Philox layer word of all three (the training step's batch, sim/cpu/train_loop.hpp; 0 is the
 // one batch of a run without steps).
 #pragma once
 #include <cmath>

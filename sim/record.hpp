@@ -23,7 +23,7 @@ struct NonFiniteStatistic {
 
 struct SampleRecord {
   int sample = 0;
-  // The training step the values were measured at (steps > 0, sim/train_loop.hpp); 0 at init and in a run
+  // The training step the values were measured at (steps > 0, sim/cpu/train_loop.hpp); 0 at init and in a run
   // without steps.
   int step = 0;
   // values[m][i]: metric m (index into metric_table()) at layer/sublayer i. Non-finite or undefined

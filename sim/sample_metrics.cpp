@@ -20,7 +20,7 @@ constexpr int kGradMetric[kWeightKinds] = {
     metric::gradw_wv, metric::gradw_wo,  metric::gradw_cq,     metric::gradw_ck, metric::gradw_cv,
     metric::gradw_co, metric::gradw_wga, metric::gradw_wrouter};
 
-// The coordinate-check metrics of a step's update per weight kind (sim/update_probe.hpp); a routed MLP's
+// The coordinate-check metrics of a step's update per weight kind (sim/cpu/update_probe.hpp); a routed MLP's
 // router has none (a parameter update of a routed MLP is refused).
 constexpr int kDwxMetric[kWeightKinds] = {metric::dwx_w1,
                                           metric::dwx_w2,

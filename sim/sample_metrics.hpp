@@ -6,12 +6,12 @@
 #include <limits>
 #include <vector>
 
-#include "sim/cpu_branches.hpp"
+#include "sim/branch_hooks.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 #include "sim/stream_metrics.hpp"
-#include "sim/update_probe.hpp"
+#include "sim/update_sizes.hpp"
 
 namespace normsim::sim {
 
@@ -28,8 +28,8 @@ struct SampleTensors {
   // A block of n > 1 lanes: lanes[i] = x^i_0..x^i_K and lane_grad[i] their gradients (empty when the
   // backward did not run); `stream` then holds the lanes' mean and `grad` the sum of the lanes' gradients.
   std::vector<std::vector<MatD>> lanes, lane_grad;
-  // A step of the training loop (sim/train_loop.hpp; SampleScalars::train_step): the sizes of the step's
-  // updates (sim/update_probe.hpp; NaN at step 0) and the logits' metrics (NaN where not measured).
+  // A step of the training loop (sim/cpu/train_loop.hpp; SampleScalars::train_step): the sizes of the step's
+  // updates (sim/update_sizes.hpp; NaN at step 0) and the logits' metrics (NaN where not measured).
   int train_step = -1;
   UpdateSizes update_sizes;
   double logit_mean_abs = std::numeric_limits<double>::quiet_NaN();
@@ -53,7 +53,7 @@ struct SampleScalars {
   std::vector<std::vector<std::vector<double>>> lanes;
 };
 
-// A training step's update sizes (dwx_*, rel_dw_*; sim/update_probe.hpp) into s.values, for depth K =
+// A training step's update sizes (dwx_*, rel_dw_*; sim/cpu/update_probe.hpp) into s.values, for depth K =
 // s.stream_finite.size() - 1: the CPU's loop and the CUDA backend's (gpu/batch_training.hpp) put them alike.
 void put_update_sizes(SampleScalars& s, const UpdateSizes& u);
 // Whether m asks for an update size (their rows run from dwx_w1 to rel_dw_out in vocab/metrics.def), which

@@ -14,7 +14,7 @@
 // perturbation whose output change the mean field predicts). The unperturbed W is redrawn from the weights'
 // own counters in both passes, so dW is exactly the difference.
 //
-// A Device (sim/weight_update.hpp for the CPU, gpu/gpu_weight_update.hpp for CUDA; one sample or a batch)
+// A Device (sim/cpu/weight_update.hpp for the CPU, gpu/gpu_weight_update.hpp for CUDA; one sample or a batch)
 // supplies what is kept of a gradient and the arithmetic, entry by entry as sim/update_step.hpp writes it:
 //   Gradient                       what a pass's gradient of one parameter is kept as;
 //   kName                          the update's name in its errors;

@@ -3,7 +3,8 @@
 // region can wait a scheduler slice (milliseconds) instead of microseconds: split across 2 threads on a busy
 // 2-core machine, the small stacks of tests/data/meanfield_golden.toml took 35.8 s instead of 0.4 s on one
 // thread. Work below kMinWorkPerThread (about a third of a millisecond of arithmetic) per thread stays on
-// one. Which thread computes a piece never changes a number (cpu_parallel.hpp), so this decides speed only.
+// one. Which thread computes a piece never changes a number (sim/cpu/cpu_parallel.hpp), so this decides
+// speed only.
 #pragma once
 #include <omp.h>
 

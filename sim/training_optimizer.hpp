@@ -1,5 +1,5 @@
-// The optimizer of the training loop (sim/train_loop.hpp, docs/design/parametrization.md 3.5), written once
-// for every device (issue 31 item 1): SGD without momentum, or Adam with its m and v kept across steps
+// The optimizer of the training loop (sim/cpu/train_loop.hpp, docs/design/parametrization.md 3.5), written
+// once for every device (issue 31 item 1): SGD without momentum, or Adam with its m and v kept across steps
 // (Kingma & Ba 2015, Algorithm 1). A pass draws W_0 from its Philox counters as every pass does and the
 // optimizer moves it to W_s (apply), from what it keeps per parameter: for Adam the displacement
 // D = W_s - W_0, for SGD (constant learning rate) the sum S of the gradients so far, W_s = W_0 - lr S,
@@ -21,7 +21,7 @@
 // (mup@0518b39 mup/optim.py l.59-64), MuSGD multiplies it by width_mult (l.102-103, 110-112). The preset
 // `mup` writes those rules (docs/parametrizations.md); this class applies whatever rules it is given.
 //
-// A Device (sim/optimizer.hpp for the CPU, gpu/gpu_optimizer.hpp for CUDA) supplies a parameter's storage
+// A Device (sim/cpu/optimizer.hpp for the CPU, gpu/gpu_optimizer.hpp for CUDA) supplies a parameter's storage
 // and the arithmetic on it, entry by entry as sim/update_step.hpp writes it:
 //   State, Extent             a parameter's buffers (sgd: g and S; adam: D, m and v) and its size;
 //   kName                     the optimizer's name in its errors;

@@ -51,7 +51,7 @@ double sample_cost(const Config& c) {
   // update != none runs a second forward pass: about a third of a forward-and-backward more.
   const double jacobian = 2.0 * JacobianWanted::of(c.metrics).reverse_passes(c.jacobian_probes) / 3.0;
   const double passes = 1.0 + jacobian + (c.update == vocab::Update::none ? 0.0 : 1.0 / 3.0);
-  // steps > 0 runs steps + 1 such passes (sim/train_loop.hpp).
+  // steps > 0 runs steps + 1 such passes (sim/cpu/train_loop.hpp).
   return (c.depth * sublayer * passes + (c.depth + 1) * svd) * (c.steps + 1) *
          (c.precision == vocab::Precision::float64 ? 2.0 : 1.0);
 }
@@ -77,7 +77,7 @@ SampleMemory cpu_sample_memory(const Config& c) {
   SampleMemory m;
   // The gradients a pass hands to its update: the one update (steps = 0) and sgd's steps keep every
   // matrix's until they are applied (the stack's weights once), Adam's steps take each into m and v as it is
-  // formed, in one buffer the size of the largest matrix (sim/optimizer.hpp).
+  // formed, in one buffer the size of the largest matrix (sim/cpu/optimizer.hpp).
   const bool stepped = c.update == vocab::Update::sgd || c.update == vocab::Update::adam;
   const double largest = std::max(a < 1 ? mlp_w : 0.0, a > 0 ? att_w : 0.0) * s.bytes;
   const double gradients = !stepped                                         ? 0.0

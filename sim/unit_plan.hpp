@@ -36,7 +36,7 @@ SampleMemory cpu_sample_memory(const Config& c);
 // are the same either way (Philox redraws the same weights).
 double cpu_stack_weight_bytes(const Config& c);
 bool cpu_keeps_weights(const Config& c, int concurrent, double machine);
-// Bytes of one sample's optimizer state with steps > 0 (sim/optimizer.hpp): sgd's sum of gradients S, or
+// Bytes of one sample's optimizer state with steps > 0 (sim/cpu/optimizer.hpp): sgd's sum of gradients S, or
 // Adam's displacement D, m and v: 1x (sgd) or 3x (adam) the stack's weights and edge matrices; 0 without
 // steps.
 double cpu_optimizer_bytes(const Config& c);

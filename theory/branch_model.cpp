@@ -235,7 +235,7 @@ Branch::Tangent Branch::tangent(TokenGram in, const Eval& e) const {
     case Kind::mlp:
     case Kind::swiglu:
       t.map = e.back;  // E[phi'(h_t) phi'(h_s)] (W1 and Wgate paths) in either direction
-      // A bias moved by the same relative step as its matrix (sim/weight_update.hpp) adds sb to the moved
+      // A bias moved by the same relative step as its matrix (sim/cpu/weight_update.hpp) adds sb to the moved
       // pre-activations' Gram, which the W1 and Wgate factors carry to the output (e.out has the output
       // bias's sb already).
       t.moved = t.map(in) + e.out;

@@ -39,7 +39,8 @@ enum class Loss { readout, mse };
 enum class Init { fanin, xavier, fixed, unit };
 // Whether the output y is N(x_K): auto applies it when the placement does not end in a norm.
 enum class FinalNorm { auto_, always, never };
-// The parameter update whose effect on the stream the metric output_change measures (sim/weight_update.hpp).
+// The parameter update whose effect on the stream the metric output_change measures
+// (sim/cpu/weight_update.hpp).
 enum class Update { none, random, sgd, adam };
 // The batch each training step reads (steps > 0): batch 0 again (microsoft/mup's fix_data, coord_check.py
 // l.284-286), or a fresh draw per step (step s in the Philox layer word of the input and loss draws).

@@ -13,12 +13,12 @@
 
 #include "sim/bf16.hpp"
 #include "sim/cpu/cpu_pass.hpp"
+#include "sim/cpu/train_loop.hpp"
+#include "sim/cpu/update_pass.hpp"
+#include "sim/cpu/weight_update.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/train_loop.hpp"
 #include "sim/unit_plan.hpp"
-#include "sim/update_pass.hpp"
-#include "sim/weight_update.hpp"
 #include "vocab/names.hpp"
 
 namespace normsim::sim {
@@ -121,7 +121,7 @@ std::vector<SampleRecord> CpuBackend::run(const Config& config, std::span<const 
   const bool f64 = config.precision == vocab::Precision::float64;
   const StackShape shape(config);
   // Samples run side by side, and the threads left over work inside them (samples 1 uses every thread);
-  // a sample's numbers do not depend on how many threads it gets (sim/cpu_parallel.hpp).
+  // a sample's numbers do not depend on how many threads it gets (sim/cpu/cpu_parallel.hpp).
   const int outer = std::max(1, std::min(threads_, int(samples.size()))),
             inner = (threads_ + outer - 1) / outer;
   const bool keep = cpu_keeps_weights(config, outer, machine_memory_bytes());

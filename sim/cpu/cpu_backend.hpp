@@ -1,14 +1,14 @@
 // The CPU backend: the readable specification of every simulation (style.md), fast through Eigen's
 // GEMMs and OpenMP. Samples run side by side, one per thread; threads beyond the number of samples split
-// the GEMMs and weight draws inside a sample by a fixed partition (sim/cpu_parallel.hpp), so the numbers do
-// not depend on the thread count. Weights are drawn when used and redrawn in the backward pass: memory
-// for weights is one matrix per running sample, whatever the depth; or, when the whole stack's weights of
-// the running samples fit an eighth of the machine's memory (cpu_keeps_weights, unit_plan.hpp), drawn once
-// and kept for the backward. The backend holds its workspaces from run to run, so a grid's later units
-// reuse the pages the first one touched.
+// the GEMMs and weight draws inside a sample by a fixed partition (sim/cpu/cpu_parallel.hpp), so the numbers
+// do not depend on the thread count. Weights are drawn when used and redrawn in the backward pass: memory for
+// weights is one matrix per running sample, whatever the depth; or, when the whole stack's weights of the
+// running samples fit an eighth of the machine's memory (cpu_keeps_weights, unit_plan.hpp), drawn once and
+// kept for the backward. The backend holds its workspaces from run to run, so a grid's later units reuse the
+// pages the first one touched.
 #pragma once
 #include "sim/backend.hpp"
-#include "sim/cpu_parallel.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 
 #include <vector>
 

@@ -19,8 +19,9 @@
 #include <vector>
 
 #include "sim/branch_hooks.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
+#include "sim/cpu/update_hooks.hpp"
 #include "sim/cpu_matrix.hpp"
-#include "sim/cpu_parallel.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 #include "sim/value_residual.hpp"

@@ -4,9 +4,9 @@
 
 #include "sim/cpu/cpu_jacobian_device.hpp"
 #include "sim/cpu/cpu_tape_device.hpp"
+#include "sim/cpu/update_pass.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/update_pass.hpp"
 
 namespace normsim::sim {
 

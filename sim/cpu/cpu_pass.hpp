@@ -1,7 +1,7 @@
 // One pass of a sample on the CPU backend: the forward on a batch, and, when a backward metric or the
 // parameter update asks for it, the loss's backward with the Jacobian probes. The one update of steps = 0
-// (sim/cpu/cpu_backend.cpp) runs it once and then its updated forward (sim/update_pass.hpp); the training
-// loop (sim/train_loop.hpp) runs it once per step.
+// (sim/cpu/cpu_backend.cpp) runs it once and then its updated forward (sim/cpu/update_pass.hpp); the training
+// loop (sim/cpu/train_loop.hpp) runs it once per step.
 #pragma once
 #include <cstdint>
 

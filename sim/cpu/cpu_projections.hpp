@@ -9,8 +9,8 @@
 
 #include "sim/bf16.hpp"
 #include "sim/cpu/cpu_branches.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/cpu/weight_source.hpp"
-#include "sim/cpu_parallel.hpp"
 #include "sim/mlp_branch.hpp"
 
 namespace normsim::sim {

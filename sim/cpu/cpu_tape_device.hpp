@@ -22,7 +22,7 @@ class CpuTapeDevice {
 
   // `ws` (kept by the caller, reused from sample to sample) holds the weight buffer and the threads that
   // work on this sample; without one the device keeps its own, one thread. hooks: the parameter update
-  // this pass takes part in (sim/weight_update.hpp), if any.
+  // this pass takes part in (sim/cpu/weight_update.hpp), if any.
   CpuTapeDevice(const StackShape& shape, const Placement& placement, SampleKey key,
                 CpuWorkspace<R>* ws = nullptr, UpdateHooks<R> hooks = {});
   CpuTapeDevice(const CpuTapeDevice&) = delete;

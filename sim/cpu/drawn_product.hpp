@@ -9,7 +9,7 @@
 #include <Eigen/Core>
 #include <stdexcept>
 
-#include "sim/cpu_parallel.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/gaussian.hpp"
 
 namespace normsim::sim {

@@ -8,8 +8,8 @@
 #include <type_traits>
 
 #include "sim/cpu/gram.hpp"
+#include "sim/cpu/thin_gemm.hpp"
 #include "sim/cpu_matrix.hpp"
-#include "sim/thin_gemm.hpp"
 
 namespace normsim::sim {
 

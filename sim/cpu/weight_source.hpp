@@ -13,10 +13,10 @@
 
 #include "sim/bf16.hpp"
 #include "sim/cpu/cpu_branches.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/cpu/drawn_product.hpp"
 #include "sim/cpu/frobenius.hpp"
 #include "sim/cpu_matrix.hpp"
-#include "sim/cpu_parallel.hpp"
 #include "sim/draws.hpp"
 #include "sim/init.hpp"
 #include "sim/thread_split.hpp"

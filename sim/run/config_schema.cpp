@@ -439,7 +439,7 @@ std::vector<KeyInfo> make_table() {
           "`metrics` names them); about 2 x probes extra backward passes (CUDA: each with a forward pass)",
           ">= 2", int_at_least(2)),
       key(&Config::update, "update",
-          "parameter update W -> W + dW whose effect output_change measures (sim/weight_update.hpp)",
+          "parameter update W -> W + dW whose effect output_change measures (sim/cpu/weight_update.hpp)",
           "none | random | sgd | adam", one_of(kUpdates), kUpdates),
       key(&Config::update_lr, "update",
           "sgd, adam: learning rate of the one step, or of every step (steps > 0)", "> 0",

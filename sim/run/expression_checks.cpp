@@ -146,11 +146,12 @@ std::vector<ConfigIssue> parametrization_issues(const Config& c) {
   }
   std::vector<ConfigIssue> issues;
   if ((c.update == vocab::Update::sgd || c.update == vocab::Update::adam) && c.steps == 0)
-    issues.push_back({"update",
-                      "a parametrization's per-matrix learning rates, epsilons and multipliers reach the "
-                      "optimizer of the training loop (sim/train_loop.hpp), not the one update of steps = 0: "
-                      "set steps >= 1 (steps = 1 is that one step, by the parametrization's rules)",
-                      {"parametrization", "steps"}});
+    issues.push_back(
+        {"update",
+         "a parametrization's per-matrix learning rates, epsilons and multipliers reach the "
+         "optimizer of the training loop (sim/cpu/train_loop.hpp), not the one update of steps = 0: "
+         "set steps >= 1 (steps = 1 is that one step, by the parametrization's rules)",
+         {"parametrization", "steps"}});
   if (std::string why = missing_edge(c); !why.empty()) issues.push_back({"param_rules", why, {}});
   const StackShape shape(c);
   if (std::string why = bad_value(shape, *shape.rules); !why.empty())

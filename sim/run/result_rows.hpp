@@ -4,11 +4,12 @@
 // concatenate; `metrics` (a list of names) is no column: it says which rows exist, never changes a value;
 // then the metric and its index in one of two columns: `l` for a stream-indexed metric (x_l, l = 0..K), `k`
 // for a sublayer-indexed one (sublayer k maps x_k to x_{k+1}, k = 0..K-1), the other empty; then `step`, the
-// training step (sim/train_loop.hpp), only where the `steps` key is a column (some configuration sets it), so
-// the files of a grid without steps keep their columns byte for byte (theory.csv: step 0, the mean field of
-// init); then, only in a grid where some configuration is a block of n > 1 lanes (so files of one stream keep
-// their header byte for byte), `lane`: `mean` for the lanes' mean, 0..n-1 for lane i, empty for a metric not
-// of the lanes (docs/design/multistream.md 3.3; sim/lane_metrics.hpp). With both: ..., l, k, step, lane, ....
+// training step (sim/cpu/train_loop.hpp), only where the `steps` key is a column (some configuration sets
+// it), so the files of a grid without steps keep their columns byte for byte (theory.csv: step 0, the mean
+// field of init); then, only in a grid where some configuration is a block of n > 1 lanes (so files of one
+// stream keep their header byte for byte), `lane`: `mean` for the lanes' mean, 0..n-1 for lane i, empty for a
+// metric not of the lanes (docs/design/multistream.md 3.3; sim/lane_metrics.hpp). With both: ..., l, k, step,
+// lane, ....
 #pragma once
 #include <cmath>
 #include <cstddef>

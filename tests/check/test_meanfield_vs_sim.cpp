@@ -685,8 +685,8 @@ TEST_CASE("mean field with biases matches the simulator: MLP stacks", "[check][m
   CHECK(miss > 10.0);
 }
 
-// The random update moves each bias by update_scale times its own norm (sim/weight_update.hpp): its share of
-// output_change (Branch::tangent) with drawn biases, the tolerance of the bias-free output_change cases.
+// The random update moves each bias by update_scale times its own norm (sim/cpu/weight_update.hpp): its share
+// of output_change (Branch::tangent) with drawn biases, the tolerance of the bias-free output_change cases.
 TEST_CASE("mean field of the output change with biases under a random update", "[check][meanfield][bias]") {
   const auto [placement, activation] =
       GENERATE(table<std::string, std::string>({{"pre", "gelu"}, {"pre", "swiglu"}, {"post", "relu"}}));

@@ -4,9 +4,9 @@
 // product is thin_gemm_aw's), so the test asks for it.
 #include <catch2/catch.hpp>
 
-#include "../sim/random_matrix.hpp"
+#include "random_matrix.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/cpu/drawn_product.hpp"
-#include "sim/cpu_parallel.hpp"
 
 using normsim::sim::DrawKey;
 using normsim::sim::Mat;

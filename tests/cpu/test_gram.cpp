@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../sim/random_matrix.hpp"
+#include "random_matrix.hpp"
 #include "sim/cpu/frobenius.hpp"
 #include "sim/cpu/gram.hpp"
 #include "sim/cpu_matrix.hpp"

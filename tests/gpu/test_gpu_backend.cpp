@@ -748,14 +748,14 @@ TEST_CASE("CUDA backend matches the CPU backend for the value residual", "[backe
 }
 
 // Issue 28's training steps on the device (gpu/batch_training.hpp) against the CPU's loop
-// (sim/train_loop.hpp): Pre-LN and Post-LN MLP stacks, sgd and adam, fixed and fresh batches, the sp and mup
-// presets (mup with an embedding and a readout matrix, which its rules train at their own rates), 3 steps,
-// both precisions: every metric of every sample at every step, the logits' size and change and output_change
-// included, in the CPU's order (sample by sample, step by step). The two backends start from weights a few
-// float ulps apart (above) and then step on gradients that differ by as much; SGD carries that difference
-// linearly, and Adam's step lr m^ / (sqrt(v^) + eps) is a smooth function of the gradient except where an
-// entry's gradient is within its error of 0, where the step is itself ~lr |g| / eps, negligible: so the
-// tolerances above hold for every step. Measured on the mock over this grid (2026-11-28), the largest
+// (sim/cpu/train_loop.hpp): Pre-LN and Post-LN MLP stacks, sgd and adam, fixed and fresh batches, the sp and
+// mup presets (mup with an embedding and a readout matrix, which its rules train at their own rates), 3
+// steps, both precisions: every metric of every sample at every step, the logits' size and change and
+// output_change included, in the CPU's order (sample by sample, step by step). The two backends start from
+// weights a few float ulps apart (above) and then step on gradients that differ by as much; SGD carries that
+// difference linearly, and Adam's step lr m^ / (sqrt(v^) + eps) is a smooth function of the gradient except
+// where an entry's gradient is within its error of 0, where the step is itself ~lr |g| / eps, negligible: so
+// the tolerances above hold for every step. Measured on the mock over this grid (2026-11-28), the largest
 // relative difference of any value above 1e-12: 3.2e-5 in float32 and 5.9e-6 in float64 (both dwx_w1: the
 // size of dW's product, where the two backends' W_0 differ by float ulps and their gradients by as much),
 // inside eps 3e-3 and 1e-4 by 90x and 17x, which leaves the device's GEMM order (float32) room. A step that
@@ -848,8 +848,8 @@ TEST_CASE("CUDA backend matches the CPU backend's training steps of every branch
   }
 }
 
-// A step that overflows ends the sample's training on the device as on the CPU (sim/train_loop.hpp): SGD at
-// lr 1e30 moves W_1 to ~1e28, whose products overflow float32 at step 1. Step 0 matches at the tolerances
+// A step that overflows ends the sample's training on the device as on the CPU (sim/cpu/train_loop.hpp): SGD
+// at lr 1e30 moves W_1 to ~1e28, whose products overflow float32 at step 1. Step 0 matches at the tolerances
 // above; step 1 is flagged alike (the same `nonfinite`, the same `nonfinite_statistics`) with its finite
 // values close, its overflowed ones non-finite on both sides (inf or NaN, which depends on the order a GEMM
 // sums +inf and -inf terms in); steps 2 and 3 hold no value.

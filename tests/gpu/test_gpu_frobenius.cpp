@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../sim/random_matrix.hpp"
+#include "../cpu/random_matrix.hpp"
 #include "gpu/blas.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_branches.hpp"

@@ -106,7 +106,7 @@ class SameAsCli(unittest.TestCase):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(again, table), check_exact=True)
 
     def test_training_steps_frames_have_the_step_column_of_the_files(self):
-        # steps > 0 (sim/train_loop.hpp): the step column follows k in the frames as in the files, and a grid
+        # steps > 0 (sim/cpu/train_loop.hpp): the step column follows k in the frames as in the files, and a grid
         # without steps has none (docs/conventions.md, "Result files").
         with Scratch() as d:
             config = os.path.join(d, "grid.toml")

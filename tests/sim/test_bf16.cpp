@@ -143,8 +143,9 @@ TEST_CASE("a bf16 stack stays within bf16's rounding of the float32 stack", "[bf
 }
 
 // The rounding points sit inside the products' column blocks, which depend on the shapes alone
-// (cpu_parallel.hpp): 1, 2 and 3 threads give the same bits, with biases and an Adam step (the rounded bias,
-// the weights rounded after the update) and a width that splits the products into several blocks.
+// (sim/cpu/cpu_parallel.hpp): 1, 2 and 3 threads give the same bits, with biases and an Adam step (the
+// rounded bias, the weights rounded after the update) and a width that splits the products into several
+// blocks.
 TEST_CASE("bf16 records are identical for 1, 2 and 3 threads", "[bf16][threads]") {
   Config c = mlp_stack(vocab::Precision::bf16, vocab::Activation::gelu);
   c.width = 320, c.depth = 4, c.samples = 3, c.bias = true, c.init_bias = 0.3;

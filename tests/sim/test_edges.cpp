@@ -11,6 +11,7 @@
 #include "same_records.hpp"
 #include "sim/cpu/cpu_backend.hpp"
 #include "sim/cpu/cpu_tape_device.hpp"
+#include "sim/cpu/update_pass.hpp"
 #include "sim/edges.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
@@ -19,7 +20,6 @@
 #include "sim/run/sweep.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/update_pass.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;

@@ -145,8 +145,8 @@ TEST_CASE("csv_lane_rows") {
   for (std::size_t s = 0; s < rec[1].size(); ++s) CHECK(back.records[s].lanes == rec[1][s].lanes);
 }
 
-// Lanes and training steps together (sim/train_loop.hpp): both optional columns, `step` then `lane`, in all
-// three tables; every finite value of every (sample, step, lane) record is one layers.csv row holding it
+// Lanes and training steps together (sim/cpu/train_loop.hpp): both optional columns, `step` then `lane`, in
+// all three tables; every finite value of every (sample, step, lane) record is one layers.csv row holding it
 // exactly, summary.csv's rows are the samples' mean of one step and lane, and a part file (format 3) brings
 // steps and lanes back exactly.
 TEST_CASE("csv_lanes_and_steps") {

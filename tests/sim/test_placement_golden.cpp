@@ -10,7 +10,7 @@
 //   whole grid compared between the previous binary (494b511) and the new one: float64 values differ by at
 //   most 1.5e-14 relative, float32 by at most 1.7e-5 relative (both on one near-cancelling token_cos).
 // - 9d90d1f added hybridnorm_star's 12 (144-155), written by its expression (it never had hand-written code).
-// - The float32 products' move from Eigen's GEMM to thin_gemm (sim/thin_gemm.hpp) regenerated 65 float32
+// - The float32 products' move from Eigen's GEMM to thin_gemm (sim/cpu/thin_gemm.hpp) regenerated 65 float32
 //   digests; the whole grid compared between the two binaries: float64 values identical, float32 values
 //   within 1.2e-6 relative (worst: hybridnorm transformer's gradw_wk), 79 % of them bit for bit.
 // - The vectorised float32 SiLU (issue 17) regenerated the 26 float32 SwiGLU digests with an MLP (mlp and

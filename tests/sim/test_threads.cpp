@@ -51,9 +51,9 @@ TEST_CASE("records are identical for 1 and 2 threads and any sample split", "[th
 }
 
 // Threads beyond the sample count work inside a sample: products split into fixed column blocks and the
-// draws into fixed chunks. Widths 320 and hidden 1280 give several blocks per product (cpu_parallel.hpp's
-// kColumnBlock is 256) and weights of several draw chunks, so 1, 2 and 3 threads really split them. Every
-// activation with a float32 vector kernel (activations_vec.hpp) is run.
+// draws into fixed chunks. Widths 320 and hidden 1280 give several blocks per product
+// (sim/cpu/cpu_parallel.hpp's kColumnBlock is 256) and weights of several draw chunks, so 1, 2 and 3 threads
+// really split them. Every activation with a float32 vector kernel (activations_vec.hpp) is run.
 TEST_CASE("one sample on 1, 2 or 3 threads gives identical records", "[threads]") {
   namespace vocab = normsim::vocab;
   for (const auto act : {vocab::Activation::gelu, vocab::Activation::swiglu, vocab::Activation::silu,

@@ -1,10 +1,10 @@
-// A few steps of training (steps > 0, sim/train_loop.hpp, docs/design/parametrization.md P4): one step equals
-// the one update of steps = 0; three Adam steps of a 2-sublayer stack equal a plain Eigen loop written here;
-// the records do not depend on the thread count; a resumed grid writes the files an uninterrupted one does;
-// fixed and fresh batches share step 0 and part after it; the optimizer's memory is counted and refused;
-// a grid that sets steps = 0 writes the files of a grid without the key; and the embedding and readout
-// matrices are stepped by their own rules (muP's), against a plain Eigen loop of SGD and of Adam; and a
-// parameter's gradient given twice in a pass, or missing in a step, is an error that names it.
+// A few steps of training (steps > 0, sim/cpu/train_loop.hpp, docs/design/parametrization.md P4): one step
+// equals the one update of steps = 0; three Adam steps of a 2-sublayer stack equal a plain Eigen loop written
+// here; the records do not depend on the thread count; a resumed grid writes the files an uninterrupted one
+// does; fixed and fresh batches share step 0 and part after it; the optimizer's memory is counted and
+// refused; a grid that sets steps = 0 writes the files of a grid without the key; and the embedding and
+// readout matrices are stepped by their own rules (muP's), against a plain Eigen loop of SGD and of Adam; and
+// a parameter's gradient given twice in a pass, or missing in a step, is an error that names it.
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -16,12 +16,12 @@
 
 #include "same_records.hpp"
 #include "sim/cpu/cpu_backend.hpp"
+#include "sim/cpu/optimizer.hpp"
 #include "sim/draws.hpp"
 #include "sim/edges.hpp"
 #include "sim/init.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
-#include "sim/optimizer.hpp"
 #include "sim/placement.hpp"
 #include "sim/run/config_schema.hpp"
 #include "sim/run/sweep.hpp"

@@ -1,6 +1,6 @@
-// The parameter update of the metric output_change (sim/weight_update.hpp, sim/update_pass.hpp): each update
-// rule against its definition, the updated pass against the first-order prediction of SGD, thread-count
-// independence, and that an update leaves every first-pass metric bit for bit as it was.
+// The parameter update of the metric output_change (sim/cpu/weight_update.hpp, sim/cpu/update_pass.hpp): each
+// update rule against its definition, the updated pass against the first-order prediction of SGD,
+// thread-count independence, and that an update leaves every first-pass metric bit for bit as it was.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -8,13 +8,13 @@
 
 #include "sim/cpu/cpu_backend.hpp"
 #include "sim/cpu/cpu_tape_device.hpp"
+#include "sim/cpu/update_pass.hpp"
 #include "sim/init.hpp"
 #include "sim/inputs.hpp"
 #include "sim/metrics.hpp"
 #include "sim/placement.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
-#include "sim/update_pass.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;

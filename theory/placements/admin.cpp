@@ -23,7 +23,8 @@ int step_admin(StackContext& ctx, int k) {
   r.cross = std::sqrt(ctx.gamma_sq) * omega * x.diag / std::sqrt(h.diag + ctx.eps);
   r.anchor = k + 1, r.back = jac * (GramMap::scale(omega * omega) + s2 * e.back);
   r.anchor_f = k + 1, r.to_branch = GramMap::scale(jac * s2);
-  if (!ctx.change.empty()) {  // omega is held at its profiled value in the updated pass (sim/update_pass.hpp)
+  if (!ctx.change
+           .empty()) {  // omega is held at its profiled value in the updated pass (sim/cpu/update_pass.hpp)
     const Branch::Tangent tan = ctx.branch(k).tangent(x, e);
     const TokenGram dh =
         (omega * omega) * ctx.change[k] + s2 * (tan.map(ctx.change[k]) + ctx.update_sq * tan.moved);

@@ -1,5 +1,5 @@
-// Storage that one running sample's optimizer state (sim/optimizer.hpp) takes from and that the CPU backend
-// keeps from sample to sample and run to run (CpuWorkspace::optimizer_state), so that a grid's later
+// Storage that one running sample's optimizer state (sim/cpu/optimizer.hpp) takes from and that the CPU
+// backend keeps from sample to sample and run to run (CpuWorkspace::optimizer_state), so that a grid's later
 // configurations reuse the pages the earlier ones faulted in: Adam's D, m and v are three copies of the
 // stack's weights, and a fresh mapping for them per configuration cost a coordinate sweep a sixth of its
 // time in page faults (docs/benchmarks.md, "Coordinate checks"). The block grows by realloc, which moves a

@@ -1,10 +1,10 @@
-#include "sim/train_loop.hpp"
+#include "sim/cpu/train_loop.hpp"
 
-#include "sim/cpu_pass.hpp"
+#include "sim/cpu/cpu_pass.hpp"
+#include "sim/cpu/optimizer.hpp"
+#include "sim/cpu/update_pass.hpp"
 #include "sim/metrics.hpp"
-#include "sim/optimizer.hpp"
 #include "sim/sample_metrics.hpp"
-#include "sim/update_pass.hpp"
 
 namespace normsim::sim {
 
@@ -31,7 +31,7 @@ std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, Cpu
     }
     state.replay = s > 0;
     // Step 0 draws W_0 as a run without steps does (no displacement yet: no apply hook).
-    UpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/update_probe.hpp)
+    UpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/cpu/update_probe.hpp)
     const UpdateHooks<R> hooks{s < config.steps ? &optimizer : nullptr, s > 0 ? &optimizer : nullptr,
                                s > 0 && sizes ? &probe : nullptr};
     PassTensors pass = run_pass<R>(shape, placement, key, fresh ? std::uint32_t(s) : 0, hooks, state, ws);

@@ -1,4 +1,4 @@
-// gradient_by_row_blocks (sim/gradient_blocks.hpp) against Eigen's whole product A^T B, bit for bit: the
+// gradient_by_row_blocks (sim/cpu/gradient_blocks.hpp) against Eigen's whole product A^T B, bit for bit: the
 // training loop's optimizer forms each weight gradient by blocks of rows, and the steps' numbers must be
 // those of the whole product whatever the thread count. Shapes cover one block and several, a remainder
 // merged into the last block, rows not a multiple of 4, a single column (Eigen's GEMV) and T above Eigen's
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "random_matrix.hpp"
-#include "sim/gradient_blocks.hpp"
+#include "sim/cpu/gradient_blocks.hpp"
 
 using normsim::sim::gradient_by_row_blocks;
 using normsim::sim::Mat;

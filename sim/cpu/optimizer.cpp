@@ -1,8 +1,8 @@
-#include "sim/optimizer.hpp"
+#include "sim/cpu/optimizer.hpp"
 
 #include <algorithm>
 
-#include "sim/gradient_blocks.hpp"
+#include "sim/cpu/gradient_blocks.hpp"
 #include "sim/unit_plan.hpp"
 #include "sim/update_step.hpp"
 

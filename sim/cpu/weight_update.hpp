@@ -14,8 +14,8 @@
 namespace normsim::sim {
 
 // What a pass of the CPU tape asks of a parameter update (sim/branch_hooks.hpp's UpdateHooks): the one
-// update below, or the training loop's optimizer (sim/optimizer.hpp). A parameter is (sublayer k, matrix w,
-// part); the update keeps whatever parameters report to it, so it lists none itself.
+// update below, or the training loop's optimizer (sim/cpu/optimizer.hpp). A parameter is (sublayer k, matrix
+// w, part); the update keeps whatever parameters report to it, so it lists none itself.
 template <class R>
 class ParameterUpdate {
  public:
@@ -25,7 +25,7 @@ class ParameterUpdate {
   // Records g = dLoss/dW of matrix w of sublayer k, or of its bias, in a pass's backward.
   virtual void set_gradient(int k, WeightKind w, Mat<R> g, Part part = Part::weight) = 0;
   // The same for g = A^T B (A the matrix's input, B its output's gradient): an update may form g piece by
-  // piece (the training loop's optimizer does, sim/optimizer.hpp) where this one forms it whole.
+  // piece (the training loop's optimizer does, sim/cpu/optimizer.hpp) where this one forms it whole.
   virtual void set_product_gradient(int k, WeightKind w, const Mat<R>& A, const Mat<R>& B) {
     set_gradient(k, w, A.transpose() * B);
   }
@@ -40,8 +40,8 @@ class ParameterUpdate {
   virtual void apply_edge(Edge e, Mat<R>& W) const = 0;
 };
 
-// W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/optimizer.hpp) call
-// this one compiled body, so the two round alike (a compiler may fuse W - g lr into one rounding).
+// W -= lr g entry by entry (sgd_step): the one SGD update and the training loop's (sim/cpu/optimizer.hpp)
+// call this one compiled body, so the two round alike (a compiler may fuse W - g lr into one rounding).
 template <class R>
 void subtract_sgd_step(Mat<R>& W, const Mat<R>& g, double lr);
 

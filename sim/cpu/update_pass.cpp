@@ -1,8 +1,8 @@
-#include "sim/update_pass.hpp"
+#include "sim/cpu/update_pass.hpp"
 
 #include <algorithm>
 
-#include "sim/cpu_tape_device.hpp"
+#include "sim/cpu/cpu_tape_device.hpp"
 #include "sim/edges.hpp"
 #include "sim/inputs.hpp"
 #include "sim/stack_build.hpp"

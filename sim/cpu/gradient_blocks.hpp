@@ -1,6 +1,6 @@
 // A weight's gradient g = A^T B (A = the matrix's input, T x n; B = its output's gradient, T x m) formed by
 // blocks of rows of g across a sample's threads, each block handed on as soon as it is formed, so that the
-// training loop's optimizer (sim/optimizer.hpp) takes it in while it is in cache instead of storing a
+// training loop's optimizer (sim/cpu/optimizer.hpp) takes it in while it is in cache instead of storing a
 // weight-sized gradient per matrix.
 //
 // Each entry has the bits of Eigen's whole product A.transpose() * B: a row-major g is Eigen's column-major
@@ -8,7 +8,7 @@
 // panels that depend on m alone; the depth blocking kc depends on T alone. A block of g's rows is then the
 // same panels of the same problem, provided it starts at a multiple of 4 and no block becomes so small that
 // Eigen takes another path (a single row: GEMV; rows + m + T < 20: the coefficient-wise product). Blocks are
-// kRowBlock rows, the last one taking the remainder (tests/sim/test_gradient_blocks.cpp compares the bits).
+// kRowBlock rows, the last one taking the remainder (tests/cpu/test_gradient_blocks.cpp compares the bits).
 #pragma once
 #include <algorithm>
 

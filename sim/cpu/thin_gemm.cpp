@@ -3,9 +3,10 @@
 // and C' = C^T; for A W^T, p runs along tokens (V = A^T, S = W^T) and C' = C.
 #if defined(__AVX512F__)
 // GCC 12 flags its own avx512fintrin.h, inlined from the transposes' interleavings, as reading an
-// uninitialized variable: a known false positive (GCC bug 105593), silenced for this file, as in draws.cpp.
+// uninitialized variable: a known false positive (GCC bug 105593), silenced for this file, as in
+// sim/draws.cpp.
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include "sim/thin_gemm.hpp"
+#include "sim/cpu/thin_gemm.hpp"
 
 #include <immintrin.h>
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cpu_branches.hpp"
+#include "sim/cpu/cpu_branches.hpp"
+#include "sim/cpu/weight_update.hpp"
 #include "sim/placement.hpp"
 #include "sim/stream_metrics.hpp"
-#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 

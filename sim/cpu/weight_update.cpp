@@ -1,4 +1,4 @@
-#include "sim/weight_update.hpp"
+#include "sim/cpu/weight_update.hpp"
 
 #include "sim/draws.hpp"
 #include "sim/update_step.hpp"

@@ -1,10 +1,10 @@
 // The training loop's optimizer on the CPU backend (the rules: sim/training_optimizer.hpp): the CPU's
 // storage of a parameter and its arithmetic, and the adapter that a pass's update hooks call
-// (ParameterUpdate, sim/weight_update.hpp).
+// (ParameterUpdate, sim/cpu/weight_update.hpp).
 //
 // Memory: Adam holds D, m and v, three copies of the weights in the backend's precision, which is the floor
 // of Adam on W (W, m, v; D stands in W's place and W_0 is redrawn). A weight's gradient is never stored:
-// it is formed by blocks of rows (sim/gradient_blocks.hpp) and each block is taken into m and v at once;
+// it is formed by blocks of rows (sim/cpu/gradient_blocks.hpp) and each block is taken into m and v at once;
 // D moves in step(), as apply reads it until the pass ends. SGD holds S and the pass's gradients (apply
 // reads S). Entries are split across the sample's threads; the numbers do not depend on them.
 #pragma once
@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "sim/config.hpp"
+#include "sim/cpu/state_arena.hpp"
+#include "sim/cpu/weight_update.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
-#include "sim/state_arena.hpp"
 #include "sim/training_optimizer.hpp"
-#include "sim/weight_update.hpp"
 
 namespace normsim::sim {
 

@@ -3,15 +3,15 @@
 // the shapes alone; each block is one single-threaded GEMM (thin_gemm.hpp's in float32 with AVX-512,
 // Eigen's otherwise), computed by whichever thread takes it, so every entry of C has the same summation
 // order for any number of threads. Weight draws split the same way over fill_gaussian's fixed chunk grid
-// (draws.hpp), or, where a float32 forward draws its weight inside the product (drawn_product.hpp), over
+// (sim/draws.hpp), or, where a float32 forward draws its weight inside the product (drawn_product.hpp), over
 // the product's column blocks; attention splits by heads, each head computed whole by one thread
-// (cpu_heads.hpp). All of them split into contiguous runs by for_each_run (thread_split.hpp). CpuWorkspace is
-// what one running sample reuses from layer to layer (and, held by the backend per thread, from sample to
-// sample): the buffer every weight matrix is drawn into where it is drawn whole (the backward, and forwards
-// that cannot draw inside the product), so no weight is stored for the whole stack and the hot path allocates
-// nothing new; or, when the backend's memory budget allows (keep_weights), one buffer per matrix of the
-// stack, drawn in the forward and read again by the same pass's backward instead of being redrawn (the same
-// bits: draws are pure functions).
+// (cpu_heads.hpp). All of them split into contiguous runs by for_each_run (sim/thread_split.hpp).
+// CpuWorkspace is what one running sample reuses from layer to layer (and, held by the backend per thread,
+// from sample to sample): the buffer every weight matrix is drawn into where it is drawn whole (the backward,
+// and forwards that cannot draw inside the product), so no weight is stored for the whole stack and the hot
+// path allocates nothing new; or, when the backend's memory budget allows (keep_weights), one buffer per
+// matrix of the stack, drawn in the forward and read again by the same pass's backward instead of being
+// redrawn (the same bits: draws are pure functions).
 #pragma once
 #include <omp.h>
 
@@ -20,10 +20,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/cpu/state_arena.hpp"
+#include "sim/cpu/thin_gemm.hpp"
 #include "sim/cpu_matrix.hpp"
 #include "sim/draws.hpp"
-#include "sim/state_arena.hpp"
-#include "sim/thin_gemm.hpp"
 #include "sim/thread_split.hpp"
 
 namespace normsim::sim {
@@ -38,7 +38,7 @@ struct CpuWorkspace {
   std::vector<Mat<R>> kept;
   std::vector<std::uint64_t> kept_pass;
   std::uint64_t pass = 0;
-  StateArena<R> optimizer_state;  // the training loop's Adam state (sim/state_arena.hpp)
+  StateArena<R> optimizer_state;  // the training loop's Adam state (sim/cpu/state_arena.hpp)
 };
 
 inline constexpr Eigen::Index kColumnBlock = 256;

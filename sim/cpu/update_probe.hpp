@@ -1,6 +1,7 @@
-// The coordinate-check sizes of each matrix's update at step s >= 1 of the training loop (sim/train_loop.hpp;
-// issue 28 item 3; docs/metrics.md rows dwx_* and rel_dw_*), with dW = W_s - W_0 of the stored W_eff (the
-// parametrization's multiplier included, sim/training_optimizer.hpp):
+// The coordinate-check sizes of each matrix's update at step s >= 1 of the training loop, measured on the CPU
+// (sim/cpu/train_loop.hpp; issue 28 item 3; docs/metrics.md rows dwx_* and rel_dw_*; what it hands on:
+// sim/update_sizes.hpp), with dW = W_s - W_0 of the stored W_eff (the parametrization's multiplier
+// included, sim/training_optimizer.hpp):
 //   rel_dw = ||dW||_F / ||W_0||_F              (Frobenius; NaN for a zero-init matrix)
 //   dwx    = mean over t, j of |(x dW)[t, j]|   (x the matrix's input in step s's forward)
 // dwx is mup's `l1` statistic (microsoft/mup@0518b39 mup/coord_check.py l.43-44: torch.abs(x).mean()) of the
@@ -10,7 +11,6 @@
 // Memory: a few matrices' worth (W_0 of the matrix being moved, dW until its product), reused from matrix
 // to matrix.
 #pragma once
-#include <array>
 #include <limits>
 #include <map>
 #include <utility>
@@ -19,18 +19,9 @@
 #include "sim/cpu_matrix.hpp"
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
+#include "sim/update_sizes.hpp"
 
 namespace normsim::sim {
-
-// The sizes of one step, per sublayer by WeightKind and per edge matrix by Edge; NaN where not measured.
-struct UpdateSizes {
-  std::vector<std::array<double, kWeightKinds>> dwx, rel_dw;
-  std::array<double, kEdges> edge_dwx, edge_rel_dw;
-  explicit UpdateSizes(int depth = 0);
-  // The sizes of matrix w of sublayer k, or of edge matrix w when k < 0 (a probe's key); sublayers past the
-  // depth are not kept.
-  void put(int k, int w, double dwx_value, double rel_dw_value);
-};
 
 template <class R>
 class UpdateProbe {

@@ -1,31 +1,11 @@
-// The coordinate-check sizes of a step's updates (sim/update_probe.hpp).
-#include "sim/update_probe.hpp"
+// The CPU's probe of a step's update sizes (sim/cpu/update_probe.hpp).
+#include "sim/cpu/update_probe.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace normsim::sim {
-
-UpdateSizes::UpdateSizes(int depth) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  std::array<double, kWeightKinds> none;
-  none.fill(nan);
-  dwx.assign(std::size_t(depth), none);
-  rel_dw.assign(std::size_t(depth), none);
-  edge_dwx.fill(nan);
-  edge_rel_dw.fill(nan);
-}
-
-void UpdateSizes::put(int k, int w, double dwx_value, double rel_dw_value) {
-  if (k < 0) {
-    edge_dwx[std::size_t(w)] = dwx_value;
-    edge_rel_dw[std::size_t(w)] = rel_dw_value;
-  } else if (k < int(dwx.size())) {
-    dwx[std::size_t(k)][std::size_t(w)] = dwx_value;
-    rel_dw[std::size_t(k)][std::size_t(w)] = rel_dw_value;
-  }
-}
 
 template <class R>
 Mat<R> UpdateProbe<R>::spare(Eigen::Index rows, Eigen::Index cols) {

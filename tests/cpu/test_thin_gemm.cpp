@@ -1,4 +1,4 @@
-// thin_gemm (sim/thin_gemm.hpp) against the same products in double, through product_by_columns as the
+// thin_gemm (sim/cpu/thin_gemm.hpp) against the same products in double, through product_by_columns as the
 // CPU backend calls it. The tolerance is the textbook bound for a float32 sum of k products accumulated
 // one after another (with or without fused multiply-adds): |computed - exact| <= gamma_k sum_i |a_i w_i|,
 // gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed.,
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "random_matrix.hpp"
-#include "sim/cpu_parallel.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 
 using normsim::sim::Mat;
 using normsim::sim::product_by_columns;

@@ -1,18 +1,18 @@
 // A few steps of training on the CPU backend (steps > 0; docs/design/parametrization.md 3.5): for s = 0 ..
 // steps, the forward on batch s (fixed: batch 0 every step), every asked metric at step s, and, while s <
 // steps, the loss's backward and one step of the optimizer (sim/training_optimizer.hpp) on every parameter.
-// Admin's omega is measured at step 0 and replayed after, as the one update does (sim/update_pass.hpp).
+// Admin's omega is measured at step 0 and replayed after, as the one update does (sim/cpu/update_pass.hpp).
 // output_change at step s >= 1 is ||x_l(s) - x_l(0)||^2 / ||x_l(0)||^2 on batch 0 (with fresh batches, one
 // more forward on batch 0 per step); at step 0 it is not stored. The coordinate-check metrics
 // (docs/metrics.md): logit_mean_abs on the step's batch, logit_change on batch 0 as output_change, and, where
-// a dwx_ or rel_dw_ metric is asked, the sizes of each matrix's update W_s - W_0 (sim/update_probe.hpp) from
-// step 1 on. Every draw is Philox and every step runs in the pass's fixed order (sim/cpu_parallel.hpp), so a
-// sample's records do not depend on the thread count.
+// a dwx_ or rel_dw_ metric is asked, the sizes of each matrix's update W_s - W_0 (sim/cpu/update_probe.hpp)
+// from step 1 on. Every draw is Philox and every step runs in the pass's fixed order
+// (sim/cpu/cpu_parallel.hpp), so a sample's records do not depend on the thread count.
 #pragma once
 #include <vector>
 
 #include "sim/config.hpp"
-#include "sim/cpu_parallel.hpp"
+#include "sim/cpu/cpu_parallel.hpp"
 #include "sim/record.hpp"
 
 namespace normsim::sim {
