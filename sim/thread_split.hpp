@@ -30,8 +30,11 @@ void run_pieces(int parts, F f) {
     return;
   }
   if (omp_in_parallel()) {
+    // An unsigned count: clang 14's taskloop lowering compares its own unsigned trip count with the bound
+    // and warns (-Wsign-compare) on an int one.
+    const unsigned count = unsigned(parts);
 #pragma omp taskloop grainsize(1) shared(f)
-    for (int p = 0; p < parts; ++p) f(p);
+    for (unsigned p = 0; p < count; ++p) f(int(p));
   } else {
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int p = 0; p < parts; ++p) f(p);

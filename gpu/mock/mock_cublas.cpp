@@ -38,7 +38,7 @@ cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperat
       lda < std::max(1, ta == CUBLAS_OP_N ? m : k) || ldb < std::max(1, tb == CUBLAS_OP_N ? k : n))
     return CUBLAS_STATUS_INVALID_VALUE;
   const bool tf32 = sizeof(R) == 4 && h->math == CUBLAS_TF32_TENSOR_OP_MATH;
-  auto operand = [tf32](R x) { return tf32 ? R(to_tf32(float(x))) : x; };
+  auto operand = [&](R x) { return tf32 ? R(to_tf32(float(x))) : x; };
   for (int p = 0; p < batch; ++p) {
     const R* A = a + p * sa;
     const R* B = b + p * sb;

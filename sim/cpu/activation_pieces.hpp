@@ -19,7 +19,9 @@ constexpr float kSigmoidTail = 80.0f;
 // variable: a known false positive (GCC bug 105593), silenced for these kernels only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // clang has no -Wmaybe-uninitialized (and no such false positive)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // Phi(z) = P(N(0,1) <= z): 0.5 erfc(|z| / sqrt 2) is the tail, with the Chebyshev-fitted erfc of Numerical
 // Recipes (Press et al., 2nd ed., §6.2: relative error below 1.2e-7 everywhere, so no cancellation for z <

@@ -184,7 +184,8 @@ std::vector<Entry> variant_entries(const toml::node& node, const std::string& so
     variants.push_back(grid_variant(keys));
     if (std::none_of(keys.begin(), keys.end(), [](const auto& kv) { return kv.first == "label"; }))
       keys.emplace_back("label", KeyValue(variants.back().label));
-    for (const auto& [name, value] : keys) {
+    for (const auto& [key, value] : keys) {
+      const std::string& name = key;  // a lambda may not capture a structured binding in clang 14
       auto e = std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == name; });
       if (e == entries.end()) {  // a key new at variant i: the earlier variants take its default
         e = entries.insert(entries.end(), Entry{name, true, {}, {}, true});
