@@ -21,7 +21,7 @@
 #include "gpu/cuda_backend.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/metric_set.hpp"
 
 namespace {

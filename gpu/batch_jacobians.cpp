@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpu/batch_run.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/metrics.hpp"
 #include "sim/unit_plan.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "gpu/ops.hpp"
 #include "sim/edges.hpp"
 #include "sim/single_update.hpp"
 

@@ -1,5 +1,5 @@
-// Device helpers the kernel files share (nvcc only): launch geometry, launch checks, block reductions in
-// double. Inline: each kernel file includes it.
+// Device helpers the op files (gpu/ops/*.cu) share (nvcc only): launch geometry, launch checks, block
+// reductions in double, the launchers' explicit instantiations. Inline: each op file includes it.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -14,6 +14,11 @@ inline constexpr int kThreads = 256;  // elementwise and row kernels
 inline unsigned grid_for(std::size_t n) {
   const std::size_t g = (n + kThreads - 1) / kThreads;
   return unsigned(g < 65535u * 32u ? (g > 0 ? g : 1) : 65535u * 32u);
+}
+
+// Threads of a block that walks one row of n entries (row norms, softmax, the statistics' rows).
+inline int row_threads(int n) {
+  return n >= 512 ? 256 : (n >= 128 ? 128 : 32);
 }
 
 inline void check_launch(const char* name) {
@@ -60,5 +65,11 @@ __device__ inline R block_max(R v) {
 #define NORMSIM_GRID_LOOP(i, n)                                                     \
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
        i += std::size_t(blockDim.x) * gridDim.x)
+
+// A launcher template's definitions for float and double (its declaration, NORMSIM_GPU_OP_T in gpu/ops.hpp
+// or gpu/stat_ops.hpp, is the one place its parameters are written; decltype takes them from there).
+#define NORMSIM_INSTANTIATE_OP(name)          \
+  template decltype(name<float>) name<float>; \
+  template decltype(name<double>) name<double>;
 
 }  // namespace normsim::gpu

@@ -7,7 +7,7 @@
 #include <cstddef>
 
 #include "gpu/device_buffer.hpp"
-#include "gpu/stat_kernels.hpp"
+#include "gpu/stat_ops.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack.hpp"
 

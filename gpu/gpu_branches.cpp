@@ -11,9 +11,9 @@
 #include "gpu/gpu_mlp_device.hpp"
 #include "gpu/gpu_moe.hpp"
 #include "gpu/gpu_weights.hpp"
-#include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
-#include "gpu/stat_kernels.hpp"
+#include "gpu/ops.hpp"
+#include "gpu/stat_ops.hpp"
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 

@@ -1,6 +1,6 @@
 // The CUDA device of the MLP branch (sim/mlp_branch.hpp): a batch of S samples, the products shared with
 // attention (gpu/gpu_projections.hpp), the activation and its backward one kernel each over the whole batch
-// (gpu/kernels.hpp: activation_*, swiglu_*).
+// (gpu/ops.hpp: activation_*, swiglu_*).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu/blas.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/init.hpp"
 
 namespace normsim::gpu {

@@ -1,7 +1,7 @@
 #include "gpu/gpu_optimizer.hpp"
 
 #include "gpu/blas.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 
 namespace normsim::gpu {
 

@@ -1,5 +1,5 @@
 // The training loop's optimizer on the device, for a batch of S samples (the rules, written once:
-// sim/training_optimizer.hpp): the device's storage of a parameter and its arithmetic (kernels.hpp's
+// sim/training_optimizer.hpp): the device's storage of a parameter and its arithmetic (gpu/ops.hpp's
 // adam_accumulate, adam_displace, gradient_step, scaled_sum), and the adapter that GpuContext's record and
 // apply call (GpuParameterUpdate). Each entry of W_s has the CPU's arithmetic, and weights kept or redrawn in
 // the backward (recompute) both read W_s.

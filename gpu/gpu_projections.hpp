@@ -12,7 +12,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_branches.hpp"
 #include "gpu/gpu_weights.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/mlp_branch.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"

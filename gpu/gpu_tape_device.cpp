@@ -2,7 +2,7 @@
 
 #include "gpu/blas.hpp"
 #include "gpu/gpu_update_probe.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/edges.hpp"
 
 namespace normsim::gpu {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "gpu/gpu_weights.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 
 namespace normsim::gpu {
 

@@ -1,8 +1,8 @@
 #include "gpu/gpu_weight_update.hpp"
 
 #include "gpu/blas.hpp"
-#include "gpu/kernels.hpp"
 #include "gpu/memory_plan.hpp"
+#include "gpu/ops.hpp"
 
 namespace normsim::gpu {
 

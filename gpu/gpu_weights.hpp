@@ -14,7 +14,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_branches.hpp"
 #include "gpu/gpu_update_probe.hpp"
-#include "gpu/kernels.hpp"
+#include "gpu/ops.hpp"
 #include "sim/init.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"

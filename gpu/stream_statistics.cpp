@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "gpu/blas.hpp"
-#include "gpu/stat_kernels.hpp"
+#include "gpu/stat_ops.hpp"
 #include "sim/metrics.hpp"
 
 namespace normsim::gpu {

@@ -1,5 +1,5 @@
 // The statistics of one tensor of a batch (S x T x d, sample-major) on the device, into DeviceStats
-// fields: the fused row kernel and its per-sample reductions (gpu/stat_kernels.hpp), and eff_rank from
+// fields: the fused row kernel and its per-sample reductions (gpu/stat_ops.hpp), and eff_rank from
 // each sample's Gram matrix (cuBLAS, double) and its eigenvalues (cuSOLVER, batched). The Grams of several
 // streams are held and solved in one batched call (gram_slots): cuSOLVER's syevBatched costs about 26
 // launches a call whatever the batch, and one call per stream (the first version: 1,690 launches and a third

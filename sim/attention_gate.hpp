@@ -2,8 +2,8 @@
 // qiuzh20/gated_attention modeling_qwen3.py:355-356): y = o * sigmoid(z) before W_O, o the heads' output of
 // one token (d), z = u W_g its gate pre-activations (G of them), each gate j covering `group` consecutive
 // coordinates [j group, (j + 1) group): group 1 (elementwise, G = d) or d / heads (headwise, G = heads).
-// Written once for the CPU backend (sim/cpu/cpu_attention_device.hpp), the CUDA kernels (gpu/kernels.cu) and
-// their twins (gpu/cpu_twins.hpp). Sums in double.
+// Written once for the CPU backend (sim/cpu/cpu_attention_device.hpp), the CUDA kernels
+// (gpu/ops/attention_gate.cu) and their references (gpu/ops.hpp). Sums in double.
 #pragma once
 #include <cmath>
 

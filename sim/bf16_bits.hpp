@@ -1,5 +1,5 @@
 // The bf16 rounding of a float32's bits, written once for the CPU (sim/bf16.hpp) and the CUDA kernel
-// (gpu/kernels.cu's round_to_bf16): round to nearest, ties to even, at 16 dropped mantissa bits, as
+// (gpu/ops/round_to_bf16.cu): round to nearest, ties to even, at 16 dropped mantissa bits, as
 // __float2bfloat16_rn (cuda_bf16.hpp) rounds. bf16 has float32's exponent range, so subnormals round on the
 // same bit boundary and a finite value past bf16's largest (0x7F7F'FFFF) carries into the exponent and
 // becomes an infinity; NaN is kept NaN (quieted, sign kept), since the rounding bias could carry its payload

@@ -1,6 +1,6 @@
 // The attention softmax of one row of scores, forward and backward: the one host definition, run by the
 // CPU backend (sim/cpu/cpu_attention_device.hpp, per head) and by the CUDA kernels' CPU twins
-// (gpu/cpu_twins.hpp, over every head's rows at once), which the device kernels (gpu/kernels.cu) are tested
+// (gpu/ops.hpp, over every head's rows at once), which the device kernels (gpu/ops/softmax.cu) are tested
 // against. Sums in double.
 #pragma once
 #include <algorithm>

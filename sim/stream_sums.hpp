@@ -1,7 +1,7 @@
 // The statistics of one stream x_l (T x d, one sample) written once for every device: which fields there
 // are and which metric each stores (NORMSIM_STREAM_FIELDS), the sums a device supplies (StreamSums), and
 // how the sums become the stored values (finish_stream_field). The CPU backend sums with Eigen
-// (sim/stream_metrics.cpp), the CUDA backend per row (gpu/stat_kernels.hpp, its twins in gpu/stat_twins.hpp).
+// (sim/stream_metrics.cpp), the CUDA backend per row (gpu/stat_ops.hpp, with its references).
 // Compiled by nvcc too (C++17, no vocab): the field-to-metric table is expanded in sim/stream_fields.hpp.
 #pragma once
 #include <cmath>

@@ -1,7 +1,7 @@
 // nGPT's unit-norm weights (the init rule "unit"): every vector of a weight matrix along the embedding
 // dimension rescaled to one length after the Gaussian draw. Written once for the CPU draw
 // (sim/cpu/cpu_branches.cpp, sim/cpu/cpu_moe.cpp) and the CUDA kernel unit_norm_vectors_kernel
-// (gpu/kernels.cu; its twin in gpu/cpu_twins.hpp).
+// (gpu/ops/unit_norm_vectors.cu; its reference in gpu/ops.hpp).
 #pragma once
 #include <cmath>
 #include <cstddef>

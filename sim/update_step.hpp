@@ -1,6 +1,6 @@
 // The per-entry rules of the parameter updates (the one update, sim/single_update.hpp; the training loop's
 // optimizer, sim/training_optimizer.hpp), written once for the CPU's devices and the CUDA backend's kernels
-// (gpu/kernels.hpp: gradient_step, random_update_scales, adam_accumulate, adam_displace).
+// (gpu/ops.hpp: gradient_step, random_update_scales, adam_accumulate, adam_displace).
 #pragma once
 #include <cmath>
 

@@ -24,7 +24,7 @@ std::size_t pool_reserved_bytes();
 std::size_t pool_used_bytes();
 
 // What the backend asked of the device since the last reset_counters(): kernel launches (every launcher of
-// gpu/kernels.hpp and gpu/stat_kernels.hpp), cuBLAS and cuSOLVER calls, host synchronizations
+// gpu/ops.hpp and gpu/stat_ops.hpp), cuBLAS and cuSOLVER calls, host synchronizations
 // (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize) and blocking copies (cudaMemcpy:
 // the host waits for the device before and after it), so tests can bound them per layer.
 struct Counters {

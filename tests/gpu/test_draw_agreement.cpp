@@ -2,14 +2,14 @@
 // per-entry draw the CUDA kernels make (sim::gaussian_at, here with the host's libm through the kernel's
 // CPU twin). They are not bit-identical; this measures by how much, over 2^20 draws, and holds the bound
 // that docs/gpu.md states. The device's logf/sinf/cosf add their own <= 2 ulps, which
-// tests/gpu/test_gpu_kernels.cpp bounds on a GPU.
+// tests/gpu/test_gpu_ops.cpp bounds on a GPU.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
-#include "gpu/cpu_twins.hpp"
+#include "gpu/ops.hpp"
 #include "sim/draws.hpp"
 
 namespace {

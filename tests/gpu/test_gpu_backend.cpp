@@ -185,8 +185,8 @@ TEST_CASE("CUDA backend matches the CPU backend in bf16", "[backend][bf16]") {
   CHECK_THAT(backends.kept.refusal(c, 1), Catch::Contains("key 'precision'"));
 }
 
-// nGPT's unit-norm weights (init = "unit", gpu/kernels.cu unit_norm_vectors, twinned in
-// test_gpu_kernels.cpp): every sublayer kind, Pre-LN and nGPT's block (experiments/placements/ngpt.toml),
+// nGPT's unit-norm weights (init = "unit", gpu/ops/unit_norm_vectors.cu, twinned in
+// test_gpu_ops.cpp): every sublayer kind, Pre-LN and nGPT's block (experiments/placements/ngpt.toml),
 // both precisions, weights kept and redrawn, and a routed MLP's router; an override of one output matrix.
 // The same draws normalized by the same function: the tolerances above.
 TEST_CASE("CUDA backend matches the CPU backend with nGPT's unit-norm weights", "[backend][unit]") {
@@ -231,7 +231,7 @@ TEST_CASE("CUDA backend matches the CPU backend for a routed MLP", "[backend][mo
         }
 }
 
-// qk_norm runs the row-norm kernel (twinned in test_gpu_kernels.cpp) over each head's slice of Q and K, or
+// qk_norm runs the row-norm kernel (twinned in test_gpu_ops.cpp) over each head's slice of Q and K, or
 // over whole rows (OLMo-2's projection scope), with the configured norm, forward and backward: every
 // placement, both norms, both precisions, self-attention and the decoder's cross-attention.
 TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_norm]") {
@@ -256,7 +256,7 @@ TEST_CASE("CUDA backend matches the CPU backend with qk_norm", "[backend][qk_nor
           }
 }
 
-// DyT and Derf run the pointwise-norm kernels (twinned in test_gpu_kernels.cpp) in every site, the
+// DyT and Derf run the pointwise-norm kernels (twinned in test_gpu_ops.cpp) in every site, the
 // decoder's encoder output included, with per-site alphas and a shift: every placement, both precisions,
 // under the tolerances above (the same draws and the same tanh/erf of the same inputs, to rounding).
 TEST_CASE("CUDA backend matches the CPU backend with DyT and Derf", "[backend][dyt]") {

@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "gpu/blas.hpp"
-#include "gpu/cpu_twins.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "gpu/device_handles.hpp"
 #include "gpu/device_probe.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/memory_plan.hpp"
 #include "gpu/mock/mock_device.hpp"
+#include "gpu/ops.hpp"
 #include "gpu/register.hpp"
-#include "gpu/stat_kernels.hpp"
+#include "gpu/stat_ops.hpp"
 #include "gpu/stream_statistics.hpp"
 #include "sim/backend.hpp"
 #include "sim/metric_set.hpp"

@@ -1,14 +1,14 @@
-// The statistics kernels' CPU twins (gpu/stat_twins.hpp) against the CPU backend's metric definitions
+// The statistics kernels' CPU twins (gpu/stat_ops.hpp) against the CPU backend's metric definitions
 // (sim/stream_metrics.cpp, the specification), on host memory: the twins are what the kernels are tested
-// on (tests/gpu/test_gpu_stat_kernels.cpp), so this closes the chain kernel = twin = sim.
+// on (tests/gpu/test_gpu_ops.cpp), so this closes the chain kernel = twin = sim.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
-#include "gpu/cpu_twins.hpp"
-#include "gpu/stat_twins.hpp"
+#include "gpu/ops.hpp"
+#include "gpu/stat_ops.hpp"
 #include "sim/stream_metrics.hpp"
 
 namespace gpu = normsim::gpu;
@@ -105,7 +105,7 @@ TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is co
   CHECK(std::isnan(out[gpu::f_cos_next * kS + 0]));  // no next stream given
 }
 
-// scaled_widen is scaled_sum's per-sample scaling (cpu_twins.hpp) followed by widen, bit for bit: the
+// scaled_widen is scaled_sum's per-sample scaling (gpu/ops.hpp) followed by widen, bit for bit: the
 // weight-gradient norms' operands went through those two passes before.
 TEST_CASE("scaled_widen is scaled_sum then widen", "[stats]") {
   const std::vector<float> x = random_stream(5, 0.2);

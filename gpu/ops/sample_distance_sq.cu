@@ -1,0 +1,33 @@
+// Per-sample squared distances: one block per sample: the kernel and its launcher, declared with its
+// reference in gpu/ops.hpp.
+#include "gpu/device_common.cuh"
+#include "gpu/ops.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+template <class R>
+__global__ void sample_distance_sq_kernel(const R* a, const R* b, std::size_t n, double* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n;
+  double acc = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const double e = double(a[o + i]) - double(b[o + i]);
+    acc += e * e;
+  }
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+}  // namespace
+
+template <class R>
+void sample_distance_sq(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
+  if (S == 0) return;
+  sample_distance_sq_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);
+  check_launch("sample_distance_sq_kernel");
+}
+
+NORMSIM_INSTANTIATE_OP(sample_distance_sq)
+
+}  // namespace normsim::gpu

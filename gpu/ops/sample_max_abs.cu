@@ -1,0 +1,67 @@
+// Per-sample max |a| and the power-of-two scales taken from it (the Frobenius norms' scaling): the kernel and
+// its launcher, declared with its reference in gpu/ops.hpp.
+#include <algorithm>
+
+#include "gpu/device_common.cuh"
+#include "gpu/ops.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+// Blocks (blockIdx.x the sample, gridDim.y per sample) over slices of a sample: each block's largest finite
+// |a|, or NaN where it saw an entry that is not finite, merged into out[s] by an atomicMax on the bits. The
+// bits of non-negative doubles order as their values, and the quiet NaN 0x7FF8... lies above +infinity's, so
+// the merge is exact and the result the twin's whatever the grid (out[s] starts at +0: all bits clear).
+template <class R>
+__global__ void sample_max_abs_kernel(const R* a, std::size_t n, unsigned long long* out) {
+  const std::size_t o = std::size_t(blockIdx.x) * n, stride = std::size_t(blockDim.x) * gridDim.y;
+  double m = 0, bad = 0;
+  for (std::size_t i = std::size_t(blockIdx.y) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double v = fabs(double(a[o + i]));
+    if (isfinite(v))
+      m = fmax(m, v);
+    else
+      bad += 1;
+  }
+  m = block_max(m);
+  bad = block_sum(bad);
+  if (threadIdx.x == 0)
+    atomicMax(out + blockIdx.x,
+              bad > 0 ? 0x7FF8'0000'0000'0000ull : (unsigned long long)__double_as_longlong(m));
+}
+
+__global__ void power_of_two_scales_kernel(const double* max_abs, double* factor, int S) {
+  NORMSIM_GRID_LOOP(s, std::size_t(S)) {
+    int e = 0;
+    const bool scale = isfinite(max_abs[s]) && max_abs[s] > 0;
+    if (scale) frexp(max_abs[s], &e);
+    factor[s] = scale ? ldexp(1.0, -e) : 1.0;
+  }
+}
+
+}  // namespace
+
+// Enough blocks per sample to fill the device (about 16 entries a thread, at most 1024 blocks a sample): one
+// block per sample (the first version) read W1's 32 K-entry slices from 4 of 132 SMs at 40 us a call.
+template <class R>
+void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
+  if (S == 0) return;
+  NORMSIM_CUDA_CHECK(cudaMemsetAsync(d_out, 0, std::size_t(S) * sizeof(double), cudaStreamLegacy));
+  const std::size_t per_block = std::size_t(kThreads) * 16;
+  const unsigned blocks =
+      unsigned(std::min<std::size_t>(std::max<std::size_t>((n + per_block - 1) / per_block, 1), 1024));
+  sample_max_abs_kernel<<<dim3(unsigned(S), blocks), kThreads>>>(
+      d_a, n, reinterpret_cast<unsigned long long*>(d_out));
+  check_launch("sample_max_abs_kernel");
+}
+
+void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
+  if (S == 0) return;
+  power_of_two_scales_kernel<<<grid_for(std::size_t(S)), kThreads>>>(d_max_abs, d_factor, S);
+  check_launch("power_of_two_scales_kernel");
+}
+
+NORMSIM_INSTANTIATE_OP(sample_max_abs)
+
+}  // namespace normsim::gpu

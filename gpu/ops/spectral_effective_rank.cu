@@ -1,0 +1,35 @@
+// Eff_rank from a Gram matrix's eigenvalues: one block per sample: the kernel and its launcher, declared with
+// its reference in gpu/stat_ops.hpp.
+#include <math_constants.h>
+
+#include "gpu/device_common.cuh"
+#include "gpu/stat_ops.hpp"
+
+namespace normsim::gpu {
+
+namespace {
+
+// One block per sample: two passes over its n eigenvalues (the total, then the entropy).
+__global__ void spectral_effective_rank_kernel(const double* w, const int* info, int n, double* out) {
+  const double* e = w + std::size_t(blockIdx.x) * n;
+  double total = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) total += sqrt(fmax(e[i], 0.0));
+  total = block_sum(total);
+  double entropy = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const double p = sqrt(fmax(e[i], 0.0)) / total;
+    if (p > 0) entropy -= p * log(p);
+  }
+  entropy = block_sum(entropy);
+  if (threadIdx.x == 0) out[blockIdx.x] = info[blockIdx.x] != 0 || !(total > 0) ? CUDART_NAN : exp(entropy);
+}
+
+}  // namespace
+
+void spectral_effective_rank(const double* d_w, const int* d_info, int n, int S, double* d_out) {
+  if (S == 0) return;
+  spectral_effective_rank_kernel<<<S, row_threads(n)>>>(d_w, d_info, n, d_out);
+  check_launch("spectral_effective_rank_kernel");
+}
+
+}  // namespace normsim::gpu

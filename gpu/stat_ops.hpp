@@ -1,0 +1,174 @@
+// The statistics ops: the per-layer metrics of sim/stream_metrics.cpp (the specification) computed on the
+// device, so only per-layer scalars leave it. Each op's reference `cpu::foo` (serial loops over host
+// pointers; itself tested against sim/stream_metrics.cpp by tests/gpu/test_stat_twins.cpp) and below it its
+// launcher `foo`, declared by NORMSIM_GPU_OP (gpu/op.hpp), which runs `foo_kernel` (gpu/ops/foo.cu) on the
+// default stream; tests/gpu/test_gpu_ops.cpp compares the two on a device. Sums run in double over the
+// stream's entries widened from R, as the CPU backend's metrics do.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "gpu/op.hpp"
+#include "sim/hd.hpp"
+#include "sim/stream_sums.hpp"
+
+namespace normsim::gpu {
+
+// Per row r of x (rows x n), kRowStats doubles at out[r * kRowStats]: with `next` (the row of the next
+// stream, or null) the pair sums, NaN without it.
+enum RowStat : int { row_sq, row_abs, row_max_abs, row_nonfinite, row_dot_next, row_next_sq, row_diff_sq };
+constexpr int kRowStats = 7;
+// row_max_abs is the largest finite |x| (NaN when the row holds a NaN or Inf), row_nonfinite how many
+// entries are NaN or Inf.
+namespace cpu {
+template <class R>
+void row_stats(const R* x, const R* next, int rows, int n, double* out) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int r = 0; r < rows; ++r) {
+    const std::size_t o = std::size_t(r) * n;
+    double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
+    for (int i = 0; i < n; ++i) {
+      const double v = double(x[o + i]), a = std::abs(v);
+      sq += v * v;
+      ab += a;
+      if (std::isfinite(a))
+        mx = std::max(mx, a);
+      else
+        bad += 1;
+      if (next) {
+        const double w = double(next[o + i]);
+        dot += v * w;
+        nsq += w * w;
+        dsq += (w - v) * (w - v);
+      }
+    }
+    double* s = out + std::size_t(r) * kRowStats;
+    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? nan : mx, s[row_nonfinite] = bad;
+    s[row_dot_next] = next ? dot : nan, s[row_next_sq] = next ? nsq : nan, s[row_diff_sq] = next ? dsq : nan;
+  }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(row_stats, (const R* d_x, const R* d_next, int rows, int n, double* d_out),
+                 (d_x, d_next, rows, n, d_out));
+
+// Per sample s and column c of x (S x T x d): (sum_t x[s,t,c] / ||x[s,t]||)^2 at out[s * d + c], the
+// squares whose sum over c is the squared norm of the sum of unit token vectors (token_cos's numerator).
+// row: row_stats of x. Each column summed over the tokens in order (the terms computed in parallel).
+namespace cpu {
+template <class R>
+void unit_column_square(const R* x, const double* row, int S, int T, int d, double* out) {
+  for (int s = 0; s < S; ++s)
+    for (int c = 0; c < d; ++c) {
+      double col = 0;
+      for (int t = 0; t < T; ++t) {
+        const std::size_t r = std::size_t(s) * T + t;
+        col += double(x[r * d + c]) / std::sqrt(row[r * kRowStats + row_sq]);
+      }
+      out[std::size_t(s) * d + c] = col * col;
+    }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(unit_column_square, (const R* d_x, const double* d_row, int S, int T, int d, double* d_out),
+                 (d_x, d_row, S, T, d, d_out));
+
+// Per sample, field-major (field f of sample s at out[f * S + s]): a stream's fields (sim/stream_sums.hpp)
+// from its row stats and (token_cos; may be null: NaN) unit_column_square's S x d squares: each row added to
+// the sample's sim::StreamSums by add_row_stats, each field finished by sim::finish_stream_field.
+using sim::kStreamFields;
+using sim::StreamField;
+#define NORMSIM_FIELD_USING(field, ...) using sim::field;
+NORMSIM_STREAM_FIELDS(NORMSIM_FIELD_USING)
+#undef NORMSIM_FIELD_USING
+// Row r's share of its sample's sums (the kernel and its twin add the same terms, in different orders).
+NORMSIM_HD void add_row_stats(sim::StreamSums& s, const double* r) {
+  s.sq += r[row_sq], s.abs += r[row_abs], s.nonfinite += r[row_nonfinite], s.zero_rows += !(r[row_sq] > 0);
+  if (std::isnan(r[row_max_abs]))
+    s.nan_max += 1;
+  else
+    s.max_abs = fmax(s.max_abs, r[row_max_abs]);
+  const double norm = std::sqrt(r[row_sq]);
+  s.unit_sq += r[row_sq] / (norm * norm);
+  s.cos += sim::token_cosine_term(r[row_dot_next], r[row_sq], r[row_next_sq]);
+  s.rel += sim::relative_update_term(r[row_diff_sq], r[row_sq]);
+}
+namespace cpu {
+// Each sample's sums from its rows in token order, finished field by field.
+inline void stream_stats_finish(const double* row, const double* colsq, int S, int T, int d, double* out) {
+  for (int s = 0; s < S; ++s) {
+    sim::StreamSums sums;
+    for (int t = 0; t < T; ++t) add_row_stats(sums, row + (std::size_t(s) * T + t) * kRowStats);
+    sums.has_columns = colsq != nullptr;
+    for (int c = 0; colsq && c < d; ++c) sums.columns += colsq[std::size_t(s) * d + c];
+    for (int f = 0; f < kStreamFields; ++f) out[f * S + s] = sim::finish_stream_field(f, sums, T, d);
+  }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP(stream_stats_finish,
+               (const double* d_row, const double* d_colsq, int S, int T, int d, double* d_out),
+               (d_row, d_colsq, S, T, d, d_out));
+
+// out[i] = double(x[i]): the stream in double for its Gram matrix.
+// out[s*n + i] = double(R(x[s*n + i] * R(factor[s]))) for S samples of n: scaled_sum's per-sample scaling
+// (gpu/ops.hpp) and widen in one pass, the same bits as the two (the weight-gradient norms' operands).
+namespace cpu {
+template <class R>
+void widen(const R* x, std::size_t n, double* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = double(x[i]);
+}
+
+template <class R>
+void scaled_widen(const R* x, const double* factor, std::size_t n, int S, double* out) {
+  for (std::size_t i = 0; i < n * std::size_t(S); ++i) out[i] = double(R(x[i] * R(factor[i / n])));
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(widen, (const R* d_x, std::size_t n, double* d_out), (d_x, n, d_out));
+NORMSIM_GPU_OP_T(scaled_widen, (const R* d_x, const double* d_factor, std::size_t n, int S, double* d_out),
+                 (d_x, d_factor, n, S, d_out));
+
+// Per sample: exp(entropy of p_i = s_i / sum s), s_i = sqrt(max(eigenvalue_i, 0)) of its Gram matrix
+// (n eigenvalues at w[s * n]); NaN when the solver failed (info[s] != 0) or sum s is not > 0. As
+// sim::effective_rank (Roy & Vetterli 2007).
+namespace cpu {
+inline void spectral_effective_rank(const double* w, const int* info, int n, int S, double* out) {
+  for (int s = 0; s < S; ++s) {
+    const double* e = w + std::size_t(s) * n;
+    double total = 0;
+    for (int i = 0; i < n; ++i) total += std::sqrt(std::max(e[i], 0.0));
+    double entropy = 0;
+    for (int i = 0; i < n; ++i) {
+      const double p = std::sqrt(std::max(e[i], 0.0)) / total;
+      if (p > 0) entropy -= p * std::log(p);
+    }
+    out[s] = info[s] != 0 || !(total > 0) ? std::numeric_limits<double>::quiet_NaN() : std::exp(entropy);
+  }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP(spectral_effective_rank, (const double* d_w, const int* d_info, int n, int S, double* d_out),
+               (d_w, d_info, n, S, d_out));
+
+// Per sample ||A^T B||_F from max|A|, max|B| and the sum of the scaled product's squares (as
+// sim::frobenius_of_AtB): NaN when a max is not finite, 0 when one is 0, else sqrt(max(sum, 0)) 2^(ea+eb).
+namespace cpu {
+inline void frobenius_finish(const double* max_a, const double* max_b, const double* sum, int S,
+                             double* out) {
+  for (int s = 0; s < S; ++s) {
+    const double ma = max_a[s], mb = max_b[s];
+    int ea = 0, eb = 0;
+    if (!std::isfinite(ma) || !std::isfinite(mb)) {
+      out[s] = std::numeric_limits<double>::quiet_NaN();
+    } else if (ma == 0 || mb == 0) {
+      out[s] = 0;
+    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
+      std::frexp(ma, &ea), std::frexp(mb, &eb);
+      out[s] = std::ldexp(std::sqrt(sum[s] < 0 ? 0.0 : sum[s]), ea + eb);
+    }
+  }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP(frobenius_finish,
+               (const double* d_max_a, const double* d_max_b, const double* d_sum, int S, double* d_out),
+               (d_max_a, d_max_b, d_sum, S, d_out));
+
+}  // namespace normsim::gpu
