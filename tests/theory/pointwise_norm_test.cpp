@@ -71,10 +71,10 @@ TEST_CASE("tanh and erf expectations agree with fixed-seed Monte Carlo within 5 
       return 1 - t * t;
     };
     for (const auto& [alpha_, shift_, q, c] : {std::tuple{0.5, 0.0, 1.0, 0.3},
-                                             {0.8, 0.3, 2.5, -0.5},
-                                             {2.0, -0.4, 4.0, 3.2},
-                                             {0.2, 0.5, 9.0, 0.0},
-                                             {-0.6, 0.7, 3.0, 2.0}}) {
+                                               {0.8, 0.3, 2.5, -0.5},
+                                               {2.0, -0.4, 4.0, 3.2},
+                                               {0.2, 0.5, 9.0, 0.0},
+                                               {-0.6, 0.7, 3.0, 2.0}}) {
       // Copies: a lambda may not capture a structured binding before C++20's P1091 (clang 14 lacks it).
       const double alpha = alpha_, shift = shift_;
       const PointwiseMoments m = pointwise_moments(norm, alpha, shift, q, c);
