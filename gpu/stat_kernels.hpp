@@ -12,12 +12,10 @@
 
 namespace normsim::gpu {
 
-// Per row r of x (rows x n), kRowStats doubles at out[r * kRowStats]: with `next` (the row of the next
-// stream, or null) the pair sums, NaN without it.
-enum RowStat : int { row_sq, row_abs, row_max_abs, row_nonfinite, row_dot_next, row_next_sq, row_diff_sq };
-constexpr int kRowStats = 7;
-// row_max_abs is the largest finite |x| (NaN when the row holds a NaN or Inf), row_nonfinite how many
-// entries are NaN or Inf.
+// Per row r of x (rows x n), its sim::row_sums at out[r * kRowStats] (`next`: the rows of the next stream,
+// or null).
+using sim::kRowStats;
+using sim::row_sq;
 template <class R>
 void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out);
 
@@ -29,24 +27,12 @@ void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, 
 
 // Per sample, field-major (field f of sample s at out[f * S + s]): a stream's fields (sim/stream_sums.hpp)
 // from its row stats and (token_cos; may be null: NaN) unit_column_square's S x d squares: each row added to
-// the sample's sim::StreamSums by add_row_stats, each field finished by sim::finish_stream_field.
+// the sample's sim::StreamSums by sim::add_row_stats, each field finished by sim::finish_stream_field.
 using sim::kStreamFields;
 using sim::StreamField;
 #define NORMSIM_FIELD_USING(field, ...) using sim::field;
 NORMSIM_STREAM_FIELDS(NORMSIM_FIELD_USING)
 #undef NORMSIM_FIELD_USING
-// Row r's share of its sample's sums (the kernel and its twin add the same terms, in different orders).
-NORMSIM_HD void add_row_stats(sim::StreamSums& s, const double* r) {
-  s.sq += r[row_sq], s.abs += r[row_abs], s.nonfinite += r[row_nonfinite], s.zero_rows += !(r[row_sq] > 0);
-  if (std::isnan(r[row_max_abs]))
-    s.nan_max += 1;
-  else
-    s.max_abs = fmax(s.max_abs, r[row_max_abs]);
-  const double norm = std::sqrt(r[row_sq]);
-  s.unit_sq += r[row_sq] / (norm * norm);
-  s.cos += sim::token_cosine_term(r[row_dot_next], r[row_sq], r[row_next_sq]);
-  s.rel += sim::relative_update_term(r[row_diff_sq], r[row_sq]);
-}
 void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int T, int d, double* d_out);
 
 // out[i] = double(x[i]): the stream in double for its Gram matrix.

@@ -1,5 +1,6 @@
 // CPU twins of the statistics kernels (gpu/stat_kernels.hpp): same names and signatures, host pointers,
-// serial loops; the specification the kernels are tested on, itself tested against sim/stream_metrics.cpp.
+// serial loops; the specification the kernels are tested on. The stream statistics' twins are the row
+// sums every device but the kernels runs (sim/stream_sums.hpp), one row or sample at a time.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -12,51 +13,25 @@ namespace normsim::gpu::cpu {
 
 template <class R>
 void row_stats(const R* x, const R* next, int rows, int n, double* out) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int r = 0; r < rows; ++r) {
     const std::size_t o = std::size_t(r) * n;
-    double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
-    for (int i = 0; i < n; ++i) {
-      const double v = double(x[o + i]), a = std::abs(v);
-      sq += v * v;
-      ab += a;
-      if (std::isfinite(a))
-        mx = std::max(mx, a);
-      else
-        bad += 1;
-      if (next) {
-        const double w = double(next[o + i]);
-        dot += v * w;
-        nsq += w * w;
-        dsq += (w - v) * (w - v);
-      }
-    }
-    double* s = out + std::size_t(r) * kRowStats;
-    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? nan : mx, s[row_nonfinite] = bad;
-    s[row_dot_next] = next ? dot : nan, s[row_next_sq] = next ? nsq : nan, s[row_diff_sq] = next ? dsq : nan;
+    sim::row_sums(x + o, next ? next + o : nullptr, n, out + std::size_t(r) * kRowStats);
   }
 }
 
 template <class R>
 void unit_column_square(const R* x, const double* row, int S, int T, int d, double* out) {
-  for (int s = 0; s < S; ++s)
-    for (int c = 0; c < d; ++c) {
-      double col = 0;
-      for (int t = 0; t < T; ++t) {
-        const std::size_t r = std::size_t(s) * T + t;
-        col += double(x[r * d + c]) / std::sqrt(row[r * kRowStats + row_sq]);
-      }
-      out[std::size_t(s) * d + c] = col * col;
-    }
+  for (int s = 0; s < S; ++s) {
+    const std::size_t first = std::size_t(s) * T;
+    sim::unit_column_squares(x + first * d, row + first * kRowStats, T, d, out + std::size_t(s) * d);
+  }
 }
 
 // Each sample's sums from its rows in token order, finished field by field.
 inline void stream_stats_finish(const double* row, const double* colsq, int S, int T, int d, double* out) {
   for (int s = 0; s < S; ++s) {
-    sim::StreamSums sums;
-    for (int t = 0; t < T; ++t) add_row_stats(sums, row + (std::size_t(s) * T + t) * kRowStats);
-    sums.has_columns = colsq != nullptr;
-    for (int c = 0; colsq && c < d; ++c) sums.columns += colsq[std::size_t(s) * d + c];
+    const sim::StreamSums sums = sim::stream_sums_of_rows(row + std::size_t(s) * T * kRowStats,
+                                                          colsq ? colsq + std::size_t(s) * d : nullptr, T, d);
     for (int f = 0; f < kStreamFields; ++f) out[f * S + s] = sim::finish_stream_field(f, sums, T, d);
   }
 }
