@@ -16,37 +16,16 @@
 
 namespace normsim::gpu {
 
-// Per row r of x (rows x n), kRowStats doubles at out[r * kRowStats]: with `next` (the row of the next
-// stream, or null) the pair sums, NaN without it.
-enum RowStat : int { row_sq, row_abs, row_max_abs, row_nonfinite, row_dot_next, row_next_sq, row_diff_sq };
-constexpr int kRowStats = 7;
-// row_max_abs is the largest finite |x| (NaN when the row holds a NaN or Inf), row_nonfinite how many
-// entries are NaN or Inf.
+// Per row r of x (rows x n), its sim::row_sums at out[r * kRowStats] (`next`: the rows of the next stream,
+// or null).
+using sim::kRowStats;
+using sim::row_sq;
 namespace cpu {
 template <class R>
 void row_stats(const R* x, const R* next, int rows, int n, double* out) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int r = 0; r < rows; ++r) {
     const std::size_t o = std::size_t(r) * n;
-    double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
-    for (int i = 0; i < n; ++i) {
-      const double v = double(x[o + i]), a = std::abs(v);
-      sq += v * v;
-      ab += a;
-      if (std::isfinite(a))
-        mx = std::max(mx, a);
-      else
-        bad += 1;
-      if (next) {
-        const double w = double(next[o + i]);
-        dot += v * w;
-        nsq += w * w;
-        dsq += (w - v) * (w - v);
-      }
-    }
-    double* s = out + std::size_t(r) * kRowStats;
-    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? nan : mx, s[row_nonfinite] = bad;
-    s[row_dot_next] = next ? dot : nan, s[row_next_sq] = next ? nsq : nan, s[row_diff_sq] = next ? dsq : nan;
+    sim::row_sums(x + o, next ? next + o : nullptr, n, out + std::size_t(r) * kRowStats);
   }
 }
 }  // namespace cpu
@@ -59,15 +38,10 @@ NORMSIM_GPU_OP_T(row_stats, (const R* d_x, const R* d_next, int rows, int n, dou
 namespace cpu {
 template <class R>
 void unit_column_square(const R* x, const double* row, int S, int T, int d, double* out) {
-  for (int s = 0; s < S; ++s)
-    for (int c = 0; c < d; ++c) {
-      double col = 0;
-      for (int t = 0; t < T; ++t) {
-        const std::size_t r = std::size_t(s) * T + t;
-        col += double(x[r * d + c]) / std::sqrt(row[r * kRowStats + row_sq]);
-      }
-      out[std::size_t(s) * d + c] = col * col;
-    }
+  for (int s = 0; s < S; ++s) {
+    const std::size_t first = std::size_t(s) * T;
+    sim::unit_column_squares(x + first * d, row + first * kRowStats, T, d, out + std::size_t(s) * d);
+  }
 }
 }  // namespace cpu
 NORMSIM_GPU_OP_T(unit_column_square, (const R* d_x, const double* d_row, int S, int T, int d, double* d_out),
@@ -75,32 +49,18 @@ NORMSIM_GPU_OP_T(unit_column_square, (const R* d_x, const double* d_row, int S, 
 
 // Per sample, field-major (field f of sample s at out[f * S + s]): a stream's fields (sim/stream_sums.hpp)
 // from its row stats and (token_cos; may be null: NaN) unit_column_square's S x d squares: each row added to
-// the sample's sim::StreamSums by add_row_stats, each field finished by sim::finish_stream_field.
+// the sample's sim::StreamSums by sim::add_row_stats, each field finished by sim::finish_stream_field.
 using sim::kStreamFields;
 using sim::StreamField;
 #define NORMSIM_FIELD_USING(field, ...) using sim::field;
 NORMSIM_STREAM_FIELDS(NORMSIM_FIELD_USING)
 #undef NORMSIM_FIELD_USING
-// Row r's share of its sample's sums (the kernel and its twin add the same terms, in different orders).
-NORMSIM_HD void add_row_stats(sim::StreamSums& s, const double* r) {
-  s.sq += r[row_sq], s.abs += r[row_abs], s.nonfinite += r[row_nonfinite], s.zero_rows += !(r[row_sq] > 0);
-  if (std::isnan(r[row_max_abs]))
-    s.nan_max += 1;
-  else
-    s.max_abs = fmax(s.max_abs, r[row_max_abs]);
-  const double norm = std::sqrt(r[row_sq]);
-  s.unit_sq += r[row_sq] / (norm * norm);
-  s.cos += sim::token_cosine_term(r[row_dot_next], r[row_sq], r[row_next_sq]);
-  s.rel += sim::relative_update_term(r[row_diff_sq], r[row_sq]);
-}
 namespace cpu {
 // Each sample's sums from its rows in token order, finished field by field.
 inline void stream_stats_finish(const double* row, const double* colsq, int S, int T, int d, double* out) {
   for (int s = 0; s < S; ++s) {
-    sim::StreamSums sums;
-    for (int t = 0; t < T; ++t) add_row_stats(sums, row + (std::size_t(s) * T + t) * kRowStats);
-    sums.has_columns = colsq != nullptr;
-    for (int c = 0; colsq && c < d; ++c) sums.columns += colsq[std::size_t(s) * d + c];
+    const sim::StreamSums sums = sim::stream_sums_of_rows(row + std::size_t(s) * T * kRowStats,
+                                                          colsq ? colsq + std::size_t(s) * d : nullptr, T, d);
     for (int f = 0; f < kStreamFields; ++f) out[f * S + s] = sim::finish_stream_field(f, sums, T, d);
   }
 }

@@ -166,37 +166,46 @@ void put_wanted(Values& values, const MetricSet& wanted, int m, int i, F&& compu
   if (wanted.contains(m)) values[m][i] = compute();
 }
 
-// The per-stream metrics of streams [0, forward_end) (x_0..x_K, or one lane's), split across `threads` by
-// streams (each computed whole by one thread, so the values do not depend on the thread count): eff_rank's
-// T x T Gram and eigensolver per stream are most of a sample's serial time once its products run on every
-// thread.
-void measure_streams(Values& values, const std::vector<MatD>& stream, int forward_end,
-                     const MetricSet& wanted, int threads) {
+// What the wanted fields need of a stream's sums: the pair sums (with x_{l+1}) and the unit columns.
+struct FieldNeeds {
+  bool any = false, pair = false, columns = false;
+};
+FieldNeeds field_needs(const MetricSet& wanted) {
+  FieldNeeds n;
+  for (const StreamFieldInfo& f : kStreamFieldTable)
+    if (f.metric >= 0 && wanted.contains(f.metric))
+      n.any = true, n.pair |= f.pair, n.columns |= kFieldNeedsColumns[f.field];
+  return n;
+}
+
+// The wanted stream fields of x_l from one pass over its rows (and x_{l+1}'s, next: null past the last
+// stream measured, where the pair fields are not stored).
+void measure_fields(Values& values, const MetricSet& wanted, FieldNeeds needs, int l, const MatD& x,
+                    const MatD* next) {
+  if (!needs.any) return;
+  const StreamSums sums = stream_sums(x, needs.pair ? next : nullptr, needs.columns);
+  for (const StreamFieldInfo& f : kStreamFieldTable)
+    if (f.metric >= 0 && (!f.pair || next))
+      put_wanted(values, wanted, f.metric, l,
+                 [&] { return finish_stream_field(f.field, sums, int(x.rows()), int(x.cols())); });
+}
+
+// The per-stream metrics of streams [0, forward_end) (x_0..x_K, or one lane's) and the pair metrics they
+// allow, split across `threads` by streams (each computed whole by one thread, so the values do not depend
+// on the thread count): eff_rank's T x T Gram and eigensolver per stream are most of a sample's serial time
+// once its products run on every thread.
+void measure_path(Values& values, const std::vector<MatD>& stream, int forward_end, const MetricSet& wanted,
+                  int threads) {
   const int n = std::min(forward_end, int(stream.size()));
   if (n <= 0) return;
+  const FieldNeeds needs = field_needs(wanted);
   const double T = double(stream[0].rows()), work = double(n) * T * double(stream[0].size()) * 2;
   for_each_run(n, work, threads, [&](int first, int last) {
     for (int l = first; l < last; ++l) {
-      const MatD& x = stream[l];
-      for (const StreamFieldInfo& f : kStreamFieldTable)
-        if (f.metric >= 0 && !f.pair)
-          put_wanted(values, wanted, f.metric, l, [&] { return stream_field(f.field, x); });
-      put_wanted(values, wanted, metric::eff_rank, l, [&] { return effective_rank(x); });
+      measure_fields(values, wanted, needs, l, stream[l], l + 1 < n ? &stream[l + 1] : nullptr);
+      put_wanted(values, wanted, metric::eff_rank, l, [&] { return effective_rank(stream[l]); });
     }
   });
-}
-
-// The wanted stream metrics of x_0..x_{end-1} and the pair metrics they allow, into values (x_0..x_K, or
-// one lane's).
-void measure_path(Values& values, const std::vector<MatD>& stream, int forward_end, const MetricSet& wanted,
-                  int threads) {
-  const int K = int(stream.size()) - 1;
-  measure_streams(values, stream, forward_end, wanted, threads);
-  for (int k = 0; k < K && k + 1 < forward_end; ++k)
-    for (const StreamFieldInfo& f : kStreamFieldTable)
-      if (f.pair && f.metric >= 0)
-        put_wanted(values, wanted, f.metric, k,
-                   [&] { return stream_field(f.field, stream[k], &stream[k + 1]); });
 }
 
 // A block of n > 1 lanes: every lane's path metrics into s.lanes, and lane_cos of x_0..x_{end-1}.

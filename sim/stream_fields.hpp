@@ -20,7 +20,7 @@ using namespace vocab::metric;
 }  // namespace stream_field_metric
 
 inline constexpr StreamFieldInfo kStreamFieldTable[] = {
-#define NORMSIM_FIELD_ROW(field, metric, pair, min_tokens) \
+#define NORMSIM_FIELD_ROW(field, metric, pair, min_tokens, columns) \
   {field, stream_field_metric::metric, pair, min_tokens},
     NORMSIM_STREAM_FIELDS(NORMSIM_FIELD_ROW)
 #undef NORMSIM_FIELD_ROW

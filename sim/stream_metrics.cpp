@@ -9,67 +9,19 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// token_cos's sums: those of the unit tokens u_t = x_t / ||x_t||, none past a token of norm 0 (the cosine
-// is then undefined) or with one token.
-void add_unit_sums(const MatD& x, StreamSums& s) {
-  const Eigen::Index T = x.rows();
-  if (T < 2) return;
-  MatD n = x;
-  for (Eigen::Index t = 0; t < T; ++t) {
-    const double r = n.row(t).norm();
-    if (!(r > 0)) {
-      s.zero_rows = 1;
-      return;
-    }
-    n.row(t) /= r;
-  }
-  s.columns = n.colwise().sum().squaredNorm();
-  s.unit_sq = n.squaredNorm();
-  s.has_columns = true;
-}
-
-// The pair sums of x and y = x_{l+1}, token by token.
-void add_pair_sums(StreamField f, const MatD& x, const MatD& y, StreamSums& s) {
-  for (Eigen::Index t = 0; t < x.rows(); ++t) {
-    const double sq = x.row(t).squaredNorm();
-    if (f == f_cos_next)
-      s.cos += token_cosine_term(x.row(t).dot(y.row(t)), sq, y.row(t).squaredNorm());
-    else
-      s.rel += relative_update_term((y.row(t) - x.row(t)).squaredNorm(), sq);
-  }
-}
-
-// The sums field f needs.
-StreamSums sums_for(StreamField f, const MatD& x, const MatD* next) {
-  StreamSums s;
-  switch (f) {
-    case f_act_sq:
-      s.sq = x.squaredNorm();
-      break;
-    case f_mean_abs:
-      s.abs = x.cwiseAbs().sum();
-      break;
-    case f_max_abs:
-      s.max_abs = x.cwiseAbs().maxCoeff();
-      break;
-    case f_token_cos:
-      add_unit_sums(x, s);
-      break;
-    case f_cos_next:
-    case f_rel_update:
-      add_pair_sums(f, x, *next, s);
-      break;
-    case f_nonfinite:
-      s.nonfinite = double((!x.array().isFinite()).count());
-      break;
-  }
-  return s;
-}
-
 }  // namespace
 
+StreamSums stream_sums(const MatD& x, const MatD* next, bool columns) {
+  const int T = int(x.rows()), d = int(x.cols());
+  std::vector<double> rows(std::size_t(T) * kRowStats), colsq(columns ? std::size_t(d) : 0);
+  for (int t = 0; t < T; ++t)
+    row_sums(x.row(t).data(), next ? next->row(t).data() : nullptr, d, &rows[std::size_t(t) * kRowStats]);
+  if (columns) unit_column_squares(x.data(), rows.data(), T, d, colsq.data());
+  return stream_sums_of_rows(rows.data(), columns ? colsq.data() : nullptr, T, d);
+}
+
 double stream_field(StreamField f, const MatD& x, const MatD* next) {
-  return finish_stream_field(f, sums_for(f, x, next), int(x.rows()), int(x.cols()));
+  return finish_stream_field(f, stream_sums(x, next, kFieldNeedsColumns[f]), int(x.rows()), int(x.cols()));
 }
 
 double mean_square(const MatD& x) {

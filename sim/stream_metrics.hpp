@@ -1,6 +1,7 @@
 // The metrics of one stream matrix x_l (T x d) and of consecutive pairs, in double precision: the CPU's
-// sums (Eigen) of each stream field, finished by sim::finish_stream_field as every device's are
-// (sim/stream_sums.hpp). Definitions: vocab/metrics.def and docs/metrics.md.
+// sums of the stream fields, per row as every device sums them and finished by sim::finish_stream_field
+// (sim/stream_sums.hpp), and the metrics that are not fields of one stream (eff_rank, lane_cos).
+// Definitions: vocab/metrics.def and docs/metrics.md.
 #pragma once
 #include <vector>
 
@@ -11,6 +12,9 @@ namespace normsim::sim {
 
 using MatD = Mat<double>;
 
+// Every field's sums of x (the pair fields' with next = x_{l+1}, when not null; token_cos's unit columns
+// when `columns`), row by row with sim::row_sums as the CUDA kernels' twins sum them.
+StreamSums stream_sums(const MatD& x, const MatD* next, bool columns);
 // Field f of x; a pair field (sim/stream_fields.hpp) of x and next = x_{l+1}.
 double stream_field(StreamField f, const MatD& x, const MatD* next = nullptr);
 double mean_square(const MatD& x);

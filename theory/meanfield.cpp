@@ -35,6 +35,9 @@ double nonnegative(double v) {
   return v < 0.0 ? 0.0 : v;
 }
 
+// A forward series' index (NORMSIM_MEANFIELD_FORWARD): layer l = 0..K or sublayer k = 0..K-1.
+enum class SeriesIndex { layer, sublayer };
+
 bool has_attention(const StackSpec& s) {
   return s.sublayer != SublayerKind::mlp;
 }
@@ -123,12 +126,17 @@ std::vector<std::string> caveats_for(const StackSpec& s, bool grads_predicted) {
 std::span<const std::pair<int, const Series MeanFieldProfile::*>> series_table() {
   namespace m = vocab::metric;
   static const std::pair<int, const Series MeanFieldProfile::*> table[] = {
-      {m::act_sq, &MeanFieldProfile::act_sq},           {m::grad_sq, &MeanFieldProfile::grad_sq},
-      {m::token_cos, &MeanFieldProfile::token_cos},     {m::cos_next, &MeanFieldProfile::cos_next},
-      {m::rel_update, &MeanFieldProfile::rel_update},   {m::branch_sq, &MeanFieldProfile::branch_sq},
-      {m::gradw_w1, &MeanFieldProfile::gradw_w1},       {m::gradw_w2, &MeanFieldProfile::gradw_w2},
-      {m::gradw_wgate, &MeanFieldProfile::gradw_wgate}, {m::gradw_wrouter, &MeanFieldProfile::gradw_wrouter},
-      {m::jac_sq, &MeanFieldProfile::jac_sq},           {m::output_change, &MeanFieldProfile::output_change}};
+      {m::grad_sq, &MeanFieldProfile::grad_sq},
+      {m::gradw_w1, &MeanFieldProfile::gradw_w1},
+      {m::gradw_w2, &MeanFieldProfile::gradw_w2},
+      {m::gradw_wgate, &MeanFieldProfile::gradw_wgate},
+      {m::gradw_wrouter, &MeanFieldProfile::gradw_wrouter},
+      {m::jac_sq, &MeanFieldProfile::jac_sq},
+      {m::output_change, &MeanFieldProfile::output_change},
+#define NORMSIM_MEANFIELD_ROW(metric, index, prediction) {m::metric, &MeanFieldProfile::metric},
+      NORMSIM_MEANFIELD_FORWARD(NORMSIM_MEANFIELD_ROW)
+#undef NORMSIM_MEANFIELD_ROW
+  };
   return table;
 }
 
@@ -230,28 +238,35 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   p.final_norm = final_norm;
   p.caveats = caveats_for(spec, grads_predicted);
   // Every series is appended in order into storage reserved once: each entry is written exactly once.
-  for (auto* s : {&p.act_sq, &p.grad_sq, &p.token_cos}) s->reserve(depth + 1);
-  for (auto* s : {&p.cos_next, &p.rel_update, &p.branch_sq, &p.gradw_w1, &p.gradw_w2, &p.gradw_wgate,
-                  &p.gradw_wrouter}) {
-    s->reserve(depth);
-  }
+  p.grad_sq.reserve(depth + 1);
+  for (auto* s : {&p.gradw_w1, &p.gradw_w2, &p.gradw_wgate, &p.gradw_wrouter}) s->reserve(depth);
+#define NORMSIM_MEANFIELD_RESERVE(metric, index, prediction) \
+  p.metric.reserve(SeriesIndex::index == SeriesIndex::layer ? depth + 1 : depth);
+  NORMSIM_MEANFIELD_FORWARD(NORMSIM_MEANFIELD_RESERVE)
+#undef NORMSIM_MEANFIELD_RESERVE
 
   // The forward metrics of layer l and sublayer l (which read x_l, x_{l+1} and record l). The forward loop
   // emits them for everything below the layer it is about to map, which is final by then: work that the
   // processor overlaps with the latency-bound recursion.
   const bool tokens = spec.tokens > 1;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  // The forward series at l (the sublayer ones only below the top, l < K).
+  const auto emit_at = [&](int l, bool sublayer) {
+    const TokenGram xl = ctx.x(l);
+    const ForwardMoments m{xl.diag, tokens ? std::optional<double>(xl.cos()) : std::nullopt,
+                           sublayer ? ctx.x(l + 1).diag : kNaN, sublayer ? ctx.rec(l).cross : kNaN,
+                           sublayer ? ctx.rec(l).branch_sq : kNaN};
+#define NORMSIM_MEANFIELD_EMIT(metric, index, prediction)              \
+  if (sublayer || SeriesIndex::index == SeriesIndex::layer) {          \
+    const std::optional<double> value = prediction;                    \
+    value ? keep(p.metric, *value) : p.metric.push_back(std::nullopt); \
+  }
+    NORMSIM_MEANFIELD_FORWARD(NORMSIM_MEANFIELD_EMIT)
+#undef NORMSIM_MEANFIELD_EMIT
+  };
   int emitted = 0;
   auto emit_forward = [&](int upto) {
-    for (; emitted < upto; ++emitted) {
-      const int l = emitted;
-      const TokenGram xl = ctx.x(l);
-      const double v = xl.diag, vn = ctx.x(l + 1).diag, cross = ctx.rec(l).cross;
-      keep(p.act_sq, v);
-      tokens ? keep(p.token_cos, xl.cos()) : p.token_cos.push_back(std::nullopt);
-      keep(p.cos_next, cross / std::sqrt(v * vn));
-      keep(p.rel_update, std::sqrt(nonnegative(vn - 2.0 * cross + v) / v));
-      keep(p.branch_sq, ctx.rec(l).branch_sq);
-    }
+    for (; emitted < upto; ++emitted) emit_at(emitted, true);
   };
 
   const TokenGram input{spec.v0, spec.v0 * spec.rho0};
@@ -259,7 +274,6 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
   if (!admin) detail::start_lanes(ctx);
   const bool lanes = ctx.lanes.m() > 0;
   const StepFn step = admin ? detail::step_admin : detail::step_expression;
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (int k = 0; k < depth;) {
     if (!std::isfinite(ctx.x(k).diag) || !std::isfinite(ctx.x(k).off) ||
         (lanes && !ctx.lanes.x[std::size_t(k)].finite())) {
@@ -279,8 +293,7 @@ MeanFieldProfile meanfield(const StackSpec& spec) {
     k += step(ctx, k);
   }
   emit_forward(depth);
-  keep(p.act_sq, ctx.x(depth).diag);
-  tokens ? keep(p.token_cos, ctx.x(depth).cos()) : p.token_cos.push_back(std::nullopt);
+  emit_at(depth, false);
 
   // Output gradient: readout g ~ N(0, 1) iid (Gram (1, 0)). An mse loss gives g = y - t; when y leaves a
   // norm, J_N^T y = 0, so only -t (iid N(0, 1)) propagates and the two losses coincide [DERIVED].

@@ -16,13 +16,37 @@ namespace normsim::theory {
 // One value per layer or sublayer; nullopt where the theory has no controlled prediction.
 using Series = std::vector<std::optional<double>>;
 
+// The forward series of the stream, written once each: X(metric, index, prediction), with the metric's name
+// (vocab/metrics.def; the profile's member and its row of series_table), its index (layer: l = 0..K;
+// sublayer: k = 0..K-1) and its value at l from the moments m (ForwardMoments; nullopt: not predicted there).
+// The profile is filled row by row at each l, in this order (a NaN or Inf is left out, noted in nonfinite).
+#define NORMSIM_MEANFIELD_FORWARD(X)                                                \
+  X(act_sq, layer, m.v)                                                             \
+  X(token_cos, layer, m.cos)                                                        \
+  X(cos_next, sublayer, m.cross / std::sqrt(m.v * m.vn))                            \
+  X(rel_update, sublayer, std::sqrt(nonnegative(m.vn - 2.0 * m.cross + m.v) / m.v)) \
+  X(branch_sq, sublayer, m.branch_sq)
+
+// What the forward series read at layer l, at infinite width: per coordinate, of x_l, x_{l+1} and sublayer l
+// between them (vn, cross and branch_sq are NaN at l = K, which has no sublayer).
+struct ForwardMoments {
+  double v;                   // E x_l^2, the token Gram's diagonal
+  std::optional<double> cos;  // the token Gram's cosine off/diag; none with one token
+  double vn;                  // E x_{l+1}^2
+  double cross;               // E x_l x_{l+1} (the same token)
+  double branch_sq;           // E F_l^2 (sublayer l's raw branch output)
+};
+
 struct MeanFieldProfile {
+#define NORMSIM_MEANFIELD_MEMBER(metric, index, prediction) Series metric;
+  NORMSIM_MEANFIELD_FORWARD(NORMSIM_MEANFIELD_MEMBER)
+#undef NORMSIM_MEANFIELD_MEMBER
   // Layer-indexed, l = 0..K (metric definitions: docs/conventions.md "Metrics").
-  Series act_sq, grad_sq, token_cos;
+  Series grad_sq;
   Series jac_sq;  // mean squared singular value of dx_K/dx_l (theory/jacobian.hpp); any loss
   // Sublayer-indexed, k = 0..K-1. gradw_* only at MLP sublayers; gradw_wgate only for swiglu, gradw_wrouter
   // only for a routed MLP.
-  Series cos_next, rel_update, branch_sq, gradw_w1, gradw_w2, gradw_wgate, gradw_wrouter;
+  Series gradw_w1, gradw_w2, gradw_wgate, gradw_wrouter;
   // Layer-indexed: output change under a random update (spec.random_update_scale > 0; empty otherwise), to
   // first order in the update, carried through the placement's expression (docs/theory_notes.md "Output
   // change under a random update").

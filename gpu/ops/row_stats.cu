@@ -1,7 +1,5 @@
 // Each row's statistics sums: one block per row: the kernel and its launcher, declared with its reference in
 // gpu/stat_ops.hpp.
-#include <math_constants.h>
-
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
@@ -9,34 +7,19 @@ namespace normsim::gpu {
 
 namespace {
 
-// One block per row: its sums and largest finite |x|, and with `next` the pair sums.
+// One block per row: the row's sim::RowSums, each thread's entries added as every device adds them, the
+// partial sums reduced across the block.
 template <class R>
 __global__ void row_stats_kernel(const R* x, const R* next, int n, double* out) {
   const std::size_t o = std::size_t(blockIdx.x) * n;
-  double sq = 0, ab = 0, mx = 0, bad = 0, dot = 0, nsq = 0, dsq = 0;
+  sim::RowSums r;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const double v = double(x[o + i]), a = fabs(v);
-    sq += v * v;
-    ab += a;
-    if (isfinite(a))
-      mx = fmax(mx, a);
-    else
-      bad += 1;
-    if (next) {
-      const double w = double(next[o + i]);
-      dot += v * w;
-      nsq += w * w;
-      dsq += (w - v) * (w - v);
-    }
+    r.add(double(x[o + i]));
+    if (next) r.add_pair(double(x[o + i]), double(next[o + i]));
   }
-  sq = block_sum(sq), ab = block_sum(ab), bad = block_sum(bad), mx = block_max(mx);
-  if (next) dot = block_sum(dot), nsq = block_sum(nsq), dsq = block_sum(dsq);
-  if (threadIdx.x == 0) {
-    double* s = out + std::size_t(blockIdx.x) * kRowStats;
-    s[row_sq] = sq, s[row_abs] = ab, s[row_max_abs] = bad > 0 ? CUDART_NAN : mx, s[row_nonfinite] = bad;
-    s[row_dot_next] = next ? dot : CUDART_NAN, s[row_next_sq] = next ? nsq : CUDART_NAN;
-    s[row_diff_sq] = next ? dsq : CUDART_NAN;
-  }
+  r.each_sum([](double v) { return block_sum(v); });
+  r.max_abs = block_max(r.max_abs);
+  if (threadIdx.x == 0) r.store(out + std::size_t(blockIdx.x) * kRowStats, next != nullptr);
 }
 
 }  // namespace

@@ -9,15 +9,15 @@ namespace normsim::gpu {
 
 namespace {
 
-// One block per sample, threads over its tokens (and its columns' squares): the twin's sums, reduced
-// across the block, finished as the twin finishes them.
+// One block per sample, threads over its tokens (and its columns' squares): the reference's sums, reduced
+// across the block, finished as the reference finishes them.
 __global__ void stream_stats_finish_kernel(const double* row, const double* colsq, int S, int T, int d,
                                            double* out) {
   const int s = blockIdx.x;
   sim::StreamSums m;
   for (int c = threadIdx.x; colsq && c < d; c += blockDim.x) m.columns += colsq[std::size_t(s) * d + c];
   for (int t = threadIdx.x; t < T; t += blockDim.x)
-    add_row_stats(m, row + (std::size_t(s) * T + t) * kRowStats);
+    sim::add_row_stats(m, row + (std::size_t(s) * T + t) * kRowStats);
   m.each_sum([](double v) { return block_sum(v); });
   m.max_abs = block_max(m.max_abs);
   if (threadIdx.x != 0) return;

@@ -21,6 +21,16 @@
 //   regenerated all 78 float32 digests; the whole grid compared between the previous binary (17b4648) and
 //   the new one: float64 values identical, every float32 value other than a gradw_* identical, the gradw_*
 //   within 1.3e-6 relative (worst: gradw_wk), 88 % of all rows bit for bit.
+// - Issue 31's CPU stream fields from the row sums every device shares (sim/stream_sums.hpp: each token's
+//   sums in index order, added in token order, where the CPU had Eigen's vectorised sums of the whole
+//   matrix or of each row) regenerated all 156; the whole grid compared between the previous binary
+//   (be3389a) and the new one: 13,979 of 17,160 values bit for bit, every changed value a stream field's
+//   (grad_sq is act_sq's field of the gradient): act_sq, grad_sq, act_mean_abs (float64 only: float32
+//   entries' absolute values sum exactly), cos_next and rel_update within 4 ulps (5.0e-16 relative);
+//   token_cos within 341 ulps (4.3e-14 relative, on a value of 0.0017): its numerator columns - unit_sq,
+//   two sums near T = 3 that cancel, moved by at most 10.5 ulps of 3 (unit_sq = sum_t ||u_t||^2 now adds
+//   each row's r_sq / sqrt(r_sq)^2 instead of the squares of the normalised entries). Every other metric
+//   (max, eff_rank, branch_sq, gradw_*, jacobians) identical.
 // So the digests are this code's own output, a guard against any change of the numbers; they tie to the
 // hand-written code through ceb210e's exact match and 5a9cc83's comparison to within those bounds, not
 // exactly. And a custom block holding a built-in's expression is that built-in; branch_scale scales the
