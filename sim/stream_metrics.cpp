@@ -11,13 +11,18 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-StreamSums stream_sums(const MatD& x, const MatD* next, bool columns) {
-  const int T = int(x.rows()), d = int(x.cols());
+StreamSums stream_sums(const double* x, const double* next, int T, int d, bool columns) {
   std::vector<double> rows(std::size_t(T) * kRowStats), colsq(columns ? std::size_t(d) : 0);
-  for (int t = 0; t < T; ++t)
-    row_sums(x.row(t).data(), next ? next->row(t).data() : nullptr, d, &rows[std::size_t(t) * kRowStats]);
-  if (columns) unit_column_squares(x.data(), rows.data(), T, d, colsq.data());
+  for (int t = 0; t < T; ++t) {
+    const std::size_t o = std::size_t(t) * d;
+    row_sums(x + o, next ? next + o : nullptr, d, &rows[std::size_t(t) * kRowStats]);
+  }
+  if (columns) unit_column_squares(x, rows.data(), T, d, colsq.data());
   return stream_sums_of_rows(rows.data(), columns ? colsq.data() : nullptr, T, d);
+}
+
+StreamSums stream_sums(const MatD& x, const MatD* next, bool columns) {
+  return stream_sums(x.data(), next ? next->data() : nullptr, int(x.rows()), int(x.cols()), columns);
 }
 
 double stream_field(StreamField f, const MatD& x, const MatD* next) {

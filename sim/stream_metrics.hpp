@@ -13,7 +13,9 @@ namespace normsim::sim {
 using MatD = Mat<double>;
 
 // Every field's sums of x (the pair fields' with next = x_{l+1}, when not null; token_cos's unit columns
-// when `columns`), row by row with sim::row_sums as the CUDA kernels' twins sum them.
+// when `columns`), row by row with sim::row_sums as the CUDA ops' references sum them. The pointer form
+// reads T x d row-major doubles (the PyTorch bridge's streams, python/src/fields.cpp).
+StreamSums stream_sums(const double* x, const double* next, int T, int d, bool columns);
 StreamSums stream_sums(const MatD& x, const MatD* next, bool columns);
 // Field f of x; a pair field (sim/stream_fields.hpp) of x and next = x_{l+1}.
 double stream_field(StreamField f, const MatD& x, const MatD* next = nullptr);

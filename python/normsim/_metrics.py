@@ -1,6 +1,8 @@
-"""normsim's per-layer metrics (docs/metrics.md) on PyTorch tensors, computed in float64 with the simulator's
-definitions (sim/stream_metrics.cpp, sim/sample_metrics.cpp), for the PyTorch bridge: every metric of every
-sample and layer of a batch in a few batched tensor operations (one statistic per (sample, layer) row)."""
+"""normsim's per-layer metrics (docs/metrics.md) of a PyTorch model's streams, for the PyTorch bridge, in
+float64 with the simulator's definitions: the stream fields (act_sq, token_cos, cos_next, ...: the rows of
+sim/stream_sums.hpp) by the simulator's own code (_core.stream_fields), so a field added there needs nothing
+here; eff_rank, branch_sq and the gradients' norms in batched tensor operations (sim/sample_metrics.cpp's
+definitions)."""
 from . import _core
 from ._deps import require
 
@@ -8,22 +10,15 @@ from ._deps import require
 # sublayer k (the backward ones, gradw_<name>, the bridge names by its parameters: _gradw_order).
 STREAM = tuple(m[0] for m in _core.metrics() if m[1] == "l")
 SUBLAYER = tuple(m[0] for m in _core.metrics() if m[1] == "k" and m[4] == "forward")
-# The forward statistics in the order the simulator computes them for one stream (and stores their NaN/Inf).
-STREAM_FORWARD = ("act_sq", "act_mean_abs", "act_max_abs", "token_cos", "eff_rank")
+# The stream fields, (metric, pair, fewest tokens) in the order the simulator computes them: of x_l, then
+# eff_rank (STREAM_FORWARD, the order it stores their NaN/Inf in), and of the pair x_l, x_{l+1} (PAIR_FIELDS).
+_FIELDS = _core.stream_field_table()
+STREAM_FORWARD = tuple(m for m, pair, _ in _FIELDS if not pair) + ("eff_rank",)
+PAIR_FIELDS = tuple(m for m, pair, _ in _FIELDS if pair)
 
 
 def _torch():
     return require("torch", "normsim.torch")
-
-
-def token_cosine(x, norms):
-    """Mean over token pairs t != s of cos(x[..., t, :], x[..., s, :]) for x (..., T, d), T >= 2, and its
-    tokens' norms (..., T); a zero token counts as a zero vector (cosine 0 with every other)."""
-    T = x.shape[-2]
-    norms = norms[..., None]
-    n = x / norms.where(norms > 0, norms.new_ones(()))
-    total = n.sum(dim=-2).pow(2).sum(dim=-1) - n.pow(2).sum(dim=(-2, -1))
-    return total / (T * (T - 1))
 
 
 def effective_rank(x):
@@ -43,34 +38,21 @@ def effective_rank(x):
     return entropy.exp().where((total[..., 0] > 0) & finite, entropy.new_full((), float("nan")))
 
 
-def mean_token_cosine(a, b, a_norms, b_norms):
-    """Mean over tokens of cos(a[..., t, :], b[..., t, :]), given the tokens' norms (..., T) of a and b."""
-    return ((a * b).sum(dim=-1) / (a_norms * b_norms)).mean(dim=-1)
-
-
-def mean_relative_update(before, after, before_norms):
-    """Mean over tokens of ||after[t] - before[t]|| / ||before[t]||, given the norms (..., T) of before."""
-    return ((after - before).norm(dim=-1) / before_norms).mean(dim=-1)
-
-
 def forward(stream, branches):
     """metric -> float64 numpy (S, index) of every forward statistic, from the stream x_0..x_K (S, K+1, T, d),
     zero where a sample's stream is not finite (its values there are not used), and the branch outputs
-    [(S, T, d) or None per block] (branch_sq NaN for a block without one). |x| and every token's norm are
-    taken once, for all the statistics that read them."""
+    [(S, T, d) or None per block] (branch_sq NaN for a block without one). The stream fields come from
+    _core.stream_fields on the stream in float64 (a float32 or bfloat16 entry widens exactly, as the
+    simulator widens its own), on torch's thread count; a field defined for more tokens than T is left out."""
     torch = _torch()
     x = stream.double()
-    magnitude, norms = x.abs(), x.norm(dim=-1)
-    out = {"act_sq": x.pow(2).mean(dim=(-2, -1)), "act_mean_abs": magnitude.mean(dim=(-2, -1)),
-           "act_max_abs": magnitude.amax(dim=(-2, -1)), "eff_rank": effective_rank(x)}
-    if x.shape[-2] > 1:
-        out["token_cos"] = token_cosine(x, norms)
-    out["cos_next"] = mean_token_cosine(x[:, :-1], x[:, 1:], norms[:, :-1], norms[:, 1:])
-    out["rel_update"] = mean_relative_update(x[:, :-1], x[:, 1:], norms[:, :-1])
+    out = {"eff_rank": effective_rank(x)}
     nan = x.new_full((x.shape[0],), float("nan"))
     out["branch_sq"] = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1))
                                     for b in branches], dim=1)
-    return {m: v.cpu().numpy() for m, v in out.items()}
+    out = {m: v.cpu().numpy() for m, v in out.items()}
+    out.update(_core.stream_fields(x.cpu().contiguous().numpy(), torch.get_num_threads()))
+    return out
 
 
 def gradient_sq(grads):
@@ -143,7 +125,7 @@ def measure(passes):
     end = np.where(bad < 0, K + 1, bad)
     l, k = np.arange(K + 1), np.arange(K)
     masks = {m: l[None] < end[:, None] for m in STREAM_FORWARD if m in values}
-    masks.update({m: k[None] < np.minimum(K, end - 1)[:, None] for m in ("cos_next", "rel_update")})
+    masks.update({m: k[None] < np.minimum(K, end - 1)[:, None] for m in PAIR_FIELDS})
     has_branch = np.array([b is not None for b in passes.branches], dtype=bool)
     masks["branch_sq"] = (k[None] < np.minimum(K, end)[:, None]) & has_branch[None]
     stop = _backward_values(passes, values, masks, bad < 0)
@@ -152,7 +134,8 @@ def measure(passes):
     for metric, v in values.items():
         if metric in masks and (metric in STREAM or metric in SUBLAYER or metric in gradw_order):
             out["values"][metric] = np.where(masks[metric], v, np.nan)
-    out["values"].setdefault("token_cos", np.full((S, K + 1), np.nan))  # one token: undefined
+    for metric in STREAM_FORWARD:  # a field defined for more tokens than T (token_cos, one token): NaN
+        out["values"].setdefault(metric, np.full((S, K + 1), np.nan))
     for s in range(S):
         out["nonfinite"].append(("forward", int(bad[s])) if bad[s] >= 0 else
                                 ("backward", int(stop[s])) if stop[s] >= 0 else None)
@@ -197,7 +180,7 @@ def _nonfinite_statistics(values, masks, params, s, K):
     if all(math.isfinite(v) for m in masks for v in values[m][s][masks[m][s]]):
         return []
     order = [("forward", l, m) for l in range(K + 1) for m in STREAM_FORWARD if m in masks]  # token_cos: T > 1
-    order += [("forward", k, m) for k in range(K) for m in ("cos_next", "rel_update")]
+    order += [("forward", k, m) for k in range(K) for m in PAIR_FIELDS]
     order += [("forward", k, "branch_sq") for k in range(K)]
     order += [("backward", l, "grad_sq") for l in range(K, -1, -1)]
     order += [("backward", k, metric) for k in range(K - 1, -1, -1) for metric, grad, _ in params[k]

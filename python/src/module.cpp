@@ -7,6 +7,7 @@
 
 #include "check.hpp"
 #include "check/claim.hpp"
+#include "fields.hpp"
 #include "lists.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
@@ -40,4 +41,5 @@ PYBIND11_MODULE(_core, m) {
   normsim::python::bind_run(m);
   normsim::python::bind_lists(m);
   normsim::python::bind_check(m);
+  normsim::python::bind_fields(m);
 }

@@ -462,11 +462,54 @@ class TheoryCheckList(unittest.TestCase):
         table = {m[0]: (m[1], m[4]) for m in normsim._core.metrics()}
         self.assertEqual(list(table), list(normsim.list("metrics").metric))
         bridge = [(m, ("l", "forward")) for m in _metrics.STREAM_FORWARD] + [("grad_sq", ("l", "backward"))]
-        bridge += [(m, ("k", "forward")) for m in ("cos_next", "rel_update", "branch_sq")]  # measure()'s masks
+        bridge += [(m, ("k", "forward")) for m in _metrics.PAIR_FIELDS + ("branch_sq",)]  # measure()'s masks
         for name, where in bridge:
             self.assertEqual(table.get(name), where, name)
             self.assertIn(name, _metrics.STREAM if where[0] == "l" else _metrics.SUBLAYER)
         self.assertEqual(list(normsim.list("metrics").columns), ["metric", "index", "definition", "default"])
+
+
+class StreamFields(unittest.TestCase):
+    """_core.stream_fields, the bridge's stream fields computed by the simulator's code (sim/stream_sums.hpp):
+    the definitions of docs/metrics.md, written here in numpy, on a random stream; its shapes; NaN where a
+    definition says so."""
+
+    def stream(self, S=3, L=4, T=5, d=7):
+        return np.random.default_rng(11).standard_normal((S, L, T, d))
+
+    def test_the_definitions(self):
+        x = self.stream()
+        got = normsim._core.stream_fields(x, 2)
+        norms = np.linalg.norm(x, axis=-1)
+        u = x / norms[..., None]
+        T = x.shape[2]
+        want = {"act_sq": (x ** 2).mean(axis=(2, 3)), "act_mean_abs": np.abs(x).mean(axis=(2, 3)),
+                "act_max_abs": np.abs(x).max(axis=(2, 3)),
+                "token_cos": ((u.sum(axis=2) ** 2).sum(axis=-1) - T) / (T * (T - 1)),
+                "cos_next": ((x[:, :-1] * x[:, 1:]).sum(-1) / (norms[:, :-1] * norms[:, 1:])).mean(-1),
+                "rel_update": (np.linalg.norm(x[:, 1:] - x[:, :-1], axis=-1) / norms[:, :-1]).mean(-1)}
+        self.assertEqual(set(got), {m for m, _, _ in normsim._core.stream_field_table()})
+        for metric, value in want.items():
+            # Sums of at most T d = 35 float64 terms in another order: a relative error of a few 35 x 1.1e-16;
+            # token_cos subtracts T = 5 from a sum of squares near 5..25, hence the absolute 1e-13.
+            np.testing.assert_allclose(got[metric], value, rtol=1e-13, atol=1e-13, err_msg=metric)
+
+    def test_threads_do_not_change_a_bit(self):
+        x = self.stream(S=4, L=9, T=16, d=64)
+        one, two = normsim._core.stream_fields(x, 1), normsim._core.stream_fields(x, 2)
+        for metric in one:
+            np.testing.assert_array_equal(one[metric], two[metric], metric)
+
+    def test_undefined_values(self):
+        x = self.stream()
+        x[0, 1, 2] = 0  # a zero token: no direction, token_cos undefined (NaN), as in the simulator
+        x[1, 2, 0, 0] = np.inf
+        got = normsim._core.stream_fields(x, 1)
+        self.assertTrue(np.isnan(got["token_cos"][0, 1]))
+        self.assertFalse(np.isnan(got["token_cos"][0, 0]))
+        self.assertTrue(np.isnan(got["act_max_abs"][1, 2]))  # a NaN or Inf entry: max |x| NaN
+        self.assertNotIn("token_cos", normsim._core.stream_fields(x[:, :, :1], 1))  # one token
+        self.assertEqual(got["cos_next"].shape, (3, 3))
 
 
 class PlotKeywords(unittest.TestCase):
