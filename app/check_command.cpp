@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kCheckDescription =
     R"(Tests the claims of experiments/claims/*.toml (one file per claim: the statement, its source, a small
 simulation sweep, the statistic and what counts as agreement) against the simulator, and writes
   OUT/report.md          one row per claim: predicted, measured [95% CI], verdict, figure
@@ -50,7 +50,7 @@ struct Options {
 };
 
 std::unique_ptr<CLI::App> check_parser(Options& o) {
-  auto app = cli::make_command("check", kDescription);
+  auto app = cli::make_command("check", kCheckDescription);
   app->footer(kExitStatus);
   app->add_option("CLAIM", o.ids, "only these claims (default: all)")->type_name("");
   app->add_flag("--full", o.full, "use each claim's larger [full] sweep");

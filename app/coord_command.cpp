@@ -12,7 +12,7 @@ namespace normsim::app {
 
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kCoordDescription =
     R"(Runs CONFIG over the swept key (width or depth, two or more positive integers) as `normsim run` does,
 then fits, for each metric, layer (an index, the last layer in a depth sweep, and the layer mean) and step,
 the exponent b of metric ~ key^b (per-sample log-log least squares, 95 % Student-t interval over samples),
@@ -48,7 +48,7 @@ Sweep parse_sweep(const std::string& text) {
 int coord_command(const std::vector<std::string>& args, const RunCommand& run) {
   std::string config, out, sweep_text;
   bool no_plots = false;
-  auto app = cli::make_command("coord", kDescription);
+  auto app = cli::make_command("coord", kCoordDescription);
   app->add_option("CONFIG", config, "the TOML config file")->type_name("");
   app->add_option("--sweep", sweep_text, "the swept key and its values: width=128,256,512 or depth=4,8,16")
       ->type_name("KEY=N1,N2,...");

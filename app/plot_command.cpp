@@ -20,14 +20,14 @@ struct Parsed {
   PlotOptions options;
 };
 
-constexpr const char* kDescription =
+constexpr const char* kPlotDescription =
     R"(Draws the figures of the results folder OUT (written by `normsim run` or `normsim check`) into
 OUT/figures, each as NAME.pdf/.svg/.png with NAME.csv (its data) and NAME.gp (the gnuplot script that
 draws it: `cd OUT/figures && gnuplot NAME.gp`), and writes OUT/report.md and OUT/report.html.
 See docs/figures.md for every figure kind.)";
 
 std::unique_ptr<CLI::App> plot_parser(Parsed& p) {
-  auto app = cli::make_command("plot", kDescription);
+  auto app = cli::make_command("plot", kPlotDescription);
   app->add_option("OUT", p.out, "results folder")->type_name("");
   app->add_option("--out", p.out_option, "the same folder, named as `run` and `check` name it")
       ->type_name("OUT");

@@ -65,7 +65,7 @@ std::string verdict_class(const std::string& verdict) {
 }
 
 // A table; `verdicts` colours its last column and links the first (the claim id) to the claim's figure.
-void write_table(std::ostringstream& html, const ReportTable& table, bool verdicts = false) {
+void write_html_table(std::ostringstream& html, const ReportTable& table, bool verdicts = false) {
   if (table.rows.empty()) {
     html << "<p>(none)</p>\n";
     return;
@@ -141,7 +141,7 @@ std::string html_report(const ResultsFolder& folder, const std::vector<RenderedF
   if (folder.has_verdicts) {
     html << "<h2 id=\"verdicts\">Verdicts</h2>\n<p class=\"tally\">" << escape_html(verdict_tally(folder))
          << "</p>\n";
-    write_table(html, verdicts_table(folder), true);
+    write_html_table(html, verdicts_table(folder), true);
   }
   for (const auto& section : sections) {
     html << "<h2 id=\"" << anchor(section.heading) << "\">" << escape_html(section.heading)
@@ -151,7 +151,7 @@ std::string html_report(const ResultsFolder& folder, const std::vector<RenderedF
   }
   for (const auto& [heading, table] : tables) {
     html << "<h2 id=\"" << anchor(heading) << "\">" << escape_html(heading) << "</h2>\n";
-    write_table(html, table);
+    write_html_table(html, table);
   }
   html << "</body></html>\n";
   return html.str();

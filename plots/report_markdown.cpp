@@ -19,7 +19,7 @@ std::string cell(std::string text) {
   return out;
 }
 
-void write_table(std::ostringstream& md, const ReportTable& table) {
+void write_markdown_table(std::ostringstream& md, const ReportTable& table) {
   if (table.rows.empty()) {
     md << "(none)\n\n";
     return;
@@ -54,20 +54,20 @@ std::string markdown_report(const ResultsFolder& folder, const std::vector<Rende
      << "(`cd figures && gnuplot NAME.gp`).\n\n";
   if (folder.has_verdicts) {
     md << "## Verdicts\n\n" << verdict_tally(folder) << ".\n\n";
-    write_table(md, verdicts_table(folder));
+    write_markdown_table(md, verdicts_table(folder));
   }
   md << "## Run\n\n";
-  write_table(md, run_table(folder));
+  write_markdown_table(md, run_table(folder));
   md << "## Settings shared by every configuration\n\n";
-  write_table(md, fixed_settings_table(folder));
+  write_markdown_table(md, fixed_settings_table(folder));
   md << "## Configurations\n\n";
-  write_table(md, configs_table(folder));
+  write_markdown_table(md, configs_table(folder));
   md << "## Metrics\n\n";
-  write_table(md, metrics_table(folder));
+  write_markdown_table(md, metrics_table(folder));
   if (const ReportTable nonfinite = nonfinite_table(folder); !nonfinite.rows.empty()) {
     md << "## Non-finite values\n\nLeft out of every figure and of summary.csv; each is listed in "
        << "[nonfinite.csv](nonfinite.csv).\n\n";
-    write_table(md, nonfinite);
+    write_markdown_table(md, nonfinite);
   }
   for (const auto& section : figure_sections(figures)) {
     md << "## " << section.heading << "\n\n";

@@ -7,8 +7,9 @@ bash scripts/setup.sh --no-build
 # Through ccache, with paths below the checkout hashed as relative ones: the test of `pip install .`
 # (tests/python/test_install.py) builds the extension again in build-pip/, beside build/ at the same depth,
 # inherits these variables, and so reuses this build's objects instead of compiling them a second time
-# (338 CPU-s of the CI's 2 cores). A cold cache costs the first build nothing noticeable.
-export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache
+# (338 CPU-s of the CI's 2 cores), nvcc's GPU ops included. A cold cache costs the first build nothing
+# noticeable.
+export CCACHE_BASEDIR="$PWD" CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -3,6 +3,7 @@
 #include "theory/gaussian_moments.hpp"
 
 #include <algorithm>
+#include <boost/math/constants/constants.hpp>
 #include <boost/math/quadrature/gauss.hpp>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <cmath>
@@ -13,7 +14,6 @@ namespace normsim::theory {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 void require_pointwise(Activation a) {
   if (a == Activation::swiglu) {
@@ -26,7 +26,9 @@ void require_pointwise(Activation a) {
 template <class F>
 double gaussian_expectation(F f, double s) {
   const double sd = std::sqrt(s);
-  auto integrand = [&](double x) { return f(sd * x) * kInvSqrt2Pi * std::exp(-0.5 * x * x); };
+  auto integrand = [&](double x) {
+    return f(sd * x) * boost::math::constants::one_div_root_two_pi<double>() * std::exp(-0.5 * x * x);
+  };
   const double inf = std::numeric_limits<double>::infinity();
   return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(integrand, -inf, inf, 15, 1e-14);
 }
@@ -64,7 +66,8 @@ std::vector<double> hermite_coefficients_sq(Activation act, double s) {
   std::vector<double> c(kTerms, 0.0);
   std::vector<double> h(kTerms);
   auto accumulate = [&](double x, double w) {
-    const double fw = w * activate(act, sd * x) * kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    const double fw = w * activate(act, sd * x) * boost::math::constants::one_div_root_two_pi<double>() *
+                      std::exp(-0.5 * x * x);
     // Normalized probabilists' Hermite functions h_n = He_n / sqrt(n!), by their stable recurrence.
     h[0] = 1.0;
     h[1] = x;

@@ -7,6 +7,7 @@
 #include "theory/pointwise_norm.hpp"
 
 #include <algorithm>
+#include <boost/math/constants/constants.hpp>
 #include <boost/math/quadrature/gauss.hpp>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <cmath>
@@ -19,13 +20,14 @@
 namespace normsim::theory {
 namespace {
 
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 
 // E F(z), z ~ N(0, 1).
 template <class F>
 double standard_expectation(F f) {
-  auto integrand = [&](double z) { return f(z) * kInvSqrt2Pi * std::exp(-0.5 * z * z); };
+  auto integrand = [&](double z) {
+    return f(z) * boost::math::constants::one_div_root_two_pi<double>() * std::exp(-0.5 * z * z);
+  };
   const double inf = std::numeric_limits<double>::infinity();
   return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(integrand, -inf, inf, 15, 1e-12);
 }

@@ -8,14 +8,10 @@
 
 namespace normsim::vocab {
 
-#define NORMSIM_VOCAB_TABLE(E, kind, list) \
-  template <>                              \
-  std::span<const Named<E>> table<E>() {   \
-    return list;                           \
-  }                                        \
-  template <>                              \
-  std::string_view kind_name<E>() {        \
-    return kind;                           \
+#define NORMSIM_VOCAB_TABLE(E, list)     \
+  template <>                            \
+  std::span<const Named<E>> table<E>() { \
+    return list;                         \
   }
 
 namespace {
@@ -156,23 +152,23 @@ constexpr std::array kBackendChoices{
 };
 }  // namespace
 
-NORMSIM_VOCAB_TABLE(Placement, "placement", placement_names())
-NORMSIM_VOCAB_TABLE(PlacementFamily, "placement family", kPlacementFamilies)
-NORMSIM_VOCAB_TABLE(Sublayer, "sublayer", kSublayers)
-NORMSIM_VOCAB_TABLE(Activation, "activation", kActivations)
-NORMSIM_VOCAB_TABLE(Norm, "norm", kNorms)
-NORMSIM_VOCAB_TABLE(Loss, "loss", kLosses)
-NORMSIM_VOCAB_TABLE(Init, "init rule", kInits)
-NORMSIM_VOCAB_TABLE(FinalNorm, "final_norm", kFinalNorms)
-NORMSIM_VOCAB_TABLE(Update, "update", kUpdates)
-NORMSIM_VOCAB_TABLE(Batches, "batches", kBatches)
-NORMSIM_VOCAB_TABLE(Precision, "precision", kPrecisions)
-NORMSIM_VOCAB_TABLE(Recompute, "recompute", kRecomputes)
-NORMSIM_VOCAB_TABLE(BackendChoice, "backend", kBackendChoices)
-NORMSIM_VOCAB_TABLE(LogitScaling, "logit scaling", kLogitScalings)
-NORMSIM_VOCAB_TABLE(AttentionGate, "attention gate", kAttentionGates)
-NORMSIM_VOCAB_TABLE(MoeGate, "moe gate", kMoeGates)
-NORMSIM_VOCAB_TABLE(QkNormScope, "qk_norm scope", kQkNormScopes)
+NORMSIM_VOCAB_TABLE(Placement, placement_names())
+NORMSIM_VOCAB_TABLE(PlacementFamily, kPlacementFamilies)
+NORMSIM_VOCAB_TABLE(Sublayer, kSublayers)
+NORMSIM_VOCAB_TABLE(Activation, kActivations)
+NORMSIM_VOCAB_TABLE(Norm, kNorms)
+NORMSIM_VOCAB_TABLE(Loss, kLosses)
+NORMSIM_VOCAB_TABLE(Init, kInits)
+NORMSIM_VOCAB_TABLE(FinalNorm, kFinalNorms)
+NORMSIM_VOCAB_TABLE(Update, kUpdates)
+NORMSIM_VOCAB_TABLE(Batches, kBatches)
+NORMSIM_VOCAB_TABLE(Precision, kPrecisions)
+NORMSIM_VOCAB_TABLE(Recompute, kRecomputes)
+NORMSIM_VOCAB_TABLE(BackendChoice, kBackendChoices)
+NORMSIM_VOCAB_TABLE(LogitScaling, kLogitScalings)
+NORMSIM_VOCAB_TABLE(AttentionGate, kAttentionGates)
+NORMSIM_VOCAB_TABLE(MoeGate, kMoeGates)
+NORMSIM_VOCAB_TABLE(QkNormScope, kQkNormScopes)
 #undef NORMSIM_VOCAB_TABLE
 
 }  // namespace normsim::vocab

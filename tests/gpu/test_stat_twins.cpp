@@ -17,27 +17,28 @@ namespace sim = normsim::sim;
 
 namespace {
 
-constexpr int kS = 3, kT = 9, kD = 23;
+constexpr int kStatSamples = 3, kStatTokens = 9, kStatWidth = 23;
 
 std::vector<float> random_stream(unsigned seed, double corr) {
   std::mt19937 gen(seed);
   std::normal_distribution<double> z(0.0, 1.0);
-  std::vector<float> x(std::size_t(kS) * kT * kD);
-  std::vector<double> shared(kD);
-  for (int s = 0; s < kS; ++s) {
+  std::vector<float> x(std::size_t(kStatSamples) * kStatTokens * kStatWidth);
+  std::vector<double> shared(kStatWidth);
+  for (int s = 0; s < kStatSamples; ++s) {
     for (double& v : shared) v = z(gen);
-    for (int t = 0; t < kT; ++t)
-      for (int c = 0; c < kD; ++c)
-        x[(std::size_t(s) * kT + t) * kD + c] =
+    for (int t = 0; t < kStatTokens; ++t)
+      for (int c = 0; c < kStatWidth; ++c)
+        x[(std::size_t(s) * kStatTokens + t) * kStatWidth + c] =
             float(std::sqrt(corr) * shared[c] + std::sqrt(1 - corr) * z(gen));
   }
   return x;
 }
 
 sim::MatD sample_matrix(const std::vector<float>& x, int s) {
-  sim::MatD m(kT, kD);
-  for (int t = 0; t < kT; ++t)
-    for (int c = 0; c < kD; ++c) m(t, c) = double(x[(std::size_t(s) * kT + t) * kD + c]);
+  sim::MatD m(kStatTokens, kStatWidth);
+  for (int t = 0; t < kStatTokens; ++t)
+    for (int c = 0; c < kStatWidth; ++c)
+      m(t, c) = double(x[(std::size_t(s) * kStatTokens + t) * kStatWidth + c]);
   return m;
 }
 
@@ -52,14 +53,14 @@ void check_close(double got, double want) {
 
 TEST_CASE("the statistics references compute sim's stream metrics, bit for bit", "[stats]") {
   const std::vector<float> x = random_stream(1, 0.3), next = random_stream(2, 0.5);
-  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
-      out(gpu::kStreamFields * kS);
-  gpu::cpu::row_stats(x.data(), next.data(), kS * kT, kD, rows.data());
-  gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
-  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());
-  for (int s = 0; s < kS; ++s) {
+  std::vector<double> rows(std::size_t(kStatSamples) * kStatTokens * gpu::kRowStats),
+      colsq(std::size_t(kStatSamples) * kStatWidth), out(gpu::kStreamFields * kStatSamples);
+  gpu::cpu::row_stats(x.data(), next.data(), kStatSamples * kStatTokens, kStatWidth, rows.data());
+  gpu::cpu::unit_column_square(x.data(), rows.data(), kStatSamples, kStatTokens, kStatWidth, colsq.data());
+  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kStatSamples, kStatTokens, kStatWidth, out.data());
+  for (int s = 0; s < kStatSamples; ++s) {
     const sim::MatD a = sample_matrix(x, s), b = sample_matrix(next, s);
-    const auto field = [&](int f) { return out[std::size_t(f) * kS + s]; };
+    const auto field = [&](int f) { return out[std::size_t(f) * kStatSamples + s]; };
     CHECK(field(gpu::f_act_sq) == sim::mean_square(a));
     CHECK(field(gpu::f_mean_abs) == sim::mean_abs(a));
     CHECK(field(gpu::f_max_abs) == sim::max_abs(a));
@@ -72,37 +73,39 @@ TEST_CASE("the statistics references compute sim's stream metrics, bit for bit",
 
 TEST_CASE("the effective-rank twin is sim's effective_rank given the Gram eigenvalues", "[stats]") {
   const std::vector<float> x = random_stream(3, 0.6);
-  for (int s = 0; s < kS; ++s) {
+  for (int s = 0; s < kStatSamples; ++s) {
     const sim::MatD a = sample_matrix(x, s);
     const sim::MatD gram = a * a.transpose();  // T <= d
     Eigen::SelfAdjointEigenSolver<sim::MatD> eig(gram, Eigen::EigenvaluesOnly);
     const Eigen::VectorXd w = eig.eigenvalues();
     const int ok = 0;
     double got = 0;
-    gpu::cpu::spectral_effective_rank(w.data(), &ok, kT, 1, &got);
+    gpu::cpu::spectral_effective_rank(w.data(), &ok, kStatTokens, 1, &got);
     check_close(got, sim::effective_rank(a));
     const int failed = 1;
-    gpu::cpu::spectral_effective_rank(w.data(), &failed, kT, 1, &got);
+    gpu::cpu::spectral_effective_rank(w.data(), &failed, kStatTokens, 1, &got);
     CHECK(std::isnan(got));  // a solver that did not converge gives NaN, never a number
   }
 }
 
 TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is counted", "[stats]") {
   std::vector<float> x = random_stream(4, 0.0);
-  for (int c = 0; c < kD; ++c) x[std::size_t(kT + 2) * kD + c] = 0;          // sample 1, token 2
-  x[std::size_t(2 * kT) * kD + 5] = std::numeric_limits<float>::infinity();  // sample 2
-  std::vector<double> rows(std::size_t(kS) * kT * gpu::kRowStats), colsq(std::size_t(kS) * kD),
-      out(gpu::kStreamFields * kS);
-  gpu::cpu::row_stats(x.data(), static_cast<const float*>(nullptr), kS * kT, kD, rows.data());
-  gpu::cpu::unit_column_square(x.data(), rows.data(), kS, kT, kD, colsq.data());
-  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kS, kT, kD, out.data());
-  CHECK(std::isfinite(out[gpu::f_token_cos * kS + 0]));
-  CHECK(std::isnan(out[gpu::f_token_cos * kS + 1]));
+  for (int c = 0; c < kStatWidth; ++c)
+    x[std::size_t(kStatTokens + 2) * kStatWidth + c] = 0;  // sample 1, token 2
+  x[std::size_t(2 * kStatTokens) * kStatWidth + 5] = std::numeric_limits<float>::infinity();  // sample 2
+  std::vector<double> rows(std::size_t(kStatSamples) * kStatTokens * gpu::kRowStats),
+      colsq(std::size_t(kStatSamples) * kStatWidth), out(gpu::kStreamFields * kStatSamples);
+  gpu::cpu::row_stats(x.data(), static_cast<const float*>(nullptr), kStatSamples * kStatTokens, kStatWidth,
+                      rows.data());
+  gpu::cpu::unit_column_square(x.data(), rows.data(), kStatSamples, kStatTokens, kStatWidth, colsq.data());
+  gpu::cpu::stream_stats_finish(rows.data(), colsq.data(), kStatSamples, kStatTokens, kStatWidth, out.data());
+  CHECK(std::isfinite(out[gpu::f_token_cos * kStatSamples + 0]));
+  CHECK(std::isnan(out[gpu::f_token_cos * kStatSamples + 1]));
   CHECK(std::isnan(sim::token_cosine(sample_matrix(x, 1))));
-  CHECK(out[gpu::f_nonfinite * kS + 0] == 0);
-  CHECK(out[gpu::f_nonfinite * kS + 2] == 1);
-  CHECK(std::isnan(out[gpu::f_max_abs * kS + 2]));
-  CHECK(std::isnan(out[gpu::f_cos_next * kS + 0]));  // no next stream given
+  CHECK(out[gpu::f_nonfinite * kStatSamples + 0] == 0);
+  CHECK(out[gpu::f_nonfinite * kStatSamples + 2] == 1);
+  CHECK(std::isnan(out[gpu::f_max_abs * kStatSamples + 2]));
+  CHECK(std::isnan(out[gpu::f_cos_next * kStatSamples + 0]));  // no next stream given
 }
 
 // scaled_widen is scaled_sum's per-sample scaling (gpu/ops.hpp) followed by widen, bit for bit: the
@@ -110,13 +113,13 @@ TEST_CASE("statistics twins: a zero token makes token_cos NaN, a NaN entry is co
 TEST_CASE("scaled_widen is scaled_sum then widen", "[stats]") {
   const std::vector<float> x = random_stream(5, 0.2);
   const std::vector<double> factor = {0x1p-130, 3.0, 0x1p+20};  // subnormal products; rounded ones
-  const std::size_t n = x.size() / kS;
+  const std::size_t n = x.size() / kStatSamples;
   std::vector<float> scaled(x.size());
   std::vector<double> two_passes(x.size()), one_pass(x.size());
-  gpu::cpu::scaled_sum(scaled.data(), x.data(), factor.data(), static_cast<const float*>(nullptr), n, kS,
-                       false);
+  gpu::cpu::scaled_sum(scaled.data(), x.data(), factor.data(), static_cast<const float*>(nullptr), n,
+                       kStatSamples, false);
   gpu::cpu::widen(scaled.data(), scaled.size(), two_passes.data());
-  gpu::cpu::scaled_widen(x.data(), factor.data(), n, kS, one_pass.data());
+  gpu::cpu::scaled_widen(x.data(), factor.data(), n, kStatSamples, one_pass.data());
   CHECK(one_pass == two_passes);
 }
 

@@ -12,13 +12,12 @@
 #include "sim/metrics.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/thread_split.hpp"
+#include "test_util.hpp"
 
 using namespace normsim::sim;
 
 namespace {
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
+using normsim::test::same_bits;
 }  // namespace
 
 // Also with biases on every matrix (drawn, and moved by an Adam step), whose add runs in the products' column

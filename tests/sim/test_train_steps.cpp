@@ -65,9 +65,7 @@ std::vector<SampleRecord> at_step(const std::vector<SampleRecord>& all, int step
   return out;
 }
 
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
+using normsim::test::same_bits;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -12,6 +13,11 @@
 #include <vector>
 
 namespace normsim::test {
+
+// Whether two doubles are the same bits (NaN equal to the same NaN; 0 and -0 different).
+inline bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 // A fresh, empty folder under the system temp dir, removed when the object dies.
 class ScratchDir {

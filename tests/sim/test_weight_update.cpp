@@ -15,6 +15,7 @@
 #include "sim/placement.hpp"
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
+#include "test_util.hpp"
 #include "vocab/names.hpp"
 
 using namespace normsim::sim;
@@ -23,9 +24,7 @@ using normsim::vocab::operator<<;
 
 namespace {
 
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
+using normsim::test::same_bits;
 
 Config small_config(normsim::vocab::Placement p, Update u) {
   Config c;
