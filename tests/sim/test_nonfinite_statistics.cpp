@@ -86,11 +86,10 @@ TEST_CASE("a zero input: undefined statistics are flagged with metric and layer,
   // wo, the cross-attention's cq, ck, cv, co, the attention gate's wga and a routed MLP's router: 11 per
   // sublayer), output_change,
   // which update = "none" does not measure (K + 1 layers), lane_cos, which one stream does not have (K + 1),
-  // or a Jacobian metric or a training loop's metric, not asked for (costly: not in the default `metrics`).
+  // or a metric not asked for (costly: not in the default `metrics`; a Jacobian's, a training loop's).
   std::size_t nonfinite = 0;
   for (int m = 0; m < metric::count; ++m)
-    if (m != metric::jac_sq && m != metric::jac_spread && m != metric::block_identity_dev &&
-        !is_train_metric(m))
+    if (!normsim::vocab::metric_table()[std::size_t(m)].costly)
       for (double v : r.values[m]) nonfinite += !std::isfinite(v);
   CHECK(r.nonfinite_statistics.size() + 11 * std::size_t(c.depth) + 2 * std::size_t(c.depth + 1) ==
         nonfinite);
