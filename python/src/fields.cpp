@@ -35,8 +35,7 @@ std::string metric_name(const sim::StreamFieldInfo& f) {
 py::list field_table() {
   py::list out;
   for (const sim::StreamFieldInfo& f : metric_fields())
-    out.append(
-        py::make_tuple(std::string(vocab::metric_table()[std::size_t(f.metric)].name), f.pair, f.min_tokens));
+    out.append(py::make_tuple(metric_name(f), f.pair, f.min_tokens));
   return out;
 }
 
