@@ -4,6 +4,7 @@
 #include "sim/edges.hpp"
 #include "sim/metrics.hpp"
 #include "sim/single_update.hpp"
+#include "sim/statistic_finish.hpp"
 #include "sim/stream_fields.hpp"
 
 namespace normsim::gpu {
@@ -45,14 +46,12 @@ void DeviceStats::stream_values(int block, int l, int s, std::vector<std::vector
   values[m::grad_sq][l] = host(block, lf_grad + f_act_sq, s);
 }
 
-// Every lane's values, and lane_cos as sim::lane_cosine: the pairs' cosines summed in order, over their
-// count.
+// Every lane's values, and lane_cos from the pairs' cos_next fields (sim/statistic_finish.hpp, as the CPU).
 void DeviceStats::lane_values(int s, sim::SampleScalars& r) const {
   for (int l = 0; l <= depth_ && lanes_ > 1; ++l) {
     for (int i = 0; i < lanes_; ++i) stream_values(lane_block(l, i), l, s, r.lanes[std::size_t(i)]);
-    double sum = 0;
-    for (int p = 0; p < pairs_; ++p) sum += h_[pair_offset(l, p) + std::size_t(f_cos_next) * S_ + s];
-    r.values[sim::metric::lane_cos][l] = sum / double(pairs_);
+    r.values[sim::metric::lane_cos][l] = sim::lane_cosine_of_pairs(
+        lanes_, [&](int, int, int p) { return h_[pair_offset(l, p) + std::size_t(f_cos_next) * S_ + s]; });
   }
 }
 

@@ -24,6 +24,7 @@
 #include "sim/pointwise_norm.hpp"
 #include "sim/rownorm.hpp"
 #include "sim/softmax.hpp"
+#include "sim/statistic_finish.hpp"
 #include "sim/unit_norm.hpp"
 #include "sim/update_step.hpp"
 
@@ -384,16 +385,10 @@ void sample_max_abs(const R* a, std::size_t n, int S, double* out) {
     out[s] = m;
   }
 }
-// factor[s] = 2^-e with max_abs[s] = m 2^e, 0.5 <= m < 1 (std::frexp): scales sample s to max|x| in
-// [0.5, 1) exactly; 1 where max_abs[s] is 0 or not finite.
-
+// factor[s] = sim::power_of_two_scale(max_abs[s]): 2^-e with max_abs[s] = m 2^e, 0.5 <= m < 1
+// (std::frexp), which scales sample s to max|x| in [0.5, 1) exactly; 1 where max_abs[s] is 0 or not finite.
 inline void power_of_two_scales(const double* max_abs, double* factor, int S) {
-  for (int s = 0; s < S; ++s) {
-    int e = 0;
-    const bool scale = std::isfinite(max_abs[s]) && max_abs[s] > 0;
-    if (scale) std::frexp(max_abs[s], &e);
-    factor[s] = scale ? std::ldexp(1.0, -e) : 1.0;
-  }
+  for (int s = 0; s < S; ++s) factor[s] = sim::power_of_two_scale(max_abs[s]);
 }
 }  // namespace cpu
 NORMSIM_GPU_OP_T(sample_max_abs, (const R* d_a, std::size_t n, int S, double* d_out), (d_a, n, S, d_out));

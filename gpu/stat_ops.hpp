@@ -5,13 +5,11 @@
 // default stream; tests/gpu/test_gpu_ops.cpp compares the two on a device. Sums run in double over the
 // stream's entries widened from R, as the CPU backend's metrics do.
 #pragma once
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
-#include <limits>
 
 #include "gpu/op.hpp"
 #include "sim/hd.hpp"
+#include "sim/statistic_finish.hpp"
 #include "sim/stream_sums.hpp"
 
 namespace normsim::gpu {
@@ -87,44 +85,23 @@ NORMSIM_GPU_OP_T(widen, (const R* d_x, std::size_t n, double* d_out), (d_x, n, d
 NORMSIM_GPU_OP_T(scaled_widen, (const R* d_x, const double* d_factor, std::size_t n, int S, double* d_out),
                  (d_x, d_factor, n, S, d_out));
 
-// Per sample: exp(entropy of p_i = s_i / sum s), s_i = sqrt(max(eigenvalue_i, 0)) of its Gram matrix
-// (n eigenvalues at w[s * n]); NaN when the solver failed (info[s] != 0) or sum s is not > 0. As
-// sim::effective_rank (Roy & Vetterli 2007).
+// Per sample: sim::effective_rank_of_eigenvalues of its Gram matrix's n eigenvalues (at w[s * n]), NaN when
+// the solver failed (info[s] != 0): eff_rank as the CPU backend finishes it (sim/statistic_finish.hpp).
 namespace cpu {
 inline void spectral_effective_rank(const double* w, const int* info, int n, int S, double* out) {
-  for (int s = 0; s < S; ++s) {
-    const double* e = w + std::size_t(s) * n;
-    double total = 0;
-    for (int i = 0; i < n; ++i) total += std::sqrt(std::max(e[i], 0.0));
-    double entropy = 0;
-    for (int i = 0; i < n; ++i) {
-      const double p = std::sqrt(std::max(e[i], 0.0)) / total;
-      if (p > 0) entropy -= p * std::log(p);
-    }
-    out[s] = info[s] != 0 || !(total > 0) ? std::numeric_limits<double>::quiet_NaN() : std::exp(entropy);
-  }
+  for (int s = 0; s < S; ++s)
+    out[s] = sim::effective_rank_of_eigenvalues(w + std::size_t(s) * n, n, info[s] == 0);
 }
 }  // namespace cpu
 NORMSIM_GPU_OP(spectral_effective_rank, (const double* d_w, const int* d_info, int n, int S, double* d_out),
                (d_w, d_info, n, S, d_out));
 
-// Per sample ||A^T B||_F from max|A|, max|B| and the sum of the scaled product's squares (as
-// sim::frobenius_of_AtB): NaN when a max is not finite, 0 when one is 0, else sqrt(max(sum, 0)) 2^(ea+eb).
+// Per sample ||A^T B||_F from max|A|, max|B| and the sum of the scaled product's squares:
+// sim::scaled_frobenius, as the CPU backend finishes it (sim/cpu/frobenius.hpp).
 namespace cpu {
 inline void frobenius_finish(const double* max_a, const double* max_b, const double* sum, int S,
                              double* out) {
-  for (int s = 0; s < S; ++s) {
-    const double ma = max_a[s], mb = max_b[s];
-    int ea = 0, eb = 0;
-    if (!std::isfinite(ma) || !std::isfinite(mb)) {
-      out[s] = std::numeric_limits<double>::quiet_NaN();
-    } else if (ma == 0 || mb == 0) {
-      out[s] = 0;
-    } else {  // rounding can make a near-zero Gram product slightly negative; NaN stays NaN
-      std::frexp(ma, &ea), std::frexp(mb, &eb);
-      out[s] = std::ldexp(std::sqrt(sum[s] < 0 ? 0.0 : sum[s]), ea + eb);
-    }
-  }
+  for (int s = 0; s < S; ++s) out[s] = sim::scaled_frobenius(max_a[s], max_b[s], sum[s]);
 }
 }  // namespace cpu
 NORMSIM_GPU_OP(frobenius_finish,

@@ -1,15 +1,8 @@
 #include "sim/stream_metrics.hpp"
 
-#include <cmath>
-#include <limits>
+#include "sim/statistic_finish.hpp"
 
 namespace normsim::sim {
-
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-}  // namespace
 
 StreamSums stream_sums(const double* x, const double* next, int T, int d, bool columns) {
   std::vector<double> rows(std::size_t(T) * kRowStats), colsq(columns ? std::size_t(d) : 0);
@@ -48,27 +41,20 @@ double mean_relative_update(const MatD& before, const MatD& after) {
   return stream_field(f_rel_update, before, &after);
 }
 
-double effective_rank(const MatD& x) {
+GramSpectrum gram_spectrum(const MatD& x) {
   const MatD gram = x.rows() <= x.cols() ? MatD(x * x.transpose()) : MatD(x.transpose() * x);
   Eigen::SelfAdjointEigenSolver<MatD> eig(gram, Eigen::EigenvaluesOnly);
-  const Eigen::VectorXd s = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt();
-  const double total = s.sum();
-  if (!(total > 0)) return kNaN;
-  double entropy = 0;
-  for (Eigen::Index i = 0; i < s.size(); ++i) {
-    const double p = s[i] / total;
-    if (p > 0) entropy -= p * std::log(p);
-  }
-  return std::exp(entropy);
+  return {eig.eigenvalues(), eig.info() == Eigen::Success};
+}
+
+double effective_rank(const MatD& x) {
+  const GramSpectrum g = gram_spectrum(x);
+  return effective_rank_of_eigenvalues(g.eigenvalues.data(), int(g.eigenvalues.size()), g.solved);
 }
 
 double lane_cosine(const std::vector<const MatD*>& lanes) {
-  double sum = 0;
-  int pairs = 0;
-  for (std::size_t i = 0; i < lanes.size(); ++i)
-    for (std::size_t j = i + 1; j < lanes.size(); ++j, ++pairs)
-      sum += mean_token_cosine(*lanes[i], *lanes[j]);
-  return sum / double(pairs);
+  return lane_cosine_of_pairs(int(lanes.size()),
+                              [&](int i, int j, int) { return mean_token_cosine(*lanes[i], *lanes[j]); });
 }
 
 }  // namespace normsim::sim

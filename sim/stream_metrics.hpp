@@ -23,7 +23,14 @@ double mean_square(const MatD& x);
 double mean_abs(const MatD& x);
 double max_abs(const MatD& x);
 double token_cosine(const MatD& x);    // NaN for a single token
-double effective_rank(const MatD& x);  // Roy & Vetterli 2007
+double effective_rank(const MatD& x);  // Roy & Vetterli 2007, finished by sim/statistic_finish.hpp
+// The eigenvalues of x's Gram matrix on its smaller side (x x^T when T <= d, else x^T x), and whether the
+// solver converged: what effective_rank finishes.
+struct GramSpectrum {
+  Eigen::VectorXd eigenvalues;
+  bool solved = false;
+};
+GramSpectrum gram_spectrum(const MatD& x);
 double mean_token_cosine(const MatD& a, const MatD& b);
 double mean_relative_update(const MatD& before, const MatD& after);
 // lane_cos: mean_token_cosine over the pairs of distinct lanes i < j (two or more lanes of one layer).

@@ -32,12 +32,7 @@ __global__ void sample_max_abs_kernel(const R* a, std::size_t n, unsigned long l
 }
 
 __global__ void power_of_two_scales_kernel(const double* max_abs, double* factor, int S) {
-  NORMSIM_GRID_LOOP(s, std::size_t(S)) {
-    int e = 0;
-    const bool scale = isfinite(max_abs[s]) && max_abs[s] > 0;
-    if (scale) frexp(max_abs[s], &e);
-    factor[s] = scale ? ldexp(1.0, -e) : 1.0;
-  }
+  NORMSIM_GRID_LOOP(s, std::size_t(S)) factor[s] = sim::power_of_two_scale(max_abs[s]);
 }
 
 }  // namespace

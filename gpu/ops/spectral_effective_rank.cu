@@ -1,7 +1,5 @@
 // Eff_rank from a Gram matrix's eigenvalues: one block per sample: the kernel and its launcher, declared with
 // its reference in gpu/stat_ops.hpp.
-#include <math_constants.h>
-
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
@@ -9,19 +7,18 @@ namespace normsim::gpu {
 
 namespace {
 
-// One block per sample: two passes over its n eigenvalues (the total, then the entropy).
+// One block per sample: sim/statistic_finish.hpp's terms over its n eigenvalues, in two block sums (the
+// total, then the entropy).
 __global__ void spectral_effective_rank_kernel(const double* w, const int* info, int n, double* out) {
   const double* e = w + std::size_t(blockIdx.x) * n;
   double total = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) total += sqrt(fmax(e[i], 0.0));
+  for (int i = threadIdx.x; i < n; i += blockDim.x) total += sim::singular_value_of(e[i]);
   total = block_sum(total);
   double entropy = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const double p = sqrt(fmax(e[i], 0.0)) / total;
-    if (p > 0) entropy -= p * log(p);
-  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    entropy += sim::rank_entropy_term(sim::singular_value_of(e[i]), total);
   entropy = block_sum(entropy);
-  if (threadIdx.x == 0) out[blockIdx.x] = info[blockIdx.x] != 0 || !(total > 0) ? CUDART_NAN : exp(entropy);
+  if (threadIdx.x == 0) out[blockIdx.x] = sim::effective_rank_finish(total, entropy, info[blockIdx.x] == 0);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 """normsim's per-layer metrics (docs/metrics.md) of a PyTorch model's streams, for the PyTorch bridge, in
 float64 with the simulator's definitions: the stream fields (act_sq, token_cos, cos_next, ...: the rows of
-sim/stream_sums.hpp) by the simulator's own code (_core.stream_fields), so a field added there needs nothing
-here; eff_rank, branch_sq and the gradients' norms in batched tensor operations (sim/sample_metrics.cpp's
+sim/stream_sums.hpp) and eff_rank by the simulator's own code (_core.stream_fields), so a field added there
+needs nothing here; branch_sq and the gradients' norms in batched tensor operations (sim/sample_metrics.cpp's
 definitions)."""
 from . import _core
 from ._deps import require
@@ -21,36 +21,18 @@ def _torch():
     return require("torch", "normsim.torch")
 
 
-def effective_rank(x):
-    """exp(entropy of s / sum s), s the singular values of each T x d matrix of x (..., T, d) (Roy & Vetterli);
-    NaN where the singular values sum to 0 or the Gram matrix overflows. As the simulator computes them
-    (sim/stream_metrics.cpp, effective_rank): the square roots of the eigenvalues of the smaller Gram matrix
-    (x x^T when T <= d), negative ones (rounding) as 0; a batch of T x T eigenproblems costs a fraction of
-    the SVDs it replaces. eigvalsh refuses a non-finite matrix, which the simulator's solver turns into NaN:
-    such a Gram is solved as zeros and its value set to NaN."""
-    torch = _torch()
-    gram = x @ x.transpose(-1, -2) if x.shape[-2] <= x.shape[-1] else x.transpose(-1, -2) @ x
-    finite = torch.isfinite(gram).flatten(-2).all(-1)
-    s = torch.linalg.eigvalsh(gram.where(finite[..., None, None], gram.new_zeros(()))).clamp(min=0).sqrt()
-    total = s.sum(dim=-1, keepdim=True)
-    p = s / total.where(total > 0, total.new_ones(()))
-    entropy = -torch.where(p > 0, p * p.log(), p.new_zeros(())).sum(dim=-1)
-    return entropy.exp().where((total[..., 0] > 0) & finite, entropy.new_full((), float("nan")))
-
-
 def forward(stream, branches):
     """metric -> float64 numpy (S, index) of every forward statistic, from the stream x_0..x_K (S, K+1, T, d),
     zero where a sample's stream is not finite (its values there are not used), and the branch outputs
-    [(S, T, d) or None per block] (branch_sq NaN for a block without one). The stream fields come from
-    _core.stream_fields on the stream in float64 (a float32 or bfloat16 entry widens exactly, as the
-    simulator widens its own), on torch's thread count; a field defined for more tokens than T is left out."""
+    [(S, T, d) or None per block] (branch_sq NaN for a block without one). The stream fields and eff_rank
+    come from _core.stream_fields on the stream in float64 (a float32 or bfloat16 entry widens exactly, as
+    the simulator widens its own), on torch's thread count; a field defined for more tokens than T is left
+    out."""
     torch = _torch()
     x = stream.double()
-    out = {"eff_rank": effective_rank(x)}
     nan = x.new_full((x.shape[0],), float("nan"))
-    out["branch_sq"] = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1))
-                                    for b in branches], dim=1)
-    out = {m: v.cpu().numpy() for m, v in out.items()}
+    branch_sq = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1)) for b in branches], dim=1)
+    out = {"branch_sq": branch_sq.cpu().numpy()}
     out.update(_core.stream_fields(x.cpu().contiguous().numpy(), torch.get_num_threads()))
     return out
 

@@ -10,6 +10,7 @@
 #include "sim/cpu/gram.hpp"
 #include "sim/cpu/thin_gemm.hpp"
 #include "sim/cpu_matrix.hpp"
+#include "sim/statistic_finish.hpp"
 
 namespace normsim::sim {
 
@@ -34,11 +35,12 @@ inline bool cancelled(const GramInner& g) {
   return g.value < 1e-2 * g.absolute;
 }
 
-// ||A^T B||_F from A^T B formed in double: exact to double's rounding of T-term sums, whatever the
+// ||A^T B||_F^2 from A^T B formed in double: exact to double's rounding of T-term sums, whatever the
 // cancellation between the Grams; in range for any finite float32 entries (float64 ones are scaled first).
 template <class DA, class DB>
-double frobenius_by_product_in_double(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<DB>& B) {
-  return (A.template cast<double>().transpose() * B.template cast<double>()).norm();
+double squared_frobenius_by_product_in_double(const Eigen::MatrixBase<DA>& A,
+                                              const Eigen::MatrixBase<DB>& B) {
+  return (A.template cast<double>().transpose() * B.template cast<double>()).squaredNorm();
 }
 
 // <A A^T, B B^T>_F from unscaled float32 Grams (thin_gram); a NaN value where that is not to be trusted,
@@ -67,7 +69,8 @@ inline GramInner inner_of_thin_grams(const Mat<float>& A, const Mat<float>& B) {
 // The products run on A and B scaled by the powers of two that bring max|A| and max|B| near 1, and the
 // result is scaled back in double: a float32 Gram of entries near 1e19 would overflow (issue 16) although
 // the norm itself fits. Power-of-two scales are exact, so in range the result is bit for bit the unscaled
-// one. Where the Grams' inner product cancels (cancelled()), the product is formed in double instead. A
+// one (sim/statistic_finish.hpp: power_of_two_scale, scaled_frobenius, which the CUDA backend's finish runs
+// too). Where the Grams' inner product cancels (cancelled()), the product is formed in double instead. A
 // non-finite entry gives NaN, never 0.
 template <class R, class DA, class DB>
 double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<DB>& B) {
@@ -77,30 +80,27 @@ double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<
     if (by_grams) {
       const GramInner g = inner_of_thin_grams(A.derived(), B.derived());
       if (std::isfinite(g.value))
-        return cancelled(g) ? frobenius_by_product_in_double(A, B) : std::sqrt(std::max(g.value, 0.0));
+        return std::sqrt(cancelled(g) ? squared_frobenius_by_product_in_double(A, B)
+                                      : std::max(g.value, 0.0));
     }
   }
   // max |entry| in one pass that also finds non-finite entries: NaN propagates, an infinity is the max.
   const double ma = A.size() ? double(A.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>()) : 0.0;
   const double mb = B.size() ? double(B.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>()) : 0.0;
-  if (!std::isfinite(ma) || !std::isfinite(mb)) return std::numeric_limits<double>::quiet_NaN();
-  if (ma == 0.0 || mb == 0.0) return 0.0;
-  int ea = 0, eb = 0;
-  std::frexp(ma, &ea), std::frexp(mb, &eb);
-  const Mat<R> a = A * R(std::ldexp(1.0, -ea)), b = B * R(std::ldexp(1.0, -eb));
+  if (!std::isfinite(ma) || !std::isfinite(mb) || ma == 0.0 || mb == 0.0)
+    return scaled_frobenius(ma, mb, 0.0);  // NaN, or 0: no product needed
+  const Mat<R> a = A * R(power_of_two_scale(ma)), b = B * R(power_of_two_scale(mb));
   double s;
   if (by_grams) {
     const Mat<R> ga = a * a.transpose();
     const Mat<R> gb = b * b.transpose();
     const GramInner g = gram_inner(ga, gb);
     // On the scaled operands: in double, entries of a float64 stack past 1e70 would overflow the norm.
-    if (cancelled(g)) return std::ldexp(frobenius_by_product_in_double(a, b), ea + eb);
-    s = g.value;
+    s = cancelled(g) ? squared_frobenius_by_product_in_double(a, b) : g.value;
   } else {
     s = (a.transpose() * b).template cast<double>().squaredNorm();
   }
-  // Rounding can make a Gram inner product of a near-zero gradient slightly negative.
-  return std::ldexp(std::sqrt(s < 0 ? 0.0 : s), ea + eb);
+  return scaled_frobenius(ma, mb, s);
 }
 
 }  // namespace normsim::sim

@@ -11,6 +11,7 @@
 #include "gpu/ops.hpp"
 #include "gpu/stat_ops.hpp"
 #include "sim/stream_metrics.hpp"
+#include "tests/sim/test_util.hpp"
 
 namespace gpu = normsim::gpu;
 namespace sim = normsim::sim;
@@ -42,13 +43,6 @@ sim::MatD sample_matrix(const std::vector<float>& x, int s) {
   return m;
 }
 
-// Close to within a few times n * 1.1e-16 relative (sums of n <= 207 terms in different orders), for what is
-// not the stream fields' shared code (eff_rank: Eigen's sum against the reference's loop).
-void check_close(double got, double want) {
-  INFO("reference " << got << " sim " << want);
-  CHECK(std::abs(got - want) <= 1e-13 + 1e-12 * std::abs(want));
-}
-
 }  // namespace
 
 TEST_CASE("the statistics references compute sim's stream metrics, bit for bit", "[stats]") {
@@ -71,19 +65,21 @@ TEST_CASE("the statistics references compute sim's stream metrics, bit for bit",
   }
 }
 
+// Bit for bit: the reference and the CPU backend finish the same eigenvalues (sim::gram_spectrum's) with the
+// same function (sim/statistic_finish.hpp).
 TEST_CASE("the effective-rank twin is sim's effective_rank given the Gram eigenvalues", "[stats]") {
   const std::vector<float> x = random_stream(3, 0.6);
   for (int s = 0; s < kStatSamples; ++s) {
     const sim::MatD a = sample_matrix(x, s);
-    const sim::MatD gram = a * a.transpose();  // T <= d
-    Eigen::SelfAdjointEigenSolver<sim::MatD> eig(gram, Eigen::EigenvaluesOnly);
-    const Eigen::VectorXd w = eig.eigenvalues();
+    const sim::GramSpectrum g = sim::gram_spectrum(a);
+    REQUIRE(g.solved);
+    REQUIRE(g.eigenvalues.size() == kStatTokens);  // T <= d: x x^T
     const int ok = 0;
     double got = 0;
-    gpu::cpu::spectral_effective_rank(w.data(), &ok, kStatTokens, 1, &got);
-    check_close(got, sim::effective_rank(a));
+    gpu::cpu::spectral_effective_rank(g.eigenvalues.data(), &ok, kStatTokens, 1, &got);
+    CHECK(normsim::test::same_bits(got, sim::effective_rank(a)));
     const int failed = 1;
-    gpu::cpu::spectral_effective_rank(w.data(), &failed, kStatTokens, 1, &got);
+    gpu::cpu::spectral_effective_rank(g.eigenvalues.data(), &failed, kStatTokens, 1, &got);
     CHECK(std::isnan(got));  // a solver that did not converge gives NaN, never a number
   }
 }

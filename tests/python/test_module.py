@@ -470,7 +470,8 @@ class TheoryCheckList(unittest.TestCase):
 
 
 class StreamFields(unittest.TestCase):
-    """_core.stream_fields, the bridge's stream fields computed by the simulator's code (sim/stream_sums.hpp):
+    """_core.stream_fields, the bridge's stream fields and eff_rank computed by the simulator's code
+    (sim/stream_sums.hpp, sim/stream_metrics.hpp):
     the definitions of docs/metrics.md, written here in numpy, on a random stream; its shapes; NaN where a
     definition says so."""
 
@@ -488,11 +489,19 @@ class StreamFields(unittest.TestCase):
                 "token_cos": ((u.sum(axis=2) ** 2).sum(axis=-1) - T) / (T * (T - 1)),
                 "cos_next": ((x[:, :-1] * x[:, 1:]).sum(-1) / (norms[:, :-1] * norms[:, 1:])).mean(-1),
                 "rel_update": (np.linalg.norm(x[:, 1:] - x[:, :-1], axis=-1) / norms[:, :-1]).mean(-1)}
-        self.assertEqual(set(got), {m for m, _, _ in normsim._core.stream_field_table()})
+        self.assertEqual(set(got), {m for m, _, _ in normsim._core.stream_field_table()} | {"eff_rank"})
         for metric, value in want.items():
             # Sums of at most T d = 35 float64 terms in another order: a relative error of a few 35 x 1.1e-16;
             # token_cos subtracts T = 5 from a sum of squares near 5..25, hence the absolute 1e-13.
             np.testing.assert_allclose(got[metric], value, rtol=1e-13, atol=1e-13, err_msg=metric)
+        # eff_rank (Roy & Vetterli) from numpy's SVD; the simulator takes the singular values as square roots
+        # of the Gram matrix's eigenvalues, whose rounding (eps ||G|| = eps s_max^2) moves s_i by about
+        # eps s_max^2 / s_i: a relative eps cond^2, with cond = s_max / s_min of each matrix (here below 10).
+        sv = np.linalg.svd(x, compute_uv=False)
+        p = sv / sv.sum(axis=-1, keepdims=True)
+        cond = sv.max(axis=-1) / sv.min(axis=-1)
+        err = np.abs(got["eff_rank"] - np.exp(-(p * np.log(p)).sum(axis=-1)))
+        self.assertTrue(np.all(err <= 100 * np.finfo(float).eps * cond ** 2 * got["eff_rank"]), err)
 
     def test_threads_do_not_change_a_bit(self):
         x = self.stream(S=4, L=9, T=16, d=64)
@@ -508,6 +517,7 @@ class StreamFields(unittest.TestCase):
         self.assertTrue(np.isnan(got["token_cos"][0, 1]))
         self.assertFalse(np.isnan(got["token_cos"][0, 0]))
         self.assertTrue(np.isnan(got["act_max_abs"][1, 2]))  # a NaN or Inf entry: max |x| NaN
+        self.assertTrue(np.isnan(normsim._core.stream_fields(np.zeros((1, 2, 3, 4)), 1)["eff_rank"]).all())
         self.assertNotIn("token_cos", normsim._core.stream_fields(x[:, :, :1], 1))  # one token
         self.assertEqual(got["cos_next"].shape, (3, 3))
 
