@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -12,8 +11,10 @@
 #include "mpi/launch.hpp"
 #include "mpi/messages.hpp"
 #include "mpi/schedule.hpp"
+#include "tests/sim/test_util.hpp"
 
 using namespace normsim;
+using normsim::test::same_bits;
 
 namespace {
 
@@ -40,10 +41,6 @@ class EnvVar {
   std::string name_;
   std::optional<std::string> old_;
 };
-
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
 
 }  // namespace
 
