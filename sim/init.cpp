@@ -33,32 +33,22 @@ InitRule parse_init_override(std::string_view text) {
 }
 
 namespace {
+
+// Each kind's row of vocab/weight_kinds.hpp that init reads: its init override key and whether it has a bias.
+struct WeightKindInit {
+  std::string Config::*init_key;
+  bool biased;
+};
+constexpr WeightKindInit kWeightKindInit[] = {
+#define NORMSIM_WEIGHT_KIND_INIT(kind, init_key, writes_stream, biased, ...) {&Config::init_key, biased},
+    NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_INIT)
+#undef NORMSIM_WEIGHT_KIND_INIT
+};
+
 const std::string& override_for(const Config& c, WeightKind w) {
-  switch (w) {
-    case WeightKind::w1:
-      return c.init_w1;
-    case WeightKind::w2:
-      return c.init_w2;
-    case WeightKind::wgate:
-      return c.init_wgate;
-    case WeightKind::wq:
-    case WeightKind::cq:  // the cross-attention shares the attention overrides
-      return c.init_wq;
-    case WeightKind::wk:
-    case WeightKind::ck:
-      return c.init_wk;
-    case WeightKind::wv:
-    case WeightKind::cv:
-      return c.init_wv;
-    case WeightKind::wo:
-    case WeightKind::co:
-      return c.init_wo;
-    case WeightKind::wga:  // the official gate is columns of q_proj: W_Q's init unless init_wga says
-      return c.init_wga.empty() ? c.init_wq : c.init_wga;
-    case WeightKind::wrouter:
-      return c.init_wrouter;
-  }
-  return c.init_w1;
+  // The official gate is columns of q_proj: W_Q's init unless init_wga says.
+  if (w == WeightKind::wga && c.init_wga.empty()) return c.init_wq;
+  return c.*kWeightKindInit[std::size_t(w)].init_key;
 }
 
 // The rule matrix w is drawn with: its override, else the init key's.
@@ -66,11 +56,6 @@ InitRule rule_of(const Config& c, WeightKind w) {
   const std::string& over = override_for(c, w);
   if (!over.empty()) return parse_init_override(over);
   return {c.init, c.init == vocab::Init::fixed ? c.init_std : c.init_gain};
-}
-
-// The matrices that write the stream (fan_out = d): W_2, W_O and the decoder's C_O.
-bool is_output_matrix(WeightKind w) {
-  return w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co;
 }
 
 // The init keys' std (no parametrization, or no rule setting this matrix's std).
@@ -91,10 +76,10 @@ double init_keys_std(const StackShape& s, const Placement& p, WeightKind w) {
       break;
     case vocab::Init::unit:  // the entries' std that gives each vector of n entries length gain in mean
                              // square
-      std = rule.value / std::sqrt(is_output_matrix(w) ? fan_out : fan_in);
+      std = rule.value / std::sqrt(writes_stream(w) ? fan_out : fan_in);
       break;
   }
-  if (c.scaled_output && is_output_matrix(w)) std /= std::sqrt(double(s.depth));
+  if (c.scaled_output && writes_stream(w)) std /= std::sqrt(double(s.depth));
   if (c.placement_init) std *= p.init_multiplier(s, w);
   return std;
 }
@@ -113,12 +98,12 @@ double weight_std(const StackShape& s, const Placement& p, int k, WeightKind w) 
 
 std::optional<UnitNorm> unit_norm(const StackShape& s, const Placement& p, int k, WeightKind w) {
   if (rule_of(s.cfg, w).rule != vocab::Init::unit || rule_sets_std(s, k, w)) return std::nullopt;
-  const bool columns = !is_output_matrix(w);
+  const bool columns = !writes_stream(w);
   return UnitNorm{columns, weight_std(s, p, k, w) * std::sqrt(double(columns ? s.fan_in(w) : s.fan_out(w)))};
 }
 
 bool has_bias(const Config& c, WeightKind w) {
-  return c.bias && w != WeightKind::wrouter;
+  return c.bias && kWeightKindInit[std::size_t(w)].biased;
 }
 
 double bias_std(const Config& c) {

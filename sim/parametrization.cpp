@@ -13,17 +13,13 @@ namespace normsim::sim {
 
 namespace {
 
-bool is_out_proj(WeightKind w) {
-  return w == WeightKind::w2 || w == WeightKind::wo || w == WeightKind::co;
-}
-
 // Whether selector `sel` names matrix w of a sublayer (edge "") or the edge matrix `edge`.
 bool selects(const std::string& sel, WeightKind w, std::string_view edge) {
   if (sel == "all") return true;
   if (!edge.empty()) return sel == edge;
   if (sel == "hidden") return true;
-  if (sel == "out_proj") return is_out_proj(w);
-  if (sel == "in_proj") return !is_out_proj(w);
+  if (sel == "out_proj") return writes_stream(w);
+  if (sel == "in_proj") return !writes_stream(w);
   return sel == weight_name(w);
 }
 

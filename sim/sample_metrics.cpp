@@ -15,39 +15,27 @@ namespace normsim::sim {
 
 namespace {
 
+// Each kind's metrics, from its row of vocab/weight_kinds.hpp: gradw_<kind>, and the coordinate-check metrics
+// of a step's update (sim/cpu/update_probe.hpp), -1 where it has none.
+namespace weight_metric {
+inline constexpr int none = -1;
+using namespace vocab::metric;
+}  // namespace weight_metric
 constexpr int kGradMetric[kWeightKinds] = {
-    metric::gradw_w1, metric::gradw_w2,  metric::gradw_wgate,  metric::gradw_wq, metric::gradw_wk,
-    metric::gradw_wv, metric::gradw_wo,  metric::gradw_cq,     metric::gradw_ck, metric::gradw_cv,
-    metric::gradw_co, metric::gradw_wga, metric::gradw_wrouter};
-
-// The coordinate-check metrics of a step's update per weight kind (sim/cpu/update_probe.hpp); a routed MLP's
-// router has none (a parameter update of a routed MLP is refused).
-constexpr int kDwxMetric[kWeightKinds] = {metric::dwx_w1,
-                                          metric::dwx_w2,
-                                          metric::dwx_wgate,
-                                          metric::dwx_wq,
-                                          metric::dwx_wk,
-                                          metric::dwx_wv,
-                                          metric::dwx_wo,
-                                          metric::dwx_cq,
-                                          metric::dwx_ck,
-                                          metric::dwx_cv,
-                                          metric::dwx_co,
-                                          metric::dwx_wga,
-                                          -1};
-constexpr int kRelDwMetric[kWeightKinds] = {metric::rel_dw_w1,
-                                            metric::rel_dw_w2,
-                                            metric::rel_dw_wgate,
-                                            metric::rel_dw_wq,
-                                            metric::rel_dw_wk,
-                                            metric::rel_dw_wv,
-                                            metric::rel_dw_wo,
-                                            metric::rel_dw_cq,
-                                            metric::rel_dw_ck,
-                                            metric::rel_dw_cv,
-                                            metric::rel_dw_co,
-                                            metric::rel_dw_wga,
-                                            -1};
+#define NORMSIM_WEIGHT_KIND_GRADW(kind, ...) weight_metric::gradw_##kind,
+    NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_GRADW)
+#undef NORMSIM_WEIGHT_KIND_GRADW
+};
+constexpr int kDwxMetric[kWeightKinds] = {
+#define NORMSIM_WEIGHT_KIND_DWX(kind, init_key, writes_stream, biased, dwx, rel_dw) weight_metric::dwx,
+    NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_DWX)
+#undef NORMSIM_WEIGHT_KIND_DWX
+};
+constexpr int kRelDwMetric[kWeightKinds] = {
+#define NORMSIM_WEIGHT_KIND_REL_DW(kind, init_key, writes_stream, biased, dwx, rel_dw) weight_metric::rel_dw,
+    NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_REL_DW)
+#undef NORMSIM_WEIGHT_KIND_REL_DW
+};
 
 // The first non-finite stream (K + 1: the output), or -1.
 int first_bad_stream(const SampleScalars& s) {

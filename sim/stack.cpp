@@ -9,35 +9,12 @@
 namespace normsim::sim {
 
 std::string_view weight_name(WeightKind w) {
-  switch (w) {
-    case WeightKind::w1:
-      return "w1";
-    case WeightKind::w2:
-      return "w2";
-    case WeightKind::wgate:
-      return "wgate";
-    case WeightKind::wq:
-      return "wq";
-    case WeightKind::wk:
-      return "wk";
-    case WeightKind::wv:
-      return "wv";
-    case WeightKind::wo:
-      return "wo";
-    case WeightKind::cq:
-      return "cq";
-    case WeightKind::ck:
-      return "ck";
-    case WeightKind::cv:
-      return "cv";
-    case WeightKind::co:
-      return "co";
-    case WeightKind::wga:
-      return "wga";
-    case WeightKind::wrouter:
-      return "wrouter";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {
+#define NORMSIM_WEIGHT_KIND_NAME(kind, ...) #kind,
+      NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_NAME)
+#undef NORMSIM_WEIGHT_KIND_NAME
+  };
+  return std::size_t(w) < std::size(kNames) ? kNames[std::size_t(w)] : "?";
 }
 
 Activation pointwise_activation(vocab::Activation a) {

@@ -12,30 +12,47 @@
 #include "sim/philox.hpp"
 #include "sim/rownorm.hpp"
 #include "vocab/sublayer_layout.hpp"
+#include "vocab/weight_kinds.hpp"
 
 namespace normsim::sim {
 
 using BranchKind = vocab::BranchKind;  // which branch a sublayer runs (vocab/sublayer_layout.hpp)
 
-// Weight matrices, named as in the metric names gradw_<name>; each is its own Philox stream. cq, ck,
-// cv, co are the decoder's cross-attention matrices (own names, so that gradw_wq is always self-attention);
-// wga is the self-attention's output gate W_g (attention_gate: d x d elementwise, d x heads headwise).
+// Weight matrices, one per row of vocab/weight_kinds.hpp (named as in the metric names gradw_<name>), each
+// its own Philox stream. cq, ck, cv, co are the decoder's cross-attention matrices (own names, so that
+// gradw_wq is always self-attention); wga is the self-attention's output gate W_g (attention_gate: d x d
+// elementwise, d x heads headwise); wrouter a routed MLP's router (moe_experts > 0).
 enum class WeightKind : std::uint32_t {
-  w1 = std::uint32_t(Stream::w1),
-  w2 = std::uint32_t(Stream::w2),
-  wgate = std::uint32_t(Stream::wgate),
-  wq = std::uint32_t(Stream::wq),
-  wk = std::uint32_t(Stream::wk),
-  wv = std::uint32_t(Stream::wv),
-  wo = std::uint32_t(Stream::wo),
-  cq = std::uint32_t(Stream::cq),
-  ck = std::uint32_t(Stream::ck),
-  cv = std::uint32_t(Stream::cv),
-  co = std::uint32_t(Stream::co),
-  wga = std::uint32_t(Stream::wga),
-  wrouter = std::uint32_t(Stream::wrouter),  // a routed MLP's router (moe_experts > 0)
+#define NORMSIM_WEIGHT_KIND_ENUM(kind, ...) kind = std::uint32_t(Stream::kind),
+  NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_ENUM)
+#undef NORMSIM_WEIGHT_KIND_ENUM
 };
-inline constexpr int kWeightKinds = 13;
+#define NORMSIM_WEIGHT_KIND_COUNT(...) +1
+inline constexpr int kWeightKinds = 0 NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_COUNT);
+#undef NORMSIM_WEIGHT_KIND_COUNT
+// Kinds index arrays (0..kWeightKinds-1, in the table's order), so each kind's stream id must be its row.
+constexpr bool weight_kinds_are_their_rows() {
+  constexpr WeightKind kinds[] = {
+#define NORMSIM_WEIGHT_KIND_VALUE(kind, ...) WeightKind::kind,
+      NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_VALUE)
+#undef NORMSIM_WEIGHT_KIND_VALUE
+  };
+  for (int i = 0; i < kWeightKinds; ++i)
+    if (std::uint32_t(kinds[i]) != std::uint32_t(i)) return false;
+  return true;
+}
+static_assert(weight_kinds_are_their_rows(), "vocab/weight_kinds.hpp: a kind's row must be its Stream id");
+// Whether matrix kind w writes the stream, its output the branch's (fan_out = d): W_2, W_O and the decoder's
+// C_O (vocab/weight_kinds.hpp's writes_stream); the out_proj of the parametrization rules and the matrices
+// output-scaling init rules act on.
+constexpr bool writes_stream(WeightKind w) {
+  constexpr bool rows[] = {
+#define NORMSIM_WEIGHT_KIND_WRITES(kind, init_key, writes_stream, ...) writes_stream,
+      NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_WRITES)
+#undef NORMSIM_WEIGHT_KIND_WRITES
+  };
+  return rows[std::size_t(w)];
+}
 // A weight matrix's identity: its kind and an index, the expert e of a routed MLP (sim/cpu/cpu_moe.hpp), 0
 // for every other matrix. The index enters the Philox key in the stream word's upper bits (indexed_stream),
 // so {kind, 0} draws exactly what the kind alone drew: expert 0 of a routed MLP has the dense MLP's weights.
@@ -66,7 +83,6 @@ constexpr Stream update_stream(WeightId w, Part part = Part::weight) {
   const Stream base = part == Part::bias ? Stream::bias_update_base : Stream::update_base;
   return indexed_stream(static_cast<Stream>(std::uint32_t(base) + std::uint32_t(w.kind)), w.index);
 }
-static_assert(std::uint32_t(WeightKind::w1) == 0 && std::uint32_t(WeightKind::wrouter) == kWeightKinds - 1);
 static_assert(std::uint32_t(Stream::update_base) + kWeightKinds <= std::uint32_t(Stream::bias_base));
 static_assert(std::uint32_t(Stream::bias_base) + kWeightKinds <= std::uint32_t(Stream::bias_update_base));
 static_assert(std::uint32_t(Stream::bias_update_base) + kWeightKinds <= (1u << kStreamIndexShift));

@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 
+#include "vocab/weight_kinds.hpp"
+
 namespace normsim::vocab {
 namespace {
 
@@ -85,10 +87,16 @@ ParamAssignment assignment(Piece p, const std::vector<std::string>& selectors, i
 
 }  // namespace
 
+// The edge matrices, every weight kind (vocab/weight_kinds.hpp, in its order), then the groups.
 const std::vector<std::string_view>& param_selectors() {
-  static const std::vector<std::string_view> names{
-      "embedding", "readout", "w1", "w2", "wgate", "wq",     "wk",      "wv",       "wo",  "wga",
-      "wrouter",   "cq",      "ck", "cv", "co",    "hidden", "in_proj", "out_proj", "all", "branch"};
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out{"embedding", "readout"};
+#define NORMSIM_WEIGHT_KIND_SELECTOR(kind, ...) out.push_back(#kind);
+    NORMSIM_WEIGHT_KINDS(NORMSIM_WEIGHT_KIND_SELECTOR)
+#undef NORMSIM_WEIGHT_KIND_SELECTOR
+    out.insert(out.end(), {"hidden", "in_proj", "out_proj", "all", "branch"});
+    return out;
+  }();
   return names;
 }
 
