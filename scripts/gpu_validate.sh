@@ -15,7 +15,8 @@
 #   build      Release, CUDA for this device's architecture; normsim, test_gpu, the benchmark and, when the
 #              Python has pybind11 and its headers, the Python module (GPU_TARGETS="..." builds only the
 #              targets named). Headers from /usr or .gpu-deps/.
-#   tests      test_gpu: every kernel against its CPU twin, the backend against the CPU backend
+#   tests      test_cuda_libraries (cuBLAS and cuSOLVER open on first use), then test_gpu: every kernel
+#              against its CPU twin, the backend against the CPU backend
 #   check      `normsim check` on the CPU backend and on the GPU; scripts/compare_verdicts.py compares them
 #   bench      bench/gpu_bench.cpp: W1, W2, W2bf16 and W2tf32 against cuBLAS and PyTorch eager in the same run
 #   quickbench bench/gpu_bench.cpp's `quick`: W1, W2bf16 and W2tf32 only, the workloads issue 29's speed
@@ -114,9 +115,10 @@ do_build() {
   fi
   cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF -DNORMSIM_CUDA_MOCK=OFF -DNORMSIM_WERROR=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
-  local targets=(normsim test_gpu normsim_gpu_bench)
+  local targets=(normsim test_gpu test_cuda_libraries normsim_gpu_bench)
   cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
-  # GPU_TARGETS: only these (a short check: "test_gpu normsim_gpu_bench" for `tests quickbench`).
+  # GPU_TARGETS: only these (a short check: "test_gpu test_cuda_libraries normsim_gpu_bench" for
+  # `tests quickbench`).
   [ -n "${GPU_TARGETS:-}" ] && read -r -a targets <<<"$GPU_TARGETS"
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || return $?
   echo "compiler warnings (not errors on this foreign compiler): $(grep -c 'warning:' "$logs/build.log")"
@@ -158,7 +160,7 @@ do_check() {
 run_step() {
   case $1 in
     build) do_build ;;
-    tests) "$build/tests/gpu/test_gpu" --durations no ;;
+    tests) "$build/tests/gpu/test_cuda_libraries" && "$build/tests/gpu/test_gpu" --durations no ;;
     check) do_check ;;
     bench) "$build/bench/normsim_gpu_bench" all ;;
     quickbench) "$build/bench/normsim_gpu_bench" quick ;;
