@@ -7,6 +7,7 @@
 #include "gpu/ops.hpp"
 #include "sim/edges.hpp"
 #include "sim/single_update.hpp"
+#include "sim/statistic_finish.hpp"
 
 namespace normsim::gpu {
 
@@ -122,10 +123,10 @@ void BatchRun<R>::measure_lanes(GpuTape<R>& g, const sim::StackValues& sv) {
                       l < K ? g.value(sv.lanes[std::size_t(l + 1)][std::size_t(i)]).get() : nullptr,
                       stats_.field(stats_.lane_block(l, i), lf_stream),
                       stats_.field(stats_.lane_block(l, i), lf_eff_rank));
-    for (int i = 0, p = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j, ++p)
-        measure_.tensor(g.value(x[std::size_t(i)]).get(), stats_.lane_pair(l, p),
-                        g.value(x[std::size_t(j)]).get());
+    sim::for_each_lane_pair(n, [&](int i, int j, int p) {
+      measure_.tensor(g.value(x[std::size_t(i)]).get(), stats_.lane_pair(l, p),
+                      g.value(x[std::size_t(j)]).get());
+    });
   }
 }
 

@@ -44,26 +44,38 @@ NORMSIM_HD double power_of_two_scale(double max_abs) {
   std::frexp(max_abs, &e);
   return std::ldexp(1.0, -e);
 }
-// The norm from the scaled product's sum of squares: NaN when a maximum is not finite (a non-finite entry
-// never gives 0), 0 when an operand is 0, else sqrt(max(sum, 0)) 2^(ea + eb) (rounding can make a near-zero
-// Gram inner product slightly negative; a NaN sum stays NaN).
+// Whether the norm follows from the maxima alone, with no sum to form: NaN when a maximum is not finite (a
+// non-finite entry never gives 0), 0 when an operand is 0.
+NORMSIM_HD bool frobenius_from_maxima(double max_a, double max_b) {
+  return !std::isfinite(max_a) || !std::isfinite(max_b) || max_a == 0 || max_b == 0;
+}
+// The norm from the scaled product's sum of squares: as frobenius_from_maxima says where it applies (the sum
+// unused), else sqrt(max(sum, 0)) 2^(ea + eb) (rounding can make a near-zero Gram inner product slightly
+// negative; a NaN sum stays NaN).
 NORMSIM_HD double scaled_frobenius(double max_a, double max_b, double sum) {
-  if (!std::isfinite(max_a) || !std::isfinite(max_b)) return std::numeric_limits<double>::quiet_NaN();
-  if (max_a == 0 || max_b == 0) return 0.0;
+  if (frobenius_from_maxima(max_a, max_b))
+    return std::isfinite(max_a) && std::isfinite(max_b) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
   int ea = 0, eb = 0;
   std::frexp(max_a, &ea), std::frexp(max_b, &eb);
   return std::ldexp(std::sqrt(sum < 0 ? 0.0 : sum), ea + eb);
 }
 
-// lane_cos of n lanes: the mean of cos_next(x^i, x^j) over the pairs i < j, taken in the order (0,1),
-// (0,2), ..., (1,2), ...; pair_cosine(i, j, p) gives pair p's.
+// The pairs i < j of n lanes in the order every device numbers them, p = 0, 1, ...: (0,1), (0,2), ...,
+// (1,2), ...; f(i, j, p) for each. Returns the number of pairs.
+template <class F>
+int for_each_lane_pair(int lanes, F&& f) {
+  int p = 0;
+  for (int i = 0; i < lanes; ++i)
+    for (int j = i + 1; j < lanes; ++j, ++p) f(i, j, p);
+  return p;
+}
+// lane_cos of n lanes: the mean of cos_next(x^i, x^j) over the pairs, summed in for_each_lane_pair's order;
+// pair_cosine(i, j, p) gives pair p's.
 template <class PairCosine>
 double lane_cosine_of_pairs(int lanes, PairCosine&& pair_cosine) {
   double sum = 0;
-  int p = 0;
-  for (int i = 0; i < lanes; ++i)
-    for (int j = i + 1; j < lanes; ++j, ++p) sum += pair_cosine(i, j, p);
-  return sum / double(p);
+  const int pairs = for_each_lane_pair(lanes, [&](int i, int j, int p) { sum += pair_cosine(i, j, p); });
+  return sum / double(pairs);
 }
 
 }  // namespace normsim::sim

@@ -31,7 +31,8 @@ def forward(stream, branches):
     torch = _torch()
     x = stream.double()
     nan = x.new_full((x.shape[0],), float("nan"))
-    branch_sq = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1)) for b in branches], dim=1)
+    branch_sq = torch.stack([nan if b is None else b.double().pow(2).mean(dim=(-2, -1)) for b in branches],
+                            dim=1)
     out = {"branch_sq": branch_sq.cpu().numpy()}
     out.update(_core.stream_fields(x.cpu().contiguous().numpy(), torch.get_num_threads()))
     return out

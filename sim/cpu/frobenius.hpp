@@ -87,8 +87,7 @@ double frobenius_of_AtB(const Eigen::MatrixBase<DA>& A, const Eigen::MatrixBase<
   // max |entry| in one pass that also finds non-finite entries: NaN propagates, an infinity is the max.
   const double ma = A.size() ? double(A.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>()) : 0.0;
   const double mb = B.size() ? double(B.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>()) : 0.0;
-  if (!std::isfinite(ma) || !std::isfinite(mb) || ma == 0.0 || mb == 0.0)
-    return scaled_frobenius(ma, mb, 0.0);  // NaN, or 0: no product needed
+  if (frobenius_from_maxima(ma, mb)) return scaled_frobenius(ma, mb, 0.0);  // NaN, or 0: no product needed
   const Mat<R> a = A * R(power_of_two_scale(ma)), b = B * R(power_of_two_scale(mb));
   double s;
   if (by_grams) {
