@@ -27,7 +27,9 @@
 #   racecheck initcheck   compute-sanitizer on the kernel tests
 #   bmemcheck  memcheck on the backend tests
 #   wide256    width 16384 x depth 1000 x 256 tokens (activations checkpointed)
-# Each step writes docs/gpu_validation/STEP.log and STEP.rc (exit status; 124 = stopped at its limit);
+# Each step writes docs/gpu_validation/STEP.log, STEP.rc (exit status; 124 = stopped at its limit) and
+# STEP.commit (the code it ran: NORMSIM_COMMIT, else the checkout's HEAD), so a summary that keeps an earlier
+# run's step says whose it is;
 # docs/gpu_validation.md is rewritten after every step from all logs present (NORMSIM_COMMIT names the
 # code where the copy's git is not the checkout's). Exits 1 when a step failed.
 set -u
@@ -189,11 +191,11 @@ write_summary() {
     nvcc --version 2>&1 | tail -n 1
     echo '```'
     echo
-    echo "| step | exit status | seconds | log |"
-    echo "|---|---|---|---|"
+    echo "| step | exit status | seconds | code | log |"
+    echo "|---|---|---|---|---|"
     for s in "${reported[@]}"; do
       [ -f "$logs/$s.rc" ] && echo "| $s | $(cat "$logs/$s.rc") | $(cat "$logs/$s.seconds" 2>/dev/null) |" \
-        "gpu_validation/$s.log |"
+        "$(cat "$logs/$s.commit" 2>/dev/null || echo earlier) | gpu_validation/$s.log |"
     done
     echo
     echo "## Figures"
@@ -231,6 +233,7 @@ for s in "${steps[@]}"; do
   rc=$?
   echo "$rc" >"$logs/$s.rc"
   echo "$(($(date +%s) - t))" >"$logs/$s.seconds"
+  echo "${NORMSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$logs/$s.commit"
   echo "   exit $rc in $(cat "$logs/$s.seconds") s ($logs/$s.log)" >&2
   [ "$rc" = 0 ] || failed=1
   write_summary
