@@ -80,6 +80,16 @@ F library_function(Library& library, const char* name) {
      const double* alpha, const double* A, int lda, long long int sa, const double* B, int ldb,            \
      long long int sb, const double* beta, double* C, int ldc, long long int sc, int batch),               \
     (handle, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch))                     \
+  X(cublas, cublasStatus_t, cublasSgemmBatched,                                                            \
+    (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,               \
+     const float* alpha, const float* const A[], int lda, const float* const B[], int ldb,                 \
+     const float* beta, float* const C[], int ldc, int batch),                                             \
+    (handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch))                                 \
+  X(cublas, cublasStatus_t, cublasDgemmBatched,                                                            \
+    (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,               \
+     const double* alpha, const double* const A[], int lda, const double* const B[], int ldb,              \
+     const double* beta, double* const C[], int ldc, int batch),                                           \
+    (handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch))                                 \
   X(cublas, cublasStatus_t, cublasGemmStridedBatchedEx,                                                    \
     (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,               \
      const void* alpha, const void* A, cudaDataType at, int lda, long long int sa, const void* B,          \

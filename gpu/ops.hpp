@@ -356,6 +356,52 @@ NORMSIM_GPU_OP_T(moe_gate_rows,
 NORMSIM_GPU_OP_T(moe_gate_gradient, (const R* d_dout, const R* d_y, R* d_dg, int rows, int n, int E, int e),
                  (d_dout, d_y, d_dg, rows, n, E, e));
 
+// The operands of gemm's slices for cuBLAS's pointer-array call (gpu/blas.cpp): for item i < items and slice
+// j < slices, q = i slices + j and N = items slices, ptr[q] = a + i sa + j a_step, ptr[N + q] = b + i sb +
+// j b_step, ptr[2N + q] = parts + q part. Pointers are only computed, never read through: exact.
+namespace cpu {
+template <class R>
+void slice_pointers(const R** ptr, const R* a, long long sa, long long a_step, const R* b, long long sb,
+                    long long b_step, const R* parts, long long part, int items, int slices) {
+  const long long N = (long long)items * slices;
+  for (long long q = 0; q < N; ++q) {
+    const long long i = q / slices, j = q % slices;
+    ptr[q] = a + (i * sa + j * a_step);
+    ptr[N + q] = b + (i * sb + j * b_step);
+    ptr[2 * N + q] = parts + q * part;
+  }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(slice_pointers,
+                 (const R** d_ptr, const R* a, long long sa, long long a_step, const R* b, long long sb,
+                  long long b_step, const R* parts, long long part, int items, int slices),
+                 (d_ptr, a, sa, a_step, b, sb, b_step, parts, part, items, slices));
+
+// The inner dimension's slices of a product summed (gemm in gpu/blas.cpp): for each of `items` items,
+// c[i*stride_c + r*ldc + j] = [c +] sum over s of parts[((i*slices + s)*m + r)*n + j], summed in double in
+// the order of s and rounded once to R (c is read only when accumulating). Exact on both sides: the same
+// additions in the same order.
+namespace cpu {
+template <class R>
+void sum_slices(R* c, const R* parts, int slices, int items, int m, int n, int ldc, long long stride_c,
+                bool accumulate) {
+  const std::size_t part = std::size_t(m) * n;
+  for (int i = 0; i < items; ++i)
+    for (int r = 0; r < m; ++r)
+      for (int j = 0; j < n; ++j) {
+        R& out = c[std::size_t(i) * stride_c + std::size_t(r) * ldc + j];
+        double acc = accumulate ? double(out) : 0.0;
+        for (int s = 0; s < slices; ++s)
+          acc += double(parts[(std::size_t(i) * slices + s) * part + std::size_t(r) * n + j]);
+        out = R(acc);
+      }
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(sum_slices,
+                 (R * d_c, const R* d_parts, int slices, int items, int m, int n, int ldc, long long stride_c,
+                  bool accumulate),
+                 (d_c, d_parts, slices, items, m, n, ldc, stride_c, accumulate));
+
 // out[s] = sum_i a[s*n+i] * b[s*n+i] in double (one block per sample: deterministic order).
 namespace cpu {
 template <class R>

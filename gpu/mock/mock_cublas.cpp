@@ -58,6 +58,19 @@ cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// The pointer-array form: item p at a[p], b[p], c[p], each one item of gemm_batched.
+template <class R>
+cublasStatus_t gemm_pointer_array(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                  int k, R alpha, const R* const a[], int lda, const R* const b[], int ldb,
+                                  R beta, R* const c[], int ldc, int batch) {
+  for (int p = 0; p < batch; ++p)
+    if (const cublasStatus_t e =
+            gemm_batched<R>(h, ta, tb, m, n, k, alpha, a[p], lda, 0, b[p], ldb, 0, beta, c[p], ldc, 0, 1);
+        e != CUBLAS_STATUS_SUCCESS)
+      return e;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 const char* cublasGetStatusString(cublasStatus_t status) {
@@ -116,6 +129,22 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          const double* beta, double* c, int ldc, long long sc, int batch) {
   normsim::gpu::mock::count_library_call();
   return gemm_batched<double>(h, ta, tb, m, n, k, *alpha, a, lda, sa, b, ldb, sb, *beta, c, ldc, sc, batch);
+}
+
+cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                  int k, const float* alpha, const float* const a[], int lda,
+                                  const float* const b[], int ldb, const float* beta, float* const c[],
+                                  int ldc, int batch) {
+  normsim::gpu::mock::count_library_call();
+  return gemm_pointer_array<float>(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc, batch);
+}
+
+cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                  int k, const double* alpha, const double* const a[], int lda,
+                                  const double* const b[], int ldb, const double* beta, double* const c[],
+                                  int ldc, int batch) {
+  normsim::gpu::mock::count_library_call();
+  return gemm_pointer_array<double>(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc, batch);
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,

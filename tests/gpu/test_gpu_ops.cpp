@@ -270,6 +270,16 @@ std::vector<OpRow> sample_and_update_rows() {
   return {
       {"sample_dot",
        [=] { check_op(1e-9, 1e-12, NORMSIM_OP(sample_dot), in(a), in(b), n, kS, out<double>(kS)); }},
+      {"sum_slices",  // the same additions in double in the same order, one rounding: exact
+       [=] {
+         const int slices = 3, items = 2, m = 5, n = 7, ldc = 9;
+         const long long stride_c = 50;
+         const auto parts = random_vector<R>(std::size_t(slices) * items * m * n, 23);
+         const auto c = random_vector<R>(std::size_t(stride_c) * items, 24);
+         for (const bool acc : {false, true})
+           check_op(0.0, 0.0, NORMSIM_OP(sum_slices), out(c), in(parts), slices, items, m, n, ldc, stride_c,
+                    acc);
+       }},
       {"sample_distance_sq",
        [=] { check_op(1e-9, 1e-12, NORMSIM_OP(sample_distance_sq), in(a), in(b), n, kS, out<double>(kS)); }},
       {"sample_abs_distance",
@@ -464,6 +474,20 @@ TEST_CASE("gaussian_fill_bf16 is gaussian_fill<float> then round_to_bf16", "[ker
   }
   CHECK(same + adjacent == twin.size());
   CHECK(double(adjacent) <= 0.01 * double(twin.size()));
+}
+
+// Pointers computed, not read through (the bases point into a host vector of the right size): equal on both
+// sides. Negative steps are not used by gemm; large strides are, as item strides of wide layers.
+TEMPLATE_TEST_CASE("slice_pointers matches its reference exactly", "[kernel][gemm]", float, double) {
+  using R = TestType;
+  const int items = 3, slices = 5, N = items * slices;
+  const std::vector<R> space(100000);
+  const R* base = space.data();
+  DeviceBuffer<const R*> d_ptr(3 * std::size_t(N));
+  gpu::slice_pointers(d_ptr.get(), base, 20000, 17, base + 3, 9000, 1500, base + 7, 300, items, slices);
+  std::vector<const R*> want(3 * std::size_t(N));
+  gpu::cpu::slice_pointers(want.data(), base, 20000, 17, base + 3, 9000, 1500, base + 7, 300, items, slices);
+  CHECK(d_ptr.to_host() == want);
 }
 
 // A maximum is exact whatever the grid (the kernel merges its blocks' maxima by atomicMax on the bits); a

@@ -35,6 +35,15 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          long long stride_a, const double* b, int ldb, long long stride_b,
                                          const double* beta, double* c, int ldc, long long stride_c,
                                          int batch);
+// The pointer-array forms: item p is A[p], B[p], C[p] (arrays in device memory, host memory here).
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                  int n, int k, const float* alpha, const float* const a[], int lda,
+                                  const float* const b[], int ldb, const float* beta, float* const c[],
+                                  int ldc, int batch);
+cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                  int n, int k, const double* alpha, const double* const a[], int lda,
+                                  const double* const b[], int ldb, const double* beta, double* const c[],
+                                  int ldc, int batch);
 // Only A and B CUDA_R_16BF, C CUDA_R_32F, CUBLAS_COMPUTE_32F (else CUBLAS_STATUS_NOT_SUPPORTED): each bf16
 // operand is exact in float, the products summed in double and C rounded once to float.
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
