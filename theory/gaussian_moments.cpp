@@ -3,6 +3,7 @@
 #include "theory/gaussian_moments.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/math/constants/constants.hpp>
 #include <boost/math/quadrature/gauss.hpp>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
@@ -56,35 +57,58 @@ double gelu_mean(double s) {
 // the turning point sqrt(4n+2) of the last normalized Hermite function.
 constexpr int kTerms = 96;
 
-std::vector<double> hermite_coefficients_sq(Activation act, double s) {
-  using Rule = boost::math::quadrature::gauss<double, 20>;
-  const auto& nodes = Rule::abscissa();
-  const auto& weights = Rule::weights();
-  const double lo = -26.0, panel = 0.5;
-  const int panels = 104;
-  const double sd = std::sqrt(s);
-  std::vector<double> c(kTerms, 0.0);
-  std::vector<double> h(kTerms);
-  auto accumulate = [&](double x, double w) {
-    const double fw = w * activate(act, sd * x) * boost::math::constants::one_div_root_two_pi<double>() *
-                      std::exp(-0.5 * x * x);
-    // Normalized probabilists' Hermite functions h_n = He_n / sqrt(n!), by their stable recurrence.
-    h[0] = 1.0;
-    h[1] = x;
-    for (int n = 1; n + 1 < kTerms; ++n)
-      h[n + 1] = (x * h[n] - std::sqrt(double(n)) * h[n - 1]) / std::sqrt(n + 1.0);
-    for (int n = 0; n < kTerms; ++n) c[n] += fw * h[n];
-  };
-  for (int p = 0; p < panels; ++p) {
-    const double mid = lo + (p + 0.5) * panel, half = 0.5 * panel;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i] == 0.0) {
-        accumulate(mid, half * weights[i]);
-      } else {
-        accumulate(mid + half * nodes[i], half * weights[i]);
-        accumulate(mid - half * nodes[i], half * weights[i]);
+// One node of the quadrature below with what does not depend on s: x, its weight, exp(-x^2/2) and the
+// normalized probabilists' Hermite functions h_n(x) = He_n(x) / sqrt(n!), n < kTerms.
+struct HermiteNode {
+  double x, w, gauss;
+  std::array<double, kTerms> h;
+};
+
+HermiteNode hermite_node(double x, double w) {
+  HermiteNode q{x, w, std::exp(-0.5 * x * x), {}};
+  q.h[0] = 1.0;  // by their stable recurrence
+  q.h[1] = x;
+  for (int n = 1; n + 1 < kTerms; ++n)
+    q.h[n + 1] = (x * q.h[n] - std::sqrt(double(n)) * q.h[n - 1]) / std::sqrt(n + 1.0);
+  return q;
+}
+
+// Composite 20-point Gauss-Legendre on |x| <= 26 (104 panels of 0.5), in the order the sums run. Built once
+// per process: each GaussianKernel of a smooth activation (one per input scale: a placement without a norm
+// in front of its branches needs one per layer) spent almost all its time on the recurrence's square roots
+// and divisions, 86 % of a W1 sweep's host time with the CUDA backend (perf, 2026-11-28); only the
+// activation depends on s.
+const std::vector<HermiteNode>& hermite_nodes() {
+  static const std::vector<HermiteNode> nodes = [] {
+    using Rule = boost::math::quadrature::gauss<double, 20>;
+    const auto& abscissae = Rule::abscissa();
+    const auto& weights = Rule::weights();
+    const double lo = -26.0, panel = 0.5;
+    const int panels = 104;
+    std::vector<HermiteNode> out;
+    for (int p = 0; p < panels; ++p) {
+      const double mid = lo + (p + 0.5) * panel, half = 0.5 * panel;
+      for (std::size_t i = 0; i < abscissae.size(); ++i) {
+        if (abscissae[i] == 0.0) {
+          out.push_back(hermite_node(mid, half * weights[i]));
+        } else {
+          out.push_back(hermite_node(mid + half * abscissae[i], half * weights[i]));
+          out.push_back(hermite_node(mid - half * abscissae[i], half * weights[i]));
+        }
       }
     }
+    return out;
+  }();
+  return nodes;
+}
+
+std::vector<double> hermite_coefficients_sq(Activation act, double s) {
+  const double sd = std::sqrt(s);
+  std::vector<double> c(kTerms, 0.0);
+  for (const HermiteNode& q : hermite_nodes()) {
+    const double fw =
+        q.w * activate(act, sd * q.x) * boost::math::constants::one_div_root_two_pi<double>() * q.gauss;
+    for (int n = 0; n < kTerms; ++n) c[n] += fw * q.h[n];
   }
   for (double& v : c) v *= v;
   return c;
