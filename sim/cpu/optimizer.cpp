@@ -69,14 +69,25 @@ void CpuOptimizerDevice<R>::sum(State& s) const {
     s.grad_sum += s.grad;
 }
 
+namespace {
+
+// D -= Adam's displacement x mult over one run of entries. The pointers are restrict and the step a copy:
+// inlined into displace (one run, the usual case in a claim's samples), GCC left the loop scalar, a
+// quarter of `normsim check`'s CPU time (perf, 2026-11-28); vectorised, the same IEEE divisions and square
+// roots give the same bits.
+template <class R>
+void displace_run(R* __restrict d, const R* __restrict m, const R* __restrict v, Eigen::Index n,
+                  const AdamStep a, const R mult) {
+  for (Eigen::Index i = 0; i < n; ++i) d[i] -= adam_displacement(m[i], v[i], a) * mult;
+}
+
+}  // namespace
+
 template <class R>
 void CpuOptimizerDevice<R>::displace(State& s, const AdamStep& a, double mult) const {
-  const R mult_r = R(mult);
   const Eigen::Index n = s.rows * s.cols;
   for_each_run(n, 8.0 * double(n), threads_, [&](Eigen::Index first, Eigen::Index last) {
-    R* d = s.disp;
-    const R *m = s.m, *v = s.v;
-    for (Eigen::Index i = first; i < last; ++i) d[i] -= adam_displacement(m[i], v[i], a) * mult_r;
+    displace_run(s.disp + first, s.m + first, s.v + first, last - first, a, R(mult));
   });
 }
 
