@@ -52,8 +52,9 @@ double gemm_rate(const normsim::sim::Config& c, Math math) {
       normsim::gpu::gemm_bf16(blas.handle(), false, false, T, H, d, 1.0, a16.get(), d, (long long)T * d,
                               b16.get(), H, (long long)d * H, 0.0, out.get(), H, (long long)T * H, S);
     else
-      normsim::gpu::gemm<float>(blas.handle(), false, false, T, H, d, 1.0, a.get(), d, (long long)T * d,
-                                b.get(), H, (long long)d * H, 0.0, out.get(), H, (long long)T * H, S);
+      normsim::gpu::cublas_gemm<float>(blas.handle(), false, false, T, H, d, 1.0, a.get(), d,
+                                       (long long)T * d, b.get(), H, (long long)d * H, 0.0, out.get(), H,
+                                       (long long)T * H, S);
   };
   once();
   cudaEvent_t e0, e1;

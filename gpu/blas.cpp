@@ -84,6 +84,14 @@ int inner_slices(int m, int n, int k) {
 }
 
 template <class R>
+void cublas_gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double alpha, const R* a, int lda,
+                 long long sa, const R* b, int ldb, long long sb, double beta, R* c, int ldc, long long sc,
+                 int batch) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  strided_gemm(h, ta, tb, m, n, k, R(alpha), a, lda, sa, b, ldb, sb, R(beta), c, ldc, sc, batch);
+}
+
+template <class R>
 void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double alpha, const R* a, int lda,
           long long sa, const R* b, int ldb, long long sb, double beta, R* c, int ldc, long long sc,
           int batch) {
@@ -93,13 +101,19 @@ void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double alpha,
     sliced_gemm<R>(h, ta, tb, m, n, k, R(alpha), a, lda, sa, b, ldb, sb, beta == 1, c, ldc, sc, batch,
                    slices);
   else
-    strided_gemm(h, ta, tb, m, n, k, R(alpha), a, lda, sa, b, ldb, sb, R(beta), c, ldc, sc, batch);
+    cublas_gemm(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
 }
 
 template void gemm<float>(cublasHandle_t, bool, bool, int, int, int, double, const float*, int, long long,
                           const float*, int, long long, double, float*, int, long long, int);
 template void gemm<double>(cublasHandle_t, bool, bool, int, int, int, double, const double*, int, long long,
                            const double*, int, long long, double, double*, int, long long, int);
+template void cublas_gemm<float>(cublasHandle_t, bool, bool, int, int, int, double, const float*, int,
+                                 long long, const float*, int, long long, double, float*, int, long long,
+                                 int);
+template void cublas_gemm<double>(cublasHandle_t, bool, bool, int, int, int, double, const double*, int,
+                                  long long, const double*, int, long long, double, double*, int, long long,
+                                  int);
 
 void gemm_bf16(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, double alpha, const std::uint16_t* a,
                int lda, long long sa, const std::uint16_t* b, int ldb, long long sb, double beta, float* c,

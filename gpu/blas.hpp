@@ -26,6 +26,13 @@ void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k
 // how many items share the call (the batch size) or on the device.
 int inner_slices(int m, int n, int k);
 
+// gemm as one cuBLAS strided batched call, never sliced: the benchmark's reference rate
+// (bench/gpu_bench.cpp), which must be cuBLAS's own whatever inner_slices says of its shape.
+template <class R>
+void cublas_gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k, double alpha,
+                 const R* d_a, int lda, long long stride_a, const R* d_b, int ldb, long long stride_b,
+                 double beta, R* d_c, int ldc, long long stride_c, int batch);
+
 // precision = "bf16" (sim/bf16.hpp): the same product with A and B bf16 (the bits round_to_bf16 gives) and
 // C float, accumulated in float32 (cublasGemmStridedBatchedEx, CUDA_R_16BF operands, CUBLAS_COMPUTE_32F),
 // as a bf16 matmul under torch.autocast; the caller rounds C to bf16 where the GPU would store it.
