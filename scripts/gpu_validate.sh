@@ -184,7 +184,7 @@ write_summary() {
     echo "# GPU validation (scripts/gpu_validate.sh)"
     echo
     echo "Rewritten by scripts/gpu_validate.sh on $(date -u '+%Y-%m-%d %H:%M UTC'), commit" \
-      "${NORMSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, budget ${BUDGET} s."
+      "${code_commit}, budget ${BUDGET} s."
     echo
     echo '```'
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
@@ -214,6 +214,8 @@ if [ "${1:-}" = --one-step ]; then  # one step, run by the loop below under its 
   exit $?
 fi
 
+# The code this run validates: the summary's header and each step's STEP.commit.
+code_commit=${NORMSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 unpack_deps >"$logs/deps.log" 2>&1 || { cat "$logs/deps.log" >&2; exit 3; }
 export T0 BUDGET build CMAKE_PREFIX_PATH PKG_CONFIG_PATH LD_LIBRARY_PATH PATH
 steps=("$@")
@@ -233,7 +235,7 @@ for s in "${steps[@]}"; do
   rc=$?
   echo "$rc" >"$logs/$s.rc"
   echo "$(($(date +%s) - t))" >"$logs/$s.seconds"
-  echo "${NORMSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$logs/$s.commit"
+  echo "$code_commit" >"$logs/$s.commit"
   echo "   exit $rc in $(cat "$logs/$s.seconds") s ($logs/$s.log)" >&2
   [ "$rc" = 0 ] || failed=1
   write_summary
