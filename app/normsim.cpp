@@ -27,7 +27,7 @@
 #include "sim/run/config_schema.hpp"
 #include "sim/run/results.hpp"
 #include "sim/run/sweep.hpp"
-#ifdef NORMSIM_HAVE_CUDA
+#if defined(NORMSIM_HAVE_CUDA) || defined(NORMSIM_HAVE_REFERENCE)
 #include "gpu/register.hpp"
 #endif
 #ifdef NORMSIM_HAVE_MPI
@@ -344,6 +344,9 @@ int main(int argc, char** argv) {
                                                 // engine
 #ifdef NORMSIM_HAVE_CUDA
         normsim::gpu::register_backend();  // makes --backend cuda/auto find the CUDA backend (docs/gpu.md)
+#endif
+#ifdef NORMSIM_HAVE_REFERENCE
+        normsim::gpu::register_reference_backend();  // --backend reference (docs/gpu.md)
 #endif
         try {
           return dispatch(command, args);

@@ -79,7 +79,8 @@ void add_backend_options(CLI::App& app, vocab::BackendChoice& backend, int& thre
   app.add_option_function<std::string>(
          "--backend",
          [&backend](const std::string& name) { backend = vocab::parse<vocab::BackendChoice>(name); },
-         "auto (default: cuda when built and a device exists, else cpu) | cpu | cuda")
+         "auto (default: cuda when built and a device exists, else cpu) | cpu | cuda | reference (plain "
+         "loops on the host, for checking)")
       ->check(CLI::IsMember(names))
       ->type_name("NAME");
   app.add_option("--threads", threads,

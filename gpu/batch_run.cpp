@@ -9,7 +9,7 @@
 #include "sim/single_update.hpp"
 #include "sim/statistic_finish.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 DeviceBuffer<std::uint32_t> sample_ids(std::span<const int> samples) {
@@ -313,4 +313,4 @@ void BatchRun<R>::reverse_segments(std::vector<DeviceBuffer<R>>& checkpoint, Dev
 template class BatchRun<float>;
 template class BatchRun<double>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

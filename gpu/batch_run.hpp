@@ -27,7 +27,7 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 // Step `step` of `steps` of the training loop (sim/cpu/train_loop.hpp is the specification): the pass draws
 // W_s through the optimizer and, while step < steps, records the step's gradients into it; it runs on batch
@@ -132,4 +132,4 @@ class BatchRun {
   sim::JacobianSums jacobian_sums_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

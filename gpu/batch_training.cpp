@@ -9,7 +9,7 @@
 #include "sim/metrics.hpp"
 #include "sim/sample_metrics.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -93,4 +93,4 @@ template std::vector<std::vector<sim::SampleRecord>> train_batch<double>(const s
                                                                          std::span<const int>,
                                                                          const MemoryPlan&);
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -16,7 +16,7 @@
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 // The records of steps 0 .. config.steps of each sample (one vector per sample, in step order), run with
 // the plan's weights (kept or redrawn) and activations (whole tape or checkpointed).
@@ -26,4 +26,4 @@ std::vector<std::vector<sim::SampleRecord>> train_batch(const sim::Config& confi
                                                         const sim::Placement& placement, const Blas& blas,
                                                         std::span<const int> samples, const MemoryPlan& plan);
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

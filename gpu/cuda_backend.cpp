@@ -25,7 +25,7 @@
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 // The Jacobian probes rebuild the whole tape for each reverse pass (gpu/batch_jacobians.cpp): not
@@ -94,6 +94,15 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
   std::string why;
   if (!cuda_device_usable(&why)) throw sim::BackendUnavailable(why);
   keep_pool_memory();
+}
+
+std::string CudaBackend::device() const {
+#ifdef NORMSIM_CUDA_MOCK
+  return "the reference device: the CUDA backend's code on the host, every kernel its plain-loop reference "
+         "(gpu/ops.hpp, gpu/stat_ops.hpp) and cuBLAS and cuSOLVER plain loops (gpu/mock/)";
+#else
+  return cuda_device_description();
+#endif
 }
 
 // What refusal() names is refused here too, as the CPU backend does: a caller that runs without asking first
@@ -229,4 +238,4 @@ template std::vector<sim::SampleRecord> CudaBackend::run_typed<float>(const sim:
 template std::vector<sim::SampleRecord> CudaBackend::run_typed<double>(const sim::Config&,
                                                                        std::span<const int>, bool);
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -11,7 +11,7 @@
 #include "sim/backend.hpp"
 #include "vocab/enums.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 struct CudaOptions {
   // Weights: `no` keeps every weight from the forward for the backward; `yes` draws them again from
@@ -37,11 +37,19 @@ struct CudaRunInfo {
 
 struct MemoryPlan;
 
+// This build's name for its backend: the CUDA backend, or, built on gpu/mock/ (NORMSIM_CUDA_MOCK), the
+// reference device (docs/gpu.md, "The reference device"), whose results and run.json say so.
+#ifdef NORMSIM_CUDA_MOCK
+inline constexpr const char* kBackendName = "reference";
+#else
+inline constexpr const char* kBackendName = "cuda";
+#endif
+
 class CudaBackend final : public sim::Backend {
  public:
   explicit CudaBackend(int threads, CudaOptions options = options_from_environment());
-  std::string name() const override { return "cuda"; }
-  std::string device() const override { return cuda_device_description(); }
+  std::string name() const override { return kBackendName; }
+  std::string device() const override;
   std::vector<sim::SampleRecord> run(const sim::Config& config, std::span<const int> samples) override;
   // A precision it lacks, or one sample that does not fit the device even with weights redrawn.
   std::string refusal(const sim::Config& config, int unit_samples) const override;
@@ -63,4 +71,4 @@ class CudaBackend final : public sim::Backend {
   CudaRunInfo info_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

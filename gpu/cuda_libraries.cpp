@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -123,7 +123,7 @@ std::vector<std::string> unresolved_cuda_library_functions() {
   return out;
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
 
 #define NORMSIM_FORWARD_FUNCTION(library, ret, name, params, args)                               \
   extern "C" ret name params {                                                                   \

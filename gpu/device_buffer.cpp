@@ -6,7 +6,7 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 std::atomic<std::size_t> g_in_use{0}, g_peak{0};
@@ -83,4 +83,4 @@ void device_zero(void* d_dst, std::size_t bytes) {
   NORMSIM_CUDA_CHECK(cudaMemset(d_dst, 0, bytes));
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -7,7 +7,7 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 inline constexpr int kThreads = 256;  // elementwise and row kernels
 
@@ -72,4 +72,4 @@ __device__ inline R block_max(R v) {
   template decltype(name<float>) name<float>; \
   template decltype(name<double>) name<double>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

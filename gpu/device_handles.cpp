@@ -4,7 +4,7 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 std::mutex creation;  // guards the handles' first creation
@@ -41,4 +41,4 @@ int handles_created() {
   return created;
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

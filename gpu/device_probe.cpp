@@ -13,7 +13,7 @@
 #error "NORMSIM_GPU_ARCHS (the built CUDA architectures) must be defined by the build"
 #endif
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 int cuda_device_count(std::string* why) {
   int n = 0;
@@ -115,4 +115,4 @@ bool cuda_device_usable(std::string* why) {
   return true;
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

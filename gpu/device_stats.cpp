@@ -7,7 +7,7 @@
 #include "sim/statistic_finish.hpp"
 #include "sim/stream_fields.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 DeviceStats::DeviceStats(int depth, int S, int lanes)
     : depth_(depth),
@@ -87,4 +87,4 @@ sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) con
   return r;
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -11,7 +11,7 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 // Fields of a block (offsets in units of S doubles).
 inline constexpr int lf_stream = 0;            // kStreamFields of x_l (the output's: only f_nonfinite)
@@ -63,4 +63,4 @@ class DeviceStats {
   double* h_ = nullptr;  // pinned
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

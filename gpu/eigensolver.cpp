@@ -3,7 +3,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_handles.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 BatchedEigenvalues::BatchedEigenvalues() : handle_(process_solver_handle()) {
   NORMSIM_CUDA_CHECK(cusolverDnCreateParams(&params_));
@@ -32,4 +32,4 @@ void BatchedEigenvalues::compute(double* d_a, int n, int batch, double* d_w, int
                                             host_work_.data(), host_work_.size(), d_info, batch));
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

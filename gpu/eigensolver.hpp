@@ -10,7 +10,7 @@
 
 #include "gpu/device_buffer.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 class BatchedEigenvalues {
  public:
@@ -31,4 +31,4 @@ class BatchedEigenvalues {
   std::vector<char> host_work_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -12,7 +12,7 @@
 #include "gpu/gpu_projections.hpp"
 #include "sim/attention_branch.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuAttentionDevice : public GpuProjections<R> {
@@ -172,4 +172,4 @@ void GpuAttentionDevice<R>::mix_values_backward(DeviceBuffer<R>& dv,
   }
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -17,7 +17,7 @@
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -191,4 +191,4 @@ template void batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, cons
 template void batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*, int, int, int,
                                                int, double*);
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

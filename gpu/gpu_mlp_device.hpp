@@ -8,7 +8,7 @@
 
 #include "gpu/gpu_projections.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuMlpDevice : public GpuProjections<R> {
@@ -64,4 +64,4 @@ class GpuMlpDevice : public GpuProjections<R> {
   }
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -7,10 +7,10 @@
 
 #include "gpu/gpu_branches.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_moe(const sim::StackShape& s, const sim::Placement& p, int k,
                                            const GpuContext<R>& ctx);
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -17,7 +17,7 @@
 #include "gpu/gpu_parameter_update.hpp"
 #include "sim/training_optimizer.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 // The device of sim::TrainingOptimizer (its contract: sim/training_optimizer.hpp).
 template <class R>
@@ -71,4 +71,4 @@ class GpuOptimizer final : public GpuParameterUpdate<R> {
   sim::TrainingOptimizer<GpuOptimizerDevice<R>> steps_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

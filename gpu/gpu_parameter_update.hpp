@@ -7,7 +7,7 @@
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuParameterUpdate {
@@ -29,4 +29,4 @@ class GpuParameterUpdate {
   virtual void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const = 0;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

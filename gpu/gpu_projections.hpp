@@ -17,7 +17,7 @@
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuProjections {
@@ -78,4 +78,4 @@ class GpuProjections {
   GpuWeights<R> w_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

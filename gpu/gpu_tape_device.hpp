@@ -12,7 +12,7 @@
 #include "sim/placement.hpp"
 #include "sim/tape.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuTapeDevice {
@@ -88,7 +88,7 @@ inline constexpr sim::ReverseMode kConsumingReverse{.floor = -1, .gradw = true, 
 template <class R>
 using GpuTape = sim::Tape<GpuTapeDevice<R>>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
 
 extern template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<float>>;
 extern template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<double>>;

@@ -7,7 +7,7 @@
 #include "gpu/gpu_weights.hpp"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 void GpuUpdateProbe<R>::stepped(int k, int w, const R* d_w0, const R* d_ws, int n_in, int n_out) {
@@ -67,4 +67,4 @@ sim::UpdateSizes GpuUpdateProbe<R>::sizes(int s, int depth) const {
 template class GpuUpdateProbe<float>;
 template class GpuUpdateProbe<double>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

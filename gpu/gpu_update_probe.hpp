@@ -18,7 +18,7 @@
 #include "gpu/device_buffer.hpp"
 #include "sim/update_sizes.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuUpdateProbe {
@@ -49,4 +49,4 @@ class GpuUpdateProbe {
   std::vector<DeviceBuffer<R>> spares_;  // dW buffers of measured matrices, reused by later ones
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

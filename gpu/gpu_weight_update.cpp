@@ -4,7 +4,7 @@
 #include "gpu/memory_plan.hpp"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 template <class R>
 void GpuUpdateDevice<R>::keep(Gradient& kept, const R* d_a, const R* d_b, int n_in, int n_out) const {
@@ -57,4 +57,4 @@ template class GpuUpdateDevice<double>;
 template class GpuWeightUpdate<float>;
 template class GpuWeightUpdate<double>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -19,7 +19,7 @@
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 // out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
 // u W^T for W (S x n_out x n_in).
@@ -169,4 +169,4 @@ class GpuWeights {
   DeviceBuffer<R> ones_;
 };
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

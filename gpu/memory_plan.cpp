@@ -15,7 +15,7 @@
 #include "sim/single_update.hpp"
 #include "sim/unit_plan.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 bool frobenius_by_gram(int T, int n, int m) {
   const double Td = T, nd = n, md = m;
@@ -269,4 +269,4 @@ std::string describe_plan(const MemoryPlan& p, double budget) {
          (p.per_sample_bytes() > budget ? " (DOES NOT FIT)" : "");
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -1,9 +1,17 @@
-// Public entry of the CUDA backend: makes sim::make_backend(BackendChoice::cuda or auto_) able to build it.
-// Call once at startup (the CLI does) in a build with NORMSIM_HAVE_CUDA.
+// Public entry of the two builds of gpu/: each makes sim::make_backend able to build its backend. Call once
+// at startup (the CLI and the Python module do). Declared outside the builds' inline namespaces
+// (NORMSIM_GPU_ABI), so a program linking both builds calls each by this name.
 #pragma once
 
 namespace normsim::gpu {
 
+// The CUDA backend (BackendChoice::cuda, and auto's first choice): in a build with NORMSIM_HAVE_CUDA,
+// defined by normsim_gpu.
 void register_backend();
+
+// The reference device (BackendChoice::reference): the same backend code on gpu/mock/, every kernel its
+// plain-loop reference and cuBLAS and cuSOLVER plain loops too, on host memory (docs/gpu.md, "The reference
+// device"). Defined by normsim_gpu_mock, which every build with NORMSIM_CUDA_MOCK has.
+void register_reference_backend();
 
 }  // namespace normsim::gpu

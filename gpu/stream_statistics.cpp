@@ -8,7 +8,7 @@
 #include "gpu/stat_ops.hpp"
 #include "sim/metrics.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 int gram_slots(int T, int d, int streams) {
   const double n = std::min(T, d), held_bytes = 4.0 * 1024 * 1024;
@@ -85,4 +85,4 @@ void StreamStatistics<R>::finish() {
 template class StreamStatistics<float>;
 template class StreamStatistics<double>;
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -7,6 +7,7 @@ namespace normsim::sim {
 namespace {
 BackendFactory g_cpu_factory = nullptr;
 BackendFactory g_cuda_factory = nullptr;
+BackendFactory g_reference_factory = nullptr;
 DeviceProbe g_cuda_usable = nullptr;
 
 // Why the CUDA backend cannot run here, or empty when it can be tried.
@@ -31,6 +32,10 @@ void register_cpu_backend(BackendFactory factory) {
   g_cpu_factory = factory;
 }
 
+void register_reference_backend(BackendFactory factory) {
+  g_reference_factory = factory;
+}
+
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_factory = factory;
   g_cuda_usable = device_usable;
@@ -42,6 +47,12 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
     throw std::invalid_argument("threads " + std::to_string(threads) + ": expected 0 (all cores) to " +
                                 std::to_string(kMaxThreads));
   if (choice == vocab::BackendChoice::cpu) return make_cpu_backend(threads);
+  if (choice == vocab::BackendChoice::reference) {
+    if (!g_reference_factory)
+      throw BackendUnavailable(
+          "this normsim was built without the reference device (configure with NORMSIM_CUDA_MOCK=ON)");
+    return g_reference_factory(threads);
+  }
   std::string why = cuda_unusable_reason();
   if (why.empty()) {
     try {

@@ -42,7 +42,8 @@ class BackendUnavailable : public std::runtime_error {
 // libgomp) or reserves absurd memory (2^31 - 1: 481 GB), and no machine has that many cores.
 inline constexpr int kMaxThreads = 1024;
 
-// choice: cpu, cuda or auto (cuda when this build has it and a usable device exists, else cpu); parsed
+// choice: cpu, cuda, reference or auto (cuda when this build has it and a usable device exists, else cpu;
+// never the reference device, which runs only when named); parsed
 // from its name at the command line's or Python's edge (vocab::parse<vocab::BackendChoice>).
 // threads: CPU worker threads, 0..kMaxThreads (0 = all cores). Throws std::invalid_argument for another
 // count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With auto in a
@@ -53,12 +54,14 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
                                       std::string* fallback_reason = nullptr);
 
 // Registration hooks of the backends, which link sim while sim links neither: the CPU engine's (sim/cpu/
-// provides it, through sim::cpu::register_backend()) and the CUDA backend's (gpu/ provides it when built with
-// CUDA, through gpu::register_backend()). device_usable says whether the CUDA backend can run here, and if
+// provides it, through sim::cpu::register_backend()), the CUDA backend's (gpu/ provides it when built with
+// CUDA, through gpu::register_backend()) and the reference device's (gpu/'s host build on gpu/mock/, through
+// gpu::register_reference_backend()). device_usable says whether the CUDA backend can run here, and if
 // not why (no device, driver, architecture, context).
 using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
 using DeviceProbe = bool (*)(std::string* why);
 void register_cpu_backend(BackendFactory factory);
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable);
+void register_reference_backend(BackendFactory factory);
 
 }  // namespace normsim::sim

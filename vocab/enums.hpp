@@ -63,7 +63,7 @@ enum class Precision { float32, float64, tf32, bf16 };
 // "auto", "true", "false").
 enum class Recompute { auto_, yes, no };
 // Which backend computes (a command-line and Python option, not a config key): auto picks CUDA when this
-// build has it and a usable device exists, else the CPU.
-enum class BackendChoice { auto_, cpu, cuda };
+// build has it and a usable device exists, else the CPU; reference is only ever chosen by name.
+enum class BackendChoice { auto_, cpu, cuda, reference };
 
 }  // namespace normsim::vocab

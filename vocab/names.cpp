@@ -149,6 +149,10 @@ constexpr std::array kBackendChoices{
                          "cuda when this build has it and a usable device exists, else cpu"},
     Named<BackendChoice>{BackendChoice::cpu, "cpu", "the CPU backend (all cores by default)"},
     Named<BackendChoice>{BackendChoice::cuda, "cuda", "the CUDA backend (refused without a usable device)"},
+    Named<BackendChoice>{
+        BackendChoice::reference, "reference",
+        "the reference device: the CUDA backend's code on plain-loop references, on the host "
+        "(slow; for checking)"},
 };
 }  // namespace
 

@@ -15,6 +15,10 @@ struct MockDevice {
   cudaError_t context_error = cudaSuccess;         // returned by calls that create the context
 };
 
+// Registers this build's backend where the CUDA backend would be (sim::register_cuda_backend, with the
+// device probe), for the tests of --backend auto's choice and the probe's refusals on the mock's devices.
+void register_as_cuda_backend();
+
 // Replaces the device (allocations already made stay valid; the pool's idle memory is dropped).
 // configure({}) restores the default.
 void configure(const MockDevice& device);

@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -39,4 +39,4 @@ void adam_displace(R* d_disp, const R* d_m, const R* d_v, std::size_t n, double 
 NORMSIM_INSTANTIATE_OP(adam_accumulate)
 NORMSIM_INSTANTIATE_OP(adam_displace)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

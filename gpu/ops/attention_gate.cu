@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -47,4 +47,4 @@ void attention_gate_backward(const R* d_o, const R* d_z, const R* d_dy, R* d_do,
 NORMSIM_INSTANTIATE_OP(attention_gate_forward)
 NORMSIM_INSTANTIATE_OP(attention_gate_backward)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

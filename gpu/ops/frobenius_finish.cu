@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -21,4 +21,4 @@ void frobenius_finish(const double* d_max_a, const double* d_max_b, const double
   check_launch("frobenius_finish_kernel");
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

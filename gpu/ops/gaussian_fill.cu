@@ -6,7 +6,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -56,4 +56,4 @@ void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::
 
 NORMSIM_INSTANTIATE_OP(gaussian_fill)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -23,4 +23,4 @@ void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, do
 
 NORMSIM_INSTANTIATE_OP(gradient_step)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

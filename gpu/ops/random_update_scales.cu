@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -20,4 +20,4 @@ void random_update_scales(const double* d_w_sq, const double* d_g_sq, double sca
   check_launch("random_update_scales_kernel");
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -22,4 +22,4 @@ void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, st
   check_launch("round_to_bf16_kernel");
 }
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -72,4 +72,4 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
 NORMSIM_INSTANTIATE_OP(row_norm_forward)
 NORMSIM_INSTANTIATE_OP(row_norm_backward)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

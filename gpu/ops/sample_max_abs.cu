@@ -5,7 +5,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -59,4 +59,4 @@ void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
 
 NORMSIM_INSTANTIATE_OP(sample_max_abs)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -2,7 +2,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -27,4 +27,4 @@ void scaled_sum(R* d_out, const R* d_a, const double* d_s, const R* d_b, std::si
 
 NORMSIM_INSTANTIATE_OP(scaled_sum)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

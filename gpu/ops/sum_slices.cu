@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -36,4 +36,4 @@ void sum_slices(R* d_c, const R* d_parts, int slices, int items, int m, int n, i
 
 NORMSIM_INSTANTIATE_OP(sum_slices)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

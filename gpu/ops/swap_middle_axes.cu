@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -27,4 +27,4 @@ void swap_middle_axes(const R* d_src, R* d_dst, int S, int A, int B, int n) {
 
 NORMSIM_INSTANTIATE_OP(swap_middle_axes)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

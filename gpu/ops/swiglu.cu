@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -38,4 +38,4 @@ void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh
 NORMSIM_INSTANTIATE_OP(swiglu_forward)
 NORMSIM_INSTANTIATE_OP(swiglu_backward)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -29,4 +29,4 @@ void token_onehot_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, i
 
 NORMSIM_INSTANTIATE_OP(token_onehot_fill)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

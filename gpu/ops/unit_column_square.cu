@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -45,4 +45,4 @@ void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, 
 
 NORMSIM_INSTANTIATE_OP(unit_column_square)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

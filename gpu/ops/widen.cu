@@ -3,7 +3,7 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu {
+namespace normsim::gpu::inline NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -32,4 +32,4 @@ void scaled_widen(const R* d_x, const double* d_factor, std::size_t n, int S, do
 NORMSIM_INSTANTIATE_OP(widen)
 NORMSIM_INSTANTIATE_OP(scaled_widen)
 
-}  // namespace normsim::gpu
+}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI

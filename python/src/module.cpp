@@ -13,7 +13,7 @@
 #include "sim/backend.hpp"
 #include "sim/cpu/register.hpp"
 #include "sim/run/config_file.hpp"
-#ifdef NORMSIM_HAVE_CUDA
+#if defined(NORMSIM_HAVE_CUDA) || defined(NORMSIM_HAVE_REFERENCE)
 #include "gpu/register.hpp"
 #endif
 
@@ -24,6 +24,9 @@ PYBIND11_MODULE(_core, m) {
   normsim::sim::cpu::register_backend();  // backend "cpu" (and auto's fallback) finds the CPU engine
 #ifdef NORMSIM_HAVE_CUDA
   normsim::gpu::register_backend();  // backend "cuda"/"auto" finds the CUDA backend, as in the CLI
+#endif
+#ifdef NORMSIM_HAVE_REFERENCE
+  normsim::gpu::register_reference_backend();  // backend "reference", as in the CLI
 #endif
   // A bad config or claim file: "FILE:LINE: key 'K': why" or "--set K=V: why", the CLI's message.
   auto& config_error = py::register_exception<normsim::sim::ConfigError>(m, "ConfigError", PyExc_ValueError);

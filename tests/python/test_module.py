@@ -53,14 +53,14 @@ LANES_CONFIG = textwrap.dedent("""\
 
 
 class SameAsCli(unittest.TestCase):
-    def same_as_cli(self, d, text):
+    def same_as_cli(self, d, text, backend="auto"):
         """normsim.run and normsim.read of the CLI's folder: equal frames, arrays and saved files."""
         config = os.path.join(d, "grid.toml")
         with open(config, "w") as f:
             f.write(text)
-        done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots")
+        done = cli("run", config, "--out", os.path.join(d, "cli"), "--quiet", "--no-plots", "--backend", backend)
         self.assertEqual(done.returncode, 0, done.stderr)
-        r = normsim.run(config, progress=False)
+        r = normsim.run(config, progress=False, backend=backend)
         files = normsim.read(os.path.join(d, "cli"))
         for table in ("summary", "layers", "theory", "configs"):
             pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
@@ -88,6 +88,14 @@ class SameAsCli(unittest.TestCase):
             for name in ("layers.csv", "summary.csv"):
                 with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
                     self.assertEqual(a.read(), b.read(), name)
+
+    def test_reference_device_equals_the_cli(self):
+        """backend="reference" (docs/gpu.md, "The reference device"): the CLI's --backend reference numbers,
+        bit for bit, and its run.json's backend."""
+        with Scratch() as d:
+            r, files = self.same_as_cli(d, CONFIG, backend="reference")
+            self.assertEqual(r.run_info["backend"], "reference")
+            self.assertEqual(files.run_info["backend"], "reference")
 
     def test_frames_and_files_equal_the_cli(self):
         with Scratch() as d:
