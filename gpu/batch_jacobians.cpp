@@ -12,7 +12,8 @@
 #include "sim/metrics.hpp"
 #include "sim/unit_plan.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class BatchRun<R>::JacobianDevice {
@@ -102,4 +103,5 @@ void BatchRun<R>::add_jacobians(int s, sim::SampleScalars& r) const {
 NORMSIM_BATCH_JACOBIANS(float)
 NORMSIM_BATCH_JACOBIANS(double)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -9,7 +9,8 @@
 #include "sim/single_update.hpp"
 #include "sim/statistic_finish.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 DeviceBuffer<std::uint32_t> sample_ids(std::span<const int> samples) {
@@ -313,4 +314,5 @@ void BatchRun<R>::reverse_segments(std::vector<DeviceBuffer<R>>& checkpoint, Dev
 template class BatchRun<float>;
 template class BatchRun<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

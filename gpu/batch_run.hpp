@@ -27,7 +27,8 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack_build.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Step `step` of `steps` of the training loop (sim/cpu/train_loop.hpp is the specification): the pass draws
 // W_s through the optimizer and, while step < steps, records the step's gradients into it; it runs on batch
@@ -132,4 +133,5 @@ class BatchRun {
   sim::JacobianSums jacobian_sums_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

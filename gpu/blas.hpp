@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // For each of `batch` items: C (m x n, ldc) = alpha op(A) (m x k) op(B) (k x n) + beta C, row-major, item i
 // at A + i*sA, B + i*sB, C + i*sC. op(X) = X^T when the flag is set. With beta 0 or 1, k is cut into
@@ -55,4 +56,5 @@ class Blas {
   cublasHandle_t handle_ = nullptr;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -25,7 +25,8 @@
 #include "sim/stack_build.hpp"
 #include "sim/unit_plan.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 // The Jacobian probes rebuild the whole tape for each reverse pass (gpu/batch_jacobians.cpp): not
@@ -238,4 +239,5 @@ template std::vector<sim::SampleRecord> CudaBackend::run_typed<float>(const sim:
 template std::vector<sim::SampleRecord> CudaBackend::run_typed<double>(const sim::Config&,
                                                                        std::span<const int>, bool);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

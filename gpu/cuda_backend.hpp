@@ -11,7 +11,8 @@
 #include "sim/backend.hpp"
 #include "vocab/enums.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 struct CudaOptions {
   // Weights: `no` keeps every weight from the forward for the backward; `yes` draws them again from
@@ -71,4 +72,5 @@ class CudaBackend final : public sim::Backend {
   CudaRunInfo info_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

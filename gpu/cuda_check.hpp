@@ -8,7 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 [[noreturn]] inline void throw_cuda_error(const char* what, const char* detail, const char* file, int line) {
   throw std::runtime_error(std::string("CUDA error: ") + what + " failed: " + detail + " at " + file + ":" +
@@ -26,7 +27,8 @@ inline void check_cuda(cusolverStatus_t e, const char* what, const char* file, i
     throw_cuda_error(what, ("cusolverStatus_t " + std::to_string(int(e))).c_str(), file, line);
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu
 
 // Wraps a CUDA runtime, cuBLAS or cuSOLVER call: NORMSIM_CUDA_CHECK(cudaMalloc(&p, n));
 #define NORMSIM_CUDA_CHECK(call) ::normsim::gpu::check_cuda((call), #call, __FILE__, __LINE__)

@@ -12,7 +12,8 @@
 #include <stdexcept>
 #include <string>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -123,7 +124,8 @@ std::vector<std::string> unresolved_cuda_library_functions() {
   return out;
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu
 
 #define NORMSIM_FORWARD_FUNCTION(library, ret, name, params, args)                               \
   extern "C" ret name params {                                                                   \

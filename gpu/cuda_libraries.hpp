@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // For each cuBLAS and cuSOLVER function the backend calls that cannot be found, why (the library that does
 // not open, or the symbol it lacks); empty when every one resolves. Loads the libraries (tests, and
 // scripts/gpu_validate.sh's first step).
 std::vector<std::string> unresolved_cuda_library_functions();
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -6,7 +6,8 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 std::atomic<std::size_t> g_in_use{0}, g_peak{0};
@@ -83,4 +84,5 @@ void device_zero(void* d_dst, std::size_t bytes) {
   NORMSIM_CUDA_CHECK(cudaMemset(d_dst, 0, bytes));
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

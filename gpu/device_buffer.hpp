@@ -5,7 +5,8 @@
 #include <utility>
 #include <vector>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 void* device_allocate(std::size_t bytes);  // throws (with the size) when the device is out of memory
 void device_free(void* p, std::size_t bytes) noexcept;
@@ -71,4 +72,5 @@ class DeviceBuffer {
   std::size_t n_ = 0;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

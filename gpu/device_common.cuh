@@ -7,7 +7,8 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 inline constexpr int kThreads = 256;  // elementwise and row kernels
 
@@ -72,4 +73,5 @@ __device__ inline R block_max(R v) {
   template decltype(name<float>) name<float>; \
   template decltype(name<double>) name<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -4,7 +4,8 @@
 
 #include "gpu/cuda_check.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 std::mutex creation;  // guards the handles' first creation
@@ -41,4 +42,5 @@ int handles_created() {
   return created;
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -7,7 +7,8 @@
 
 #include <mutex>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Created on first use and kept for the life of the process: never destroyed, because a static destructor
 // would run after the CUDA runtime's own teardown; the driver releases them at exit. Throws (as
@@ -22,4 +23,5 @@ std::unique_lock<std::mutex> lock_device();
 // The number of handles this process has created (tests: later runs create none).
 int handles_created();
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

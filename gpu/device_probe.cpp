@@ -13,7 +13,8 @@
 #error "NORMSIM_GPU_ARCHS (the built CUDA architectures) must be defined by the build"
 #endif
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 int cuda_device_count(std::string* why) {
   int n = 0;
@@ -115,4 +116,5 @@ bool cuda_device_usable(std::string* why) {
   return true;
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -5,7 +5,8 @@
 #include <string>
 #include <string_view>
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Number of CUDA devices; 0 with the reason in *why when there is none or the driver is missing.
 int cuda_device_count(std::string* why = nullptr);
@@ -28,4 +29,5 @@ unsigned host_wait_flags(const char* value);
 // false with the cause in *why.
 bool cuda_device_usable(std::string* why);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

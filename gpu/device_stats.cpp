@@ -7,7 +7,8 @@
 #include "sim/statistic_finish.hpp"
 #include "sim/stream_fields.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 DeviceStats::DeviceStats(int depth, int S, int lanes)
     : depth_(depth),
@@ -87,4 +88,5 @@ sim::SampleScalars DeviceStats::scalars(int s, const sim::StackShape& shape) con
   return r;
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -11,7 +11,8 @@
 #include "sim/sample_metrics.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Fields of a block (offsets in units of S doubles).
 inline constexpr int lf_stream = 0;            // kStreamFields of x_l (the output's: only f_nonfinite)
@@ -63,4 +64,5 @@ class DeviceStats {
   double* h_ = nullptr;  // pinned
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

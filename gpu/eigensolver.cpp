@@ -3,7 +3,8 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_handles.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 BatchedEigenvalues::BatchedEigenvalues() : handle_(process_solver_handle()) {
   NORMSIM_CUDA_CHECK(cusolverDnCreateParams(&params_));
@@ -32,4 +33,5 @@ void BatchedEigenvalues::compute(double* d_a, int n, int batch, double* d_w, int
                                             host_work_.data(), host_work_.size(), d_info, batch));
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -10,7 +10,8 @@
 
 #include "gpu/device_buffer.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 class BatchedEigenvalues {
  public:
@@ -31,4 +32,5 @@ class BatchedEigenvalues {
   std::vector<char> host_work_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -12,7 +12,8 @@
 #include "gpu/gpu_projections.hpp"
 #include "sim/attention_branch.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuAttentionDevice : public GpuProjections<R> {
@@ -172,4 +173,5 @@ void GpuAttentionDevice<R>::mix_values_backward(DeviceBuffer<R>& dv,
   }
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

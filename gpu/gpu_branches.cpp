@@ -17,7 +17,8 @@
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -191,4 +192,5 @@ template void batched_frobenius_of_AtB<float>(cublasHandle_t, const float*, cons
 template void batched_frobenius_of_AtB<double>(cublasHandle_t, const double*, const double*, int, int, int,
                                                int, double*);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

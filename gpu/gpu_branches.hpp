@@ -19,7 +19,8 @@
 #include "sim/stack.hpp"
 #include "sim/value_residual.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuUpdateProbe;  // gpu/gpu_update_probe.hpp
@@ -74,4 +75,5 @@ template <class R>
 void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, int S, int T, int n, int m,
                               double* d_out);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -8,7 +8,8 @@
 
 #include "gpu/gpu_projections.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuMlpDevice : public GpuProjections<R> {
@@ -64,4 +65,5 @@ class GpuMlpDevice : public GpuProjections<R> {
   }
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

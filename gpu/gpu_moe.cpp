@@ -9,7 +9,8 @@
 #include "gpu/ops.hpp"
 #include "sim/init.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -119,4 +120,5 @@ template std::unique_ptr<GpuBranch<double>> make_gpu_moe<double>(const sim::Stac
                                                                  const sim::Placement&, int,
                                                                  const GpuContext<double>&);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -7,10 +7,12 @@
 
 #include "gpu/gpu_branches.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 std::unique_ptr<GpuBranch<R>> make_gpu_moe(const sim::StackShape& s, const sim::Placement& p, int k,
                                            const GpuContext<R>& ctx);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/blas.hpp"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 void GpuOptimizerDevice<R>::open(State& s, bool adam, std::size_t n) const {
@@ -61,4 +62,5 @@ template class GpuOptimizerDevice<double>;
 template class GpuOptimizer<float>;
 template class GpuOptimizer<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -17,7 +17,8 @@
 #include "gpu/gpu_parameter_update.hpp"
 #include "sim/training_optimizer.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // The device of sim::TrainingOptimizer (its contract: sim/training_optimizer.hpp).
 template <class R>
@@ -71,4 +72,5 @@ class GpuOptimizer final : public GpuParameterUpdate<R> {
   sim::TrainingOptimizer<GpuOptimizerDevice<R>> steps_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -7,7 +7,8 @@
 #include "sim/stack.hpp"
 #include "sim/stack_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuParameterUpdate {
@@ -29,4 +30,5 @@ class GpuParameterUpdate {
   virtual void apply_edge(sim::Edge e, R* d_w, int n_in, int n_out) const = 0;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -17,7 +17,8 @@
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuProjections {
@@ -78,4 +79,5 @@ class GpuProjections {
   GpuWeights<R> w_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -5,7 +5,8 @@
 #include "gpu/ops.hpp"
 #include "sim/edges.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 GpuTapeDevice<R>::GpuTapeDevice(const sim::StackShape& shape, const sim::Placement& placement,
@@ -178,7 +179,8 @@ void GpuTapeDevice<R>::project_backward_to(DeviceBuffer<R>& into, const DeviceBu
 template class GpuTapeDevice<float>;
 template class GpuTapeDevice<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu
 
 template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<float>>;
 template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<double>>;

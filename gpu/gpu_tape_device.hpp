@@ -12,7 +12,8 @@
 #include "sim/placement.hpp"
 #include "sim/tape.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuTapeDevice {
@@ -88,7 +89,8 @@ inline constexpr sim::ReverseMode kConsumingReverse{.floor = -1, .gradw = true, 
 template <class R>
 using GpuTape = sim::Tape<GpuTapeDevice<R>>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu
 
 extern template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<float>>;
 extern template class normsim::sim::Tape<normsim::gpu::GpuTapeDevice<double>>;

@@ -7,7 +7,8 @@
 #include "gpu/gpu_weights.hpp"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 void GpuUpdateProbe<R>::stepped(int k, int w, const R* d_w0, const R* d_ws, int n_in, int n_out) {
@@ -67,4 +68,5 @@ sim::UpdateSizes GpuUpdateProbe<R>::sizes(int s, int depth) const {
 template class GpuUpdateProbe<float>;
 template class GpuUpdateProbe<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -18,7 +18,8 @@
 #include "gpu/device_buffer.hpp"
 #include "sim/update_sizes.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 class GpuUpdateProbe {
@@ -49,4 +50,5 @@ class GpuUpdateProbe {
   std::vector<DeviceBuffer<R>> spares_;  // dW buffers of measured matrices, reused by later ones
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -4,7 +4,8 @@
 #include "gpu/memory_plan.hpp"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 template <class R>
 void GpuUpdateDevice<R>::keep(Gradient& kept, const R* d_a, const R* d_b, int n_in, int n_out) const {
@@ -57,4 +58,5 @@ template class GpuUpdateDevice<double>;
 template class GpuWeightUpdate<float>;
 template class GpuWeightUpdate<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

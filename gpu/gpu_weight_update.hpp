@@ -19,7 +19,8 @@
 #include "sim/config.hpp"
 #include "sim/single_update.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // The device of sim::SingleUpdate (its contract: sim/single_update.hpp), on a batch of S samples.
 template <class R>
@@ -78,4 +79,5 @@ class GpuWeightUpdate final : public GpuParameterUpdate<R> {
   sim::SingleUpdate<GpuUpdateDevice<R>> update_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

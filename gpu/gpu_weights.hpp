@@ -19,7 +19,8 @@
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // out (S x T x n_out) = u (S x T x n_in) W (S x n_in x n_out) [+ out when accumulate]; or with trans_w,
 // u W^T for W (S x n_out x n_in).
@@ -169,4 +170,5 @@ class GpuWeights {
   DeviceBuffer<R> ones_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

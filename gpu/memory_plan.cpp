@@ -15,7 +15,8 @@
 #include "sim/single_update.hpp"
 #include "sim/unit_plan.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 bool frobenius_by_gram(int T, int n, int m) {
   const double Td = T, nd = n, md = m;
@@ -269,4 +270,5 @@ std::string describe_plan(const MemoryPlan& p, double budget) {
          (p.per_sample_bytes() > budget ? " (DOES NOT FIT)" : "");
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -8,7 +8,8 @@
 #include "sim/stack.hpp"
 #include "vocab/enums.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Elements per sample, all estimates erring high.
 std::size_t activation_elements(const sim::StackShape& s);  // whole tape kept for the backward + transients
@@ -84,4 +85,5 @@ MemoryPlan plan_memory(const sim::StackShape& s, std::size_t element_bytes, voca
 // One line: weights, tape, statistics, samples per batch and the budget (the --dry-run plan prints it).
 std::string describe_plan(const MemoryPlan& p, double budget);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

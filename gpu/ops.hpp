@@ -28,7 +28,8 @@
 #include "sim/unit_norm.hpp"
 #include "sim/update_step.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // out[s*n + i] = gaussian_at({seed, samples[s], layer, stream}, i) * float(scale). Not bit-identical to the
 // CPU backend's weights (sim::fill_gaussian, vectorized Eigen log/sin/cos): they differ by up to a few float
@@ -531,4 +532,5 @@ void swap_middle_axes(const R* src, R* dst, int S, int A, int B, int n) {
 NORMSIM_GPU_OP_T(swap_middle_axes, (const R* d_src, R* d_dst, int S, int A, int B, int n),
                  (d_src, d_dst, S, A, B, n));
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -12,7 +12,8 @@
 #include "sim/statistic_finish.hpp"
 #include "sim/stream_sums.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // Per row r of x (rows x n), its sim::row_sums at out[r * kRowStats] (`next`: the rows of the next stream,
 // or null).
@@ -108,4 +109,5 @@ NORMSIM_GPU_OP(frobenius_finish,
                (const double* d_max_a, const double* d_max_b, const double* d_sum, int S, double* d_out),
                (d_max_a, d_max_b, d_sum, S, d_out));
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -8,7 +8,8 @@
 #include "gpu/stat_ops.hpp"
 #include "sim/metrics.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 int gram_slots(int T, int d, int streams) {
   const double n = std::min(T, d), held_bytes = 4.0 * 1024 * 1024;
@@ -85,4 +86,5 @@ void StreamStatistics<R>::finish() {
 template class StreamStatistics<float>;
 template class StreamStatistics<double>;
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

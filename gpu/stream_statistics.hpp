@@ -16,7 +16,8 @@
 #include "gpu/eigensolver.hpp"
 #include "sim/metric_set.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // How many streams' Grams (n = min(T, d)) StreamStatistics holds before one solve: as many as 4 MiB per
 // sample holds, at least 1, at most `streams`.
@@ -56,4 +57,5 @@ class StreamStatistics {
   BatchedEigenvalues solver_;
 };
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -235,7 +235,8 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   const auto t0 = std::chrono::steady_clock::now();
   const std::string started = sim::utc_now_iso8601();
   // The GPU is chosen before anything can initialize CUDA (a CUDA-aware MPI_Init may).
-  const bool wants_gpu = backend_name != vocab::BackendChoice::cpu;
+  const bool wants_gpu =  // the reference device, like the CPU backend, runs on the host
+      backend_name == vocab::BackendChoice::cuda || backend_name == vocab::BackendChoice::auto_;
   const std::optional<int> env_local_rank = local_rank_from_env();
   std::string device;
   if (wants_gpu && env_local_rank) device = bind_gpu(*env_local_rank);

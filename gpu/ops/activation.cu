@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -35,4 +36,5 @@ void activation_backward(const R* d_h, const R* d_da, R* d_dh, std::size_t n, si
 NORMSIM_INSTANTIATE_OP(activation_forward)
 NORMSIM_INSTANTIATE_OP(activation_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

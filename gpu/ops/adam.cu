@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -39,4 +40,5 @@ void adam_displace(R* d_disp, const R* d_m, const R* d_v, std::size_t n, double 
 NORMSIM_INSTANTIATE_OP(adam_accumulate)
 NORMSIM_INSTANTIATE_OP(adam_displace)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

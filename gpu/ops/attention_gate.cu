@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -47,4 +48,5 @@ void attention_gate_backward(const R* d_o, const R* d_z, const R* d_dy, R* d_do,
 NORMSIM_INSTANTIATE_OP(attention_gate_forward)
 NORMSIM_INSTANTIATE_OP(attention_gate_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

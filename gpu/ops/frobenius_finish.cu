@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -21,4 +22,5 @@ void frobenius_finish(const double* d_max_a, const double* d_max_b, const double
   check_launch("frobenius_finish_kernel");
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

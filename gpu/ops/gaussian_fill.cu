@@ -6,7 +6,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -56,4 +57,5 @@ void gaussian_fill_bf16(std::uint16_t* d_bits, std::size_t n, int S, const std::
 
 NORMSIM_INSTANTIATE_OP(gaussian_fill)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -23,4 +24,5 @@ void gradient_step(R* d_w, const R* d_g, std::size_t n, double lr, bool adam, do
 
 NORMSIM_INSTANTIATE_OP(gradient_step)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

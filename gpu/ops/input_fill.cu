@@ -2,7 +2,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -28,4 +29,5 @@ void input_fill(R* d_out, int S, const std::uint32_t* d_samples, int T, int d, s
 
 NORMSIM_INSTANTIATE_OP(input_fill)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -44,4 +45,5 @@ void moe_gate_gradient(const R* d_dout, const R* d_y, R* d_dg, int rows, int n, 
 NORMSIM_INSTANTIATE_OP(moe_gate_rows)
 NORMSIM_INSTANTIATE_OP(moe_gate_gradient)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

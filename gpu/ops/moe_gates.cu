@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -41,4 +42,5 @@ void moe_gates_backward(const R* d_z, const R* d_dg, R* d_dz, int rows, int E, i
 NORMSIM_INSTANTIATE_OP(moe_gates)
 NORMSIM_INSTANTIATE_OP(moe_gates_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

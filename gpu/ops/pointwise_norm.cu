@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -39,4 +40,5 @@ void pointwise_norm_backward(const R* d_x, const R* d_dy, R* d_dx, std::size_t n
 NORMSIM_INSTANTIATE_OP(pointwise_norm_forward)
 NORMSIM_INSTANTIATE_OP(pointwise_norm_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -22,4 +23,5 @@ void round_to_bf16(const float* d_x, float* d_rounded, std::uint16_t* d_bits, st
   check_launch("round_to_bf16_kernel");
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -72,4 +73,5 @@ void row_norm_backward(const R* d_y, const R* d_dy, R* d_dx, const double* d_rst
 NORMSIM_INSTANTIATE_OP(row_norm_forward)
 NORMSIM_INSTANTIATE_OP(row_norm_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

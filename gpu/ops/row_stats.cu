@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -33,4 +34,5 @@ void row_stats(const R* d_x, const R* d_next, int rows, int n, double* d_out) {
 
 NORMSIM_INSTANTIATE_OP(row_stats)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

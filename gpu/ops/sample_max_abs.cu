@@ -5,7 +5,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -59,4 +60,5 @@ void power_of_two_scales(const double* d_max_abs, double* d_factor, int S) {
 
 NORMSIM_INSTANTIATE_OP(sample_max_abs)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -2,7 +2,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -27,4 +28,5 @@ void scaled_sum(R* d_out, const R* d_a, const double* d_s, const R* d_b, std::si
 
 NORMSIM_INSTANTIATE_OP(scaled_sum)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

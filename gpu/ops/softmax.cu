@@ -5,7 +5,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -54,4 +55,5 @@ void softmax_backward(const R* d_p, R* d_dp, int rows, int T, double scale) {
 NORMSIM_INSTANTIATE_OP(softmax_forward)
 NORMSIM_INSTANTIATE_OP(softmax_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

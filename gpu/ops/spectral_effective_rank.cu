@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -29,4 +30,5 @@ void spectral_effective_rank(const double* d_w, const int* d_info, int n, int S,
   check_launch("spectral_effective_rank_kernel");
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -5,7 +5,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -33,4 +34,5 @@ void stream_stats_finish(const double* d_row, const double* d_colsq, int S, int 
   check_launch("stream_stats_finish_kernel");
 }
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -38,4 +39,5 @@ void swiglu_backward(const R* d_g, const R* d_h, const R* d_da, R* d_dg, R* d_dh
 NORMSIM_INSTANTIATE_OP(swiglu_forward)
 NORMSIM_INSTANTIATE_OP(swiglu_backward)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -45,4 +46,5 @@ void unit_column_square(const R* d_x, const double* d_row, int S, int T, int d, 
 
 NORMSIM_INSTANTIATE_OP(unit_column_square)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

@@ -3,7 +3,8 @@
 #include "gpu/device_common.cuh"
 #include "gpu/stat_ops.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
@@ -32,4 +33,5 @@ void scaled_widen(const R* d_x, const double* d_factor, std::size_t n, int S, do
 NORMSIM_INSTANTIATE_OP(widen)
 NORMSIM_INSTANTIATE_OP(scaled_widen)
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu
