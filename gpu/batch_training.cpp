@@ -8,40 +8,89 @@
 #include "gpu/gpu_update_probe.hpp"
 #include "sim/metrics.hpp"
 #include "sim/sample_metrics.hpp"
+#include "sim/training_loop.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
-// Whether a step's pass trained the sample (sim::train_sample_cpu's backward_ok): every stream, the output,
-// the loss's input and every stream gradient finite.
+// Whether a step's pass trained the sample (the CPU's backward_ok): every stream, the output, the loss's
+// input and every stream gradient finite.
 bool pass_finite(const sim::SampleScalars& r, int K) {
   bool ok = r.output_finite && std::isfinite(r.values[sim::metric::logit_mean_abs][K]);
   for (std::size_t l = 0; l < r.stream_finite.size(); ++l) ok = ok && r.stream_finite[l] && r.grad_finite[l];
   return ok;
 }
 
-// Sample i's record of step s (run: the step's pass; probe: its update sizes, or null); `trained`: whether
-// every earlier step trained it (updated here).
+// A batch as sim/training_loop.hpp's device: each step one BatchRun that draws W_s through the optimizer
+// (gpu/gpu_optimizer.hpp) and measures every asked metric on the device, its scalars brought back with one
+// synchronization.
 template <class R>
-sim::SampleRecord step_record(const DeviceStats& stats, const BatchRun<R>& run,
-                              const GpuUpdateProbe<R>* probe, int i, int sample, int s,
-                              const sim::StackShape& shape, bool& trained) {
-  sim::SampleRecord rec;
-  if (!trained) {
-    rec = sim::record_from_scalars(sample, sim::empty_scalars(shape.depth), shape, sim::MetricSet{});
-  } else {
-    sim::SampleScalars r = stats.scalars(i, shape);
-    r.train_step = s;
-    run.add_jacobians(i, r);
-    if (probe) sim::put_update_sizes(r, probe->sizes(i, shape.depth));
-    const bool logits_finite = std::isfinite(r.values[sim::metric::logit_mean_abs][shape.depth]);
-    r.updated = s > 0 && logits_finite;  // output_change against step 0, from a finite forward
-    rec = sim::record_from_scalars(sample, r, shape, shape.cfg.metrics);
-    trained = pass_finite(r, shape.depth);
-  }
-  rec.step = s;
-  return rec;
+class GpuTrainingDevice {
+ public:
+  GpuTrainingDevice(const sim::Config& config, const sim::StackShape& shape, const sim::Placement& placement,
+                    const Blas& blas, std::span<const int> samples, const MemoryPlan& plan)
+      : config_(config),
+        shape_(shape),
+        placement_(placement),
+        blas_(blas),
+        samples_(samples),
+        plan_(plan),
+        optimizer_(shape, blas.handle(), int(samples.size())),
+        streams0_(std::size_t(shape.depth + 1) * samples.size() * shape.tokens * shape.width),
+        train_{&optimizer_, 0, config.steps, config.batches == vocab::Batches::fresh, &streams0_, &logits0_},
+        finite_(samples.size()) {}
+  int samples() const { return int(samples_.size()); }
+  void run_step(int s);
+  sim::SampleRecord record(int i, int s);
+  bool trained(int i) const { return finite_[std::size_t(i)]; }
+  void step() { optimizer_.step(); }
+
+ private:
+  const sim::Config& config_;
+  const sim::StackShape& shape_;
+  const sim::Placement& placement_;
+  const Blas& blas_;
+  std::span<const int> samples_;
+  const MemoryPlan& plan_;
+  GpuOptimizer<R> optimizer_;
+  DeviceBuffer<R> streams0_, logits0_;  // x_0..x_K and the loss's input at step 0 on batch 0
+  TrainStep<R> train_;
+  // The step's statistics, update sizes and run, in the order they are made (the run reads the other two).
+  std::optional<DeviceStats> stats_;
+  std::optional<GpuUpdateProbe<R>> probe_;
+  std::optional<BatchRun<R>> run_;
+  std::vector<bool> finite_;  // each sample's pass of the step, after record()
+};
+
+template <class R>
+void GpuTrainingDevice<R>::run_step(int s) {
+  run_.reset(), probe_.reset(), stats_.reset();  // the last step's, in reverse order of their making
+  train_.step = s;
+  stats_.emplace(shape_.depth, samples(), placement_.lanes());
+  if (sim::wants_update_sizes(config_.metrics) && s > 0)
+    probe_.emplace(blas_.handle(), samples(), shape_.tokens);
+  train_.probe = probe_ ? &*probe_ : nullptr;
+  run_.emplace(config_, shape_, placement_, blas_, samples_, plan_.recompute, *stats_, &train_);
+  if (plan_.checkpoint_every > 0)
+    run_->checkpointed(plan_.checkpoint_every);
+  else
+    run_->whole();
+  stats_->copy_to_host();  // the step's synchronization (and one copy per matrix probed)
+  if (probe_) probe_->copy_to_host();
+}
+
+template <class R>
+sim::SampleRecord GpuTrainingDevice<R>::record(int i, int s) {
+  sim::SampleScalars r = stats_->scalars(i, shape_);
+  r.train_step = s;
+  run_->add_jacobians(i, r);
+  if (probe_) sim::put_update_sizes(r, probe_->sizes(i, shape_.depth));
+  const bool logits_finite = std::isfinite(r.values[sim::metric::logit_mean_abs][shape_.depth]);
+  r.updated = s > 0 && logits_finite;  // output_change against step 0, from a finite forward
+  finite_[std::size_t(i)] = pass_finite(r, shape_.depth);
+  return sim::record_from_scalars(samples_[std::size_t(i)], r, shape_, shape_.cfg.metrics);
 }
 
 }  // namespace
@@ -52,34 +101,8 @@ std::vector<std::vector<sim::SampleRecord>> train_batch(const sim::Config& confi
                                                         const sim::Placement& placement, const Blas& blas,
                                                         std::span<const int> samples,
                                                         const MemoryPlan& plan) {
-  const int S = int(samples.size()), K = shape.depth;
-  GpuOptimizer<R> optimizer(shape, blas.handle(), S);
-  DeviceBuffer<R> streams0(std::size_t(K + 1) * S * shape.tokens * shape.width), logits0;
-  TrainStep<R> step{&optimizer, 0,       config.steps, config.batches == vocab::Batches::fresh,
-                    &streams0,  &logits0};
-  const bool sizes = sim::wants_update_sizes(config.metrics);
-  std::vector<std::vector<sim::SampleRecord>> records(S);
-  std::vector<bool> trained(S, true);
-  for (; step.step <= config.steps; ++step.step) {
-    DeviceStats stats(K, S, placement.lanes());
-    std::optional<GpuUpdateProbe<R>> probe;
-    if (sizes && step.step > 0) probe.emplace(blas.handle(), S, shape.tokens);
-    step.probe = probe ? &*probe : nullptr;
-    BatchRun<R> run(config, shape, placement, blas, samples, plan.recompute, stats, &step);
-    if (plan.checkpoint_every > 0)
-      run.checkpointed(plan.checkpoint_every);
-    else
-      run.whole();
-    stats.copy_to_host();  // the step's synchronization (and one copy per matrix probed)
-    if (probe) probe->copy_to_host();
-    for (int i = 0; i < S; ++i) {
-      bool t = trained[i];
-      records[i].push_back(step_record<R>(stats, run, step.probe, i, samples[i], step.step, shape, t));
-      trained[i] = t;
-    }
-    if (step.step < config.steps) optimizer.step();
-  }
-  return records;
+  GpuTrainingDevice<R> device(config, shape, placement, blas, samples, plan);
+  return sim::run_training(device, config.steps, shape, samples);
 }
 
 template std::vector<std::vector<sim::SampleRecord>> train_batch<float>(const sim::Config&,
@@ -93,4 +116,5 @@ template std::vector<std::vector<sim::SampleRecord>> train_batch<double>(const s
                                                                          std::span<const int>,
                                                                          const MemoryPlan&);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

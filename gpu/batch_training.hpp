@@ -1,11 +1,10 @@
-// The training loop on the device (steps > 0) for one batch of S samples, the twin of sim/cpu/train_loop.hpp
-// (its specification; docs/design/parametrization.md 3.5): for s = 0 .. steps, one pass of BatchRun on batch
-// s (fixed: batch 0) that draws W_s through the optimizer (gpu/gpu_optimizer.hpp) and measures every asked
-// metric at step s on the device, then, while s < steps, the optimizer's step from that pass's gradients.
-// Each step's per-layer scalars come back with one synchronization and become records through
-// sim::record_from_scalars, the CPU's code. A sample whose forward or backward was not finite at a step ends
-// its training there, as on the CPU: its later steps' records hold no value (the device keeps running it
-// with the batch, and its numbers are dropped).
+// The training loop on the device (steps > 0) for one batch of S samples: the batch as the device of the
+// training loop written once for every device (sim/training_loop.hpp: the steps, the records, where a
+// sample's training ends). Each step is one pass of BatchRun on batch s (fixed: batch 0) that draws W_s
+// through the optimizer (gpu/gpu_optimizer.hpp) and measures every asked metric at step s on the device;
+// its per-layer scalars come back with one synchronization and become records through
+// sim::record_from_scalars, the CPU's code. A sample whose pass was not finite runs on with the batch, and
+// the loop drops its numbers.
 #pragma once
 #include <span>
 #include <vector>
@@ -16,7 +15,8 @@
 #include "sim/record.hpp"
 #include "sim/stack.hpp"
 
-namespace normsim::gpu::inline NORMSIM_GPU_ABI {
+namespace normsim::gpu {
+inline namespace NORMSIM_GPU_ABI {
 
 // The records of steps 0 .. config.steps of each sample (one vector per sample, in step order), run with
 // the plan's weights (kept or redrawn) and activations (whole tape or checkpointed).
@@ -26,4 +26,5 @@ std::vector<std::vector<sim::SampleRecord>> train_batch(const sim::Config& confi
                                                         const sim::Placement& placement, const Blas& blas,
                                                         std::span<const int> samples, const MemoryPlan& plan);
 
-}  // namespace normsim::gpu::inline NORMSIM_GPU_ABI
+}  // namespace NORMSIM_GPU_ABI
+}  // namespace normsim::gpu

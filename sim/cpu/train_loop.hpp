@@ -1,7 +1,8 @@
-// A few steps of training on the CPU backend (steps > 0; docs/design/parametrization.md 3.5): for s = 0 ..
-// steps, the forward on batch s (fixed: batch 0 every step), every asked metric at step s, and, while s <
-// steps, the loss's backward and one step of the optimizer (sim/training_optimizer.hpp) on every parameter.
-// Admin's omega is measured at step 0 and replayed after, as the one update does (sim/cpu/update_pass.hpp).
+// A few steps of training on the CPU backend (steps > 0): one sample as the device of the training loop
+// written once for every device (sim/training_loop.hpp: the steps, the records, where training ends). Each
+// step's pass is run_pass on batch s (fixed: batch 0 every step) with the optimizer's hooks (while s <
+// steps, the loss's backward records the gradients; from s = 1, W_s = W_0 + D is drawn through it). Admin's
+// omega is measured at step 0 and replayed after, as the one update does (sim/cpu/update_pass.hpp).
 // output_change at step s >= 1 is ||x_l(s) - x_l(0)||^2 / ||x_l(0)||^2 on batch 0 (with fresh batches, one
 // more forward on batch 0 per step); at step 0 it is not stored. The coordinate-check metrics
 // (docs/metrics.md): logit_mean_abs on the step's batch, logit_change on batch 0 as output_change, and, where
