@@ -293,13 +293,18 @@ int print_version() {
 #else
   constexpr const char* cuda = "no";
 #endif
+#ifdef NORMSIM_HAVE_REFERENCE
+  constexpr const char* reference = "yes";
+#else
+  constexpr const char* reference = "no";
+#endif
 #ifdef NORMSIM_HAVE_MPI
   constexpr const char* mpi = "yes";
 #else
   constexpr const char* mpi = "no";
 #endif
   std::cout << "normsim " << normsim_version() << " (git " << normsim_git_commit()
-            << ")\nCUDA backend: " << cuda << "\nMPI: " << mpi << "\n";
+            << ")\nCUDA backend: " << cuda << "\nReference device: " << reference << "\nMPI: " << mpi << "\n";
   return 0;
 }
 

@@ -104,6 +104,7 @@ TEST_CASE("help on every command, and the version") {
   CHECK(v.out.starts_with("normsim "));
   CHECK(v.out.find("(git ") != std::string::npos);
   CHECK(v.out.find("CUDA backend: ") != std::string::npos);
+  CHECK(v.out.find("Reference device: ") != std::string::npos);  // --backend reference (docs/gpu.md)
   CHECK(v.out.find("MPI: ") != std::string::npos);
 }
 
