@@ -78,7 +78,7 @@ void GpuTrainingDevice<R>::run_step(int s) {
   else
     run_->whole();
   stats_->copy_to_host();  // the step's synchronization (and one copy per matrix probed)
-  if (probe_) probe_->copy_to_host();
+  if (probe_) probe_->finish();
 }
 
 template <class R>

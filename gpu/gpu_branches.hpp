@@ -14,6 +14,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_stats.hpp"
 #include "gpu/gpu_parameter_update.hpp"
+#include "gpu/gpu_update_probe.hpp"
 #include "sim/branch_hooks.hpp"
 #include "sim/placement.hpp"
 #include "sim/stack.hpp"
@@ -21,9 +22,6 @@
 
 namespace normsim::gpu {
 inline namespace NORMSIM_GPU_ABI {
-
-template <class R>
-class GpuUpdateProbe;  // gpu/gpu_update_probe.hpp
 
 // What every branch of one batch shares.
 template <class R>
@@ -40,8 +38,9 @@ struct GpuContext {
   // step's gradients). Both null: neither.
   GpuParameterUpdate<R>* record = nullptr;
   const GpuParameterUpdate<R>* apply = nullptr;
-  // A training step's coordinate-check sizes (gpu/gpu_update_probe.hpp): told each matrix `apply` moves and
-  // each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s >= 1.
+  // A training step's coordinate-check sizes (sim/update_probe.hpp, gpu/gpu_update_probe.hpp): told each
+  // matrix `apply` moves and each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s
+  // >= 1.
   GpuUpdateProbe<R>* probe = nullptr;
 };
 

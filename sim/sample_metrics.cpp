@@ -16,7 +16,7 @@ namespace normsim::sim {
 namespace {
 
 // Each kind's metrics, from its row of vocab/weight_kinds.hpp: gradw_<kind>, and the coordinate-check metrics
-// of a step's update (sim/cpu/update_probe.hpp), -1 where it has none.
+// of a step's update (sim/update_probe.hpp), -1 where it has none.
 namespace weight_metric {
 inline constexpr int none = -1;
 using namespace vocab::metric;

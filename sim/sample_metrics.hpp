@@ -53,7 +53,7 @@ struct SampleScalars {
   std::vector<std::vector<std::vector<double>>> lanes;
 };
 
-// A training step's update sizes (dwx_*, rel_dw_*; sim/cpu/update_probe.hpp) into s.values, for depth K =
+// A training step's update sizes (dwx_*, rel_dw_*; sim/update_probe.hpp) into s.values, for depth K =
 // s.stream_finite.size() - 1: the CPU's loop and the CUDA backend's (gpu/batch_training.hpp) put them alike.
 void put_update_sizes(SampleScalars& s, const UpdateSizes& u);
 // Whether m asks for an update size (their rows run from dwx_w1 to rel_dw_out in vocab/metrics.def), which

@@ -1,6 +1,6 @@
 // The coordinate-check sizes of one training step's updates, per matrix (docs/metrics.md rows dwx_* and
-// rel_dw_*; their definitions: sim/cpu/update_probe.hpp, which measures them on the CPU, and its twin
-// gpu/gpu_update_probe.hpp), as either backend hands them to a sample's record (sim/sample_metrics.hpp).
+// rel_dw_*; their definitions and measurement, written once for every device: sim/update_probe.hpp), as
+// either backend hands them to a sample's record (sim/sample_metrics.hpp).
 #pragma once
 #include <array>
 #include <vector>

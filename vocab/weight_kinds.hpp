@@ -15,7 +15,7 @@
 //   writes_stream  whether its output is the branch's (fan_out = d): W_2, W_O and the decoder's C_O, the
 //                  matrices a placement's output-scaling rules act on;
 //   biased         whether `bias = true` gives it a bias (a routed MLP's router has none);
-//   dwx, rel_dw    its update's coordinate-check metrics (sim/cpu/update_probe.hpp), `none` where it has
+//   dwx, rel_dw    its update's coordinate-check metrics (sim/update_probe.hpp), `none` where it has
 //                  none (a parameter update of a routed MLP is refused).
 #pragma once
 

@@ -45,7 +45,7 @@ class CpuTapeDevice {
   Mat<R> branch_forward(CpuBranch<R>& br, const Mat<R>& u, int k);
   Mat<R> project(const Mat<R>& a, Edge e) {
     const Mat<R>& W = edge_matrix(e);
-    if (hooks_.probe) hooks_.probe->edge_input(e, a);
+    if (hooks_.probe) hooks_.probe->input(-1, int(e), a);
     return a * W;
   }
 

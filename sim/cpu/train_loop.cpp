@@ -51,7 +51,7 @@ void CpuTrainingDevice<R>::run_step(int s) {
   const bool fresh = config.batches == vocab::Batches::fresh;
   state_.replay = s > 0;
   // Step 0 draws W_0 as a run without steps does (no displacement yet: no apply hook).
-  UpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/cpu/update_probe.hpp)
+  CpuUpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/update_probe.hpp)
   const UpdateHooks<R> hooks{s < config.steps ? &optimizer_ : nullptr, s > 0 ? &optimizer_ : nullptr,
                              s > 0 && wants_update_sizes(config.metrics) ? &probe : nullptr};
   pass_ = run_pass<R>(shape_, *owned_, key_, fresh ? std::uint32_t(s) : 0, hooks, state_, ws_);
@@ -59,7 +59,10 @@ void CpuTrainingDevice<R>::run_step(int s) {
   t.train_step = s;
   t.logit_mean_abs = mean_abs(pass_.loss_input);
   if (s == 0) stream0_ = t.stream, z0_ = pass_.loss_input;
-  if (s > 0) t.update_sizes = probe.sizes(config.depth);
+  if (s > 0) {
+    probe.finish();
+    t.update_sizes = probe.sizes(0, config.depth);
+  }
   if (s > 0 && pass_.forward_ok) {  // against step 0 on batch 0 (with fresh batches, one more forward)
     MatD z = pass_.loss_input;
     t.output_change = relative_change(

@@ -6,7 +6,7 @@
 // output_change at step s >= 1 is ||x_l(s) - x_l(0)||^2 / ||x_l(0)||^2 on batch 0 (with fresh batches, one
 // more forward on batch 0 per step); at step 0 it is not stored. The coordinate-check metrics
 // (docs/metrics.md): logit_mean_abs on the step's batch, logit_change on batch 0 as output_change, and, where
-// a dwx_ or rel_dw_ metric is asked, the sizes of each matrix's update W_s - W_0 (sim/cpu/update_probe.hpp)
+// a dwx_ or rel_dw_ metric is asked, the sizes of each matrix's update W_s - W_0 (sim/update_probe.hpp)
 // from step 1 on. Every draw is Philox and every step runs in the pass's fixed order
 // (sim/cpu/cpu_parallel.hpp), so a sample's records do not depend on the thread count.
 #pragma once

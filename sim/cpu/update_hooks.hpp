@@ -17,19 +17,19 @@ struct UpdateHooks {
   const ParameterUpdate<R>* apply = nullptr;
   // A training step's coordinate-check sizes (sim/update_probe.hpp): told each matrix `apply` moves and
   // each product's input; null unless a dwx_ or rel_dw_ metric is asked at a step s >= 1.
-  UpdateProbe<R>* probe = nullptr;
+  CpuUpdateProbe<R>* probe = nullptr;
   // W_0 -> W_s of matrix w of sublayer k, or of edge matrix e, by `apply` (reported to `probe`).
   void apply_weight(int k, WeightKind w, Mat<R>& W) const {
     if (!probe) return apply->apply(k, w, W);
-    probe->before(W);
+    probe->device().before(W);
     apply->apply(k, w, W);
-    probe->stepped(k, w, W);
+    probe->stepped(k, int(w), probe->device().held(), W, int(W.rows()), int(W.cols()));
   }
   void apply_edge(Edge e, Mat<R>& W) const {
     if (!probe) return apply->apply_edge(e, W);
-    probe->before(W);
+    probe->device().before(W);
     apply->apply_edge(e, W);
-    probe->stepped_edge(e, W);
+    probe->stepped(-1, int(e), probe->device().held(), W, int(W.rows()), int(W.cols()));
   }
 };
 

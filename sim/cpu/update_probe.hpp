@@ -1,57 +1,44 @@
-// The coordinate-check sizes of each matrix's update at step s >= 1 of the training loop, measured on the CPU
-// (sim/cpu/train_loop.hpp; issue 28 item 3; docs/metrics.md rows dwx_* and rel_dw_*; what it hands on:
-// sim/update_sizes.hpp), with dW = W_s - W_0 of the stored W_eff (the parametrization's multiplier
-// included, sim/training_optimizer.hpp):
-//   rel_dw = ||dW||_F / ||W_0||_F              (Frobenius; NaN for a zero-init matrix)
-//   dwx    = mean over t, j of |(x dW)[t, j]|   (x the matrix's input in step s's forward)
-// dwx is mup's `l1` statistic (microsoft/mup@0518b39 mup/coord_check.py l.43-44: torch.abs(x).mean()) of the
-// part of the matrix's output its update makes: the quantity Tensor Programs V's coordinate check asks to
-// stay Theta(1) in width. A pass's weight source reports each matrix as the optimizer moves it (W_0 to W_s)
-// and each product's input; the sizes are the last report's (a redraw in the backward reports the same W).
-// Memory: a few matrices' worth (W_0 of the matrix being moved, dW until its product), reused from matrix
-// to matrix.
+// The CPU's device of a training step's update sizes (sim/update_probe.hpp: their definitions, the
+// bookkeeping of which matrix is measured when): one sample, its matrices on the host. The hooks hand it
+// W_0 before the optimizer moves W in place (before), and the probe then W_s (sim/cpu/update_hooks.hpp).
 #pragma once
-#include <limits>
-#include <map>
-#include <utility>
-#include <vector>
+#include <cstddef>
 
 #include "sim/cpu_matrix.hpp"
-#include "sim/stack.hpp"
-#include "sim/stack_ops.hpp"
-#include "sim/update_sizes.hpp"
+#include "sim/update_probe.hpp"
 
 namespace normsim::sim {
 
 template <class R>
-class UpdateProbe {
+class CpuUpdateSizes {
  public:
-  // W_0 of the matrix the optimizer is about to move (the next stepped or stepped_edge).
-  void before(const Mat<R>& W0);
-  // Matrix w of sublayer k, or edge matrix e, moved by the optimizer from before()'s W_0 to Ws.
-  void stepped(int k, WeightKind w, const Mat<R>& Ws);
-  void stepped_edge(Edge e, const Mat<R>& Ws);
-  // x, the input of matrix w of sublayer k (or of edge e) in this forward: x dW's mean |.|.
-  void input(int k, WeightKind w, const Mat<R>& x);
-  void edge_input(Edge e, const Mat<R>& x);
-  UpdateSizes sizes(int depth) const;
+  using Buffer = Mat<R>;
+  using Sums = UpdateSums;  // on the host as they are made
+
+  // Keeps W_0 of the matrix the optimizer is about to move (in storage reused while the size stays).
+  void before(const Mat<R>& w0) { before_ = w0; }
+  const Mat<R>& held() const { return before_; }
+
+  std::size_t entries(const Mat<R>& m) const { return std::size_t(m.size()); }
+  Mat<R> buffer(std::size_t n) const { return Mat<R>(Eigen::Index(n), 1); }
+  void difference(Mat<R>& dw, const Mat<R>& w0, const Mat<R>& ws, int, int, Sums& s) const {
+    dw = ws - w0;  // resized in place: a spare of as many entries keeps its storage
+    s.dw_sq = dw.template cast<double>().squaredNorm();
+    s.w0_sq = w0.template cast<double>().squaredNorm();
+  }
+  void product(const Mat<R>& x, const Mat<R>& dw, int, int, Sums& s) const {
+    const Mat<R> xdw = x * dw;
+    s.abs_xdw = xdw.template cast<double>().cwiseAbs().sum();
+    s.count = double(xdw.size());
+  }
+  void read(Sums&) const {}
+  UpdateSums sums(const Sums& s, int) const { return s; }
 
  private:
-  // dW is held from a matrix's step to its product's input only: once dwx is measured, a redraw in the
-  // backward (the same W) measures rel_dw alone. Its buffer and W_0's come from spares of earlier
-  // matrices, so that a pass allocates a few matrices, not one per matrix and step.
-  struct Entry {
-    Mat<R> dW;
-    bool measured = false;  // dwx is this pass's
-    double rel_dw = std::numeric_limits<double>::quiet_NaN(), dwx = std::numeric_limits<double>::quiet_NaN();
-  };
-  using Key = std::pair<int, int>;  // (sublayer, weight kind); an edge matrix e is (-1, e)
-  std::map<Key, Entry> entries_;
   Mat<R> before_;
-  std::vector<Mat<R>> spares_;
-  Mat<R> spare(Eigen::Index rows, Eigen::Index cols);  // one of rows x cols entries if any is spare
-  void step(const Key& key, const Mat<R>& Ws);
-  void product(const Key& key, const Mat<R>& x);
 };
+
+template <class R>
+using CpuUpdateProbe = UpdateProbe<CpuUpdateSizes<R>>;
 
 }  // namespace normsim::sim

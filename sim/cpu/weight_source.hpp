@@ -59,7 +59,7 @@ struct WeightSource {
       round_to_bf16_if<R>(bf16(), out.middleCols(f, c));
       after(f, c);
     });
-    if (hooks.probe) hooks.probe->input(k, w, x);  // after the product has drawn (and stepped) W
+    if (hooks.probe) hooks.probe->input(k, int(w), x);  // after the product has drawn (and stepped) W
   }
   void multiply(Mat<R>& out, const Mat<R>& u, WeightKind w, CpuWorkspace<R>& ws) const {
     multiply(out, u, w, ws, [](Eigen::Index, Eigen::Index) {});
