@@ -49,7 +49,7 @@ Usage: normsim COMMAND [options]
   normsim coord CONFIG --sweep width=... --out OUT
                                            a coordinate check: exponents in width or depth, predicted
   normsim plot OUT [options]               figures and a report from a results folder
-  normsim --version                        version, git commit, CUDA and MPI support
+  normsim --version                        version, git commit, CUDA, reference device and MPI support
   normsim COMMAND --help                   help on one command
 
 Exit status: 0 ok, 2 bad config or usage, 1 runtime failure.

@@ -46,7 +46,8 @@ BatchRun<R>::BatchRun(const sim::Config& config, const sim::StackShape& shape,
       jacobians_(sim::JacobianWanted::of(config.metrics)),
       probes_(config.jacobian_probes) {
   if (update_.needs_gradients()) ctx_.record = &update_;
-  if (train) {  // as sim::train_sample_cpu's hooks: record while a step follows, W_s from step 1 on
+  if (train) {  // as the CPU's training hooks (sim/cpu/train_loop.cpp): record while a step follows, W_s from
+                // step 1 on
     ctx_.record = train->step < train->steps ? train->optimizer : nullptr;
     ctx_.apply = train->step > 0 ? train->optimizer : nullptr;
     ctx_.probe = train->step > 0 ? train->probe : nullptr;

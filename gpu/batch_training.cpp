@@ -41,6 +41,9 @@ class GpuTrainingDevice {
         streams0_(std::size_t(shape.depth + 1) * samples.size() * shape.tokens * shape.width),
         train_{&optimizer_, 0, config.steps, config.batches == vocab::Batches::fresh, &streams0_, &logits0_},
         finite_(samples.size()) {}
+  // train_ points into this object's members.
+  GpuTrainingDevice(const GpuTrainingDevice&) = delete;
+  GpuTrainingDevice& operator=(const GpuTrainingDevice&) = delete;
   int samples() const { return int(samples_.size()); }
   void run_step(int s);
   sim::SampleRecord record(int i, int s);

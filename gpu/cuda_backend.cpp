@@ -100,7 +100,8 @@ CudaBackend::CudaBackend(int threads, CudaOptions options)
 std::string CudaBackend::device() const {
 #ifdef NORMSIM_CUDA_MOCK
   return "the reference device: the CUDA backend's code on the host, every kernel its plain-loop reference "
-         "(gpu/ops.hpp, gpu/stat_ops.hpp) and cuBLAS and cuSOLVER plain loops (gpu/mock/)";
+         "(gpu/ops.hpp, gpu/stat_ops.hpp), cuBLAS a plain-loop GEMM and cuSOLVER Eigen's eigensolver "
+         "(gpu/mock/)";
 #else
   return cuda_device_description();
 #endif

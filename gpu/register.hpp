@@ -10,8 +10,9 @@ namespace normsim::gpu {
 void register_backend();
 
 // The reference device (BackendChoice::reference): the same backend code on gpu/mock/, every kernel its
-// plain-loop reference and cuBLAS and cuSOLVER plain loops too, on host memory (docs/gpu.md, "The reference
-// device"). Defined by normsim_gpu_mock, which every build with NORMSIM_CUDA_MOCK has.
+// plain-loop reference, cuBLAS a plain-loop GEMM and cuSOLVER Eigen's eigensolver, on host memory
+// (docs/gpu.md, "The reference device"). Defined by normsim_gpu_mock, which every build with
+// NORMSIM_CUDA_MOCK has.
 void register_reference_backend();
 
 }  // namespace normsim::gpu

@@ -49,6 +49,7 @@ template <class R>
 void CpuTrainingDevice<R>::run_step(int s) {
   const Config& config = shape_.cfg;
   const bool fresh = config.batches == vocab::Batches::fresh;
+  pass_ = PassTensors();  // the last step's tensors freed before this step's are made
   state_.replay = s > 0;
   // Step 0 draws W_0 as a run without steps does (no displacement yet: no apply hook).
   CpuUpdateProbe<R> probe;  // the sizes of the update W_s - W_0 (sim/update_probe.hpp)

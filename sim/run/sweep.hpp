@@ -44,7 +44,8 @@ struct GridRefusal {
 GridRefusal grid_refusal(const Grid& grid, const Backend& backend, int unit_samples);
 // --backend auto: the chosen engine when it can run every configuration of the grid, else the CPU backend,
 // with *note set to why (a CUDA backend that lacks a feature a config asks for: update, Jacobian metrics).
-// Any other request (cpu, cuda) returns the engine unchanged: an explicit choice is not overridden.
+// Any other request (cpu, cuda, reference) returns the engine unchanged: an explicit choice is not
+// overridden.
 std::unique_ptr<Backend> backend_for_grid(std::unique_ptr<Backend> engine, vocab::BackendChoice requested,
                                           const Grid& grid, int unit_samples, int threads, std::string* note);
 

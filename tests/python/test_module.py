@@ -89,6 +89,7 @@ class SameAsCli(unittest.TestCase):
                 with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
                     self.assertEqual(a.read(), b.read(), name)
 
+    @unittest.skipUnless(normsim._build.REFERENCE, "built without the reference device (NORMSIM_CUDA_MOCK=OFF)")
     def test_reference_device_equals_the_cli(self):
         """backend="reference" (docs/gpu.md, "The reference device"): the CLI's --backend reference numbers,
         bit for bit, and its run.json's backend."""
