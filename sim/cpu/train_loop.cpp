@@ -25,6 +25,7 @@ class CpuTrainingDevice {
         threads_(threads),
         optimizer_(shape_, ws.threads, &ws.optimizer_state) {}
   int samples() const { return 1; }
+  const StackShape& shape() const { return shape_; }
   void run_step(int s);
   SampleRecord record(int, int) const {
     return measure_sample(int(key_.sample), pass_.tensors, shape_, shape_.cfg.metrics, threads_);
@@ -80,7 +81,7 @@ std::vector<SampleRecord> train_sample_cpu(const Config& config, int sample, Cpu
                                            int threads) {
   CpuTrainingDevice<R> device(config, sample, ws, threads);
   const int samples[] = {sample};
-  return std::move(run_training(device, config.steps, StackShape(config), samples)[0]);
+  return std::move(run_training(device, config.steps, device.shape(), samples)[0]);
 }
 
 template std::vector<SampleRecord> train_sample_cpu<float>(const Config&, int, CpuWorkspace<float>&, int);
