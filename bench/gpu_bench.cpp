@@ -3,9 +3,11 @@
 // fraction of cuBLAS's own SGEMM rate (and its TF32 rate) at the workload's MLP product shape on random
 // matrices, measured in the same run, and the ratio to PyTorch doing the same work (bench/gpu_torch.py),
 // when torch is available. The warm-up and the timed runs must share one memory plan (checked). Usage:
-//   normsim_gpu_bench [WORKLOAD...|all|quick] [--no-torch]
+//   normsim_gpu_bench [WORKLOAD...|all|quick] [--no-torch] [--tune NAME=VALUE]... [--variants]
 // WORKLOAD: w1, w2, w2bf16, w2tf32; all (the default): every one; quick: w1, w2bf16 and w2tf32, the three
-// that issue 29's speed targets are judged on, in about a minute on an H200.
+// that issue 29's speed targets are judged on, in about a minute on an H200. --tune sets one field of
+// gpu/tuning.hpp for every run; --variants times each workload under each variant of gpu/tuning.hpp and
+// under all of them, rounds interleaved, against the defaults (docs/gpu.md "Variants under measurement").
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/ops.hpp"
+#include "gpu/tuning.hpp"
 #include "sim/metric_set.hpp"
 
 namespace {
@@ -163,17 +166,75 @@ void bench_workload(const Workload& workload, bool torch) {
   std::fflush(stdout);
 }
 
+// The variants of gpu/tuning.hpp one at a time, then together, each against the defaults.
+std::vector<std::pair<std::string, normsim::gpu::Tuning>> tuning_variants() {
+  using normsim::gpu::Tuning;
+  const Tuning base = normsim::gpu::tuning();
+  std::vector<std::pair<std::string, Tuning>> v = {{"defaults", base}};
+  Tuning t = base;
+  t.vector_fill = true;
+  v.emplace_back("vector_fill", t);
+  t = base;
+  t.fused_scales = true;
+  v.emplace_back("fused_scales", t);
+  t = base;
+  t.spread_dot = true;
+  v.emplace_back("spread_dot", t);
+  t = base;
+  t.slice_max_tiles = 128, t.slice_min_k = 512, t.slice_target_tiles = 1024;
+  v.emplace_back("slices_k512", t);
+  t.vector_fill = t.fused_scales = t.spread_dot = true;
+  v.emplace_back("all", t);
+  return v;
+}
+
+// The workload's timed run (its torch metrics) under each variant, 5 rounds with the variants in turn
+// within each round (a drift of the card's clocks then falls on every variant alike), best device time of
+// each; the defaults are put back after.
+void bench_variants(const Workload& workload) {
+  normsim::gpu::CudaBackend backend(0);
+  Workload w = workload;
+  std::vector<int> samples(w.config.samples);
+  std::iota(samples.begin(), samples.end(), 0);
+  w.config.metrics = torch_metrics();
+  const auto variants = tuning_variants();
+  std::vector<double> best(variants.size(), 1e300);
+  for (int r = -1; r < 5; ++r) {  // round -1: each variant's warm-up (its kernels' first launch, cuBLAS's)
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      normsim::gpu::tuning() = variants[v].second;
+      backend.run(w.config, samples);
+      if (r >= 0) best[v] = std::min(best[v], backend.last_run().device_seconds);
+    }
+  }
+  normsim::gpu::tuning() = variants[0].second;
+  const double sgemm = gemm_rate(w.config, Math::sgemm);
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    std::printf("%s variant %-13s device %.4f s = %.1f%% of the defaults' time, %.1f%% of cuBLAS SGEMM\n",
+                w.name.c_str(), variants[v].first.c_str(), best[v], 100 * best[v] / best[0],
+                100 * w.flops / best[v] / sgemm);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> every = {"w1", "w2", "w2bf16", "w2tf32"}, quick = {"w1", "w2bf16", "w2tf32"};
   std::vector<std::string> which;
-  bool torch = true;
+  bool torch = true, variants = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--no-torch")
+    if (a == "--no-torch") {
       torch = false;
-    else if (const auto& set = a == "all" ? every : quick; a == "all" || a == "quick")
+    } else if (a == "--variants") {
+      variants = true;
+    } else if (a == "--tune" && i + 1 < argc) {
+      try {
+        normsim::gpu::set_tuning(normsim::gpu::tuning(), argv[++i]);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "normsim_gpu_bench: %s\n", e.what());
+        return 2;
+      }
+    } else if (const auto& set = a == "all" ? every : quick; a == "all" || a == "quick")
       which.insert(which.end(), set.begin(), set.end());
     else
       which.push_back(a);
@@ -198,6 +259,11 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&runtime);
   std::printf("normsim GPU benchmark  device: %s  driver %d  runtime %d  date: %s\n",
               normsim::gpu::cuda_device_name().c_str(), driver, runtime, date);
-  for (const std::string& name : which) bench_workload(normsim::bench::benchmark_workload(name), torch);
+  for (const std::string& name : which) {
+    if (variants)
+      bench_variants(normsim::bench::benchmark_workload(name));
+    else
+      bench_workload(normsim::bench::benchmark_workload(name), torch);
+  }
   return 0;
 }

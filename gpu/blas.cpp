@@ -6,6 +6,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_handles.hpp"
 #include "gpu/ops.hpp"
+#include "gpu/tuning.hpp"
 
 namespace normsim::gpu {
 inline namespace NORMSIM_GPU_ABI {
@@ -77,10 +78,12 @@ void sliced_gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, R alph
 }  // namespace
 
 int inner_slices(int m, int n, int k) {
+  const Tuning& t = tuning();  // the gate's defaults: at most 64 tiles, k >= 1024, 512 tiles in all
   const long long tiles = (long long)((m + 31) / 32) * ((n + 31) / 32);
-  if (tiles > 64 || k < 1024) return 1;
+  if (tiles > t.slice_max_tiles || k < t.slice_min_k) return 1;
   int slices = 1;
-  while (tiles * slices < 512 && k % (2 * slices) == 0 && k / (2 * slices) >= 128) slices *= 2;
+  while (tiles * slices < t.slice_target_tiles && k % (2 * slices) == 0 && k / (2 * slices) >= 128)
+    slices *= 2;
   return slices;
 }
 

@@ -24,7 +24,8 @@ void gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int m, int n, int k
 // sum_slices (gpu/ops.hpp) adds each item's slices in double in a fixed order. Only items of at most 64 tiles
 // of 32 x 32 with k >= 1024 are cut; the count doubles while under 512 tiles in all and each slice keeps at
 // least 128 of k (k divisible): a function of the item's shape alone, so an item's numbers do not depend on
-// how many items share the call (the batch size) or on the device.
+// how many items share the call (the batch size) or on the device. The gate's three numbers are
+// gpu/tuning.hpp's, which a benchmark may change between runs.
 int inner_slices(int m, int n, int k);
 
 // gemm as one cuBLAS strided batched call, never sliced: the benchmark's reference rate

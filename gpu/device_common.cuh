@@ -63,6 +63,27 @@ __device__ inline R block_max(R v) {
   return total;
 }
 
+// A block's share of a per-sample maximum of |x| (sample_max_abs, operand_scales): x[i] for i = first,
+// first + stride, ... below n, each thread its own; every thread gets the bits of the block's largest
+// finite |x|, or the quiet NaN's bits where it saw an entry that is not finite. The bits of non-negative
+// doubles order as their values and the quiet NaN 0x7FF8... lies above +infinity's, so an atomicMax of
+// these bits over the blocks (from +0: all bits clear) is exact whatever the grid.
+template <class R>
+__device__ unsigned long long block_max_abs_bits(const R* x, std::size_t first, std::size_t n,
+                                                 std::size_t stride) {
+  double m = 0, bad = 0;
+  for (std::size_t i = first; i < n; i += stride) {
+    const double v = fabs(double(x[i]));
+    if (isfinite(v))
+      m = fmax(m, v);
+    else
+      bad += 1;
+  }
+  m = block_max(m);
+  bad = block_sum(bad);
+  return bad > 0 ? 0x7FF8'0000'0000'0000ull : (unsigned long long)__double_as_longlong(m);
+}
+
 #define NORMSIM_GRID_LOOP(i, n)                                                     \
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
        i += std::size_t(blockDim.x) * gridDim.x)

@@ -14,6 +14,7 @@
 #include "gpu/memory_plan.hpp"
 #include "gpu/ops.hpp"
 #include "gpu/stat_ops.hpp"
+#include "gpu/tuning.hpp"
 #include "sim/init.hpp"
 #include "sim/norm_site.hpp"
 
@@ -145,9 +146,13 @@ void batched_frobenius_of_AtB(cublasHandle_t blas, const R* d_a, const R* d_b, i
   double* const max_a = d_stats.get();
   double* const max_b = max_a + S;
   double* const sum = max_b + S;
-  sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
-  sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
-  power_of_two_scales(max_a, d_factor.get(), 2 * S);
+  if (tuning().fused_scales) {
+    operand_scales(d_a, std::size_t(T) * n, d_b, std::size_t(T) * m, S, max_a, d_factor.get());
+  } else {
+    sample_max_abs(d_a, std::size_t(T) * n, S, max_a);
+    sample_max_abs(d_b, std::size_t(T) * m, S, max_b);
+    power_of_two_scales(max_a, d_factor.get(), 2 * S);
+  }
   if (frobenius_by_gram(T, n, m)) {
     gram_frobenius_sq(blas, d_a, d_b, d_factor.get(), S, T, n, m, sum);
   } else {

@@ -442,6 +442,23 @@ NORMSIM_GPU_OP_T(sample_max_abs, (const R* d_a, std::size_t n, int S, double* d_
 NORMSIM_GPU_OP(power_of_two_scales, (const double* d_max_abs, double* d_factor, int S),
                (d_max_abs, d_factor, S));
 
+// The Frobenius norms' operand scales in one launch (Tuning::fused_scales, gpu/tuning.hpp): max_ab[s] =
+// max|a| and max_ab[S + s] = max|b| of sample s as sample_max_abs gives them (a's samples n entries apart,
+// b's m), and factor[i] = power_of_two_scale(max_ab[i]) for i < 2S: the same values as those three calls.
+namespace cpu {
+template <class R>
+void operand_scales(const R* a, std::size_t n, const R* b, std::size_t m, int S, double* max_ab,
+                    double* factor) {
+  sample_max_abs(a, n, S, max_ab);
+  sample_max_abs(b, m, S, max_ab + S);
+  power_of_two_scales(max_ab, factor, 2 * S);
+}
+}  // namespace cpu
+NORMSIM_GPU_OP_T(operand_scales,
+                 (const R* d_a, std::size_t n, const R* d_b, std::size_t m, int S, double* d_max_ab,
+                  double* d_factor),
+                 (d_a, n, d_b, m, S, d_max_ab, d_factor));
+
 // out[s] = sum_i (a[s*n+i] - b[s*n+i])^2 in double (one block per sample): output_change's numerator.
 namespace cpu {
 template <class R>

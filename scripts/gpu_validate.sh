@@ -22,6 +22,9 @@
 #   quickbench bench/gpu_bench.cpp's `quick`: W1, W2bf16 and W2tf32 only, the workloads issue 29's speed
 #              targets are judged on (not in the default list; `bash scripts/gpu_validate.sh build quickbench`
 #              is a short device check, about 2.5 minutes on an H200 with 16 cores)
+#   variants   bench/gpu_bench.cpp's --variants on W1 and W2bf16: each variant of gpu/tuning.hpp against the
+#              defaults, rounds interleaved (not in the default list; `bash scripts/gpu_validate.sh build
+#              tests variants`)
 #   memcheck   compute-sanitizer memcheck on the kernel tests and the Gram norms
 #   wide16     width 16384 x depth 1000 x 16 tokens end to end: wall time, peak memory
 #   racecheck initcheck   compute-sanitizer on the kernel tests
@@ -83,8 +86,8 @@ build=${build:-${BUILD_DIR:-/tmp/normsim-build-gpu}}
 logs="$here/docs/gpu_validation"
 summary="$here/docs/gpu_validation.md"
 all=(build tests check bench memcheck wide16 racecheck initcheck bmemcheck wide256)
-reported=("${all[@]}" quickbench)  # the summary's steps: the default list and those run only when named
-declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [quickbench]=120 [memcheck]=90 [wide16]=150 [racecheck]=60
+reported=("${all[@]}" quickbench variants)  # the summary's steps: the default list and those run only when named
+declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [quickbench]=120 [variants]=150 [memcheck]=90 [wide16]=150 [racecheck]=60
   [initcheck]=60 [bmemcheck]=240 [wide256]=300)
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs"
@@ -166,6 +169,7 @@ run_step() {
     check) do_check ;;
     bench) "$build/bench/normsim_gpu_bench" all ;;
     quickbench) "$build/bench/normsim_gpu_bench" quick ;;
+    variants) "$build/bench/normsim_gpu_bench" w1 w2bf16 --variants ;;
     memcheck) sanitize memcheck "[kernel],[twin]" ;;
     racecheck | initcheck) sanitize "$1" "[kernel]" ;;
     bmemcheck) sanitize memcheck "[backend]" ;;
@@ -202,7 +206,7 @@ write_summary() {
     echo '```'
     for s in "${reported[@]}"; do
       [ -f "$logs/$s.log" ] || continue
-      grep -hE 'test cases|assertions|ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
+      grep -hE 'test cases|assertions| variant |ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
         "$logs/$s.log" | head -60 | sed "s/^/$s: /"
     done
     echo '```'

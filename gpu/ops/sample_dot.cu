@@ -1,7 +1,10 @@
-// Per-sample dot products: one block per sample: the kernel and its launcher, declared with its reference in
-// gpu/ops.hpp.
+// Per-sample dot products in double: one block per sample, or many (Tuning::spread_dot) with their partial
+// sums added in a fixed order: the kernels and their launcher, declared with the reference in gpu/ops.hpp.
+#include <algorithm>
+
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
+#include "gpu/tuning.hpp"
 
 namespace normsim::gpu {
 inline namespace NORMSIM_GPU_ABI {
@@ -17,11 +20,57 @@ __global__ void sample_dot_kernel(const R* a, const R* b, std::size_t n, double*
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
+// The spread version's partial sums (sample s, block j at s gridDim.y + j) and its count of finished blocks,
+// which the last block resets (a process's launches run one after another on the legacy stream).
+constexpr unsigned kDotPartials = 16384;
+__device__ double dot_partials[kDotPartials];
+__device__ unsigned int dot_finished = 0;
+
+// Block (s, j) sums entries j blockDim.x + t, stepping gridDim.y blockDim.x, into its partial; the block that
+// finishes last (every other's partial fenced before it counted itself) adds each sample's partials in the
+// order j = 0, 1, ...: a fixed order for a given n, so the same bits from run to run.
+template <class R>
+__global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, double* out) {
+  const unsigned S = gridDim.x, B = gridDim.y, s = blockIdx.x, j = blockIdx.y;
+  const std::size_t o = std::size_t(s) * n;
+  double acc = 0;
+  for (std::size_t i = std::size_t(j) * blockDim.x + threadIdx.x; i < n; i += std::size_t(B) * blockDim.x)
+    acc += double(a[o + i]) * double(b[o + i]);
+  acc = block_sum(acc);
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    dot_partials[s * B + j] = acc;
+    __threadfence();
+    last = atomicAdd(&dot_finished, 1u) == S * B - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  for (unsigned t = threadIdx.x; t < S; t += blockDim.x) {
+    double sum = 0;
+    for (unsigned q = 0; q < B; ++q) sum += __ldcg(dot_partials + t * B + q);  // at L2, past this SM's L1
+    out[t] = sum;
+  }
+  if (threadIdx.x == 0) dot_finished = 0;
+}
+
+// Blocks a sample for the spread version: about 16 entries a thread, at most 256, and all the partials in
+// kDotPartials; 1 (the one-block kernel) where that leaves one.
+unsigned spread_blocks(std::size_t n, int S) {
+  const std::size_t per_block = std::size_t(kThreads) * 16;
+  const std::size_t want = std::min<std::size_t>((n + per_block - 1) / per_block, 256);
+  return unsigned(std::max<std::size_t>(std::min<std::size_t>(want, kDotPartials / std::size_t(S)), 1));
+}
+
 }  // namespace
 
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
+  if (const unsigned B = tuning().spread_dot ? spread_blocks(n, S) : 1; B > 1) {
+    sample_dot_spread_kernel<<<dim3(unsigned(S), B), kThreads>>>(d_a, d_b, n, d_out);
+    check_launch("sample_dot_spread_kernel");
+    return;
+  }
   sample_dot_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);
   check_launch("sample_dot_kernel");
 }

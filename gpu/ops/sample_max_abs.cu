@@ -10,26 +10,14 @@ inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
-// Blocks (blockIdx.x the sample, gridDim.y per sample) over slices of a sample: each block's largest finite
-// |a|, or NaN where it saw an entry that is not finite, merged into out[s] by an atomicMax on the bits. The
-// bits of non-negative doubles order as their values, and the quiet NaN 0x7FF8... lies above +infinity's, so
-// the merge is exact and the result the twin's whatever the grid (out[s] starts at +0: all bits clear).
+// Blocks (blockIdx.x the sample, gridDim.y per sample) over slices of a sample, merged into out[s] by an
+// atomicMax on block_max_abs_bits (gpu/device_common.cuh): exact, the twin's whatever the grid.
 template <class R>
 __global__ void sample_max_abs_kernel(const R* a, std::size_t n, unsigned long long* out) {
-  const std::size_t o = std::size_t(blockIdx.x) * n, stride = std::size_t(blockDim.x) * gridDim.y;
-  double m = 0, bad = 0;
-  for (std::size_t i = std::size_t(blockIdx.y) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const double v = fabs(double(a[o + i]));
-    if (isfinite(v))
-      m = fmax(m, v);
-    else
-      bad += 1;
-  }
-  m = block_max(m);
-  bad = block_sum(bad);
-  if (threadIdx.x == 0)
-    atomicMax(out + blockIdx.x,
-              bad > 0 ? 0x7FF8'0000'0000'0000ull : (unsigned long long)__double_as_longlong(m));
+  const unsigned long long bits =
+      block_max_abs_bits(a + std::size_t(blockIdx.x) * n, std::size_t(blockIdx.y) * blockDim.x + threadIdx.x,
+                         n, std::size_t(blockDim.x) * gridDim.y);
+  if (threadIdx.x == 0) atomicMax(out + blockIdx.x, bits);
 }
 
 __global__ void power_of_two_scales_kernel(const double* max_abs, double* factor, int S) {

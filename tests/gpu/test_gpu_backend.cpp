@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "gpu/register.hpp"
+#include "gpu/tuning.hpp"
 #include "sim/cpu/cpu_backend.hpp"
 #include "sim/metric_set.hpp"
 #include "sim/metrics.hpp"
@@ -457,6 +458,38 @@ TEST_CASE("CUDA backend: recompute, batching and the mse loss do not change resu
   require_records_close(r1, {ra[2]}, 1e-6, 1e-5);
   sim::CpuBackend cpu(2);
   require_records_close(ra, cpu.run(c, all), 1e-4, 3e-3);
+}
+
+// gpu/tuning.hpp's variants under measurement, through the whole backend. vector_fill and fused_scales
+// compute the same values in other launch shapes: the default's records bit for bit. A slicing gate of 128
+// tiles and k >= 512 cuts this config's k = 512 products (W2's, and the Grams of the hidden activations) in
+// 4, summed in double and rounded once, and spread_dot sums the norms' products in another order: the
+// float32 summation-order tolerance of the recompute case above.
+TEST_CASE("CUDA backend: the tuning's variants keep its numbers", "[backend][tuning]") {
+  sim::Config c = small_config(vocab::Placement::pre, kKinds[5], "float32");
+  c.width = 128;
+  c.mlp_ratio = 4.0;
+  for (const int m : {sim::metric::gradw_w1, sim::metric::gradw_w2, sim::metric::gradw_wq})
+    c.metrics.insert(m);
+  const std::vector<int> samples = {0, 1};
+  const auto base = gpu::CudaBackend(1).run(c, samples);
+  const gpu::Tuning defaults = gpu::tuning();
+  gpu::Tuning same = defaults, near = defaults;
+  same.vector_fill = same.fused_scales = true;
+  near.spread_dot = true;
+  near.slice_max_tiles = 128;
+  near.slice_min_k = 512;
+  near.slice_target_tiles = 1024;
+  const auto run_with = [&](const gpu::Tuning& t) {
+    struct Restore {
+      gpu::Tuning saved;
+      ~Restore() { gpu::tuning() = saved; }
+    } restore{gpu::tuning()};
+    gpu::tuning() = t;
+    return gpu::CudaBackend(1).run(c, samples);
+  };
+  require_records_close(run_with(same), base, 0.0, 0.0);
+  require_records_close(run_with(near), base, 1e-6, 1e-5);
 }
 
 TEST_CASE("CUDA backend: the config's recompute key decides unless the options override it", "[backend]") {

@@ -28,20 +28,12 @@ using normsim::test::check_op;
 using normsim::test::in;
 using normsim::test::in_or_null;
 using normsim::test::out;
+using normsim::test::random_vector;
 using normsim::test::require_close;
 namespace gpu = normsim::gpu;
 namespace sim = normsim::sim;
 
 namespace {
-
-template <class R>
-std::vector<R> random_vector(std::size_t n, unsigned seed, double scale = 1.0) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist(0.0, scale);
-  std::vector<R> v(n);
-  for (auto& x : v) x = R(dist(gen));
-  return v;
-}
 
 template <class R>
 constexpr double ulp() {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <iomanip>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace normsim::test {
@@ -33,6 +34,16 @@ void require_close(const std::vector<A>& got, const std::vector<B>& ref, double 
                    << double(ref[worst]) << " (tol " << tol << ", eps " << eps << "); " << bad << " of "
                    << ref.size() << " outside");
   CHECK(bad == 0);
+}
+
+// n Gaussian entries of standard deviation `scale`, from mt19937(seed): the kernels' test inputs.
+template <class R>
+std::vector<R> random_vector(std::size_t n, unsigned seed, double scale = 1.0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist(0.0, scale);
+  std::vector<R> v(n);
+  for (auto& x : v) x = R(dist(gen));
+  return v;
 }
 
 }  // namespace normsim::test
