@@ -25,6 +25,12 @@
 #   variants   bench/gpu_bench.cpp's --variants on W1 and W2bf16: each variant of gpu/tuning.hpp against the
 #              defaults, rounds interleaved (not in the default list; `bash scripts/gpu_validate.sh build
 #              tests variants`)
+#   wholeproc  issue 31's CPU figure on this machine: `normsim run bench/w1.toml --backend cpu` as a whole
+#              process (weights kept, then redrawn), 3 runs each, against the in-process W1 of
+#              normsim_cpu_w1_bench, 2 threads, with the page faults and the machine's THP setting (not in
+#              the default list; needs normsim_cpu_w1_bench among the built targets)
+#   sweep      issue 29's sweep target: bench/w1_sweep.toml (48 configurations) as a whole process on the
+#              CUDA backend and on the CPU backend on all cores, and their ratio (not in the default list)
 #   memcheck   compute-sanitizer memcheck on the kernel tests and the Gram norms
 #   wide16     width 16384 x depth 1000 x 16 tokens end to end: wall time, peak memory
 #   racecheck initcheck   compute-sanitizer on the kernel tests
@@ -86,8 +92,8 @@ build=${build:-${BUILD_DIR:-/tmp/normsim-build-gpu}}
 logs="$here/docs/gpu_validation"
 summary="$here/docs/gpu_validation.md"
 all=(build tests check bench memcheck wide16 racecheck initcheck bmemcheck wide256)
-reported=("${all[@]}" quickbench variants)  # the summary's steps: the default list and those run only when named
-declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [quickbench]=120 [variants]=150 [memcheck]=90 [wide16]=150 [racecheck]=60
+reported=("${all[@]}" quickbench variants wholeproc sweep)  # the summary's steps: the default list and those run only when named
+declare -A limit=([build]=180 [tests]=150 [check]=150 [bench]=150 [quickbench]=120 [variants]=150 [wholeproc]=90 [sweep]=120 [memcheck]=90 [wide16]=150 [racecheck]=60
   [initcheck]=60 [bmemcheck]=240 [wide256]=300)
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs"
@@ -120,13 +126,45 @@ do_build() {
   fi
   cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMSIM_MPI=OFF -DNORMSIM_CUDA_MOCK=OFF -DNORMSIM_WERROR=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$cap" "${py[@]}" || return $?
-  local targets=(normsim test_gpu test_cuda_libraries normsim_gpu_bench)
+  local targets=(normsim test_gpu test_cuda_libraries normsim_gpu_bench normsim_cpu_w1_bench)
   cmake --build "$build" --target help | grep -q normsim_python && targets+=(normsim_python)
   # GPU_TARGETS: only these (a short check: "test_gpu test_cuda_libraries normsim_gpu_bench" for
   # `tests quickbench`).
   [ -n "${GPU_TARGETS:-}" ] && read -r -a targets <<<"$GPU_TARGETS"
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || return $?
   echo "compiler warnings (not errors on this foreign compiler): $(grep -c 'warning:' "$logs/build.log")"
+}
+
+# Issue 31: W1 as a user runs it against the benchmark's in-process figure, on a machine other than the
+# development VM (whose first-touch page faults cost more than the run: docs/benchmarks.md).
+whole_process() {
+  echo "machine: $(nproc) cores; THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null);" \
+    "$(grep -c hypervisor /proc/cpuinfo | sed 's/^0$/no hypervisor flag/;s/^[1-9].*/a hypervisor flag (a VM)/')"
+  local i set
+  for set in 'recompute="false"' 'recompute="true"'; do
+    for i in 1 2 3; do
+      /usr/bin/time -f "whole process W1 ($set): %e s wall, %U s user, %S s system, %R page faults" \
+        "$build/normsim" run bench/w1.toml --backend cpu --threads 2 --set "$set" --quiet --no-plots --force \
+        --out /tmp/normsim-w1 || return 1
+    done
+  done
+  "$build/bench/normsim_cpu_w1_bench" --w1-only --no-torch --repeat 3 --threads 2
+}
+
+# Issue 29 item 3: the W1 sweep on the device against the CPU backend on every core, whole processes.
+sweep_ratio() {
+  local b t=()
+  for b in cuda cpu; do
+    rm -rf "/tmp/normsim-sweep-$b"
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$build/normsim" run bench/w1_sweep.toml --backend "$b" --no-plots --quiet --out "/tmp/normsim-sweep-$b" ||
+      return 1
+    t1=$(date +%s.%N)
+    t+=("$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")")
+    echo "W1 sweep (48 configurations), $b backend ($(nproc) cores for cpu): ${t[-1]} s whole process"
+  done
+  echo "W1 sweep: the CUDA backend $(awk "BEGIN { printf \"%.2f\", ${t[1]} / ${t[0]} }")x the CPU backend (target 10x)"
 }
 
 sanitize() {  # sanitize TOOL TEST-SPEC...: compute-sanitizer TOOL on test_gpu's matching cases
@@ -170,6 +208,8 @@ run_step() {
     bench) "$build/bench/normsim_gpu_bench" all ;;
     quickbench) "$build/bench/normsim_gpu_bench" quick ;;
     variants) "$build/bench/normsim_gpu_bench" w1 w2bf16 --variants ;;
+    wholeproc) whole_process ;;
+    sweep) sweep_ratio ;;
     memcheck) sanitize memcheck "[kernel],[twin]" ;;
     racecheck | initcheck) sanitize "$1" "[kernel]" ;;
     bmemcheck) sanitize memcheck "[backend]" ;;
@@ -206,7 +246,7 @@ write_summary() {
     echo '```'
     for s in "${reported[@]}"; do
       [ -f "$logs/$s.log" ] || continue
-      grep -hE 'test cases|assertions| variant |ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
+      grep -hE 'test cases|assertions| variant |whole process|W1 normsim cpu|W1 sweep|^machine:|ERROR SUMMARY|GFLOP|TFLOP|compiler warnings|torch|SKIPPED|bit-identical|GPU plan|REFUSED|Elapsed \(wall|Maximum resident|verdicts|standard errors|differ|exit [0-9]|claims in|^- `|error' \
         "$logs/$s.log" | head -60 | sed "s/^/$s: /"
     done
     echo '```'
