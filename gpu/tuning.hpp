@@ -22,8 +22,9 @@ struct Tuning {
   // The Frobenius norms' max |A|, max |B| and their power-of-two factors in one launch instead of three
   // (operand_scales; the same values).
   bool fused_scales = false;
-  // sample_dot over many blocks a sample, their partial sums added in a fixed order, instead of one block
-  // a sample (another order of the same sum: the value moves within double's rounding).
+  // sample_dot over many blocks a sample, their partial sums added in an order fixed by the length alone,
+  // instead of one block a sample (another order of the same sum: the value moves within double's
+  // rounding).
   bool spread_dot = false;
 };
 

@@ -11,8 +11,9 @@ inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
-// How many blocks of the grid have finished; the last one resets it, so every launch starts from 0 (the
-// launches of a process run one after another on the legacy stream).
+// How many blocks of the grid have finished; the last one resets it, so every launch starts from 0. One
+// launch at a time uses it: the backend launches on the legacy stream only, and one run at a time holds the
+// device (gpu/device_handles.hpp's lock).
 __device__ unsigned int operand_scales_finished = 0;
 
 // Block (s, y, z): slice y of sample s of a (z = 0) or b (z = 1), merged into max_ab[z S + s] by an
@@ -33,6 +34,7 @@ __global__ void operand_scales_kernel(const R* a, std::size_t n, const R* b, std
     atomicMax(out + blockIdx.z * S + s, bits);
     __threadfence();
     last = atomicAdd(&operand_scales_finished, 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
+    if (last) __threadfence();  // acquire: the others' maxima before this block reads them
   }
   __syncthreads();
   if (!last) return;

@@ -21,14 +21,15 @@ __global__ void sample_dot_kernel(const R* a, const R* b, std::size_t n, double*
 }
 
 // The spread version's partial sums (sample s, block j at s gridDim.y + j) and its count of finished blocks,
-// which the last block resets (a process's launches run one after another on the legacy stream).
+// which the last block resets. One launch at a time uses them: the backend launches on the legacy stream
+// only, and one run at a time holds the device (gpu/device_handles.hpp's lock).
 constexpr unsigned kDotPartials = 16384;
 __device__ double dot_partials[kDotPartials];
 __device__ unsigned int dot_finished = 0;
 
 // Block (s, j) sums entries j blockDim.x + t, stepping gridDim.y blockDim.x, into its partial; the block that
 // finishes last (every other's partial fenced before it counted itself) adds each sample's partials in the
-// order j = 0, 1, ...: a fixed order for a given n, so the same bits from run to run.
+// order j = 0, 1, ...: an order fixed by n alone, so the same bits from run to run and whatever the batch.
 template <class R>
 __global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, double* out) {
   const unsigned S = gridDim.x, B = gridDim.y, s = blockIdx.x, j = blockIdx.y;
@@ -42,6 +43,7 @@ __global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, 
     dot_partials[s * B + j] = acc;
     __threadfence();
     last = atomicAdd(&dot_finished, 1u) == S * B - 1;
+    if (last) __threadfence();  // acquire: the others' partials before this block reads them
   }
   __syncthreads();
   if (!last) return;
@@ -53,12 +55,11 @@ __global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, 
   if (threadIdx.x == 0) dot_finished = 0;
 }
 
-// Blocks a sample for the spread version: about 16 entries a thread, at most 256, and all the partials in
-// kDotPartials; 1 (the one-block kernel) where that leaves one.
-unsigned spread_blocks(std::size_t n, int S) {
+// Blocks a sample for the spread version, from n alone: about 16 entries a thread, at most 256 (1: the
+// one-block kernel).
+unsigned spread_blocks(std::size_t n) {
   const std::size_t per_block = std::size_t(kThreads) * 16;
-  const std::size_t want = std::min<std::size_t>((n + per_block - 1) / per_block, 256);
-  return unsigned(std::max<std::size_t>(std::min<std::size_t>(want, kDotPartials / std::size_t(S)), 1));
+  return unsigned(std::max<std::size_t>(std::min<std::size_t>((n + per_block - 1) / per_block, 256), 1));
 }
 
 }  // namespace
@@ -66,9 +67,14 @@ unsigned spread_blocks(std::size_t n, int S) {
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
-  if (const unsigned B = tuning().spread_dot ? spread_blocks(n, S) : 1; B > 1) {
-    sample_dot_spread_kernel<<<dim3(unsigned(S), B), kThreads>>>(d_a, d_b, n, d_out);
-    check_launch("sample_dot_spread_kernel");
+  if (const unsigned B = tuning().spread_dot ? spread_blocks(n) : 1; B > 1) {
+    const int chunk = int(kDotPartials / B);  // samples a launch, so that their partials fit
+    for (int first = 0; first < S; first += chunk) {
+      const std::size_t o = std::size_t(first) * n;
+      sample_dot_spread_kernel<<<dim3(unsigned(std::min(chunk, S - first)), B), kThreads>>>(d_a + o, d_b + o,
+                                                                                            n, d_out + first);
+      check_launch("sample_dot_spread_kernel");
+    }
     return;
   }
   sample_dot_kernel<<<S, 1024>>>(d_a, d_b, n, d_out);

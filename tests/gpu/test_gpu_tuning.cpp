@@ -44,6 +44,8 @@ std::vector<Out> fill(std::size_t n, bool vector) {
   const TuningScope scope(t);
   const auto d_ids = DeviceBuffer<std::uint32_t>::from_host(kIds);
   DeviceBuffer<Out> d(n * kIds.size());
+  // The vector kernel needs a 16-byte aligned output: without one both sides would run the scalar kernel.
+  REQUIRE(reinterpret_cast<std::uintptr_t>(d.get()) % 16 == 0);
   if constexpr (std::is_same_v<Out, std::uint16_t>)
     gpu::gaussian_fill_bf16(d.get(), n, int(kIds.size()), d_ids.get(), 42, 3, sim::Stream::w2, 0.7);
   else
@@ -83,7 +85,11 @@ TEMPLATE_TEST_CASE("operand_scales: the three launches' values in one", "[kernel
     REQUIRE(factor[3] == 1.0);
     for (int call = 0; call < 2; ++call) {
       INFO("n = " << n << ", m = " << m << ", call " << call);
-      DeviceBuffer<double> d_max(2 * S), d_factor(2 * S);
+      // NaN in every output first, so that an entry left unwritten (a count that did not start from 0, and
+      // no block found itself last) cannot pass as the previous call's value left in reused memory.
+      const std::vector<double> unwritten(2 * S, std::numeric_limits<double>::quiet_NaN());
+      auto d_max = DeviceBuffer<double>::from_host(unwritten);
+      auto d_factor = DeviceBuffer<double>::from_host(unwritten);
       gpu::operand_scales(d_a.get(), n, d_b.get(), m, S, d_max.get(), d_factor.get());
       require_close(d_max.to_host(), max_ab, 0.0, 0.0);
       require_close(d_factor.to_host(), factor, 0.0, 0.0);
@@ -91,11 +97,13 @@ TEMPLATE_TEST_CASE("operand_scales: the three launches' values in one", "[kernel
   }
 }
 
-// spread_dot adds the same double products in another fixed order: |error| <= n 2^-53 sum |a b| for
-// either order, and for these Gaussian vectors sum |a b| ~ n while |sum| ~ sqrt(n), so 1e-9 relative plus
-// 1e-12 absolute (sample_dot's row in test_gpu_ops.cpp) holds up to n ~ 1e6 with a margin of 100. The
-// order is fixed by n and S alone: two calls give the same bits. 2^20 entries a sample take 256 blocks a
-// sample, 5000 take 2; 20 entries, and 70,000 samples (more than the partials' room), the one-block kernel.
+// spread_dot adds the same double products in another fixed order. The worst case of either order is
+// n 2^-53 sum |a b| (~ n^1.5 u relative here: 1e-7 at n = 2^20), far from what independent roundings do: they
+// add like a random walk, about u n ~ 1e-10 absolute at n = 2^20 against |sum| ~ sqrt(n) = 1e3, 1e-13
+// relative. 1e-9 relative plus 1e-12 absolute (sample_dot's row in test_gpu_ops.cpp) is 1e4 above that, and
+// a lost or doubled product (|a b| ~ 1, 1e-3 of the sum) is 1e6 above it. The order is fixed by n alone:
+// two calls give the same bits. 2^20 entries take 256 blocks a sample, 5000 take 2; 20 entries, the
+// one-block kernel. The outputs start as NaN, so that an unwritten one fails.
 TEMPLATE_TEST_CASE("spread_dot: sample_dot within its rounding, the same bits every call", "[kernel][tuning]",
                    float, double) {
   using R = TestType;
@@ -110,7 +118,8 @@ TEMPLATE_TEST_CASE("spread_dot: sample_dot within its rounding, the same bits ev
     std::vector<double> ref(S);
     gpu::cpu::sample_dot(a.data(), b.data(), n, S, ref.data());
     const auto d_a = DeviceBuffer<R>::from_host(a), d_b = DeviceBuffer<R>::from_host(b);
-    DeviceBuffer<double> d1(S), d2(S);
+    const std::vector<double> unwritten(S, std::numeric_limits<double>::quiet_NaN());
+    auto d1 = DeviceBuffer<double>::from_host(unwritten), d2 = DeviceBuffer<double>::from_host(unwritten);
     gpu::sample_dot(d_a.get(), d_b.get(), n, S, d1.get());
     gpu::sample_dot(d_a.get(), d_b.get(), n, S, d2.get());
     require_close(d1.to_host(), ref, 1e-12, 1e-9);
@@ -131,3 +140,28 @@ TEST_CASE("inner_slices follows the tuning's gate", "[kernel][tuning][gemm]") {
   CHECK(gpu::inner_slices(64, 512, 2048) == 16);   // 32 tiles: 32 slices would leave 64 of k, under 128
   CHECK(gpu::inner_slices(512, 4096, 4096) == 1);  // 2048 tiles
 }
+
+#ifndef NORMSIM_CUDA_MOCK
+// More samples than one launch's partials hold (8192 entries: 2 blocks a sample, 8192 samples a launch):
+// the launcher cuts the batch, and every sample's sum is still its own. Small integers, so that every sum is
+// exact in double in any order: the reference's bits. Device only (the mock runs the reference, and the
+// 67 M entries would cost the sanitizer builds minutes).
+TEST_CASE("spread_dot: a batch larger than the partials' room is cut into launches", "[kernel][tuning]") {
+  gpu::Tuning t;
+  t.spread_dot = true;
+  const TuningScope scope(t);
+  const std::size_t n = 8192;
+  const int S = 8200;
+  std::vector<float> a(n * S), b(n * S);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(int(i % 7) - 3 + int(i / n % 3));  // the sample index moves each sample's sum
+    b[i] = float(int(i % 5) - 2);
+  }
+  std::vector<double> ref(S);
+  gpu::cpu::sample_dot(a.data(), b.data(), n, S, ref.data());
+  const auto d_a = DeviceBuffer<float>::from_host(a), d_b = DeviceBuffer<float>::from_host(b);
+  auto d = DeviceBuffer<double>::from_host(std::vector<double>(S, std::numeric_limits<double>::quiet_NaN()));
+  gpu::sample_dot(d_a.get(), d_b.get(), n, S, d.get());
+  CHECK(d.to_host() == ref);
+}
+#endif
