@@ -170,6 +170,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!refused.empty() && !quiet)
       std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << refused << "\n";
     check_backend_can_run(grid, *engine, unit_samples);
+    options.backend = engine->name();  // a resume must run where the run started
     locked = lock_and_prepare_out(grid, options);
     report = run_prepared(grid, *engine, options, locked, std::cerr);
   }

@@ -4,6 +4,7 @@
 
 #include "check/measure.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run/config_schema.hpp"
 #include "sim/run/key_relevance.hpp"
 
 #include <toml++/toml.h>
@@ -524,7 +525,13 @@ std::vector<ClaimSpec> load_claims(const fs::path& dir, const std::vector<std::s
   std::vector<ClaimSpec> picked;
   for (const auto& id : ids) {
     const auto it = std::find_if(all.begin(), all.end(), [&](const ClaimSpec& c) { return c.id == id; });
-    if (it == all.end()) throw ClaimError(dir.string() + ": no claim with id '" + id + "'");
+    if (it == all.end()) {
+      std::vector<std::string> known;
+      for (const auto& c : all) known.push_back(c.id);
+      const std::string hint = sim::suggest_name(id, known);
+      throw ClaimError(dir.string() + ": no claim with id '" + id + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (normsim check --list)");
+    }
     picked.push_back(*it);
   }
   return picked;

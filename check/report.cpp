@@ -251,6 +251,7 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   info.threads = threads;
   info.started = sim::utc_now_iso8601();
   info.wall_seconds = seconds;
+  info.peak_memory_bytes = backend.peak_memory_bytes();
   info.peak_rss_bytes = sim::peak_rss_bytes();
   sim::write_run_json(stage / "run.json", grid, info);
   io::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");

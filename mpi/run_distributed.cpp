@@ -270,6 +270,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   int finished = 0;                      // --resume on this grid's finished run: nothing to do
   try {
     if (rank == 0) {
+      options.backend = backend->name();  // rank 0's: a resume must run where the run started
       prepared = sim::lock_and_prepare_out(grid, options);
       unit_samples = prepared.unit_samples;
       finished = prepared.finished;
@@ -361,7 +362,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
                   local.message,
                   host,
                   backend->name(),
-                  device,
+                  device.empty() ? backend->device() : device,  // the bound GPU, else the host's description
                   computed.size(),
                   seconds,
                   backend->peak_memory_bytes(),
@@ -417,14 +418,16 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
             report.nonfinite_samples += s.nonfinite || !s.nonfinite_statistics.empty();
         }
         sim::RunInfo info;
-        std::set<std::string> backends;
+        std::set<std::string> backends, devices;
         for (const auto& r : reports) {
           backends.insert(r.backend);
+          devices.insert(r.device);
           info.peak_memory_bytes = std::max<std::size_t>(info.peak_memory_bytes, r.peak_memory_bytes);
           info.peak_rss_bytes = std::max<std::size_t>(info.peak_rss_bytes, r.peak_rss_bytes);
           report.units_run += r.units;
         }
         for (const auto& b : backends) info.backend += (info.backend.empty() ? "" : "+") + b;
+        for (const auto& d : devices) info.device += (info.device.empty() ? "" : "; ") + d;
         info.threads = options.threads;  // rank 0's; run.json's mpi.per_rank says where each rank ran
         info.started = started;
         info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -61,7 +61,9 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
       why = e.what();
     }
   }
-  if (choice == vocab::BackendChoice::cuda) throw BackendUnavailable(why + " — use --backend cpu");
+  if (choice == vocab::BackendChoice::cuda)
+    throw BackendUnavailable(why +
+                             " — choose the backend cpu (or reference: the CUDA backend's code on the host)");
   if (fallback_reason && g_cuda_factory) *fallback_reason = why;
   return make_cpu_backend(threads);
 }

@@ -47,11 +47,14 @@ std::optional<E> find(std::string_view name) {
   return std::nullopt;
 }
 
-// Throws std::invalid_argument("unknown <kind> '<name>'").
+// Throws std::invalid_argument("unknown <kind> '<name>' (known: <every name>)").
 template <class E>
 E parse(std::string_view name) {
   if (const auto v = find<E>(name)) return *v;
-  throw std::invalid_argument("unknown " + std::string(kind_name<E>()) + " '" + std::string(name) + "'");
+  std::string known;
+  for (const auto& n : table<E>()) known += (known.empty() ? "" : ", ") + std::string(n.name);
+  throw std::invalid_argument("unknown " + std::string(kind_name<E>()) + " '" + std::string(name) +
+                              "' (known: " + known + ")");
 }
 
 // Every enum with a name table (vocab/names.cpp defines each one's) and what it is called in messages.

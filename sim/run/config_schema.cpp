@@ -520,6 +520,10 @@ std::string suggest_key(std::string_view name) {
   return closest(name, names);
 }
 
+std::string suggest_name(std::string_view name, std::span<const std::string> names) {
+  return closest(name, std::vector<std::string_view>(names.begin(), names.end()));
+}
+
 std::span<const Choice> placement_choices() {
   return placement_list();
 }

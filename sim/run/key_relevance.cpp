@@ -133,8 +133,8 @@ std::string why_key_unused(std::string_view key, const Config& c) {
   if (key == "update_lr" && !stepped) return "update = " + quoted(c.update) + " takes no optimizer step";
   if (key == "batches" && c.steps == 0) return "steps = 0: no training step reads a batch";
   if ((key == "adam_beta1" || key == "adam_beta2") && (c.steps == 0 || c.update != vocab::Update::adam))
-    return c.steps == 0 ? "steps = 0: the one Adam step keeps no moments"
-                        : "update = " + quoted(c.update) + " is not adam";
+    return c.update != vocab::Update::adam ? "update = " + quoted(c.update) + " is not adam"
+                                           : "steps = 0: the one Adam step keeps no moments";
   if (key == "adam_eps" && c.update != vocab::Update::adam)
     return "update = " + quoted(c.update) + " takes no Adam step";
   if ((key == "base_width" || key == "base_depth") && !reads_width_depth_multipliers(c))

@@ -14,9 +14,7 @@
 #ifndef NORMSIM_VERSION
 #error "NORMSIM_VERSION must be defined by sim/run/CMakeLists.txt"
 #endif
-#ifndef NORMSIM_GIT_COMMIT
-#error "NORMSIM_GIT_COMMIT must be defined by sim/run/CMakeLists.txt"
-#endif
+#include "git_commit.hpp"  // NORMSIM_GIT_COMMIT, written at every build (sim/run/CMakeLists.txt)
 
 namespace normsim::sim {
 

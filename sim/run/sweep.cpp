@@ -262,6 +262,11 @@ int check_resume(const fs::path& out, const nlohmann::ordered_json& now, const S
   if (options.unit_samples >= 0 && options.unit_samples != stored)
     throw SweepError("cannot resume in " + out.string() + ": it was run with --unit-samples " +
                      std::to_string(stored));
+  const std::string backend = was.value("backend", "");
+  if (!backend.empty() && !options.backend.empty() && backend != options.backend)
+    throw SweepError("cannot resume in " + out.string() + ": it was run on the " + backend +
+                     " backend, this run is on the " + options.backend + " (--backend " + backend +
+                     " to resume it, --force to discard its results)");
   return stored;
 }
 
@@ -271,9 +276,11 @@ void discard_results(const fs::path& out) {
 }
 
 // A fresh checkpoint: OUT/parts/grid.json. On failure (a full disk) nothing of it is left behind.
-void start_checkpoint(const fs::path& out, nlohmann::ordered_json grid, int unit_samples) {
+void start_checkpoint(const fs::path& out, nlohmann::ordered_json grid, int unit_samples,
+                      const std::string& backend) {
   grid["format"] = kGridFormat;
   grid["unit_samples"] = unit_samples;
+  if (!backend.empty()) grid["backend"] = backend;
   fs::create_directories(parts_dir(out));
   try {
     io::write_file_atomic(grid_file(out), grid.dump(1) + "\n");
@@ -309,7 +316,7 @@ int plan_out(const Grid& grid, const SweepOptions& options, bool write) {
   const int unit_samples = std::max(options.unit_samples, 0);
   if (!write) return unit_samples;
   if (full) discard_results(out);
-  start_checkpoint(out, now, unit_samples);
+  start_checkpoint(out, now, unit_samples, options.backend);
   return unit_samples;
 }
 }  // namespace
@@ -341,8 +348,10 @@ PreparedOut lock_and_prepare_out(const Grid& grid, const SweepOptions& options) 
 }
 
 SweepReport run_sweep(const Grid& grid, Backend& backend, const SweepOptions& options, std::ostream& err) {
-  const PreparedOut prepared = lock_and_prepare_out(grid, options);
-  return run_prepared(grid, backend, options, prepared, err);
+  SweepOptions with_backend = options;
+  if (with_backend.backend.empty()) with_backend.backend = backend.name();
+  const PreparedOut prepared = lock_and_prepare_out(grid, with_backend);
+  return run_prepared(grid, backend, with_backend, prepared, err);
 }
 
 SweepReport run_prepared(const Grid& grid, Backend& backend, const SweepOptions& options,

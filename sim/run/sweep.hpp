@@ -89,7 +89,10 @@ struct SweepOptions {
   bool progress_bar = false;  // draw the bar (the CLI: stderr is a terminal and not --quiet)
   bool verbose = false;       // one line per finished config
   int threads = 0;            // recorded in run.json
-  ExtraFiles extra_files;     // more result files, written with the others (write_final)
+  // The backend's name, recorded in the checkpoint: a resume must run on the same backend (another's
+  // numbers differ within rounding, so the files would mix two). Empty: neither recorded nor checked.
+  std::string backend;
+  ExtraFiles extra_files;  // more result files, written with the others (write_final)
 };
 
 struct SweepReport {

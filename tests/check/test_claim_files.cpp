@@ -134,6 +134,10 @@ TEST_CASE("every claim of experiments/claims loads, default and full", "[check][
   CHECK(claims.size() >= 20);
   CHECK(load_claims(dir, {}, true).size() == claims.size());
   CHECK_THROWS_AS(load_claims(dir, {"no_such_claim"}), ClaimError);
+  // A misspelled id is answered with the closest one.
+  const std::string id = claims.front().id;
+  CHECK_THROWS_WITH(load_claims(dir, {id + "x"}), Catch::Contains("no claim with id '" + id + "x'") &&
+                                                      Catch::Contains("did you mean '" + id + "'?"));
 }
 
 TEST_CASE("every claim of experiments/claims says where its band comes from", "[check][claims]") {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "meanfield_of/spec_from_config.hpp"
 #include "meanfield_of/theory_overlay.hpp"
 #include "sim/run/config_file.hpp"
 
@@ -50,4 +51,11 @@ TEST_CASE("an overflowed mean field is named in nonfinite.csv, never written as 
   meanfield_of::write_theory_csv(out, grid);  // a rerun: the same file, not the rows twice
   CHECK(read_text(out / "nonfinite.csv") == nonfinite);
   fs::remove_all(out);
+}
+
+// A zero input has no mean field; the reason names the key, not the mean field's internal field.
+TEST_CASE("input_std = 0: no mean field, said by its key", "[meanfield]") {
+  sim::Config c;
+  c.input_std = 0.0;
+  CHECK_THROWS_WITH(meanfield_of::to_stack_spec(c), Catch::Contains("input_std = 0"));
 }

@@ -64,6 +64,11 @@ case $mode in
     same_files two
     grep -q '"ranks": 2' two/run.json || fail "run.json does not record the two ranks"
     grep -q '"timings"' two/run.json || fail "run.json lost its timings"
+    # The device that ran the numbers (the CPU's description here), named as a single-process run does:
+    # run.json's first "device" is the top-level one, before the per-rank list.
+    device=$(grep -m1 '"device":' two/run.json)
+    [[ $device == *'"device": "'?* && $device != *'"device": ""'* ]] ||
+      fail "run.json under mpirun names no device ($device)"
     # A second run into the occupied folder: a usage error (status 2), said once, not once per rank.
     status=0
     "${mpi[@]}" "$normsim" "${run[@]}" --out two 2>again.err || status=$?

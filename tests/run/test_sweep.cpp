@@ -140,6 +140,34 @@ TEST_CASE("an interrupted sweep, resumed, writes the same files as an uninterrup
   CHECK(read_text(cut / "out" / "layers.csv") == read_text(whole / "out" / "layers.csv"));
 }
 
+namespace {
+// The fake backend under another name: a second backend whose numbers would differ from the first's.
+class OtherBackend : public FakeBackend {
+ public:
+  std::string name() const override { return "other"; }
+};
+}  // namespace
+
+// A run interrupted on one backend and resumed on another would mix their numbers in one file: refused,
+// naming the backend to resume with; the same backend resumes.
+TEST_CASE("a resume on another backend than the run started on is refused, naming it") {
+  ScratchDir dir("backend");
+  const Grid grid = parse_grid(kGrid, "g.toml");
+  std::ostringstream err;
+  FakeBackend failing(3);
+  CHECK_THROWS_WITH(run_sweep(grid, failing, options(dir / "out"), err), "fake backend interrupted");
+  CHECK(read_text(dir / "out" / "parts" / "grid.json").find("\"backend\": \"fake\"") != std::string::npos);
+  SweepOptions resume = options(dir / "out", -1);
+  resume.resume = true;
+  OtherBackend other;
+  CHECK_THROWS_WITH(run_sweep(grid, other, resume, err),
+                    Catch::Contains("it was run on the fake backend, this run is on the other") &&
+                        Catch::Contains("--backend fake"));
+  CHECK(other.calls() == 0);
+  FakeBackend same;
+  CHECK(run_sweep(grid, same, resume, err).units_resumed > 0);
+}
+
 TEST_CASE("NaN and Inf: warned per sample, listed in nonfinite.csv, absent from layers.csv and summary.csv") {
   ScratchDir dir("nonfinite");
   const Grid grid = parse_grid(kGrid, "g.toml");

@@ -290,3 +290,19 @@ TEST_CASE("a key a parametrization rule reads is not marked unused") {
   c.param_rules = "hidden: std = 0.02";
   CHECK(why_key_unused("init_std", c).find("\"fixed\" rule") != std::string::npos);
 }
+
+// Adam's betas: unused when the update is not adam (said first, whatever the steps), or when the one Adam
+// step of steps = 0 keeps no moments.
+TEST_CASE("adam_beta1 and adam_beta2 say why they are unused") {
+  using normsim::sim::why_key_unused;
+  normsim::sim::Config c;
+  c.update = normsim::vocab::Update::sgd;
+  c.steps = 0;
+  CHECK(why_key_unused("adam_beta2", c).find("is not adam") != std::string::npos);
+  c.steps = 2;
+  CHECK(why_key_unused("adam_beta1", c).find("is not adam") != std::string::npos);
+  c.update = normsim::vocab::Update::adam;
+  CHECK(why_key_unused("adam_beta2", c).empty());
+  c.steps = 0;
+  CHECK(why_key_unused("adam_beta2", c).find("steps = 0") != std::string::npos);
+}
