@@ -130,8 +130,7 @@ int cmd_run(const std::vector<std::string>& args) {
   const int unit_samples = std::max(options.unit_samples, 0);
   if (dry_run) {
     const auto engine = make_backend(backend, options.threads);
-    const int threads = options.threads ? options.threads : omp_get_max_threads();
-    return normsim::app::print_plan(std::cout, grid, *engine, unit_samples, threads) ? 2 : 0;
+    return normsim::app::print_plan(std::cout, grid, *engine, unit_samples) ? 2 : 0;
   }
   options.out = out;
   options.progress_bar = !quiet && ::isatty(STDERR_FILENO);

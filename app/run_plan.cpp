@@ -29,16 +29,17 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& backend, int unit_samples,
-               int threads) {
+int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& backend, int unit_samples) {
   int refused = 0;
   const auto units = sim::make_units(grid, unit_samples);
   double total_flops = 0;
   std::size_t samples = 0;
   for (const auto& c : grid.configs) samples += static_cast<std::size_t>(c.samples);
+  const int cpu_threads = backend.compute_threads();
   os << grid.config_file << ": " << grid.configs.size() << " configurations, " << samples << " samples, "
-     << units.size() << " units; backend " << backend.name() << ", " << threads
-     << " threads; this machine has " << sim::human_bytes(sim::machine_memory_bytes()) << "\n";
+     << units.size() << " units; backend " << backend.name()
+     << (cpu_threads > 0 ? ", " + std::to_string(cpu_threads) + " threads" : "") << "; this machine has "
+     << sim::human_bytes(sim::machine_memory_bytes()) << "\n";
   for (std::size_t c = 0; c < grid.configs.size(); ++c) {
     const sim::Config& cfg = grid.configs[c];
     const sim::SampleMemory m = sim::cpu_sample_memory(cfg);
@@ -54,8 +55,11 @@ int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& back
        << sim::human_bytes(m.activations + m.metric_copies + m.slack) << "); " << flops / 1e9 << " GFLOP"
        << (layout.empty() ? "" : "\n    " + layout) << (why.empty() ? "" : "\n    REFUSED: " + why) << "\n";
   }
-  os << "estimated CPU time: " << seconds_text(total_flops / (kFlopsPerThread * std::max(threads, 1)))
-     << " at " << kFlopsPerThread / 1e9 << " GFLOP/s per thread\n";
+  if (cpu_threads > 0)
+    os << "estimated CPU time: " << seconds_text(total_flops / (kFlopsPerThread * cpu_threads)) << " at "
+       << kFlopsPerThread / 1e9 << " GFLOP/s per thread\n";
+  else  // the rate is the CPU backend's: no figure for a GPU or the reference device's plain loops
+    os << "no time estimate for the " << backend.name() << " backend (the estimate is the CPU backend's)\n";
   return refused;
 }
 

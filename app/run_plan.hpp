@@ -8,9 +8,8 @@
 namespace normsim::app {
 
 // --dry-run: the grid, then per configuration its units, memory per sample on the CPU backend and an
-// estimated compute time; the machine's memory; and what the backend would refuse. Returns the number of
-// configurations the backend refuses.
-int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& backend, int unit_samples,
-               int threads);
+// estimated compute time (on the CPU backend's threads; none for another backend); the machine's memory;
+// and what the backend would refuse. Returns the number of configurations the backend refuses.
+int print_plan(std::ostream& os, const sim::Grid& grid, const sim::Backend& backend, int unit_samples);
 
 }  // namespace normsim::app

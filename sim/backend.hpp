@@ -31,6 +31,9 @@ class Backend {
   virtual std::string plan_summary(const Config&) const { return ""; }
   // Peak memory the backend used so far (bytes), or 0 when it does not track it.
   virtual std::size_t peak_memory_bytes() const { return 0; }
+  // The CPU threads its arithmetic runs on, which the dry run's time estimate counts; 0 where it runs
+  // elsewhere (a GPU) or on one host thread whatever --threads says (the reference device).
+  virtual int compute_threads() const { return 0; }
 };
 
 class BackendUnavailable : public std::runtime_error {

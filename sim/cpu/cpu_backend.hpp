@@ -22,6 +22,7 @@ class CpuBackend final : public Backend {
   std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) override;
   std::string refusal(const Config& config, int unit_samples) const override;
   int threads() const { return threads_; }
+  int compute_threads() const override { return threads_; }
 
  private:
   int threads_;

@@ -60,3 +60,20 @@ TEST_CASE("normsim run with backend auto never chooses the reference device", "[
   REQUIRE(r.status == 0);
   CHECK(read_text(dir / "out" / "run.json").find("\"backend\": \"reference\"") == std::string::npos);
 }
+
+// The dry run's time estimate is the CPU backend's rate per thread: for the reference device, which runs
+// plain loops on one host thread whatever --threads says, it gives none and names no thread count.
+TEST_CASE("normsim run --dry-run --backend reference gives no CPU time estimate", "[reference][end-to-end]") {
+  ScratchDir dir("reference-dry");
+  write_text(dir / "c.toml", "depth = 2\nwidth = 8\ntokens = 2\nsamples = 1\n");
+  const auto r =
+      run_cli("run " + quote((dir / "c.toml").string()) + " --dry-run --backend reference --threads 2", dir);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("backend reference;") != std::string::npos);
+  CHECK(r.out.find("no time estimate for the reference backend") != std::string::npos);
+  CHECK(r.out.find("estimated CPU time") == std::string::npos);
+  const auto cpu =
+      run_cli("run " + quote((dir / "c.toml").string()) + " --dry-run --backend cpu --threads 2", dir);
+  CHECK(cpu.out.find("backend cpu, 2 threads;") != std::string::npos);
+  CHECK(cpu.out.find("estimated CPU time") != std::string::npos);
+}
