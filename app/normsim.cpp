@@ -208,13 +208,17 @@ void list_choices(std::ostream& os, std::string_view title, std::span<const Choi
   }
 }
 
+// The key table's mark of a when_set key (sim/run/config_schema.hpp).
+constexpr const char* kWhenSetNote = " (a result-file column only where some configuration sets it)";
+
 void list_keys(std::ostream& os, bool markdown) {
   const Config defaults;
   if (markdown) {
     os << "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
     for (const auto& k : config_keys())
       os << "| `" << k.name << "` | " << type_name(k.type) << " | `" << format_toml(k.get(defaults)) << "` | "
-         << md_escape(k.allowed) << " | " << md_escape(k.meaning) << " |\n";
+         << md_escape(k.allowed) << " | " << md_escape(k.meaning) << (k.when_set ? kWhenSetNote : "")
+         << " |\n";
     os << "\nThe optional `[run]` table holds run options, never model keys:\n\n| key | meaning "
           "|\n|---|---|\n";
     for (const auto& k : run_table_keys()) os << "| `" << k.name << "` | " << md_escape(k.meaning) << " |\n";

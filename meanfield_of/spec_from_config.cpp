@@ -67,8 +67,10 @@ namespace {
 void set_edges(theory::StackSpec& s, const sim::StackShape& shape) {
   const sim::Config& c = shape.cfg;
   const double input_sq = c.input_std * c.input_std;
-  // Said by its key, not by the spec's field the check would name (StackSpec.v0).
-  if (!(input_sq > 0)) throw std::invalid_argument("input_std = 0: the mean field needs a nonzero input");
+  // Said by its key, not by the spec's field the check would name (StackSpec.v0); token ids (vocab > 0)
+  // do not read input_std.
+  if (!(input_sq > 0) && !(sim::has_embedding(c) && c.vocab > 0))
+    throw std::invalid_argument("input_std = 0: the mean field needs a nonzero input");
   s.v0 = input_sq;
   s.rho0 = c.input_corr;
   if (sim::has_embedding(c)) {

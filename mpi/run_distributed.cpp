@@ -124,6 +124,22 @@ void bcast_string(std::string& s, int root) {
   MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, MPI_COMM_WORLD);
 }
 
+// Every rank's backend name, as rank 0 sees them: the distinct names, sorted, joined by '+' (as run.json's
+// backend); "" on the other ranks.
+std::string gather_backend_names(const std::string& mine, int rank, int size) {
+  constexpr int kWidth = 32;
+  char own[kWidth] = {};
+  mine.copy(own, kWidth - 1);
+  std::vector<char> all(static_cast<std::size_t>(kWidth) * static_cast<std::size_t>(size));
+  MPI_Gather(own, kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank != 0) return "";
+  std::set<std::string> names;
+  for (int r = 0; r < size; ++r) names.insert(std::string(all.data() + std::size_t(r) * kWidth));
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : "+") + n;
+  return joined;
+}
+
 void bcast_ints(std::vector<int>& v) {
   std::uint64_t n = v.size();
   MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -259,6 +275,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
     local = capture(rank, host);
   }
   if (const Failure f = agree(local, rank, size)) return fail(f, rank, true);
+  const std::string backends = gather_backend_names(backend->name(), rank, size);
 
   // Plan: rank 0 prepares OUT and loads the finished units (on --resume); every rank learns the unit size
   // and which units are left.
@@ -270,7 +287,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   int finished = 0;                      // --resume on this grid's finished run: nothing to do
   try {
     if (rank == 0) {
-      options.backend = backend->name();  // rank 0's: a resume must run where the run started
+      options.backend = backends;  // every rank's: a resume must run where the run started
       prepared = sim::lock_and_prepare_out(grid, options);
       unit_samples = prepared.unit_samples;
       finished = prepared.finished;
@@ -362,7 +379,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
                   local.message,
                   host,
                   backend->name(),
-                  device.empty() ? backend->device() : device,  // the bound GPU, else the host's description
+                  backend->device() + (device.empty() ? "" : " [" + device + "]"),  // with the GPU binding
                   computed.size(),
                   seconds,
                   backend->peak_memory_bytes(),

@@ -36,6 +36,10 @@ void register_reference_backend(BackendFactory factory) {
   g_reference_factory = factory;
 }
 
+bool reference_backend_registered() {
+  return g_reference_factory != nullptr;
+}
+
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_factory = factory;
   g_cuda_usable = device_usable;
@@ -62,8 +66,9 @@ std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
     }
   }
   if (choice == vocab::BackendChoice::cuda)
-    throw BackendUnavailable(why +
-                             " — choose the backend cpu (or reference: the CUDA backend's code on the host)");
+    throw BackendUnavailable(
+        why + " — choose the backend cpu" +
+        (g_reference_factory ? " (or reference: the CUDA backend's code on the host)" : ""));
   if (fallback_reason && g_cuda_factory) *fallback_reason = why;
   return make_cpu_backend(threads);
 }

@@ -66,5 +66,7 @@ using DeviceProbe = bool (*)(std::string* why);
 void register_cpu_backend(BackendFactory factory);
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable);
 void register_reference_backend(BackendFactory factory);
+// Whether this program registered the reference device (for messages that suggest it).
+bool reference_backend_registered();
 
 }  // namespace normsim::sim

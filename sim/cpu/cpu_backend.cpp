@@ -75,8 +75,9 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_n
 std::string CpuBackend::refusal(const Config& config, int unit_samples) const {
   if (config.precision == vocab::Precision::tf32)
     return "key 'precision': '" + std::string(vocab::name(config.precision)) +
-           "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda or "
-           "--backend reference, or precision = \"float32\")";
+           "' is a CUDA tensor-core mode; the CPU backend runs float32 and float64 (use --backend cuda" +
+           std::string(reference_backend_registered() ? " or --backend reference" : "") +
+           ", or precision = \"float32\")";
   if (std::string why = bf16_refusal(config); !why.empty()) return why;
   const int at_once = std::min({threads_, config.samples, unit_samples > 0 ? unit_samples : config.samples});
   return cpu_memory_refusal(config, at_once, machine_memory_bytes());

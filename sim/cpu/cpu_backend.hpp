@@ -21,7 +21,6 @@ class CpuBackend final : public Backend {
   std::string device() const override;  // the CPU's model name and the threads used
   std::vector<SampleRecord> run(const Config& config, std::span<const int> samples) override;
   std::string refusal(const Config& config, int unit_samples) const override;
-  int threads() const { return threads_; }
   int compute_threads() const override { return threads_; }
 
  private:

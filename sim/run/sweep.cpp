@@ -265,7 +265,7 @@ int check_resume(const fs::path& out, const nlohmann::ordered_json& now, const S
   const std::string backend = was.value("backend", "");
   if (!backend.empty() && !options.backend.empty() && backend != options.backend)
     throw SweepError("cannot resume in " + out.string() + ": it was run on the " + backend +
-                     " backend, this run is on the " + options.backend + " (--backend " + backend +
+                     " backend, this run is on the " + options.backend + " backend (--backend " + backend +
                      " to resume it, --force to discard its results)");
   return stored;
 }

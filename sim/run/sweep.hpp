@@ -106,7 +106,8 @@ struct SweepReport {
 bool holds_results(const std::filesystem::path& dir, bool top = true);
 
 // Checks and prepares OUT (creates it, OUT/parts and OUT/parts/grid.json). Throws SweepError when OUT
-// holds anything and neither resume nor force is set, or when resume finds a different grid. Returns the
+// holds anything and neither resume nor force is set, or when resume finds a different grid, unit size or
+// backend (options.backend, where both the checkpoint and the options name one). Returns the
 // unit size to use, or -1 when resume finds this grid's finished run (run.json; write_final removes the
 // checkpoint, OUT/parts, once the result files are in place). Writes nothing when it throws.
 int prepare_out(const Grid& grid, const SweepOptions& options);

@@ -58,4 +58,6 @@ TEST_CASE("input_std = 0: no mean field, said by its key", "[meanfield]") {
   sim::Config c;
   c.input_std = 0.0;
   CHECK_THROWS_WITH(meanfield_of::to_stack_spec(c), Catch::Contains("input_std = 0"));
+  c.vocab = 16;  // token ids: input_std is not read, and the mean field stands
+  CHECK_NOTHROW(meanfield_of::to_stack_spec(c));
 }

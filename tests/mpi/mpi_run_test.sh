@@ -91,6 +91,15 @@ case $mode in
     saved=$(ls cut/parts | grep -c '\.part$' || true)
     ((saved >= 2 && saved < 48)) || fail "expected some but not all units saved, found $saved"
     cp -a cut cut1
+    # The checkpoint records the ranks' backend; a resume on another is refused (status 2), naming it.
+    grep -q '"backend": "cpu"' cut/parts/grid.json || fail "the checkpoint does not record the ranks' backend"
+    if "$normsim" --version | grep -q "Reference device: yes"; then
+      status=0
+      "$normsim" "${run[@]}" --backend reference --out cut1 --resume 2>other.err || status=$?
+      [[ $status == 2 ]] || fail "a resume on another backend exited $status, expected 2"
+      grep -q "it was run on the cpu backend" other.err || fail "the refusal does not name the run's backend"
+      : >other.err
+    fi
 
     "${mpi[@]}" "$normsim" run grid.toml --unit-samples 2 --no-plots --verbose --out cut --resume 2>resume.err ||
       fail "--resume under mpirun failed"

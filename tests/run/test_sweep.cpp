@@ -161,11 +161,28 @@ TEST_CASE("a resume on another backend than the run started on is refused, namin
   resume.resume = true;
   OtherBackend other;
   CHECK_THROWS_WITH(run_sweep(grid, other, resume, err),
-                    Catch::Contains("it was run on the fake backend, this run is on the other") &&
+                    Catch::Contains("it was run on the fake backend, this run is on the other backend") &&
                         Catch::Contains("--backend fake"));
   CHECK(other.calls() == 0);
   FakeBackend same;
   CHECK(run_sweep(grid, same, resume, err).units_resumed > 0);
+}
+
+// A checkpoint written before grid.json recorded the backend names none: it resumes on any backend.
+TEST_CASE("a checkpoint that names no backend resumes on any") {
+  ScratchDir dir("backendless");
+  const Grid grid = parse_grid(kGrid, "g.toml");
+  std::ostringstream err;
+  FakeBackend failing(3);
+  CHECK_THROWS(run_sweep(grid, failing, options(dir / "out"), err));
+  const auto file = dir / "out" / "parts" / "grid.json";
+  auto j = nlohmann::ordered_json::parse(read_text(file));
+  REQUIRE(j.erase("backend") == 1);
+  normsim::test::write_text(file, j.dump(1) + "\n");
+  SweepOptions resume = options(dir / "out", -1);
+  resume.resume = true;
+  OtherBackend other;
+  CHECK(run_sweep(grid, other, resume, err).units_resumed > 0);
 }
 
 TEST_CASE("NaN and Inf: warned per sample, listed in nonfinite.csv, absent from layers.csv and summary.csv") {
