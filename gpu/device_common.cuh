@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "gpu/cuda_check.hpp"
@@ -11,6 +12,13 @@ namespace normsim::gpu {
 inline namespace NORMSIM_GPU_ABI {
 
 inline constexpr int kThreads = 256;  // elementwise and row kernels
+
+// Blocks of kThreads over n entries of one sample, about 16 entries a thread, between 1 and `most`: enough to
+// fill the device with a per-sample reduction (sample_max_abs, operand_scales, sample_dot's spread version).
+inline unsigned blocks_per_sample(std::size_t n, std::size_t most) {
+  const std::size_t per_block = std::size_t(kThreads) * 16;
+  return unsigned(std::min<std::size_t>(std::max<std::size_t>((n + per_block - 1) / per_block, 1), most));
+}
 
 inline unsigned grid_for(std::size_t n) {
   const std::size_t g = (n + kThreads - 1) / kThreads;
@@ -82,6 +90,21 @@ __device__ unsigned long long block_max_abs_bits(const R* x, std::size_t first, 
   m = block_max(m);
   bad = block_sum(bad);
   return bad > 0 ? 0x7FF8'0000'0000'0000ull : (unsigned long long)__double_as_longlong(m);
+}
+
+// Whether this block is the last of its grid to get here, counted in *finished (every thread of the block
+// gets the answer). What thread 0 of each block wrote before is fenced before it counts itself, and the last
+// block fences again before it reads the others' writes; it must reset *finished to 0 when done, so that the
+// next launch counts from 0 (one launch at a time: the backend launches on the legacy stream only).
+__device__ inline bool last_block_to_finish(unsigned int* finished) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(finished, 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
+    if (last) __threadfence();  // acquire: the others' writes before this block reads them
+  }
+  __syncthreads();
+  return last;
 }
 
 #define NORMSIM_GRID_LOOP(i, n)                                                     \

@@ -79,8 +79,8 @@ void launch_gaussian_fill(Out* d_out, std::size_t n, int S, const std::uint32_t*
     check_launch("gaussian_fill_vector_kernel");
     return;
   }
-  gaussian_fill_kernel<<<grid_for((n + 3) / 4 * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
-                                                                float(scale));
+  gaussian_fill_kernel<<<grid_for(blocks * S), kThreads>>>(d_out, n, S, d_samples, seed, layer, stream,
+                                                           float(scale));
   check_launch("gaussian_fill_kernel");
 }
 

@@ -11,9 +11,9 @@ inline namespace NORMSIM_GPU_ABI {
 
 namespace {
 
-// How many blocks of the grid have finished; the last one resets it, so every launch starts from 0. One
-// launch at a time uses it: the backend launches on the legacy stream only, and one run at a time holds the
-// device (gpu/device_handles.hpp's lock).
+// How many blocks of the grid have finished (last_block_to_finish); the last one resets it. One launch at a
+// time uses it: the backend launches on the legacy stream only, and one run at a time holds the device
+// (gpu/device_handles.hpp's lock).
 __device__ unsigned int operand_scales_finished = 0;
 
 // Block (s, y, z): slice y of sample s of a (z = 0) or b (z = 1), merged into max_ab[z S + s] by an
@@ -29,15 +29,8 @@ __global__ void operand_scales_kernel(const R* a, std::size_t n, const R* b, std
   const unsigned long long bits = block_max_abs_bits(x, std::size_t(blockIdx.y) * blockDim.x + threadIdx.x,
                                                      len, std::size_t(blockDim.x) * gridDim.y);
   unsigned long long* const out = reinterpret_cast<unsigned long long*>(max_ab);
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    atomicMax(out + blockIdx.z * S + s, bits);
-    __threadfence();
-    last = atomicAdd(&operand_scales_finished, 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
-    if (last) __threadfence();  // acquire: the others' maxima before this block reads them
-  }
-  __syncthreads();
-  if (!last) return;
+  if (threadIdx.x == 0) atomicMax(out + blockIdx.z * S + s, bits);
+  if (!last_block_to_finish(&operand_scales_finished)) return;
   for (int i = int(threadIdx.x); i < 2 * S; i += int(blockDim.x))  // read at L2, where the atomics act
     factor[i] = sim::power_of_two_scale(__longlong_as_double((long long)atomicAdd(out + i, 0ull)));
   if (threadIdx.x == 0) operand_scales_finished = 0;
@@ -52,10 +45,8 @@ void operand_scales(const R* d_a, std::size_t n, const R* d_b, std::size_t m, in
                     double* d_factor) {
   if (S == 0) return;
   NORMSIM_CUDA_CHECK(cudaMemsetAsync(d_max_ab, 0, 2 * std::size_t(S) * sizeof(double), cudaStreamLegacy));
-  const std::size_t per_block = std::size_t(kThreads) * 16, longer = std::max(n, m);
-  const unsigned blocks =
-      unsigned(std::min<std::size_t>(std::max<std::size_t>((longer + per_block - 1) / per_block, 1), 1024));
-  operand_scales_kernel<<<dim3(unsigned(S), blocks, 2), kThreads>>>(d_a, n, d_b, m, d_max_ab, d_factor);
+  operand_scales_kernel<<<dim3(unsigned(S), blocks_per_sample(std::max(n, m), 1024), 2), kThreads>>>(
+      d_a, n, d_b, m, d_max_ab, d_factor);
   check_launch("operand_scales_kernel");
 }
 

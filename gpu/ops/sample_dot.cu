@@ -38,15 +38,8 @@ __global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, 
   for (std::size_t i = std::size_t(j) * blockDim.x + threadIdx.x; i < n; i += std::size_t(B) * blockDim.x)
     acc += double(a[o + i]) * double(b[o + i]);
   acc = block_sum(acc);
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    dot_partials[s * B + j] = acc;
-    __threadfence();
-    last = atomicAdd(&dot_finished, 1u) == S * B - 1;
-    if (last) __threadfence();  // acquire: the others' partials before this block reads them
-  }
-  __syncthreads();
-  if (!last) return;
+  if (threadIdx.x == 0) dot_partials[s * B + j] = acc;
+  if (!last_block_to_finish(&dot_finished)) return;
   for (unsigned t = threadIdx.x; t < S; t += blockDim.x) {
     double sum = 0;
     for (unsigned q = 0; q < B; ++q) sum += __ldcg(dot_partials + t * B + q);  // at L2, past this SM's L1
@@ -55,19 +48,13 @@ __global__ void sample_dot_spread_kernel(const R* a, const R* b, std::size_t n, 
   if (threadIdx.x == 0) dot_finished = 0;
 }
 
-// Blocks a sample for the spread version, from n alone: about 16 entries a thread, at most 256 (1: the
-// one-block kernel).
-unsigned spread_blocks(std::size_t n) {
-  const std::size_t per_block = std::size_t(kThreads) * 16;
-  return unsigned(std::max<std::size_t>(std::min<std::size_t>((n + per_block - 1) / per_block, 256), 1));
-}
-
 }  // namespace
 
 template <class R>
 void sample_dot(const R* d_a, const R* d_b, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
-  if (const unsigned B = tuning().spread_dot ? spread_blocks(n) : 1; B > 1) {
+  // Blocks a sample for the spread version from n alone, at most 256; 1: the one-block kernel.
+  if (const unsigned B = tuning().spread_dot ? blocks_per_sample(n, 256) : 1; B > 1) {
     const int chunk = int(kDotPartials / B);  // samples a launch, so that their partials fit
     for (int first = 0; first < S; first += chunk) {
       const std::size_t o = std::size_t(first) * n;

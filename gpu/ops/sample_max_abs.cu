@@ -1,6 +1,5 @@
 // Per-sample max |a| and the power-of-two scales taken from it (the Frobenius norms' scaling): the kernel and
 // its launcher, declared with its reference in gpu/ops.hpp.
-#include <algorithm>
 
 #include "gpu/device_common.cuh"
 #include "gpu/ops.hpp"
@@ -32,10 +31,7 @@ template <class R>
 void sample_max_abs(const R* d_a, std::size_t n, int S, double* d_out) {
   if (S == 0) return;
   NORMSIM_CUDA_CHECK(cudaMemsetAsync(d_out, 0, std::size_t(S) * sizeof(double), cudaStreamLegacy));
-  const std::size_t per_block = std::size_t(kThreads) * 16;
-  const unsigned blocks =
-      unsigned(std::min<std::size_t>(std::max<std::size_t>((n + per_block - 1) / per_block, 1), 1024));
-  sample_max_abs_kernel<<<dim3(unsigned(S), blocks), kThreads>>>(
+  sample_max_abs_kernel<<<dim3(unsigned(S), blocks_per_sample(n, 1024)), kThreads>>>(
       d_a, n, reinterpret_cast<unsigned long long*>(d_out));
   check_launch("sample_max_abs_kernel");
 }

@@ -146,6 +146,15 @@ class OtherBackend : public FakeBackend {
  public:
   std::string name() const override { return "other"; }
 };
+
+// A run of kGrid into dir/out on the fake backend, interrupted after 3 units; the options that resume it.
+SweepOptions interrupted_run(const ScratchDir& dir, const Grid& grid, std::ostringstream& err) {
+  FakeBackend failing(3);
+  CHECK_THROWS_WITH(run_sweep(grid, failing, options(dir / "out"), err), "fake backend interrupted");
+  SweepOptions resume = options(dir / "out", -1);
+  resume.resume = true;
+  return resume;
+}
 }  // namespace
 
 // A run interrupted on one backend and resumed on another would mix their numbers in one file: refused,
@@ -154,11 +163,8 @@ TEST_CASE("a resume on another backend than the run started on is refused, namin
   ScratchDir dir("backend");
   const Grid grid = parse_grid(kGrid, "g.toml");
   std::ostringstream err;
-  FakeBackend failing(3);
-  CHECK_THROWS_WITH(run_sweep(grid, failing, options(dir / "out"), err), "fake backend interrupted");
+  const SweepOptions resume = interrupted_run(dir, grid, err);
   CHECK(read_text(dir / "out" / "parts" / "grid.json").find("\"backend\": \"fake\"") != std::string::npos);
-  SweepOptions resume = options(dir / "out", -1);
-  resume.resume = true;
   OtherBackend other;
   CHECK_THROWS_WITH(run_sweep(grid, other, resume, err),
                     Catch::Contains("it was run on the fake backend, this run is on the other backend") &&
@@ -173,14 +179,11 @@ TEST_CASE("a checkpoint that names no backend resumes on any") {
   ScratchDir dir("backendless");
   const Grid grid = parse_grid(kGrid, "g.toml");
   std::ostringstream err;
-  FakeBackend failing(3);
-  CHECK_THROWS(run_sweep(grid, failing, options(dir / "out"), err));
+  const SweepOptions resume = interrupted_run(dir, grid, err);
   const auto file = dir / "out" / "parts" / "grid.json";
   auto j = nlohmann::ordered_json::parse(read_text(file));
   REQUIRE(j.erase("backend") == 1);
   normsim::test::write_text(file, j.dump(1) + "\n");
-  SweepOptions resume = options(dir / "out", -1);
-  resume.resume = true;
   OtherBackend other;
   CHECK(run_sweep(grid, other, resume, err).units_resumed > 0);
 }
