@@ -1,7 +1,6 @@
 // The `normsim check` command (see check_command.hpp).
 #include "app/check_command.hpp"
 
-#include <omp.h>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -97,7 +96,7 @@ int run(const Options& o) {
   auto backend = sim::make_backend(o.backend, o.threads);
   // OUT is this check's until it ends: a second check into it is refused, naming this one.
   const auto lock = lock_check_out(o.out, o.force);
-  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+  const int threads = sim::resolved_threads(o.threads);
   const auto start = std::chrono::steady_clock::now();
   std::vector<CheckedClaim> checked;
   int self_refuted = 0;

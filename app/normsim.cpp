@@ -2,7 +2,6 @@
 // configured; `plot` a results folder (app/plot_command.cpp) and `check` the claims (app/check_command.cpp)
 // are dispatched to their commands. The only place where errors become messages and exit statuses:
 // 0 ok, 2 bad config or usage (the message names file, line and key), 1 runtime failure.
-#include <omp.h>
 #include <unistd.h>
 #include <cstdlib>
 #include <iostream>
@@ -163,7 +162,7 @@ int cmd_run(const std::vector<std::string>& args) {
     const bool no_device = fallback.rfind("no CUDA device", 0) == 0;
     if (!fallback.empty() && !quiet && (options.verbose || !no_device))
       std::cerr << kRunPrefix << "--backend auto runs on the CPU: " << fallback << "\n";
-    if (options.threads == 0) options.threads = omp_get_max_threads();
+    options.threads = resolved_threads(options.threads);
     std::string refused;
     engine = backend_for_grid(std::move(engine), backend, grid, unit_samples, options.threads, &refused);
     if (!refused.empty() && !quiet)

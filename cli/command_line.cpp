@@ -84,7 +84,8 @@ void add_backend_options(CLI::App& app, vocab::BackendChoice& backend, int& thre
       ->check(CLI::IsMember(names))
       ->type_name("NAME");
   app.add_option("--threads", threads,
-                 "CPU threads (default 0: all cores; at most " + std::to_string(max_threads) + ")")
+                 "CPU threads (default 0: OMP_NUM_THREADS if set, else all cores; at most " +
+                     std::to_string(max_threads) + ")")
       ->check(CLI::Validator(
           [max_threads](const std::string& text) { return count_problem(text, max_threads); }, "N"));
 }

@@ -42,8 +42,8 @@ std::unique_ptr<CLI::App> make_command(const std::string& command, const std::st
 // Adds -q/--quiet and -v/--verbose.
 void add_verbosity(CLI::App& app, Verbosity& verbosity);
 
-// Adds --backend auto|cpu|cuda|reference and --threads N (N >= 0; 0: all cores), as `run` and `check` take
-// them.
+// Adds --backend auto|cpu|cuda|reference and --threads N (N >= 0; 0: OMP_NUM_THREADS if set, else all cores),
+// as `run` and `check` take them.
 // --threads takes 0..max_threads (sim::kMaxThreads: the caller knows the backends, this layer does not).
 void add_backend_options(CLI::App& app, vocab::BackendChoice& backend, int& threads, int max_threads);
 

@@ -1,8 +1,6 @@
 #include "gpu/cuda_backend.hpp"
 #include "vocab/names.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -91,7 +89,7 @@ CudaOptions CudaBackend::options_from_environment() {
 }
 
 CudaBackend::CudaBackend(int threads, CudaOptions options)
-    : threads_(threads > 0 ? threads : omp_get_num_procs()), options_(std::move(options)) {
+    : threads_(sim::resolved_threads(threads)), options_(std::move(options)) {
   std::string why;
   if (!cuda_device_usable(&why)) throw sim::BackendUnavailable(why);
   keep_pool_memory();

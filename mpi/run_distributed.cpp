@@ -17,7 +17,6 @@
 #include "mpi/run_distributed.hpp"
 
 #include <mpi.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -269,7 +268,7 @@ RankOutcome run_distributed(const sim::Grid& grid, vocab::BackendChoice backend_
   try {
     if (rank == 0) sim::check_out(grid, options);
     backend = sim::make_backend(backend_name, options.threads);
-    if (options.threads == 0) options.threads = omp_get_max_threads();
+    options.threads = sim::resolved_threads(options.threads);
     sim::check_backend_can_run(grid, *backend, std::max(options.unit_samples, 0));
   } catch (...) {
     local = capture(rank, host);

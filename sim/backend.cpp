@@ -1,5 +1,7 @@
 #include "sim/backend.hpp"
 
+#include <omp.h>
+
 #include <stdexcept>
 
 namespace normsim::sim {
@@ -43,6 +45,10 @@ bool reference_backend_registered() {
 void register_cuda_backend(BackendFactory factory, DeviceProbe device_usable) {
   g_cuda_factory = factory;
   g_cuda_usable = device_usable;
+}
+
+int resolved_threads(int threads) {
+  return threads > 0 ? threads : omp_get_max_threads();
 }
 
 std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,

@@ -45,14 +45,20 @@ class BackendUnavailable : public std::runtime_error {
 // libgomp) or reserves absurd memory (2^31 - 1: 481 GB), and no machine has that many cores.
 inline constexpr int kMaxThreads = 1024;
 
+// The CPU worker threads a run uses when it asks for `threads` (0 = OpenMP's default: OMP_NUM_THREADS when
+// set, else every core this process may run on). One definition, read by the backends and by what records
+// the count (run.json, verdicts.json), so that the record is what ran.
+int resolved_threads(int threads);
+
 // choice: cpu, cuda, reference or auto (cuda when this build has it and a usable device exists, else cpu;
 // never the reference device, which runs only when named); parsed
 // from its name at the command line's or Python's edge (vocab::parse<vocab::BackendChoice>).
-// threads: CPU worker threads, 0..kMaxThreads (0 = all cores). Throws std::invalid_argument for another
-// count (a usage error: Python's ValueError), BackendUnavailable with the reason otherwise. With auto in a
-// build with CUDA that falls back to the CPU, *fallback_reason (when given) receives the real cause.
-// The CPU backend must have been registered (sim::cpu::register_backend(), sim/cpu/register.hpp); without
-// it a CPU backend throws std::logic_error, a mistake of the program, not of its user.
+// threads: CPU worker threads, 0..kMaxThreads (0 = sim::resolved_threads: OMP_NUM_THREADS if set, else all
+// cores). Throws std::invalid_argument for another count (a usage error: Python's ValueError),
+// BackendUnavailable with the reason otherwise. With auto in a build with CUDA that falls back to the CPU,
+// *fallback_reason (when given) receives the real cause. The CPU backend must have been registered
+// (sim::cpu::register_backend(), sim/cpu/register.hpp); without it a CPU backend throws std::logic_error, a
+// mistake of the program, not of its user.
 std::unique_ptr<Backend> make_backend(vocab::BackendChoice choice, int threads,
                                       std::string* fallback_reason = nullptr);
 

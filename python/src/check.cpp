@@ -1,6 +1,5 @@
 #include "check.hpp"
 
-#include <omp.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -92,7 +91,7 @@ py::list run_check(const CheckOptions& o, const py::object& progress) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!o.out.empty()) {
     py::gil_scoped_release release;
-    write_outputs(o, checked, *backend, o.threads > 0 ? o.threads : omp_get_max_threads(), seconds);
+    write_outputs(o, checked, *backend, sim::resolved_threads(o.threads), seconds);
   }
   return verdicts;
 }

@@ -1,6 +1,5 @@
 #include "run.hpp"
 
-#include <omp.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -44,7 +43,7 @@ Run run_grid(const sim::Grid& grid, const std::string& backend, int threads, con
   Run run{grid, {}, {}};
   run.info.started = sim::utc_now_iso8601();
   auto engine = sim::make_backend(vocab::parse<vocab::BackendChoice>(backend), threads);  // Python's edge
-  run.info.threads = threads > 0 ? threads : omp_get_max_threads();
+  run.info.threads = sim::resolved_threads(threads);
   // Units of one sample per thread: the backend still runs samples in parallel, and Ctrl-C waits for one
   // sample at most. The numbers do not depend on the split (sim/backend.hpp).
   const auto units = sim::make_units(grid, run.info.threads);

@@ -68,7 +68,7 @@ std::string CpuBackend::device() const {
   return model + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {
+CpuBackend::CpuBackend(int threads) : threads_(resolved_threads(threads)) {
   keep_freed_memory();
 }
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -16,9 +17,10 @@ using normsim::test::write_text;
 
 namespace {
 
-int run_normsim(const std::string& args, const ScratchDir& dir) {
-  const std::string cmd = std::string(NORMSIM_BINARY_DIR) + "/normsim " + args + " >" +
-                          (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
+// env: assignments put before the command ("NAME=value"), or "".
+int run_normsim(const std::string& args, const ScratchDir& dir, const std::string& env = "") {
+  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(NORMSIM_BINARY_DIR) + "/normsim " +
+                          args + " >" + (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
   const int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
@@ -88,6 +90,23 @@ TEST_CASE("1 and 2 threads write byte-identical result files", "[end-to-end]") {
     }
     CHECK(read_text(dir / "out1" / "layers.csv") == read_text(dir / "out2" / "layers.csv"));
     CHECK(read_text(dir / "out1" / "summary.csv") == read_text(dir / "out2" / "summary.csv"));
+  }
+}
+
+// Without --threads the run uses OpenMP's default (OMP_NUM_THREADS when set), and run.json records the
+// count the backend ran on, not another default (sim::resolved_threads, the one definition of both).
+TEST_CASE("OMP_NUM_THREADS sets the threads and run.json records the count that ran", "[end-to-end]") {
+  ScratchDir dir("e2e-omp");
+  write_text(dir / "grid.toml", "depth = 2\nwidth = 8\ntokens = 2\nsamples = 1\n");
+  for (const int threads : {1, 3}) {
+    const auto out = dir / ("out" + std::to_string(threads));
+    REQUIRE(run_normsim("run " + (dir / "grid.toml").string() + " --out " + out.string() +
+                            " --backend cpu --quiet --no-plots",
+                        dir, "OMP_NUM_THREADS=" + std::to_string(threads)) == 0);
+    const auto run = nlohmann::json::parse(read_text(out / "run.json"));
+    CHECK(run.at("threads").get<int>() == threads);
+    const std::string device = run.at("device").get<std::string>();
+    CHECK(device.ends_with(", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads")));
   }
 }
 
