@@ -31,6 +31,15 @@
 //   two sums near T = 3 that cancel, moved by at most 10.5 ulps of 3 (unit_sq = sum_t ||u_t||^2 now adds
 //   each row's r_sq / sqrt(r_sq)^2 instead of the squares of the normalised entries). Every other metric
 //   (max, eff_rank, branch_sq, gradw_*, jacobians) identical.
+// - 2026-11-29: an Intel Xeon VM (GenuineIntel, Sapphire Rapids features; the digests above were all taken
+//   on AMD EPYC VMs) gives the same bits for the 52 MLP configurations and other bits for all 104 attention
+//   and transformer ones, float32 and float64 alike, from the same commit (9752fda) built alike. Not from
+//   the compiler's target (an -march=x86-64-v4 -mtune=generic build gave this machine the same bits as
+//   -march=native), nor heap layout, thread placement or OpenMP settings (glibc malloc tunables, taskset,
+//   OMP_* changed nothing); glibc's exp/pow variant moves 6 of them (GLIBC_TUNABLES=glibc.cpu.hwcaps=
+//   -AVX2,-FMA). The cause is not found: until it is, each CPU vendor keeps its own digests,
+//   placements_golden_digests.csv (AuthenticAMD, and any other vendor) and
+//   placements_golden_digests_GenuineIntel.csv, taken from that commit's binary.
 // So the digests are this code's own output, a guard against any change of the numbers; they tie to the
 // hand-written code through ceb210e's exact match and 5a9cc83's comparison to within those bounds, not
 // exactly. And a custom block holding a built-in's expression is that built-in; branch_scale scales the
@@ -43,6 +52,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -72,6 +82,19 @@ std::uint64_t fnv1a(const std::string& s) {
 // config id -> (rows, digest), from layers.csv. The digest is over the rows "sample,metric,index,value"
 // (index: l, else k) sorted as text, each with its newline: what the numbers are, whatever columns and row
 // order the file has (the digests were written from the layout of the time, config,...,sample,layer,...).
+// The digests file of this machine's CPU vendor (see the header: the attention configurations' last bits
+// differ between AMD and Intel machines for a reason not yet found).
+std::string digests_file() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("vendor_id", 0) == 0) {
+      if (line.find("GenuineIntel") != std::string::npos) return "placements_golden_digests_GenuineIntel.csv";
+      break;
+    }
+  return "placements_golden_digests.csv";
+}
+
 std::map<std::string, std::pair<int, std::uint64_t>> digests_of(const std::string& layers_csv) {
   std::istringstream in(layers_csv);
   std::string line;
@@ -103,7 +126,9 @@ TEST_CASE("every built-in placement's expression reproduces the hand-written one
   const std::string data = std::string(NORMSIM_SOURCE_DIR) + "/tests/data/";
   REQUIRE(normsim::test::run_config(data + "placements_golden.toml --threads 2", dir) == 0);
   const auto got = digests_of(read_text(dir / "out" / "layers.csv"));
-  std::istringstream want(read_text(data + "placements_golden_digests.csv"));
+  const std::string file = digests_file();
+  INFO("digests of " << file);
+  std::istringstream want(read_text(data + file));
   std::string line;
   std::getline(want, line);  // header
   int compared = 0;
