@@ -9,7 +9,9 @@ Each is run once to warm up, then --repeats times in turn (bridge, simulator, br
 moment of the machine falls on both; the medians, their ratio and the median of each part of the bridge
 (run_info["timings"]: building the samples' blocks and inputs, the token-mixing probe, forward and
 backward passes, metrics, result frames) are printed. The simulator runs its default precision (float32)
-unless --sim-precision says otherwise; the bridge its --dtype (default float32, as measure's).
+unless --sim-precision says otherwise; the bridge its --dtype (default float32, as measure's). --floor adds
+PyTorch alone doing the factory's draws and one forward and backward per sample by hand, in the same loop:
+the time no bridge that runs the user's factory and torch's arithmetic can go below.
 """
 import argparse
 import os
@@ -35,6 +37,30 @@ def bridge(dtype, batch):
                                  batch=batch)
 
 
+def floor():
+    """PyTorch doing only what the bridge cannot skip, written by hand: per sample, the same seeds and the same
+    factory (its constructors and `normal_` draws), the input, then one forward through the 24 blocks and the
+    final norm and one torch.autograd.grad for the stream and every parameter (no metrics, probe or frames).
+    Returns (draws-and-building seconds, passes seconds)."""
+    build_s = passes_s = 0.0
+    for s in range(SAMPLES):
+        t = time.perf_counter()
+        torch.manual_seed(s)
+        generator = torch.Generator().manual_seed(s + 17)
+        blocks = [tb.PreLN(D, tb.Mlp(D)) for _ in range(K)]
+        norm = torch.nn.LayerNorm(D, eps=tb.EPS)
+        x = torch.randn((1, T, D), generator=generator).requires_grad_()
+        readout = torch.randn((1, T, D), generator=generator)
+        t2 = time.perf_counter()
+        h = x
+        for block in blocks:
+            h = block(h)
+        params = [p for b in blocks for p in b.parameters()]
+        torch.autograd.grad((readout * norm(h)).sum(), [x, *params])
+        build_s, passes_s = build_s + t2 - t, passes_s + time.perf_counter() - t2
+    return build_s, passes_s
+
+
 def simulator(threads, precision):
     config = {"placement": "pre", "sublayer": "mlp", "width": D, "depth": K, "tokens": T, "samples": SAMPLES,
               "activation": "relu"}
@@ -57,6 +83,9 @@ def main():
     ap.add_argument("--batch", default="auto", choices=("auto", "off"),
                     help="measure's batch: auto (None: vmap over the samples) or off (False: sample by sample)")
     ap.add_argument("--sim-precision", default=None, choices=("float64", "float32"))
+    ap.add_argument("--floor", action="store_true",
+                    help="also time PyTorch alone doing the factory's draws and one forward and backward per "
+                         "sample by hand (float32, sample by sample): the bridge's floor on this machine")
     args = ap.parse_args()
     if args.repeats < 5:
         ap.error("--repeats: at least 5")
@@ -65,13 +94,15 @@ def main():
     run_bridge = lambda: bridge(args.dtype, batch)  # noqa: E731
     run_sim = lambda: simulator(args.threads, args.sim_precision)  # noqa: E731
     run_bridge(), run_sim()  # warm-up: imports, allocator, OpenMP pools
-    bridge_s, sim_s, parts = [], [], {p: [] for p in PARTS}
+    bridge_s, sim_s, parts, floor_s = [], [], {p: [] for p in PARTS}, []
     for _ in range(args.repeats):
         seconds, result = timed(run_bridge)
         bridge_s.append(seconds)
         for p in PARTS:
             parts[p].append(result.run_info["timings"][p])
         sim_s.append(timed(run_sim)[0])
+        if args.floor:
+            floor_s.append(floor())
     b, s = statistics.median(bridge_s), statistics.median(sim_s)
     blas = os.environ.get("LD_LIBRARY_PATH", "") or "(default libblas.so.3)"
     print(f"torch {torch.__version__}, {args.threads} thread(s), LD_LIBRARY_PATH={blas}, bridge dtype "
@@ -83,6 +114,12 @@ def main():
         print(f"  bridge {p[:-len('_seconds')]:8s} {statistics.median(parts[p]):.3f} s")
     rest = b - sum(statistics.median(v) for v in parts.values())
     print(f"  bridge other    {rest:.3f} s (argument checks, warnings, medians of parts need not add up)")
+    if floor_s:
+        build = statistics.median(f[0] for f in floor_s)
+        passes = statistics.median(f[1] for f in floor_s)
+        total = statistics.median(f[0] + f[1] for f in floor_s)
+        print(f"PyTorch alone by hand: median {total:.3f} s = {total / s:.2f}x the simulator "
+              f"(factory and draws {build:.3f} s = {build / s:.2f}x, forward and backward {passes:.3f} s)")
 
 
 if __name__ == "__main__":
