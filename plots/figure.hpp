@@ -16,8 +16,13 @@ struct Figure {
   ScriptSpec script;    // name and columns are filled in by the builder
 };
 
-// A number as written into a figure's CSV: 12 significant digits, shortest form.
+// A number as written into a figure's CSV: the shortest text that reads back as the same double; NaN as an
+// empty field (gnuplot's missing value).
 std::string csv_number(double value);
+
+// A number as written into a gnuplot script (ranges, tic labels): 12 significant digits, so that a tic at
+// 3 * 10^-1 reads 0.3, not 0.30000000000000004.
+std::string script_number(double value);
 
 // A figure-name fragment from free text: letters, digits, '.', '-' and '_' kept, anything else becomes '_'.
 std::string file_stem_part(const std::string& text);

@@ -82,9 +82,9 @@ std::vector<Figure> heatmap_figures(const ResultsFolder& folder, const std::vect
       std::ostringstream preamble;
       preamble << gp_heatmap_palette() << "unset key\n"
                << "set logscale y 2\n"
-               << "set xrange [" << csv_number(x_min) << ":" << csv_number(x_max) << "]\n"
-               << "set yrange [" << csv_number(row_extent(0).first) << ":"
-               << csv_number(row_extent(depths.size() - 1).second) << "]\n"
+               << "set xrange [" << script_number(x_min) << ":" << script_number(x_max) << "]\n"
+               << "set yrange [" << script_number(row_extent(0).first) << ":"
+               << script_number(row_extent(depths.size() - 1).second) << "]\n"
                << "set ytics (";
       for (std::size_t i = 0; i < depths.size(); ++i)
         preamble << (i ? ", " : "") << "'" << depth_texts[i] << "' " << depth_texts[i];

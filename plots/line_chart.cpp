@@ -195,24 +195,26 @@ std::string log_axis_tics(const std::string& axis, double lo, double hi, int mos
   lo /= std::pow(10.0, pad), hi *= std::pow(10.0, pad);
   std::vector<double> tics;
   for (const std::vector<double>& mantissas :
-       std::vector<std::vector<double>>{{1}, {1, 2, 5}, {1, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+       std::vector<std::vector<double>>{{1}, {1, 2, 5}, {1, 2, 3, 5, 7}}) {
     tics.clear();
     for (int e = int(std::floor(std::log10(lo))); e <= int(std::ceil(std::log10(hi))); ++e)
       for (double m : mantissas) {
         const double v = m * std::pow(10.0, e);
         if (v >= lo && v <= hi) tics.push_back(v);
       }
-    // The coarsest set with two labels (three past most of a decade): finer ones crowd a log axis.
-    if (tics.size() >= (decades >= 0.7 ? 3u : 2u)) break;
+    // The coarsest set with three labels: finer ones crowd a log axis, and two (0.76 to 2 labelled only 1
+    // and 2) leave a colour bar's values to be guessed (issue 30).
+    if (tics.size() >= 3) break;
   }
-  if (tics.size() < 2) {  // a narrow range inside one decade: evenly spaced values
+  // A range of less than about half a decade: evenly spaced values, the coarsest step that gives three.
+  for (int most = 4; tics.size() < 3 && most <= 16; most *= 2) {
     tics.clear();
-    const double step = nice_tic_step(hi - lo, 3);
+    const double step = nice_tic_step(hi - lo, most);
     for (double v = std::ceil(lo / step) * step; v <= hi; v += step) tics.push_back(v);
   }
-  gp << "set " << axis << "range [" << csv_number(lo) << ":" << csv_number(hi) << "]\nset " << axis
+  gp << "set " << axis << "range [" << script_number(lo) << ":" << script_number(hi) << "]\nset " << axis
      << "tics (";
-  for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << csv_number(tics[i]);
+  for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << script_number(tics[i]);
   gp << ")\nset m" << axis << "tics default\n";
   return gp.str();
 }
@@ -320,7 +322,7 @@ std::string direct_labels(const ChartPanel& panel, int p, std::pair<double, doub
   const std::size_t n = ends.size();
   std::ostringstream gp;
   gp << "array LY[" << n << "] = [";
-  for (std::size_t k = 0; k < n; ++k) gp << (k ? ", " : "") << csv_number(ends[k].first);
+  for (std::size_t k = 0; k < n; ++k) gp << (k ? ", " : "") << script_number(ends[k].first);
   gp << "]\narray LI[" << n << "] = [";
   for (std::size_t k = 0; k < n; ++k) gp << (k ? ", " : "") << ends[k].second;
   gp << "]\n"
@@ -460,7 +462,7 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
     // (a missing side: the plot's edge).
     if (has_band(panel)) {
       const auto side = [](const std::optional<double>& v, const char* edge) {
-        return v && std::isfinite(*v) ? "first " + csv_number(*v) : std::string(edge);
+        return v && std::isfinite(*v) ? "first " + script_number(*v) : std::string(edge);
       };
       gp << "set object 1 rect from graph 0, " << side(panel.band_low, "graph 0") << " to graph 1, "
          << side(panel.band_high, "graph 1") << " behind fc rgb '" << band_colour << "' " << band_fill
@@ -486,12 +488,13 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
       gp << "set logscale x " << panel.log_x_base << "\n";
       if (extent.xs.size() == 1 && extent.xs.front() > 0) {  // one x: the middle of a factor-2 range
         const double x = extent.xs.front();
-        gp << "set xrange [" << csv_number(x / std::sqrt(2.0)) << ":" << csv_number(x * std::sqrt(2.0))
+        gp << "set xrange [" << script_number(x / std::sqrt(2.0)) << ":" << script_number(x * std::sqrt(2.0))
            << "]\n";
       }
       if (!extent.xs.empty() && extent.xs.size() <= 8) {
         gp << "set xtics (";
-        for (std::size_t i = 0; i < extent.xs.size(); ++i) gp << (i ? ", " : "") << csv_number(extent.xs[i]);
+        for (std::size_t i = 0; i < extent.xs.size(); ++i)
+          gp << (i ? ", " : "") << script_number(extent.xs[i]);
         gp << ")\nset mxtics default\n";
       } else {
         gp << "set xtics autofreq\n";
@@ -499,13 +502,13 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
       }
     } else if (extent.xs.size() == 1) {  // one x: that value alone, in the middle of a range around it
       const double x = extent.xs.front(), half = x == 0 ? 1 : std::abs(x) / 4;
-      gp << "set xtics (" << csv_number(x) << ")\nset xrange [" << csv_number(x - half) << ":"
-         << csv_number(x + half) << "]\n";
+      gp << "set xtics (" << script_number(x) << ")\nset xrange [" << script_number(x - half) << ":"
+         << script_number(x + half) << "]\n";
     } else if (extent.x_max > extent.x_min) {
       // Side-by-side panels are narrow: at most two intervals there.
       const auto step = [&](int most) {
         const double s = nice_tic_step(extent.x_max - extent.x_min, most);
-        return csv_number(extent.integer_x ? std::max(s, 1.0) : s);
+        return script_number(extent.integer_x ? std::max(s, 1.0) : s);
       };
       if (multi && !facets)  // facets are at least 3.5 in wide
         gp << "if (stacked) { set xtics " << step(5) << " } else { set xtics " << step(2) << " }\n";
@@ -523,20 +526,20 @@ std::string chart_body(const std::vector<ChartPanel>& panels, ChartLayout layout
         gp << "set ytics autofreq\nset format y (tex ? '$10^{%T}$' : '10^{%T}')\n";
       // gnuplot autoscales to the data only: a band reaching past it needs the range set (whole decades).
       if (has_band(panel) && extent.y_min > 0 && extent.y_max / extent.y_min >= 10)
-        gp << "set yrange [" << csv_number(std::pow(10.0, std::floor(std::log10(extent.y_min)))) << ":"
-           << csv_number(std::pow(10.0, std::ceil(std::log10(extent.y_max)))) << "]\n";
+        gp << "set yrange [" << script_number(std::pow(10.0, std::floor(std::log10(extent.y_min)))) << ":"
+           << script_number(std::pow(10.0, std::ceil(std::log10(extent.y_max)))) << "]\n";
     } else if (extent.y_max > extent.y_min) {
       const double step = nice_tic_step(extent.y_max - extent.y_min, multi ? 4 : 5);
-      gp << "set ytics " << csv_number(step) << "\n";
+      gp << "set ytics " << script_number(step) << "\n";
       if (has_band(panel))  // as above, out to whole tic steps as gnuplot's autoscaling would
-        gp << "set yrange [" << csv_number(std::floor(extent.y_min / step) * step) << ":"
-           << csv_number(std::ceil(extent.y_max / step) * step) << "]\n";
+        gp << "set yrange [" << script_number(std::floor(extent.y_min / step) * step) << ":"
+           << script_number(std::ceil(extent.y_max / step) * step) << "]\n";
     } else {
       gp << "set ytics autofreq\n";
     }
     if (facets && log_y == chart_log_y(panels.front())) {
       const auto range = facet_y_range(shared, log_y);
-      gp << "set yrange [" << csv_number(range.first) << ":" << csv_number(range.second) << "]\n"
+      gp << "set yrange [" << script_number(range.first) << ":" << script_number(range.second) << "]\n"
          << direct_labels(panel, p, range, log_y);
     }
     gp << "set xtics nomirror out scale 0.6; set ytics nomirror out scale 0.6\n";

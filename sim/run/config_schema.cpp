@@ -1,6 +1,7 @@
 // The table of every Config key and the checks that reject impossible values and combinations.
 #include "sim/run/config_schema.hpp"
 
+#include "io/csv_write.hpp"
 #include "sim/edges.hpp"
 
 #include "sim/jacobian_wanted.hpp"
@@ -84,10 +85,11 @@ const std::vector<Choice>& metric_list() {
 
 using Check = std::function<std::string(const KeyValue&)>;
 
+// The shortest text that reads back as x, never a bare integer of 16 or more digits (io::format_number):
+// config values are columns of the results' CSV files too, and 1.9e19 written as 19016889231223029760 read
+// back as text in pandas (issue 30).
 std::string shortest(double x) {
-  std::array<char, 64> buf{};
-  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x);
-  return std::string(buf.data(), end);
+  return io::format_number(x);
 }
 
 std::string joined(const std::vector<std::string>& items, std::string_view sep) {

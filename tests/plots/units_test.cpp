@@ -1,7 +1,12 @@
 // The pieces under the figures (fits: tests/stats; CSV: tests/io): text escaping, axes, labels.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <string>
+#include <utility>
 
+#include "plots/figure.hpp"
 #include "plots/line_chart.hpp"
 #include "plots/metric_labels.hpp"
 #include "plots/text.hpp"
@@ -42,4 +47,32 @@ TEST_CASE("a log axis over 72 decades draws in finite time", "[plots][log]") {
   // labels).
   CHECK(normsim::plots::log_axis_tics("cb", 1.5, 3e5, 5).find("set cbtics (1e1, 1e2, 1e3, 1e4, 1e5)") !=
         std::string::npos);
+}
+
+// A colour bar over 0.76 to 2 was labelled 1 and 2 only (issue 30): at least three labels, whatever the
+// range.
+TEST_CASE("a narrow log axis has at least three labels", "[plots][log]") {
+  for (const auto& [lo, hi] : {std::pair{0.761, 2.0},
+                               {0.7085, 1.1229},
+                               {0.9, 1.1},
+                               {0.99, 1.01},
+                               {1.0, 3.0},
+                               {0.3, 2.0},
+                               {2.0, 9.0}}) {
+    const std::string tics = log_axis_tics("cb", lo, hi, 5);
+    const auto open = tics.find("set cbtics ("), close = tics.find(')', open);
+    REQUIRE(open != std::string::npos);
+    const std::string labels = tics.substr(open, close - open);
+    CHECK(std::count(labels.begin(), labels.end(), ',') >= 2);
+    CHECK(labels.find("0000000") == std::string::npos);  // 0.3, never 0.30000000000000004
+  }
+}
+
+// A figure's CSV is data other programs read: its numbers read back as the same doubles (they were written
+// with 12 digits); NaN stays an empty field, gnuplot's missing value.
+TEST_CASE("figure CSV numbers round-trip", "[plots][csv]") {
+  for (const double x : {0.1 + 0.2, 1.0 / 3.0, 0.915241404741123, 1.901688923122303e19, 5e-324})
+    CHECK(std::strtod(csv_number(x).c_str(), nullptr) == x);  // strtod: stod throws on subnormals
+  CHECK(csv_number(std::nan("")).empty());
+  CHECK(script_number(0.30000000000000004) == "0.3");
 }

@@ -122,6 +122,16 @@ TEST_CASE("numbers round-trip exactly") {
   CHECK(value(3) == z);
 }
 
+// A float config value is a column of layers.csv and summary.csv too: 1.9e19 once came out as
+// 19016889231223029760, which pandas reads as text (issue 30). Config values take io::format_number's rule.
+TEST_CASE("config values are written as numbers any CSV reader reads back as the same double") {
+  for (const double x : {1.901688923122303e19, 1e15, 1e22, 0.1, 5e-324, -0.0, 3.0})
+    CHECK(std::strtod(format_value(KeyValue{x}).c_str(), nullptr) == x);  // strtod: stod throws on subnormals
+  CHECK(format_value(KeyValue{1.901688923122303e19}) == "1.901688923122303e+19");
+  CHECK(format_toml(KeyValue{1e22}) == "1e+22");
+  CHECK(format_toml(KeyValue{3.0}) == "3.0");
+}
+
 TEST_CASE("run.json holds the contract's fields") {
   const Grid grid = parse_grid("depth = [2, 4]\n", "exp/g.toml");
   RunInfo info;
