@@ -12,6 +12,7 @@ import base64
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -37,6 +38,25 @@ def _build_dir(config_settings):
     return os.path.abspath(given) if given else os.path.join(ROOT, "build", f"pip-{_tags()[0]}")
 
 
+# What installs the build's dependencies: Debian's packages, or pip's where a package index is reachable.
+_DEBIAN = "'bash scripts/setup.sh --no-build' in the checkout (Debian: CMake, g++, pybind11-dev and the rest)"
+
+
+def _pip(packages):
+    return f"{sys.executable} -m pip install {packages}"
+
+
+def _cmake_program():
+    """cmake on PATH, or the one `pip install cmake` put beside this interpreter's scripts (a venv's bin/, on
+    no PATH when the venv is not activated); FileNotFoundError saying how to install it otherwise."""
+    found = shutil.which("cmake") or shutil.which("cmake", path=sysconfig.get_path("scripts"))
+    if found is None:
+        raise FileNotFoundError(f"normsim: building the extension needs CMake, and no cmake is on PATH; install "
+                                f"it with '{_pip('cmake')}' (where a package index is reachable) or 'sudo apt-get "
+                                f"install cmake' (Debian; or {_DEBIAN}), then run the install again")
+    return found
+
+
 def _cmake(build):
     """Configures and builds the extension target; CMake's own output goes to stderr (pip shows it with -v)."""
     pybind11 = []
@@ -45,14 +65,20 @@ def _cmake(build):
         pybind11 = [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"]
     except ImportError:
         pass
-    configure = ["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DNORMSIM_PYTHON=ON",
+    cmake = _cmake_program()
+    configure = [cmake, "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DNORMSIM_PYTHON=ON",
                  f"-DPython_EXECUTABLE={sys.executable}", "-DNORMSIM_TESTS=OFF", "-DNORMSIM_MPI=OFF", *pybind11]
     jobs = str(os.cpu_count() or 1)
-    for command in (configure, ["cmake", "--build", build, "-j", jobs, "--target", "normsim_python"]):
+    steps = ((configure, f"CMake could not configure the build, most often for a missing dependency (its message "
+                         f"is above; 'pip install -v' shows it); install them with {_DEBIAN}, or pybind11 and "
+                         f"CMake with '{_pip('pybind11 cmake')}' where a package index is reachable"),
+             ([cmake, "--build", build, "-j", jobs, "--target", "normsim_python"],
+              f"the C++ build failed (the compiler's message is above; 'pip install -v' shows it); the packages "
+              f"it needs: {_DEBIAN}, docs/python.md"))
+    for command, why in steps:
         done = subprocess.run(command, stdout=sys.stderr, stderr=sys.stderr)
         if done.returncode != 0:
-            raise RuntimeError(f"normsim: '{' '.join(command)}' failed (status {done.returncode}); the packages "
-                               "it needs: bash scripts/setup.sh --no-build (Debian), docs/python.md")
+            raise RuntimeError(f"normsim: '{' '.join(command)}' failed (status {done.returncode}): {why}")
     return os.path.join(build, "python")
 
 

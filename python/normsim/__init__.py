@@ -30,9 +30,10 @@ from ._deps import MissingPackageError
 from ._result import Result, read
 
 __version__ = _core.version()[0]
-# Not `list`: `from normsim import *` would replace the builtin (normsim.list stays).
+# Not `list`, nor `torch`: `from normsim import *` would replace the builtin and the caller's `import torch`
+# (normsim.list and normsim.torch stay).
 __all__ = ["run", "theory", "check", "coord", "read", "plot", "grid", "Result", "Grid", "ConfigError",
-           "ClaimError", "BackendUnavailable", "MissingPackageError", "torch"]
+           "ClaimError", "BackendUnavailable", "MissingPackageError"]
 
 
 def __getattr__(name):

@@ -1,8 +1,10 @@
 """The functions of the normsim package (see docs/python.md)."""
 import builtins
-import json
 import contextlib
+import errno
+import json
 import os
+import sys
 
 from . import _config, _core, _frames, _progress
 from ._deps import require
@@ -63,15 +65,44 @@ def check(claims=None, *, full=False, claims_dir=None, backend="auto", threads=0
     earlier check's files there)."""
     pd = require("pandas", "normsim.check")
     ids = [claims] if isinstance(claims, str) else builtins.list(claims or [])
+    if claims_dir is not None:
+        _existing_folder(claims_dir, "no such claims folder")
     bar = _progress.Bar("normsim check", _progress.wanted(progress))
     try:
-        verdicts = _core.check(ids, full, os.fspath(claims_dir or ""), backend, threads, os.fspath(out or ""),
-                               plots, bar, force)
+        with _this_python():
+            verdicts = _core.check(ids, full, os.fspath(claims_dir or ""), backend, threads,
+                                   os.fspath(out or ""), plots, bar, force)
     finally:
         bar.close()
     table = pd.DataFrame([json.loads(v) for v in verdicts])
     first = [c for c in _VERDICT_FIRST if c in table.columns]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def _existing_folder(path, what):
+    """FileNotFoundError naming `path` where it does not exist, as open() says it (the C++ behind the call
+    would report it as a malformed claim or a failed plot)."""
+    if not os.path.exists(os.fspath(path)):
+        raise FileNotFoundError(errno.ENOENT, what, os.fspath(path))
+
+
+@contextlib.contextmanager
+def _this_python():
+    """NORMSIM_PYTHON set to this interpreter while the block runs, unless the caller set it: a [torch] claim's
+    block runs in NORMSIM_PYTHON, else in the Python the module was built for (check/torch_block.cpp), which
+    from a venv or another Python would measure the block with that one's torch, not the caller's."""
+    given = os.environ.get("NORMSIM_PYTHON")
+    if given or not sys.executable:
+        yield
+        return
+    os.environ["NORMSIM_PYTHON"] = sys.executable
+    try:
+        yield
+    finally:
+        if given is None:
+            os.environ.pop("NORMSIM_PYTHON", None)
+        else:
+            os.environ["NORMSIM_PYTHON"] = given
 
 
 # The verdict table's leading columns (report.md's order); the rest follow alphabetically.
@@ -173,14 +204,17 @@ def plot(out, *args, **options):
     normsim.plot(out, metric=["act_sq", "grad_sq"], format="png", size="two-column", report=False).
     Keywords: metric, format (a string or a list), size ("one-column", "two-column"), heatmap_layer
     ("normalized", "raw"), latex, depth_at_first_layer, claims_only, report (bools), step (the training step
-    the figures draw, as `normsim plot --step`; default 0, init). Returns out; raises
-    RuntimeError with the reason (and what the drawing printed) when it fails. Options given as CLI strings (normsim.plot(out,
-    "--format", "png")) still work, with a DeprecationWarning."""
+    the figures draw, as `normsim plot --step`; default 0, init). Returns out; raises FileNotFoundError
+    where out does not exist, RuntimeError with the reason (and what the drawing printed) when it fails.
+    Options given as CLI strings (normsim.plot(out, "--format", "png")) still work, with a
+    DeprecationWarning."""
     if args:
         import warnings
         warnings.warn("normsim.plot(out, \"--option\", ...) with the command's strings is deprecated: pass "
                       "keywords, e.g. normsim.plot(out, format=\"png\", metric=[\"act_sq\"], report=False)",
                       DeprecationWarning, stacklevel=2)
         options = {**_keywords_of_strings(map(str, args)), **options}
-    _core.plot(os.fspath(out), **_plot_keywords(options))
+    keywords = _plot_keywords(options)
+    _existing_folder(out, "no such results folder")
+    _core.plot(os.fspath(out), **keywords)
     return out

@@ -76,6 +76,7 @@ def probe(modules, T, d, dtype, device):
         for k, block in enumerate(modules):
             saved = [(b, b.detach().clone()) for b in block.buffers()]
             try:
+                _refuse_output(k, block, x)
                 mixing.append(_mixes_tokens(block, x, generator) if T >= 2 else None)
                 grams.append(_bridge_grams.check_block(block, x, generator))
             finally:
@@ -84,6 +85,28 @@ def probe(modules, T, d, dtype, device):
                         buffer.copy_(value)
             _warn_unmixed(k, block, mixing[-1])
     return mixing, grams
+
+
+def _refuse_output(k, block, x):
+    """Block k's first call, on the probe's input (1, T, d): a shape its layers do not take (most often x0's
+    width against the blocks') or an output that is no tensor (nn.LSTM's tuple) is refused naming the block and
+    the fix, which torch's own error (mat1 and mat2 shapes..., deep in the passes) does not say."""
+    torch = _torch()
+    name = f"normsim.torch: block {k} ({type(block).__name__})"
+    try:
+        with torch.no_grad():
+            out = block(x)
+    except RuntimeError as e:
+        if not any(word in str(e) for word in ("shape", "size")):
+            raise
+        raise ValueError(f"{name} cannot take an input of shape (1, T, d) = {tuple(x.shape)}, from x0 of shape "
+                         f"(T, d) = {tuple(x.shape[1:])}: {e}. Give x0 the width d the blocks are built for, or "
+                         f"build them for d = {x.shape[-1]}") from e
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{name} returned a {type(out).__name__}, not a tensor: a block returns the next stream "
+                        f"x_(k+1), a tensor of its input's shape (1, T, d). Wrap a module that returns more (nn.LSTM "
+                        "returns (output, (h, c))) in a block returning the tensor, e.g. forward(self, x): return "
+                        "x + self.lstm(x)[0]")
 
 
 def _warn_unmixed(k, block, mixes):

@@ -15,7 +15,10 @@ from ._deps import require
 _INT_COLUMNS = ("config", "sample", "n", "l", "k", "step")
 # nonfinite.csv's columns (sim/run/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
 NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
-_FLOAT_COLUMNS = ("mean", "se", "value")
+# The measured values' columns: float64, "nan" where the simulator writes a NaN (a summary row with n = 0).
+MEASURED_COLUMNS = ("mean", "se", "value")
+# How io::format_number spells the doubles pandas does not read by itself (it reads inf and -inf).
+_NAN_SPELLINGS = ["nan", "-nan"]
 
 
 def key_types():
@@ -42,7 +45,7 @@ def typed(df):
             df[col] = pd.to_numeric(df[col]).astype("Int64")
         elif kind == "integer" or col in _INT_COLUMNS:
             df[col] = _dense(pd.to_numeric(df[col]).astype("Int64"), "int64")
-        elif kind == "float" or col in _FLOAT_COLUMNS:
+        elif kind == "float" or col in MEASURED_COLUMNS:
             df[col] = pd.to_numeric(df[col]).astype("float64")
         elif col == "metric":
             df[col] = df[col].astype(str)
@@ -112,8 +115,11 @@ def read_table(path, columns=None):
     file has it."""
     pd = _pandas("reading a results folder")
     header = pd.read_csv(path, nrows=0).columns
-    floats = {c: "float64" for c in header if c in _FLOAT_COLUMNS or key_types().get(c) == "float"}
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"metric": str, "lane": str, **floats},
+    floats = {c: "float64" for c in header if c in MEASURED_COLUMNS or key_types().get(c) == "float"}
+    # Not pandas' default NA strings: a string key's text stays text ("nan", "NA" and "null" included); in a
+    # float column "nan" is the double, and "" absent everywhere.
+    missing = {c: ["", *_NAN_SPELLINGS] if c in floats else [""] for c in header}
+    df = pd.read_csv(path, keep_default_na=False, na_values=missing, dtype={"metric": str, "lane": str, **floats},
                      float_precision="round_trip",  # exact: normsim writes shortest round-trip numbers
                      usecols=None if columns is None else [c for c in header if c in columns or c == "lane"])
     _refuse_short_rows(path, df)
@@ -123,28 +129,35 @@ def read_table(path, columns=None):
     return typed(df)
 
 
-# Columns normsim fills on every row it writes (with a number, never "nan": non-finite values are left out of
-# layers.csv and theory.csv, and a summary row with no finite sample has n = 0, its mean "nan"): empty there
-# means a short (truncated) or damaged row, which pandas would otherwise pad with NaN.
+# Columns normsim fills on every row it writes (non-finite values are left out of layers.csv and theory.csv,
+# and a summary row with no finite sample has n = 0, its mean "nan"): empty there means a short (truncated) or
+# damaged row, which pandas would otherwise pad with NaN.
 _ALWAYS_FILLED = ("config", "metric", "value", "n")
 
 
 def _refuse_short_rows(path, df):
     filled = [c for c in _ALWAYS_FILLED if c in df.columns]
-    bad = df[filled].isna().any(axis=1).to_numpy().nonzero()[0] if filled else []
+    empty = df[filled].isna()
+    if "value" in filled and empty["value"].any():  # NaN also where the file says "nan": only "" is missing
+        text = _pandas().read_csv(path, usecols=["value"], dtype=str, keep_default_na=False, na_values=[""])
+        empty["value"] = text["value"].isna().to_numpy()
+    bad = empty.any(axis=1).to_numpy().nonzero()[0]
     if len(bad):
         raise ValueError(f"{path}:{int(bad[0]) + 2}: a row with empty or missing fields "
                          f"({', '.join(filled)} must be filled): the file is truncated or damaged")
 
 
-def nonfinite_table(rows):
-    return _pandas().DataFrame(rows, columns=NONFINITE_COLUMNS).astype({"config": "int64", "sample": "int64",
-                                                                        "layer": "int64"})
+def nonfinite_table(rows, steps=False):
+    """nonfinite.csv as a frame; with `steps` (a grid that trains: the file's step column) its step too."""
+    columns = NONFINITE_COLUMNS + (["step"] if steps else [])
+    integers = {"config": "int64", "sample": "int64", "layer": "int64", **({"step": "int64"} if steps else {})}
+    return _pandas().DataFrame(rows, columns=columns).astype(integers)
 
 
 def read_nonfinite(path):
     pd = _pandas("reading a results folder")
-    return nonfinite_table(pd.read_csv(path, keep_default_na=False, dtype={"pass": str, "metric": str}))
+    table = pd.read_csv(path, keep_default_na=False, dtype={"pass": str, "metric": str})
+    return nonfinite_table(table, steps="step" in table.columns)
 
 
 def per_sample_from_layers(layers, depths):

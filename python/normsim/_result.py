@@ -47,8 +47,9 @@ class Result:
     configs     DataFrame, one row per config with every key (index: config); a frame's full config is
                 `r.summary.merge(r.configs.reset_index(), how="left")`. `config` is the same table
     run_info    dict, run.json's content (version, commit, backend, threads, timings, seeds, metrics)
-    nonfinite   DataFrame, nonfinite.csv's columns config, sample, pass, layer, metric: where a NaN or Inf first
-                appeared in a stream (metric ""), and statistics that came out NaN or Inf from a finite one
+    nonfinite   DataFrame, nonfinite.csv's columns config, sample, pass, layer, metric (and step, where the
+                grid trains): where a NaN or Inf first appeared in a stream (metric ""), and statistics that came
+                out NaN or Inf from a finite one
     """
 
     def __init__(self, summary, layers, theory, per_sample, configs, run_info, nonfinite, saver=None):
@@ -71,7 +72,8 @@ class Result:
         """Metric `metric`'s values as a numpy array [config, sample, index] (index l = 0..K or k = 0..K-1;
         NaN where absent), the same whether xarray is installed or not; KeyError naming the metrics."""
         if metric not in self._arrays:
-            raise KeyError(f"no per-sample values of '{metric}' in this Result; it has {', '.join(self._arrays)}")
+            raise KeyError(f"no per-sample values of '{metric}' in this Result; it has "
+                           f"{', '.join(self._arrays) or 'none (a normsim check folder keeps only summary.csv)'}")
         return self._arrays[metric]
 
     @property
@@ -114,7 +116,7 @@ def from_run(run, theory_columns):
         per_sample=_measured(run.per_sample()),
         configs=_frames.config_table(configs),
         run_info=json.loads(run.run_json()),
-        nonfinite=_frames.nonfinite_table(run.nonfinite()),
+        nonfinite=_frames.nonfinite_table(*run.nonfinite()),
         saver=run.save)
 
 
@@ -127,15 +129,11 @@ def read(out):
     if not os.path.isfile(os.path.join(path, "summary.csv")):
         raise FileNotFoundError(f"{path} is not a normsim results folder: it has no summary.csv")
     run_info = _checked(os.path.join(path, "run.json"), _read_json)
-    configs = {}
-    for c in _checked(os.path.join(path, "run.json"), lambda _: run_info["configs"]):
-        for key, value in c["values"].items():
-            configs.setdefault(key, []).append(value)
-    layers = _checked(os.path.join(path, "layers.csv"), _table_reader("layers", configs))
+    configs = _checked(os.path.join(path, "run.json"), lambda _: _config_values(run_info["configs"]))
+    layers = _optional(path, "layers", configs, _check_folder(path))
     _checked(os.path.join(path, "layers.csv"), lambda p: _check_indices(p, layers, configs))
     summary = _checked(os.path.join(path, "summary.csv"), _table_reader("summary", configs))
-    theory_path = os.path.join(path, "theory.csv")
-    theory = _checked(theory_path, _table_reader("theory", configs)) if os.path.isfile(theory_path) else None
+    theory = _optional(path, "theory", configs, True)  # absent where nothing has a mean field (normsim.torch)
     nonfinite_path = os.path.join(path, "nonfinite.csv")
     nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) \
         else _frames.nonfinite_table([])
@@ -146,6 +144,32 @@ def read(out):
                     run_info=run_info, nonfinite=nonfinite)
     result._saver = lambda out: _bridge_result.save(result, out)
     return result
+
+
+def _config_values(records):
+    """key -> its value in every config of run.json, None where a config has none: the PyTorch bridge's
+    run.json leaves out the keys a block has no value for, which its Result holds as absent (so the frames of
+    normsim.read and of measure() have the same columns: the keys that vary)."""
+    from . import _core
+    keys = [c for c in _core.columns("summary") if c in _frames.key_types()]
+    keys = dict.fromkeys([*keys, *(key for c in records for key in c["values"])])
+    return {key: [c["values"].get(key) for c in records] for key in keys}
+
+
+def _check_folder(path):
+    """Whether `path` is what `normsim check --out` writes: summary.csv and run.json of every simulation behind
+    its claims (docs/claims.md, "Outputs") beside verdicts.json, and no layers.csv (no per-sample values)."""
+    return os.path.isfile(os.path.join(path, "verdicts.json"))
+
+
+def _optional(path, name, configs, may_lack):
+    """Table `name` of the folder, or (where the folder `may_lack` the file and has none) the same frame
+    empty, with its columns, so that code merging frames runs on every Result."""
+    file = os.path.join(path, f"{name}.csv")
+    if may_lack and not os.path.isfile(file):
+        return _frames.table(name, {c: [] for c in _frames.frame_columns(name, configs) if c not in configs},
+                             configs, [])
+    return _checked(file, _table_reader(name, configs))
 
 
 def _table_reader(name, configs):

@@ -16,6 +16,7 @@ parameter of block k (".weight" and a leading "branch." dropped, dots as undersc
 the block or its branch gives gradw_w1, as the simulator names W1).
 """
 import contextlib
+import numbers
 import time
 
 from . import _progress
@@ -87,17 +88,69 @@ def _stack_builder(blocks, depth):
     if _is_composed(blocks):
         return _composed_builder(*blocks, depth)
     if isinstance(blocks, (list, tuple, torch.nn.ModuleList)):
-        modules = list(blocks)
+        modules = _modules(blocks, "the list of blocks")
         if depth is not None and depth != len(modules):
             raise ValueError(f"depth={depth} with a list of {len(modules)} modules: the list is the stack; drop "
                              "depth=, or pass a factory k -> module with depth=K")
         return _reusing(lambda: [_reset(m) for m in modules])
-    if not callable(blocks):
-        raise TypeError("blocks must be a factory (k -> module, with depth=K, or () -> list of modules), a "
-                        "list of modules, or (parts, compose) with depth=K")
+    if isinstance(blocks, torch.nn.Module) or not callable(blocks):
+        raise TypeError(f"blocks is {_kind(blocks)}; it must be a factory (k -> module, with depth=K, or () -> "
+                        "list of modules), a list of modules, or (parts, compose) with depth=K")
+    _refuse_arity(blocks, depth)
     if depth is not None:
-        return lambda: [blocks(k) for k in range(depth)]
-    return lambda: list(blocks())
+        return lambda: _modules([blocks(k) for k in range(depth)], "the factory's blocks")
+    return lambda: _modules(blocks(), "the factory's list")
+
+
+def _kind(value):
+    """What a value is, for an error: 'a function', 'a torch.Tensor', 'the class Block'."""
+    if isinstance(value, type):
+        return f"the class {value.__qualname__}"
+    cls = type(value)
+    return f"a {cls.__qualname__}" if cls.__module__ == "builtins" else f"a {cls.__module__}.{cls.__qualname__}"
+
+
+def _modules(built, what):
+    """built as a list, refused with the fix unless it is a non-empty list of nn.Modules: the bridge
+    re-initialises blocks (reset_parameters()) and measures their parameters' gradients through nn.Module."""
+    torch = _torch()
+    if not isinstance(built, (list, tuple, torch.nn.ModuleList)):
+        raise TypeError(f"normsim.torch: {what} is {_kind(built)}, not a list of modules: a factory () -> list "
+                        "returns the stack, one nn.Module per block (or pass a factory k -> module with depth=K)")
+    if not len(built):
+        raise ValueError(f"normsim.torch: {what} holds no block; a stack needs at least one")
+    for k, block in enumerate(built):
+        if not isinstance(block, torch.nn.Module):
+            raise TypeError(f"normsim.torch: block {k} is {_kind(block)}, not an nn.Module; wrap a function f "
+                            "in one (class Block(nn.Module): def forward(self, x): return f(x)), with its "
+                            "parameters as nn.Parameters or submodules so that they are re-initialised per "
+                            "sample and their gradients measured")
+    return list(built)
+
+
+def _refuse_arity(factory, depth):
+    """A factory called as the other kind would be: () -> list with depth=K (called with k), or k -> module
+    without depth (called with nothing); TypeError with the fix. A factory whose signature Python cannot
+    read is called as it is."""
+    import inspect
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+
+    def takes(*args):
+        try:
+            signature.bind(*args)
+            return True
+        except TypeError:
+            return False
+    if depth is not None and not takes(0) and takes():
+        raise TypeError(f"blocks is a factory () -> list of modules (it takes no argument), given depth={depth}, "
+                        "with which the bridge calls it as k -> module for k = 0..K-1: drop depth= (the list "
+                        "it returns is the stack), or make it take the block's index k")
+    if depth is None and not takes() and takes(0):
+        raise TypeError("blocks is a factory k -> module (it takes one argument, the block's index), given no "
+                        "depth: pass depth=K, the number of blocks it builds (k = 0..K-1)")
 
 
 def _check_x0(x0):
@@ -168,6 +221,9 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     torch = _torch()
     if loss not in ("readout", "mse"):
         raise ValueError(f"loss '{loss}': expected readout or mse")
+    _positive("depth", depth, "the number of blocks K (a factory k -> module builds blocks k = 0..K-1)",
+              none=True)
+    _positive("samples", samples, "the number of initialisations averaged over")
     dtype = {torch.float64: "float64", torch.float32: "float32"}.get(dtype, dtype)  # torch.float64 too
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype {dtype!r}: expected torch.float64 or torch.float32 (or their names)")
@@ -204,13 +260,26 @@ def measure(blocks, x0, *, depth=None, loss="readout", samples=8, seed=0, dtype=
     return result
 
 
+def _positive(name, value, meaning, none=False):
+    """ValueError naming `name` unless value is an int >= 1 (or None where `none`)."""
+    if none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name}={value!r}: {meaning}, an int >= 1")
+
+
 def _final_norm_given(final_norm):
+    """final_norm, or None with a warning when it is not given. Not normsim.run's "auto": that adds a norm by
+    the placement (pre-norm ones get one, post-norm ones, ending in a norm already, none), which a PyTorch
+    block does not declare."""
     if final_norm is _UNSET:
         import warnings
-        warnings.warn("normsim.torch.measure: no final_norm given, so y = x_K; normsim.run's final_norm = "
-                      "'auto' ends pre, mix, sandwich and the other pre-norm placements in a norm. Pass "
-                      "final_norm=nn.LayerNorm(d) to measure what normsim.run measures, or final_norm=None to "
-                      "keep y = x_K without this warning", UserWarning, stacklevel=3)
+        warnings.warn("normsim.torch.measure: no final_norm given, so y = x_K. normsim.run's final_norm = "
+                      "'auto' adds a norm where the placement's blocks do not end in one, which the bridge cannot "
+                      "see in a PyTorch block. A pre-norm-like stack (pre, mix, sandwich, ...): pass "
+                      "final_norm=nn.LayerNorm(d) to measure what normsim.run measures. A post-norm stack (post, "
+                      "every block ending in a norm): final_norm=None is what normsim.run does. Either silences "
+                      "this warning", UserWarning, stacklevel=3)
         return None
     return final_norm
 

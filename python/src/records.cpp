@@ -123,13 +123,16 @@ py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& record
   return out;
 }
 
-py::tuple nonfinite_tuple(const sim::NonFiniteRow& r) {
+py::tuple nonfinite_tuple(const sim::NonFiniteRow& r, bool with_step) {
+  if (with_step)
+    return py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, sim::nonfinite_metric(r), r.step);
   return py::make_tuple(r.config, r.sample, std::string(r.pass), r.layer, sim::nonfinite_metric(r));
 }
 
-py::list nonfinite_rows(const sim::GridRecords& records) {
+py::list nonfinite_rows(const sim::GridRecords& records, bool with_step) {
   py::list rows;
-  sim::for_each_nonfinite(records, [&](const sim::NonFiniteRow& r) { rows.append(nonfinite_tuple(r)); });
+  sim::for_each_nonfinite(records,
+                          [&](const sim::NonFiniteRow& r) { rows.append(nonfinite_tuple(r, with_step)); });
   return rows;
 }
 

@@ -22,10 +22,11 @@ py::dict summary_columns(const sim::GridRecords& records);
 // Metric name -> array [config, sample, index], NaN where a value is missing, not finite or undefined; the
 // metrics some config's `metrics` key asks for.
 py::dict per_sample_arrays(const sim::Grid& grid, const sim::GridRecords& records);
-// (config, sample, pass, layer, metric): the rows of nonfinite.csv.
-py::list nonfinite_rows(const sim::GridRecords& records);
-// One row of nonfinite.csv as a tuple (config, sample, pass, layer, metric).
-py::tuple nonfinite_tuple(const sim::NonFiniteRow& r);
+// (config, sample, pass, layer, metric[, step]): the rows of nonfinite.csv, with the step where the grid's
+// file has that column (sim::has_step_column).
+py::list nonfinite_rows(const sim::GridRecords& records, bool with_step);
+// One row of nonfinite.csv as a tuple (config, sample, pass, layer, metric[, step]).
+py::tuple nonfinite_tuple(const sim::NonFiniteRow& r, bool with_step);
 // Key name -> list of every config's value (bool, int, float or str), in key_columns() order, then the
 // lists of names (`metrics`: a list of str per config).
 py::dict config_values(const sim::Grid& grid);

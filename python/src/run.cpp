@@ -111,9 +111,11 @@ void bind_run(py::module_& m) {
            [](const Run& r) {
              // nonfinite.csv's rows: the simulator's, then the mean field's
              // (meanfield_of/theory_overlay.hpp).
-             py::list rows = nonfinite_rows(r.records);
-             for (const auto& row : meanfield_of::theory_nonfinite(r.grid)) rows.append(nonfinite_tuple(row));
-             return rows;
+             const bool steps = sim::has_step_column(r.grid.configs);
+             py::list rows = nonfinite_rows(r.records, steps);
+             for (const auto& row : meanfield_of::theory_nonfinite(r.grid))
+               rows.append(nonfinite_tuple(row, steps));
+             return py::make_tuple(rows, steps);
            })
       .def("run_json", [](const Run& r) { return sim::run_json(r.grid, r.info).dump(); })
       .def_readonly("grid", &Run::grid)

@@ -6,6 +6,7 @@ numpy, pandas or torch."""
 import json
 import os
 import subprocess
+import sys
 import unittest
 
 from common import PROGRAM, SOURCE_DIR, Scratch, require_or_skip
@@ -69,6 +70,54 @@ class ClaimOnAPyTorchBlock(unittest.TestCase):
             self.assertEqual(done.returncode, 1, done.stderr)
             self.assertIn("x.py", done.stderr)
             self.assertIn("this block is broken", done.stderr)
+
+
+# experiments/claims/blocks/preln_mlp.py, its blocks(config) also writing the interpreter that runs it to
+# python.txt beside the file.
+RECORDING = """
+
+_blocks = blocks
+
+
+def blocks(config):
+    import os, sys
+    with open(os.path.join(os.path.dirname(__file__), "python.txt"), "w") as f:
+        f.write(sys.executable)
+    return _blocks(config)
+"""
+
+
+class CallersPython(unittest.TestCase):
+    """normsim.check called from Python measures a [torch] claim's block with that Python (sys.executable),
+    not the one the module was built for (check/torch_block.cpp's default), so that a venv's or another
+    Python's torch is the one measured; NORMSIM_PYTHON, where the caller set it, still decides, and the
+    environment is left as it was."""
+
+    def check_from(self, python, d, env):
+        with open(os.path.join(CLAIMS, "blocks", "preln_mlp.py")) as f:
+            block = f.read() + RECORDING
+        folder = claim_folder(d, '[torch]\nfile = "blocks/x.py"\n', block)
+        code = (f"import json, os, normsim\n"
+                f"v = normsim.check({CLAIM!r}, claims_dir={folder!r}, progress=False)\n"
+                "print(json.dumps([v.device[0], os.environ.get('NORMSIM_PYTHON')]))")
+        done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(folder, "blocks", "python.txt")) as f:
+            return (*json.loads(done.stdout.splitlines()[-1]), f.read())
+
+    def test_the_calling_python_measures_the_block(self):
+        env = {k: v for k, v in os.environ.items() if k != "NORMSIM_PYTHON"}
+        with Scratch() as d:
+            python = os.path.join(d, "bin", "python3")  # this interpreter under another name: its sys.executable
+            os.makedirs(os.path.dirname(python))
+            os.symlink(sys.executable, python)
+            device, after, ran = self.check_from(python, os.path.join(d, "own"), env)
+            self.assertEqual(ran, python)
+            self.assertTrue(device.endswith(f"run by {python}"), device)
+            self.assertIsNone(after)
+            device, after, ran = self.check_from(python, os.path.join(d, "given"),
+                                                 {**env, "NORMSIM_PYTHON": sys.executable})
+            self.assertEqual((ran, after), (sys.executable, sys.executable))
 
 
 if __name__ == "__main__":

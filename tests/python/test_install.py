@@ -76,5 +76,49 @@ class OtherPython(unittest.TestCase):
             self.assertNotIn("circular import", done.stderr)
 
 
+class BuildBackendErrors(unittest.TestCase):
+    """The PEP 517 backend (python/build_backend/normsim_build.py) says what to install where CMake is missing
+    or cannot configure, instead of subprocess's raw FileNotFoundError traceback. Runs no build: PATH holds no
+    cmake, or a cmake that fails as a configure with a missing dependency does."""
+
+    def backend(self):
+        import importlib.util
+        path = os.path.join(SOURCE_DIR, "python", "build_backend", "normsim_build.py")
+        spec = importlib.util.spec_from_file_location("normsim_build", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def build_wheel(self, bin_dir, d):
+        from unittest import mock
+        backend = self.backend()
+        with mock.patch.dict(os.environ, {"PATH": bin_dir}), \
+                mock.patch.object(backend.sysconfig, "get_path", return_value=bin_dir):
+            backend.build_wheel(d, {"build-dir": os.path.join(d, "build")})
+
+    def test_no_cmake_names_pip_and_apt(self):
+        with Scratch() as d:
+            with self.assertRaises(FileNotFoundError) as e:
+                self.build_wheel(d, d)
+        message = str(e.exception)
+        self.assertIn("no cmake is on PATH", message)
+        self.assertIn(f"'{sys.executable} -m pip install cmake' (where a package index is reachable)", message)
+        self.assertIn("'sudo apt-get install cmake' (Debian", message)
+
+    def test_a_failed_configure_names_debian_and_pip(self):
+        with Scratch() as d:
+            bin_dir = os.path.join(d, "bin")
+            os.makedirs(bin_dir)
+            with open(os.path.join(bin_dir, "cmake"), "w") as f:
+                f.write("#!/bin/sh\necho 'CMake Error: Could not find pybind11' >&2\nexit 1\n")
+            os.chmod(os.path.join(bin_dir, "cmake"), 0o755)
+            with self.assertRaises(RuntimeError) as e:
+                self.build_wheel(bin_dir, d)
+        message = str(e.exception)
+        self.assertIn("CMake could not configure the build", message)
+        self.assertIn("bash scripts/setup.sh --no-build", message)
+        self.assertIn(f"'{sys.executable} -m pip install pybind11 cmake'", message)
+
+
 if __name__ == "__main__":
     unittest.main()

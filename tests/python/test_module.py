@@ -131,10 +131,14 @@ class SameAsCli(unittest.TestCase):
                 pd.testing.assert_frame_equal(getattr(r, table), getattr(files, table), check_exact=True)
             self.assertEqual(sorted(r.layers[r.layers.config == 1].step.unique()), [0, 1, 2])
             self.assertEqual(sorted(r.layers[r.layers.config == 0].step.unique()), [0])
+            self.assertEqual(list(r.nonfinite.columns)[-1], "step")  # as nonfinite.csv's header
+            pd.testing.assert_frame_equal(r.nonfinite, files.nonfinite, check_exact=True)
             r.save(os.path.join(d, "py"))
+            files.save(os.path.join(d, "read_and_saved"))  # Python's writer: the step column kept too
             for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
-                with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, "py", name)) as b:
-                    self.assertEqual(a.read(), b.read(), name)
+                for saved in ("py", "read_and_saved"):
+                    with open(os.path.join(d, "cli", name)) as a, open(os.path.join(d, saved, name)) as b:
+                        self.assertEqual(a.read(), b.read(), f"{saved}/{name}")
             self.assertNotIn("step", normsim.run({"depth": 2, "width": 8, "tokens": 3, "samples": 2},
                                                  progress=False).layers.columns)
 
@@ -244,13 +248,29 @@ class Errors(unittest.TestCase):
                 normsim.run({"depth": 2, "width": 8, "samples": 1}, progress=False, **kwargs)
 
     def test_python_habits(self):
-        # Issue 30 item 5: a missing file is FileNotFoundError, as open() says it; `import *` keeps list().
+        # Issue 30 item 5: a missing file is FileNotFoundError, as open() says it; `import *` keeps list(),
+        # and the caller's torch, np and pd (normsim.torch stays an attribute).
         with self.assertRaises(FileNotFoundError):
             normsim.run("no/such/config.toml")
-        names = {}
+        names = {"torch": "the caller's torch"}
         exec("from normsim import *", names)
-        self.assertNotIn("list", names)
+        self.assertEqual(names["torch"], "the caller's torch")
         self.assertIn("run", names)
+        import builtins
+        shadowed = set(normsim.__all__) & (set(dir(builtins)) | {"torch", "np", "pd", "numpy", "pandas"})
+        self.assertEqual(shadowed, set())
+        self.assertTrue(importlib.util.find_spec("torch") is None or hasattr(normsim, "torch"))
+
+    def test_missing_folders_are_file_not_found(self):
+        """A folder that does not exist is FileNotFoundError naming it, checked before the C++ (which made it a
+        RuntimeError from the plots library, and a ClaimError with a made-up line ':1:')."""
+        with Scratch() as d:
+            missing = os.path.join(d, "nonexistent_dir")
+            with self.assertRaisesRegex(FileNotFoundError, "no such results folder: '.*nonexistent_dir'"):
+                normsim.plot(missing)
+            with self.assertRaisesRegex(FileNotFoundError, "no such claims folder: '.*nonexistent_dir'") as e:
+                normsim.check(claims_dir=missing, progress=False)
+            self.assertNotIn(":1:", str(e.exception))
 
     def test_missing_pandas_is_named_not_a_crash(self):
         code = ("import sys; sys.modules['pandas'] = None\n"
@@ -332,6 +352,61 @@ class RoundTrip(unittest.TestCase):
             again = normsim.read(os.path.join(d, "b"))
             np.testing.assert_array_equal(again.array("act_sq"), values)
             pd.testing.assert_frame_equal(again.summary, back.summary)
+            self.assert_same_files(os.path.join(d, "a"), os.path.join(d, "b"))
+
+    def assert_same_files(self, a, b):
+        for name in ("layers.csv", "summary.csv", "theory.csv", "nonfinite.csv"):
+            with open(os.path.join(a, name)) as f, open(os.path.join(b, name)) as g:
+                self.assertEqual(f.read(), g.read(), name)
+
+    def test_a_read_result_saves_the_bytes_normsim_run_wrote(self):
+        """Result.save of a Result normsim.read returned (Python's writer) writes the CSV files the C++ wrote:
+        text with a comma quoted as io::csv_field quotes it (a custom block's expression), numbers spelled as
+        io::format_number spells them (1e-04, 1e-05, 0.5, 1 not 1.0), booleans, lanes and empty keys alike."""
+        with Scratch() as d:
+            config = os.path.join(d, "grid.toml")
+            with open(config, "w") as f:
+                f.write(LANES_CONFIG + "norm_eps = 0.0001\n")
+            normsim.run(config, progress=False, out=os.path.join(d, "a"))
+            with open(os.path.join(d, "a", "layers.csv")) as f:
+                self.assertIn('"[[1,0],[0,1]] @ x', f.read())  # the C++ quoted it
+            normsim.read(os.path.join(d, "a")).save(os.path.join(d, "b"))
+            self.assert_same_files(os.path.join(d, "a"), os.path.join(d, "b"))
+
+    def test_nan_and_inf_in_float_columns_read_as_doubles(self):
+        """io::format_number writes nan, -nan, inf and -inf (a summary row with no finite sample has mean nan):
+        in a float column (a measured value or a float key) normsim.read reads them as the doubles, while a
+        string key keeps its text; an empty value is still a damaged row."""
+        with Scratch() as d:
+            out = os.path.join(d, "r")
+            normsim.run({"activation": ["relu", "gelu"], "init_gain": [1.0, 2.0], "depth": 2, "width": 8,
+                         "samples": 1}, progress=False, out=out)
+            self.replace_first_row(os.path.join(out, "summary.csv"), activation="nan", init_gain="-inf",
+                                   mean="nan", se="inf")
+            self.replace_first_row(os.path.join(out, "layers.csv"), value="-nan")
+            r = normsim.read(out)
+            self.replace_first_row(os.path.join(out, "layers.csv"), value="")
+            with self.assertRaisesRegex(ValueError, "layers.csv:2: a row with empty or missing fields"):
+                normsim.read(out)
+        row = r.summary.iloc[0]
+        self.assertEqual(len(r.summary), 1)
+        self.assertEqual(row.activation, "nan")
+        self.assertTrue(np.isnan(row["mean"]))
+        self.assertEqual((row.se, row.init_gain), (np.inf, -np.inf))
+        for column in ("mean", "se", "init_gain"):
+            self.assertEqual(r.summary[column].dtype, np.float64, column)
+        self.assertTrue(np.isnan(r.layers["value"][0]))
+        self.assertEqual(r.layers["value"].dtype, np.float64)
+
+    @staticmethod
+    def replace_first_row(path, **fields):
+        """The file with only its first row, `fields` replaced in it (the row holds no quoted text)."""
+        with open(path) as f:
+            header, first = f.read().splitlines()[:2]
+        row = dict(zip(header.split(","), first.split(",")))
+        row.update(fields)
+        with open(path, "w") as f:
+            f.write(header + "\n" + ",".join(row.values()) + "\n")
 
 
 class DamagedFolders(unittest.TestCase):
@@ -440,6 +515,24 @@ class TheoryCheckList(unittest.TestCase):
         self.assertEqual(list(v.columns[:3]), ["id", "statement", "verdict"])
         with self.assertRaises(normsim.ClaimError):
             normsim.check("no_such_claim", progress=False)
+
+    def test_a_check_folder_reads_as_its_summary(self):
+        """docs/claims.md: `normsim check --out` writes summary.csv and run.json beside the verdicts ("so OUT is
+        also a results folder"), no layers.csv: normsim.read gives its summary and configs, and layers, theory
+        and per_sample empty, with their columns (a check keeps no per-sample values)."""
+        with Scratch() as d:
+            out = os.path.join(d, "check")
+            normsim.check("preln_act_linear_relu", progress=False, out=out)
+            self.assertFalse(os.path.exists(os.path.join(out, "layers.csv")))
+            r = normsim.read(out)
+            self.assertEqual(len(r.summary), len(pd.read_csv(os.path.join(out, "summary.csv"))))
+        self.assertGreater(len(r.summary), 0)
+        self.assertEqual(len(r.configs), len(r.run_info["configs"]))
+        self.assertTrue(r.layers.empty and r.theory.empty)
+        self.assertEqual(list(r.layers.columns[-5:]), ["sample", "metric", "l", "k", "value"])
+        self.assertEqual(r.per_sample, {})
+        with self.assertRaisesRegex(KeyError, "it has none"):
+            r.array("act_sq")
 
     def test_check_refuses_an_out_holding_results_unless_forced(self):
         with Scratch() as d:
@@ -580,8 +673,8 @@ class PlotKeywords(unittest.TestCase):
             normsim.plot("nowhere", latex="yes")
         with self.assertRaisesRegex(TypeError, "format takes a string or a non-empty list"):
             normsim.plot("nowhere", format=[])
-        with self.assertRaisesRegex(RuntimeError, "size takes one-column"):  # the library's check
-            normsim.plot("nowhere", size="huge")
+        with Scratch() as d, self.assertRaisesRegex(RuntimeError, "size takes one-column"):  # the library's
+            normsim.plot(d, size="huge")
 
 
 class Gil(unittest.TestCase):

@@ -296,13 +296,96 @@ class Misuse(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "torch.float64 or torch.float32"):
             normsim.torch.measure(tb.pre_mlp(D), depth=2, dtype=torch.int32, **self.kw)
 
+    def test_misuse_names_the_mistake_and_the_fix(self):
+        """Mistakes that ended in raw Python or torch errors deep in the bridge (a lambda's "takes 0 positional
+        arguments", torch's "mat1 and mat2 shapes cannot be multiplied", "stack expects a non-empty
+        TensorList", an IndexError, "'function' object has no attribute 'modules'") name the argument or the
+        block, and the fix."""
+        block = lambda k: tb.PreLN(D, tb.Mlp(D))  # noqa: E731
+        widths = lambda k: tb.PreLN(D if k < 2 else 2 * D, tb.Mlp(D if k < 2 else 2 * D))  # noqa: E731
+        lstm = lambda k: torch.nn.LSTM(D, D, batch_first=True)  # noqa: E731
+        cases = {
+            "() -> list given depth": (TypeError, r"factory \(\) -> list of modules \(it takes no argument\), "
+                                       r"given depth=3.*drop depth=", dict(blocks=lambda: [block(0)], depth=3)),
+            "k -> module without depth": (TypeError, r"factory k -> module .*pass depth=K", dict(blocks=block)),
+            "x0 wider than the blocks": (ValueError, r"block 0 \(PreLN\) cannot take an input of shape \(1, T, d\) "
+                                         r"= \(1, 8, 33\), from x0 of shape \(T, d\) = \(8, 33\): .*size.*"
+                                         r"Give x0 the width d the blocks are built for",
+                                         dict(blocks=block, depth=3, x0=(T, D + 1))),
+            "x0 narrower than a linear": (ValueError, r"block 0 \(Linear\) cannot take an input .* = \(8, 31\): "
+                                          r"mat1 and mat2 shapes",
+                                          dict(blocks=lambda k: torch.nn.Linear(D, D), depth=2, x0=(T, D - 1))),
+            "a block of another width": (ValueError, r"block 2 \(PreLN\) cannot take",
+                                         dict(blocks=widths, depth=3)),
+            "a block returning a tuple": (TypeError, r"block 0 \(LSTM\) returned a tuple, not a tensor.*"
+                                          r"self.lstm\(x\)\[0\]", dict(blocks=lstm, depth=2)),
+            "depth 0": (ValueError, r"depth=0: the number of blocks K.*an int >= 1", dict(blocks=block, depth=0)),
+            "samples 0": (ValueError, r"samples=0: .*an int >= 1", dict(blocks=block, depth=2, samples=0)),
+            "a function as a block": (TypeError, r"block 0 is a function, not an nn.Module; wrap a function f",
+                                      dict(blocks=lambda k: (lambda x: 2 * x), depth=2)),
+            "a function in a list": (TypeError, r"block 1 is a function, not an nn.Module",
+                                     dict(blocks=[block(0), lambda x: x])),
+            "one module as the blocks": (TypeError, r"blocks is a torch_blocks.PreLN; it must be a factory",
+                                         dict(blocks=block(0), depth=2)),
+            "an empty list": (ValueError, r"holds no block", dict(blocks=[])),
+        }
+        for what, (error, message, kw) in cases.items():
+            with self.subTest(what), self.assertRaisesRegex(error, message):
+                normsim.torch.measure(**{**self.kw, **kw})
+
     def test_a_missing_final_norm_is_warned_about_and_none_is_not(self):
-        with self.assertWarnsRegex(UserWarning, "final_norm=nn.LayerNorm"):
+        # The warning says what normsim.run's 'auto' does for both kinds of stack, since it cannot tell them
+        # apart: a pre-norm-like one ends in a norm, a post-norm one (already ending in one) does not.
+        with self.assertWarnsRegex(UserWarning, r"pre-norm-like stack .* final_norm=nn.LayerNorm\(d\).*post-norm "
+                                                r"stack .* final_norm=None is what normsim.run does"):
             normsim.torch.measure(tb.pre_mlp(D), x0=(T, D), depth=2, samples=1, progress=False)
         import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             normsim.torch.measure(tb.pre_mlp(D), depth=2, **self.kw)
+
+
+class SavedAndRead(unittest.TestCase):
+    """A bridge Result saved and read back (normsim.read, then save again): text holding a comma or a quote is
+    quoted as the C++ writer quotes it (io::csv_field), every double reads back as the same double and is
+    spelled as io::format_number spells it, and theory is the same empty frame, with its columns, measured and
+    read."""
+    kw = dict(x0=(T, D), depth=2, samples=2, seed=0, progress=False, final_norm=None)
+
+    def test_quoted_text_and_exact_doubles_round_trip(self):
+        names = ["x + Fv(N(x), 0.5)", 'a "quoted" block']
+        r = normsim.torch.measure({n: tb.pre_mlp(D) for n in names}, **self.kw)
+        special = [-0.0, 1e20, 5e-324, np.nan, np.inf, -np.inf, 0.1, 1e-4]
+        r.summary.loc[: len(special) - 1, "mean"] = special
+        with Scratch() as d:
+            r.save(os.path.join(d, "a"))
+            with open(os.path.join(d, "a", "summary.csv")) as f:
+                text = f.read()
+            self.assertIn('"x + Fv(N(x), 0.5)"', text)
+            self.assertIn('"a ""quoted"" block"', text)
+            rows = [line.rsplit(",", 3)[1] for line in text.splitlines()[1:len(special) + 1]]
+            self.assertEqual(rows, ["-0", "1e+20", "5e-324", "nan", "inf", "-inf", "0.1", "1e-04"])  # C++'s
+            back = normsim.read(os.path.join(d, "a"))
+            self.assertEqual(list(back.configs.placement), names)
+            pd.testing.assert_frame_equal(back.summary, r.summary, check_exact=True)
+            self.assertTrue(np.signbit(back.summary["mean"][0]))  # -0.0 stays -0.0 (== cannot tell)
+            back.save(os.path.join(d, "b"))
+            for name in ("summary.csv", "layers.csv", "nonfinite.csv"):
+                with open(os.path.join(d, "a", name)) as a, open(os.path.join(d, "b", name)) as b:
+                    self.assertEqual(a.read(), b.read(), name)
+
+    def test_theory_is_the_same_empty_frame_measured_and_read(self):
+        r = normsim.torch.measure({"pre": tb.pre_mlp(D), "post": tb.post_mlp(D)}, **self.kw)
+        with Scratch() as d:
+            r.save(os.path.join(d, "a"))
+            self.assertFalse(os.path.exists(os.path.join(d, "a", "theory.csv")))
+            back = normsim.read(os.path.join(d, "a"))
+        self.assertEqual(list(r.theory.columns), ["config", "placement", "metric", "l", "k", "value"])
+        pd.testing.assert_frame_equal(back.theory, r.theory)
+        for result in (r, back):  # README.md's merge runs on both
+            s = result.summary.merge(result.theory.rename(columns={"value": "mean_field"}), how="left")
+            self.assertTrue(s.mean_field.isna().all())
+            self.assertEqual(len(s), len(result.summary))
 
 
 class Batching(unittest.TestCase):
