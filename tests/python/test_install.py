@@ -1,6 +1,8 @@
 """Issue 30 item 1: `pip install .` and `pip install -e .` into a fresh venv (no package index: the venv sees
 Debian's numpy and pandas through --system-site-packages), then README.md's Python example with that venv's
-python; and an extension built for another Python is named as such, with the rebuild command."""
+python; `pip install .` into a venv of another interpreter (the oldest Python >= 3.9 the machine has besides
+Debian's: pyenv's on these VMs), where the extension builds for it and imports; and an extension built for
+another Python is named as such, with the rebuild command."""
 import glob
 import os
 import re
@@ -57,6 +59,46 @@ class PipInstall(unittest.TestCase):
             python = self.install(editable, "-e")
             where = self.check_venv_runs_the_readme(python, editable)
             self.assertTrue(where.startswith(os.path.join(BUILD, "python")), where)  # the .pth's build tree
+
+
+def other_interpreter():
+    """The oldest Python >= 3.9 on this machine other than this one's version (pyenv's, or /usr/bin/python3.X),
+    or None: `pip install .` must build for whatever interpreter runs it, not only Debian's."""
+    roots = [os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))]
+    found = glob.glob(os.path.join(roots[0], "versions", "3.*", "bin", "python3")) + glob.glob("/usr/bin/python3.*")
+    versions = []
+    for python in found:
+        match = re.search(r"(?:versions/|python)3\.(\d+)", python)
+        if match and os.access(python, os.X_OK) and 9 <= int(match.group(1)) != sys.version_info.minor:
+            versions.append((int(match.group(1)), python))
+    return min(versions)[1] if versions else None
+
+
+class AnotherInterpreter(unittest.TestCase):
+    def test_pip_install_builds_for_the_interpreter_that_runs_it(self):
+        python = other_interpreter()
+        if python is None:
+            self.skipTest("no Python >= 3.9 besides this one's version on this machine")
+        with Scratch() as d:
+            venv = os.path.join(d, "venv")  # no system site packages: Debian's are for another Python
+            subprocess.run([python, "-m", "venv", venv], check=True)
+            venv_python = os.path.join(venv, "bin", "python")
+            minor = subprocess.run([venv_python, "-c", "import sys; print(sys.version_info.minor)"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+            done = subprocess.run([venv_python, "-m", "pip", "install", "--no-index", "--quiet", "--config-settings",
+                                   f"build-dir={BUILD}3{minor}", SOURCE_DIR],
+                                  env=clean_env(), cwd=venv, capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
+            # The extension imports; pandas, not in this venv (no package index), is asked for by name with the
+            # pip command for this very interpreter.
+            done = subprocess.run([venv_python, "-c", "import normsim, sys; print(normsim.__version__); "
+                                   "normsim.theory({'depth': 2})"], env=clean_env(), cwd=venv, capture_output=True,
+                                  text=True)
+            self.assertTrue(done.stdout.strip(), done.stderr)
+            if "MissingPackageError" in done.stderr:
+                self.assertIn(f"{venv_python} -m pip install pandas", done.stderr)
+            else:
+                self.assertEqual(done.returncode, 0, done.stderr)
 
 
 class OtherPython(unittest.TestCase):
