@@ -146,9 +146,11 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
       throw TorchBlockError(who + ": stopped after " + io::format_number(timeout_seconds) +
                             " s (the claim's [torch] timeout)");
     if (done.exit_status != 0)
-      throw TorchBlockError(who + ": normsim.torch could not measure its blocks (" + torch_block_python() +
-                            " exited with status " + std::to_string(done.exit_status) + "):\n" +
-                            last_lines(read_all(dir / "log"), 12));
+      throw TorchBlockError(
+          who + ": normsim.torch could not measure its blocks (" + torch_block_python() +
+          " exited with status " + std::to_string(done.exit_status) +
+          "; NORMSIM_PYTHON chooses another Python, one with torch that imports normsim):\n" +
+          last_lines(read_all(dir / "log"), 12));
     for (std::size_t c = 0; c < configs.size(); ++c) {
       const fs::path out = dir / "out" / std::to_string(c);
       if (!fs::is_regular_file(out / "layers.csv"))

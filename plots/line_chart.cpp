@@ -207,9 +207,9 @@ std::string log_axis_tics(const std::string& axis, double lo, double hi, int mos
     if (tics.size() >= 3) break;
   }
   // A range of less than about half a decade: evenly spaced values, the coarsest step that gives three.
-  for (int most = 4; tics.size() < 3 && most <= 16; most *= 2) {
+  for (int intervals = 4; tics.size() < 3 && intervals <= 16; intervals *= 2) {
     tics.clear();
-    const double step = nice_tic_step(hi - lo, most);
+    const double step = nice_tic_step(hi - lo, intervals);
     for (double v = std::ceil(lo / step) * step; v <= hi; v += step) tics.push_back(v);
   }
   gp << "set " << axis << "range [" << script_number(lo) << ":" << script_number(hi) << "]\nset " << axis

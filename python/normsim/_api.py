@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import sys
+import threading
 
 from . import _config, _core, _frames, _progress
 from ._deps import require
@@ -86,23 +87,30 @@ def _existing_folder(path, what):
         raise FileNotFoundError(errno.ENOENT, what, os.fspath(path))
 
 
+# Held while a check runs with NORMSIM_PYTHON set by _this_python: the variable is the process's, and
+# _core.check runs without the GIL, so a second thread's check would otherwise see (and then lose) the first's.
+_ENVIRONMENT = threading.Lock()
+
+
 @contextlib.contextmanager
 def _this_python():
     """NORMSIM_PYTHON set to this interpreter while the block runs, unless the caller set it: a [torch] claim's
     block runs in NORMSIM_PYTHON, else in the Python the module was built for (check/torch_block.cpp), which
-    from a venv or another Python would measure the block with that one's torch, not the caller's."""
-    given = os.environ.get("NORMSIM_PYTHON")
-    if given or not sys.executable:
-        yield
-        return
-    os.environ["NORMSIM_PYTHON"] = sys.executable
-    try:
-        yield
-    finally:
-        if given is None:
-            os.environ.pop("NORMSIM_PYTHON", None)
-        else:
-            os.environ["NORMSIM_PYTHON"] = given
+    from a venv or another Python would measure the block with that one's torch, not the caller's. Checks
+    that set it run one at a time."""
+    with _ENVIRONMENT:
+        given = os.environ.get("NORMSIM_PYTHON")
+        if given or not sys.executable:
+            yield
+            return
+        os.environ["NORMSIM_PYTHON"] = sys.executable
+        try:
+            yield
+        finally:
+            if given is None:
+                os.environ.pop("NORMSIM_PYTHON", None)
+            else:
+                os.environ["NORMSIM_PYTHON"] = given
 
 
 # The verdict table's leading columns (report.md's order); the rest follow alphabetically.

@@ -89,24 +89,30 @@ def probe(modules, T, d, dtype, device):
 
 def _refuse_output(k, block, x):
     """Block k's first call, on the probe's input (1, T, d): a shape its layers do not take (most often x0's
-    width against the blocks') or an output that is no tensor (nn.LSTM's tuple) is refused naming the block and
-    the fix, which torch's own error (mat1 and mat2 shapes..., deep in the passes) does not say."""
+    width, or a token count fixed in a mask, against the blocks'), an output that is no tensor (nn.LSTM's tuple)
+    or one of another shape than the stream's is refused naming the block and the fix, which torch's own error
+    (mat1 and mat2 shapes..., deep in the passes) does not say. Other errors (out of memory) pass unchanged."""
     torch = _torch()
     name = f"normsim.torch: block {k} ({type(block).__name__})"
     try:
         with torch.no_grad():
             out = block(x)
     except RuntimeError as e:
-        if not any(word in str(e) for word in ("shape", "size")):
+        text = str(e)
+        if "out of memory" in text or not any(word in text for word in ("shape", "size")):
             raise
         raise ValueError(f"{name} cannot take an input of shape (1, T, d) = {tuple(x.shape)}, from x0 of shape "
-                         f"(T, d) = {tuple(x.shape[1:])}: {e}. Give x0 the width d the blocks are built for, or "
-                         f"build them for d = {x.shape[-1]}") from e
+                         f"(T, d) = {tuple(x.shape[1:])}: {e}. Give x0 the shape (T, d) the blocks are built for "
+                         f"(their width d, and T where they fix the token count), or build them for "
+                         f"{tuple(x.shape[1:])}") from e
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"{name} returned a {type(out).__name__}, not a tensor: a block returns the next stream "
                         f"x_(k+1), a tensor of its input's shape (1, T, d). Wrap a module that returns more (nn.LSTM "
                         "returns (output, (h, c))) in a block returning the tensor, e.g. forward(self, x): return "
                         "x + self.lstm(x)[0]")
+    if out.shape != x.shape:
+        raise ValueError(f"{name} maps the stream of shape {tuple(x.shape)} to one of shape {tuple(out.shape)}: a "
+                         "residual block returns the next stream x_(k+1) in its input's shape (1, T, d)")
 
 
 def _warn_unmixed(k, block, mixes):

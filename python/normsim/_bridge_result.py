@@ -192,67 +192,36 @@ def _write(path, text):
     os.replace(tmp, path)
 
 
-def _digits(x):
-    """(sign, digits, exponent) with x = sign digits * 10**exponent, digits those of repr(x) (the shortest
-    that read back as x) without leading or trailing zeros ("0" for a zero)."""
-    text = repr(x)
-    mantissa, _, e = text.lstrip("-").partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    d = (whole + fraction).lstrip("0")
-    if not d:
-        return text.startswith("-"), "0", 0
-    stripped = d.rstrip("0")
-    return text.startswith("-"), stripped, int(e or 0) - len(fraction) + len(d) - len(stripped)
-
-
-def _number(x):
-    """io::format_number (io/csv_write.cpp) in Python: std::to_chars' shortest text, the digits Python's repr
-    gives (the shortest that read back as x) written as printf's %f or %e, whichever is shorter (%f on a tie);
-    %e for an integer of 16 or more digits; nan, -nan, inf, -inf as to_chars spells them. So a Result that
-    normsim.read returned saves its numbers as `normsim run` wrote them, -0.0 as -0."""
-    if not math.isfinite(x):
-        return ("-" if math.copysign(1.0, x) < 0 else "") + ("nan" if math.isnan(x) else "inf")
-    sign, d, exponent = _digits(x)
-    point = len(d) + exponent  # digits before the decimal point
-    scientific = d[0] + ("." + d[1:] if len(d) > 1 else "") + f"e{'-' if point < 1 else '+'}{abs(point - 1):02d}"
-    if exponent >= 0:
-        fixed = d + "0" * exponent
-    else:
-        fixed = d[:point] + "." + d[point:] if point > 0 else "0." + "0" * -point + d
-    long_integer = abs(x) >= 1e15 and "." not in fixed
-    return ("-" if sign else "") + (fixed if len(fixed) <= len(scientific) and not long_integer else scientific)
-
-
-def _quoted(text):
-    """io::csv_field: quoted, with quotes doubled, only where the text holds a comma, quote or line break (a
-    custom placement's block "x + Fv(N(x), 0.5)" does), so that every CSV reader splits the row right."""
-    if not any(c in text for c in ',"\n\r'):
-        return text
-    return '"' + text.replace('"', '""') + '"'
-
-
 def _text(v):
-    """A field of a column that is not float64: booleans true/false, text quoted where needed, "" absent."""
+    """A field of a column that is not float64: booleans true/false, text quoted where needed (io::csv_field: a
+    custom placement's block "x + Fv(N(x), 0.5)" holds commas), "" absent."""
     if v is None or v is require("pandas", "normsim.torch").NA:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
-    return str(v) if isinstance(v, int) else _quoted(str(v))
+    return str(v) if isinstance(v, int) else _core.csv_field(str(v))
 
 
 def _column_texts(column, measured):
     """A column's fields as normsim writes them, each distinct value formatted once (the config keys repeat
     one value per config over thousands of rows). A double's NaN is "nan" in a measured column (mean, se,
-    value), where the simulator writes it, and "" (absent) in a config key's, where it stands for a key the
-    block has no value for."""
+    value), as io::format_number spells it (normsim's own results hold none: non-finite values are left out),
+    and "" (absent) in a config key's, where it stands for a key the block has no value for."""
     np = require("numpy", "normsim.torch")
     if column.dtype == np.float64:
         # Distinct by their bits: -0.0 == 0.0 as doubles, yet they are written "-0" and "0".
         bits, where = np.unique(np.ascontiguousarray(column.to_numpy()).view(np.uint64), return_inverse=True)
-        texts = ["" if math.isnan(x) and not measured else _number(x) for x in bits.view(np.float64).tolist()]
+        # io::format_number itself (one definition of how normsim spells a double: shortest round trip, never a
+        # bare integer of 16 or more digits, nan/-nan/inf/-inf), once per distinct value.
+        texts = ["" if math.isnan(x) and not measured else _core.format_number(x)
+                 for x in bits.view(np.float64).tolist()]
         return np.array(texts, dtype=object)[where].tolist()
-    texts = {}
-    return [texts[v] if v in texts else texts.setdefault(v, _text(v)) for v in column.astype(object)]
+    texts, out = {}, []
+    for v in column.astype(object):
+        # Keyed by type and text: True == 1 and -0.0 == 0.0 as dict keys, yet each is written its own way.
+        key = (type(v), repr(v) if isinstance(v, float) else v)
+        out.append(texts[key] if key in texts else texts.setdefault(key, _text(v)))
+    return out
 
 
 def _csv(df):

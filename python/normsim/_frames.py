@@ -15,7 +15,8 @@ from ._deps import require
 _INT_COLUMNS = ("config", "sample", "n", "l", "k", "step")
 # nonfinite.csv's columns (sim/run/result_rows.hpp, NonFiniteRow); metric "" for a stream that held a NaN or Inf.
 NONFINITE_COLUMNS = ["config", "sample", "pass", "layer", "metric"]
-# The measured values' columns: float64, "nan" where the simulator writes a NaN (a summary row with n = 0).
+# The measured values' columns: float64. normsim leaves non-finite values out of its files (nonfinite.csv says
+# where); "nan", "inf" and "-inf" are read as the doubles all the same, from another writer or a hand edit.
 MEASURED_COLUMNS = ("mean", "se", "value")
 # How io::format_number spells the doubles pandas does not read by itself (it reads inf and -inf).
 _NAN_SPELLINGS = ["nan", "-nan"]
@@ -129,9 +130,9 @@ def read_table(path, columns=None):
     return typed(df)
 
 
-# Columns normsim fills on every row it writes (non-finite values are left out of layers.csv and theory.csv,
-# and a summary row with no finite sample has n = 0, its mean "nan"): empty there means a short (truncated) or
-# damaged row, which pandas would otherwise pad with NaN.
+# Columns normsim fills on every row it writes (non-finite values are left out of its files, and a summary row
+# with no finite sample is not written): empty there means a short (truncated) or damaged row, which pandas
+# would otherwise pad with NaN.
 _ALWAYS_FILLED = ("config", "metric", "value", "n")
 
 

@@ -72,8 +72,10 @@ class Result:
         """Metric `metric`'s values as a numpy array [config, sample, index] (index l = 0..K or k = 0..K-1;
         NaN where absent), the same whether xarray is installed or not; KeyError naming the metrics."""
         if metric not in self._arrays:
+            none = ("none (a normsim check folder has no layers.csv; in a run, every value may have been "
+                    "non-finite: see nonfinite)")
             raise KeyError(f"no per-sample values of '{metric}' in this Result; it has "
-                           f"{', '.join(self._arrays) or 'none (a normsim check folder keeps only summary.csv)'}")
+                           f"{', '.join(self._arrays) or none}")
         return self._arrays[metric]
 
     @property
@@ -121,7 +123,8 @@ def from_run(run, theory_columns):
 
 
 def read(out):
-    """The Result of a results folder written by `normsim run`, Result.save or normsim.torch. A damaged
+    """The Result of a results folder written by `normsim run`, Result.save or normsim.torch, or of the
+    summaries of a `normsim check --out` folder (no per-sample values there). A damaged
     folder (an empty, truncated or binary file, a bad run.json, an index its run.json does not have) raises
     ValueError naming the file (and the line, for an index), never a raw pandas or json error."""
     _frames._pandas("normsim.read")
@@ -130,10 +133,14 @@ def read(out):
         raise FileNotFoundError(f"{path} is not a normsim results folder: it has no summary.csv")
     run_info = _checked(os.path.join(path, "run.json"), _read_json)
     configs = _checked(os.path.join(path, "run.json"), lambda _: _config_values(run_info["configs"]))
-    layers = _optional(path, "layers", configs, _check_folder(path))
+    of_check = _check_folder(path)
+    layers = _optional(path, "layers", configs, of_check)
     _checked(os.path.join(path, "layers.csv"), lambda p: _check_indices(p, layers, configs))
     summary = _checked(os.path.join(path, "summary.csv"), _table_reader("summary", configs))
-    theory = _optional(path, "theory", configs, True)  # absent where nothing has a mean field (normsim.torch)
+    # Absent only where nothing has a mean field (normsim.torch's folders) or nothing per layer (check's);
+    # `normsim run` always writes it, so there its absence is a damaged folder.
+    bridge = str(run_info.get("backend", "")).startswith("torch ")
+    theory = _optional(path, "theory", configs, of_check or bridge)
     nonfinite_path = os.path.join(path, "nonfinite.csv")
     nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) \
         else _frames.nonfinite_table([])

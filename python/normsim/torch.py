@@ -111,10 +111,16 @@ def _kind(value):
 
 
 def _modules(built, what):
-    """built as a list, refused with the fix unless it is a non-empty list of nn.Modules: the bridge
-    re-initialises blocks (reset_parameters()) and measures their parameters' gradients through nn.Module."""
+    """built as a list, refused with the fix unless it is a non-empty sequence of nn.Modules: the bridge
+    re-initialises blocks (reset_parameters()) and measures their parameters' gradients through nn.Module. A
+    container of modules (nn.Sequential, nn.ModuleList, a generator) is its blocks, as list() gives them; one
+    module that holds no blocks is refused."""
     torch = _torch()
-    if not isinstance(built, (list, tuple, torch.nn.ModuleList)):
+    containers = (torch.nn.Sequential, torch.nn.ModuleList)
+    single = isinstance(built, torch.nn.Module) and not isinstance(built, containers)
+    if not single and not isinstance(built, (str, bytes)) and hasattr(built, "__iter__"):
+        built = list(built)
+    if not isinstance(built, list):
         raise TypeError(f"normsim.torch: {what} is {_kind(built)}, not a list of modules: a factory () -> list "
                         "returns the stack, one nn.Module per block (or pass a factory k -> module with depth=K)")
     if not len(built):

@@ -8,6 +8,7 @@
 #include "check.hpp"
 #include "check/claim.hpp"
 #include "fields.hpp"
+#include "io/csv_write.hpp"
 #include "lists.hpp"
 #include "run.hpp"
 #include "sim/backend.hpp"
@@ -45,4 +46,11 @@ PYBIND11_MODULE(_core, m) {
   normsim::python::bind_lists(m);
   normsim::python::bind_check(m);
   normsim::python::bind_fields(m);
+  // How normsim writes a CSV field, for Result.save of frames Python holds: the C++ writers' own functions.
+  m.def(
+      "format_number", &normsim::io::format_number,
+      "The shortest text that reads back as x, never a bare integer of 16 or more digits (io/csv_write.hpp)");
+  m.def(
+      "csv_field", [](const std::string& text) { return normsim::io::csv_field(text); },
+      "Text quoted, quotes doubled, where it holds a comma, quote or line break (io/csv_write.hpp)");
 }

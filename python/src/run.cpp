@@ -109,8 +109,8 @@ void bind_run(py::module_& m) {
       .def("per_sample", [](const Run& r) { return per_sample_arrays(r.grid, r.records); })
       .def("nonfinite",
            [](const Run& r) {
-             // nonfinite.csv's rows: the simulator's, then the mean field's
-             // (meanfield_of/theory_overlay.hpp).
+             // (rows, steps): nonfinite.csv's rows, the simulator's then the mean field's
+             // (meanfield_of/theory_overlay.hpp), each with its step where `steps` (the file's step column).
              const bool steps = sim::has_step_column(r.grid.configs);
              py::list rows = nonfinite_rows(r.records, steps);
              for (const auto& row : meanfield_of::theory_nonfinite(r.grid))

@@ -374,7 +374,8 @@ class RoundTrip(unittest.TestCase):
             self.assert_same_files(os.path.join(d, "a"), os.path.join(d, "b"))
 
     def test_nan_and_inf_in_float_columns_read_as_doubles(self):
-        """io::format_number writes nan, -nan, inf and -inf (a summary row with no finite sample has mean nan):
+        """io::format_number spells nan, -nan, inf and -inf so (normsim's files leave non-finite values out, but
+        another writer or a hand edit may put them there):
         in a float column (a measured value or a float key) normsim.read reads them as the doubles, while a
         string key keeps its text; an empty value is still a damaged row."""
         with Scratch() as d:

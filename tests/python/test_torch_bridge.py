@@ -310,7 +310,7 @@ class Misuse(unittest.TestCase):
             "k -> module without depth": (TypeError, r"factory k -> module .*pass depth=K", dict(blocks=block)),
             "x0 wider than the blocks": (ValueError, r"block 0 \(PreLN\) cannot take an input of shape \(1, T, d\) "
                                          r"= \(1, 8, 33\), from x0 of shape \(T, d\) = \(8, 33\): .*size.*"
-                                         r"Give x0 the width d the blocks are built for",
+                                         r"Give x0 the shape \(T, d\) the blocks are built for",
                                          dict(blocks=block, depth=3, x0=(T, D + 1))),
             "x0 narrower than a linear": (ValueError, r"block 0 \(Linear\) cannot take an input .* = \(8, 31\): "
                                           r"mat1 and mat2 shapes",
@@ -328,10 +328,25 @@ class Misuse(unittest.TestCase):
             "one module as the blocks": (TypeError, r"blocks is a torch_blocks.PreLN; it must be a factory",
                                          dict(blocks=block(0), depth=2)),
             "an empty list": (ValueError, r"holds no block", dict(blocks=[])),
+            "a block changing the stream's shape": (ValueError, r"block 0 \(Linear\) maps the stream of shape "
+                                                    r"\(1, 8, 32\) to one of shape \(1, 8, 64\)",
+                                                    dict(blocks=lambda k: torch.nn.Linear(D, 2 * D), depth=1)),
         }
         for what, (error, message, kw) in cases.items():
             with self.subTest(what), self.assertRaisesRegex(error, message):
                 normsim.torch.measure(**{**self.kw, **kw})
+
+    def test_a_factory_may_return_a_container_of_blocks(self):
+        # () -> nn.Sequential or a generator: its blocks, as list() gives them (what the bridge did before it
+        # checked the blocks), the same numbers as the list itself.
+        def stack():
+            torch.manual_seed(5)
+            return [tb.PreLN(D, tb.Mlp(D)) for _ in range(2)]
+        listed = normsim.torch.measure(lambda: stack(), **self.kw)
+        for wrap in (lambda: torch.nn.Sequential(*stack()), lambda: (b for b in stack())):
+            measured = normsim.torch.measure(wrap, **self.kw)
+            for m in ("act_sq", "grad_sq"):
+                self.assertTrue((measured.per_sample[m].values == listed.per_sample[m].values).all(), m)
 
     def test_a_missing_final_norm_is_warned_about_and_none_is_not(self):
         # The warning says what normsim.run's 'auto' does for both kinds of stack, since it cannot tell them

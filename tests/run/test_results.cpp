@@ -130,6 +130,7 @@ TEST_CASE("config values are written as numbers any CSV reader reads back as the
   CHECK(format_value(KeyValue{1.901688923122303e19}) == "1.901688923122303e+19");
   CHECK(format_toml(KeyValue{1e22}) == "1e+22");
   CHECK(format_toml(KeyValue{3.0}) == "3.0");
+  CHECK(format_value(KeyValue{-0.0}) == "-0");  // strtod("0") == -0.0 as well: the sign checked by its text
 }
 
 TEST_CASE("run.json holds the contract's fields") {
