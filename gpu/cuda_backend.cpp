@@ -105,6 +105,18 @@ std::string CudaBackend::device() const {
 #endif
 }
 
+// Whose memory refusal() weighs a sample against: the GPU's, or on the reference device the budget it
+// emulates (the mock's 8 GiB device), which "this GPU" would misname.
+namespace {
+std::string memory_holder() {
+#ifdef NORMSIM_CUDA_MOCK
+  return "the reference device (emulating a GPU's memory)";
+#else
+  return "this GPU";
+#endif
+}
+}  // namespace
+
 // What refusal() names is refused here too, as the CPU backend does: a caller that runs without asking first
 // (check's measurements, Python) gets BackendUnavailable, never records without the refused part (steps ran
 // as step 0 alone and gave the coordinate-check claims NaN statistics on an H200, 2026-11-28).
@@ -169,7 +181,7 @@ std::string CudaBackend::refusal(const sim::Config& config, int) const {
                                                       : ", kept for the update or the Jacobian probes ") +
                                         sim::human_bytes(m.side_pass_bytes)
                                   : "") +
-           "); this GPU allows " + sim::human_bytes(budget) +
+           "); " + memory_holder() + " allows " + sim::human_bytes(budget) +
            " (docs/gpu.md: a smaller width, depth or tokens)";
   return "";
 }

@@ -231,7 +231,7 @@ TEST_CASE("the CUDA backend refuses a sample larger than the device", "[plan][mo
   c.width = 8192, c.depth = 64, c.tokens = 4096;  // activations alone: tens of GB, the mock has 8 GiB
   const std::string why = b.refusal(c, 0);
   CHECK(why.find("one sample needs") != std::string::npos);
-  CHECK(why.find("this GPU allows") != std::string::npos);
+  CHECK(why.find("the reference device (emulating a GPU's memory) allows") != std::string::npos);
   // sgd keeps every matrix's loss gradient until the updated pass (here 256 sublayers x 2 x 512 x 10240
   // floats of factors, 10.7 GB): a stack that fits checkpointed does not fit with it, and the message says
   // so.
@@ -255,7 +255,8 @@ TEST_CASE("the CUDA backend's run refuses what its refusal names", "[plan][mock]
   gpu::CudaBackend b(1);
   REQUIRE_THAT(b.refusal(c, 1), Catch::Contains("one sample needs"));
   CHECK_THROWS_AS(b.run(c, std::vector<int>{0}), sim::BackendUnavailable);
-  CHECK_THROWS_WITH(b.run(c, std::vector<int>{0}), Catch::Contains("this GPU allows"));
+  CHECK_THROWS_WITH(b.run(c, std::vector<int>{0}),
+                    Catch::Contains("the reference device (emulating a GPU's memory) allows"));
 }
 
 // The twin is the kernel's specification: (s, a, b, j) moves to (s, b, a, j); swapping back restores.
@@ -628,7 +629,7 @@ TEST_CASE("plan_memory: the training loop's optimizer state is counted and refus
   const std::string why = b.refusal(c, 0);
   CHECK(why.find("'steps'") != std::string::npos);
   CHECK(why.find("the optimizer's state") != std::string::npos);
-  CHECK(why.find("this GPU allows") != std::string::npos);
+  CHECK(why.find("the reference device (emulating a GPU's memory) allows") != std::string::npos);
 }
 
 // Training steps on a device too small for the whole tape: every step's first pass runs in checkpointed
