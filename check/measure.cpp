@@ -2,11 +2,11 @@
 #include "check/measure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
-#include "check/torch_block.hpp"
 
 #include "check/torch_block.hpp"
 #include "meanfield_of/spec_from_config.hpp"
@@ -350,10 +350,12 @@ Measurement measure_torch_block(const ClaimSpec& c) {
     configs.insert(configs.end(), c.reference_per_x.begin(), c.reference_per_x.end());
   else if (c.reference)
     configs.push_back(*c.reference);
-  sim::GridRecords records = run_torch_block(c.torch_file, configs, c.id, c.torch_timeout);
+  TorchBlockRun run = run_torch_block(c.torch_file, configs, c.id, c.torch_timeout);
+  sim::GridRecords& records = run.records;
   const sim::GridRecords references(records.begin() + std::ptrdiff_t(n), records.end());
   records.resize(n);
   Measurement m = collect(c, records);
+  m.config_seconds.assign(run.seconds.begin(), run.seconds.begin() + std::ptrdiff_t(n));
   m.backend = "torch";
   m.device = "normsim.torch (PyTorch, CPU) run by " + torch_block_python();
   if (!c.reference_per_x.empty()) {
@@ -381,9 +383,15 @@ Measurement measure(const ClaimSpec& c, sim::Backend& backend) {
     return at_step(backend.run(config, samples), c.step);
   };
   sim::GridRecords records;
-  for (const auto& config : c.grid.configs) records.push_back(run(config));
+  std::vector<double> seconds;
+  for (const auto& config : c.grid.configs) {
+    const auto started = std::chrono::steady_clock::now();
+    records.push_back(run(config));
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   // The mean field is the network at init: it predicts step 0 only.
   Measurement m = collect(c, records, c.step == 0);
+  m.config_seconds = std::move(seconds);
   m.backend = backend.name();
   m.device = backend.device();
   if (!c.reference_per_x.empty()) {

@@ -21,7 +21,8 @@ struct Measurement {
   std::vector<std::optional<double>> meanfield, meanfield_den;  // per point; nullopt: no prediction
   std::vector<std::string> theory_notes;  // why the mean field has no value, where it has none
   sim::GridRecords records;               // every sample of every config, for summary.csv
-  std::string backend, device;            // what computed it (Backend::name() and device(), or the bridge)
+  std::vector<double> config_seconds;  // per config: its simulation's wall time (the bridge's, for [torch])
+  std::string backend, device;         // what computed it (Backend::name() and device(), or the bridge)
 };
 
 // Whether the claim's points are the layers of one config (linear, powerlaw, profile and bound claims with

@@ -253,6 +253,9 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   info.wall_seconds = seconds;
   info.peak_memory_bytes = backend.peak_memory_bytes();
   info.peak_rss_bytes = sim::peak_rss_bytes();
+  for (const auto& c : claims)  // in combined_grid's order: each claim's configs in turn
+    info.config_seconds.insert(info.config_seconds.end(), c.measurement.config_seconds.begin(),
+                               c.measurement.config_seconds.end());
   sim::write_run_json(stage / "run.json", grid, info);
   io::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");
   io::write_file_atomic(stage / "report.md", report_markdown(claims, full, seconds, figures));

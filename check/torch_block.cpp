@@ -67,6 +67,14 @@ int integer(const std::string& text) {
   return v;
 }
 
+// The bridge's own wall time of one config (its run.json's timings.wall_seconds); NaN where it is not there.
+double bridge_seconds(const fs::path& folder) {
+  std::ifstream in(folder / "run.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json::json_pointer at("/timings/wall_seconds");
+  return j.is_object() && j.contains(at) && j[at].is_number() ? j[at].get<double>() : std::nan("");
+}
+
 }  // namespace
 
 std::vector<sim::SampleRecord> read_bridge_records(const fs::path& folder, const sim::Config& config) {
@@ -105,8 +113,8 @@ std::string torch_block_python() {
   return given && *given ? given : NORMSIM_PYTHON_EXECUTABLE;
 }
 
-sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs,
-                                 const std::string& claim, double timeout_seconds) {
+TorchBlockRun run_torch_block(const fs::path& file, const std::vector<sim::Config>& configs,
+                              const std::string& claim, double timeout_seconds) {
   const char* given = std::getenv("NORMSIM_PYTHON");
   if (!(given && *given) && !fs::exists(fs::path(NORMSIM_PYTHON_DIR) / "normsim" / "__init__.py"))
     throw TorchBlockError(
@@ -140,7 +148,7 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
     redeliver(done.signal);
     throw Interrupted(who + ": interrupted by signal " + std::to_string(done.signal));
   }
-  sim::GridRecords records;
+  TorchBlockRun run;
   try {
     if (done.timed_out)
       throw TorchBlockError(who + ": stopped after " + io::format_number(timeout_seconds) +
@@ -157,14 +165,15 @@ sim::GridRecords run_torch_block(const fs::path& file, const std::vector<sim::Co
         throw TorchBlockError(who + ": " + torch_block_python() +
                               " exited without writing the results of config " + std::to_string(c) + ":\n" +
                               last_lines(read_all(dir / "log"), 12));
-      records.push_back(read_bridge_records(out, configs[c]));
+      run.records.push_back(read_bridge_records(out, configs[c]));
+      run.seconds.push_back(bridge_seconds(out));
     }
   } catch (...) {
     fs::remove_all(dir);
     throw;
   }
   fs::remove_all(dir);
-  return records;
+  return run;
 }
 
 }  // namespace normsim::check

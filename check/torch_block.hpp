@@ -28,8 +28,14 @@ class TorchBlockError : public std::runtime_error {
 // The interpreter that runs a claim's PyTorch blocks: NORMSIM_PYTHON, else the one the module was built for.
 std::string torch_block_python();
 
-sim::GridRecords run_torch_block(const std::filesystem::path& file, const std::vector<sim::Config>& configs,
-                                 const std::string& claim, double timeout_seconds);
+// What the child measured: every config's records, and each config's wall time as the bridge timed it (its
+// run.json's timings.wall_seconds).
+struct TorchBlockRun {
+  sim::GridRecords records;
+  std::vector<double> seconds;
+};
+TorchBlockRun run_torch_block(const std::filesystem::path& file, const std::vector<sim::Config>& configs,
+                              const std::string& claim, double timeout_seconds);
 
 // The records of one config from a results folder written by normsim.torch (layers.csv, nonfinite.csv):
 // `config.samples` records sized for `config.depth`. Metrics outside the metric table (gradw_<parameter> of

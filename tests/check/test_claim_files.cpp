@@ -250,7 +250,14 @@ TEST_CASE("check_command writes verdicts, report and per-claim data", "[check][c
   CHECK(v.at(0).at("backend") == "cpu");
   CHECK(v.at(0).at("device") == cpu.device());
   std::ifstream run(out / "run.json");
-  CHECK(nlohmann::json::parse(run).at("device") == cpu.device());
+  const auto info = nlohmann::json::parse(run);
+  CHECK(info.at("device") == cpu.device());
+  // Each config's own time, as `normsim run`'s run.json has it (it had none), in the configs' order.
+  const auto& seconds = info.at("timings").at("configs_seconds");
+  REQUIRE(seconds.size() == info.at("configs").size());
+  for (const auto& s : seconds) CHECK(s.get<double>() > 0);
+  CHECK(info.at("timings").at("total_seconds").get<double>() <=
+        info.at("timings").at("wall_seconds").get<double>());
 }
 
 TEST_CASE("a [reference] config is compared sample by sample", "[check][claims]") {

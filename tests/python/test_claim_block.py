@@ -52,6 +52,12 @@ class ClaimOnAPyTorchBlock(unittest.TestCase):
             self.assertLess(abs(v["measured"] - 0.5), 0.025)
             self.assertTrue(os.path.isfile(os.path.join(out, "claims", CLAIM, "data.csv")))
             self.assertTrue(os.path.isfile(os.path.join(out, "figures", f"claim_{CLAIM}.png")))
+            # Each config's time in run.json is the bridge's own (its run.json's wall_seconds), one per config.
+            with open(os.path.join(out, "run.json")) as f:
+                info = json.load(f)
+            seconds = info["timings"]["configs_seconds"]
+            self.assertEqual(len(seconds), len(info["configs"]))
+            self.assertTrue(all(s > 0 for s in seconds), seconds)
 
     def test_missing_block_file_is_a_claim_error(self):
         with Scratch() as d:
