@@ -6,6 +6,7 @@
 #include "sim/metrics.hpp"
 #include "sim/run/config_schema.hpp"
 #include "sim/run/key_relevance.hpp"
+#include "vocab/closest_name.hpp"
 
 #include <toml++/toml.h>
 #include <algorithm>
@@ -528,7 +529,7 @@ std::vector<ClaimSpec> load_claims(const fs::path& dir, const std::vector<std::s
     if (it == all.end()) {
       std::vector<std::string> known;
       for (const auto& c : all) known.push_back(c.id);
-      const std::string hint = sim::suggest_name(id, known);
+      const std::string hint = vocab::closest_name(id, known);
       throw ClaimError(dir.string() + ": no claim with id '" + id + "'" +
                        (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (normsim check --list)");
     }

@@ -12,6 +12,7 @@
 #include "sim/run/expression_checks.hpp"
 #include "sim/run/key_relevance.hpp"
 #include "vocab/builtin_parametrizations.hpp"
+#include "vocab/closest_name.hpp"
 #include "vocab/names.hpp"
 #include "vocab/sublayer_layout.hpp"
 
@@ -157,33 +158,6 @@ std::string names_of(std::span<const Choice> choices, std::string_view sep = ", 
   return s;
 }
 
-// Levenshtein distance, for "did you mean" hints.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-template <class Names>
-std::string closest(std::string_view name, const Names& names) {
-  std::string best;
-  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
-  for (std::string_view n : names) {
-    const std::size_t d = edit_distance(name, n);
-    if (d < best_d) best_d = d, best = n;
-  }
-  return best;
-}
-
 Check one_of(std::span<const Choice> choices) {
   return [choices](const KeyValue& v) -> std::string {
     const auto& s = std::get<std::string>(v);
@@ -191,7 +165,7 @@ Check one_of(std::span<const Choice> choices) {
       if (c.name == s) return "";
     std::vector<std::string_view> names;
     for (const auto& c : choices) names.push_back(c.name);
-    std::string hint = closest(s, names);
+    std::string hint = vocab::closest_name(s, names);
     return "unknown value '" + s + "' (valid: " + names_of(choices) + ")" +
            (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   };
@@ -519,11 +493,7 @@ const KeyInfo* find_key(std::string_view name) {
 std::string suggest_key(std::string_view name) {
   std::vector<std::string_view> names;
   for (const auto& k : config_keys()) names.push_back(k.name);
-  return closest(name, names);
-}
-
-std::string suggest_name(std::string_view name, std::span<const std::string> names) {
-  return closest(name, std::vector<std::string_view>(names.begin(), names.end()));
+  return vocab::closest_name(name, names);
 }
 
 std::span<const Choice> placement_choices() {

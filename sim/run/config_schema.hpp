@@ -52,8 +52,6 @@ std::span<const KeyInfo> config_keys();
 const KeyInfo* find_key(std::string_view name);
 // The closest key name (for "did you mean"), or "" when none is close.
 std::string suggest_key(std::string_view name);
-// The closest of `names` to `name` by edit distance (for "did you mean"), or "" when none is close.
-std::string suggest_name(std::string_view name, std::span<const std::string> names);
 
 // The valid names of the string-valued model keys. (The lead may later replace the first three by lookups
 // in the placement, sublayer and activation registries.)
