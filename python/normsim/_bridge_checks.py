@@ -35,18 +35,17 @@ def attention_like(block):
     return None
 
 
-def _mixes_tokens(block, x, generator):
+def _mixes_tokens(out, x, generator):
     """Whether the block's output at a token depends on the input at another token. Two vector-Jacobian
     products, one from the first and one from the last output token (a causal block mixes into the last
     token only, an anti-causal one into the first only): an input token other than that one with a nonzero
     gradient mixes. A block that mixes nothing gives exact zeros there (its graph does not connect the
     tokens), so the test is != 0, with no tolerance to choose. The cotangent is random, not all ones: a
-    LayerNorm's output sums to a constant, so the all-ones direction has zero gradient through it."""
+    LayerNorm's output sums to a constant, so the all-ones direction has zero gradient through it. `out` is
+    the block's output on `x` (_checked_output's forward)."""
     torch = _torch()
-    x = x.detach().requires_grad_(True)
-    out = block(x)
-    if not isinstance(out, torch.Tensor) or not out.requires_grad or out.shape != x.shape:
-        return None  # no per-token output to probe
+    if not out.requires_grad:
+        return None  # no graph from the input: nothing to probe
     for t in (0, x.shape[-2] - 1):
         cotangent = torch.zeros_like(out)
         cotangent[..., t, :] = torch.randn(out.shape[-1], generator=generator, dtype=torch.float64).to(out)
@@ -76,8 +75,9 @@ def probe(modules, T, d, dtype, device):
         for k, block in enumerate(modules):
             saved = [(b, b.detach().clone()) for b in block.buffers()]
             try:
-                _refuse_output(k, block, x)
-                mixing.append(_mixes_tokens(block, x, generator) if T >= 2 else None)
+                x_in = x.detach().requires_grad_(True)
+                out = _checked_output(k, block, x_in)
+                mixing.append(_mixes_tokens(out, x_in, generator) if T >= 2 else None)
                 grams.append(_bridge_grams.check_block(block, x, generator))
             finally:
                 with torch.no_grad():
@@ -87,16 +87,16 @@ def probe(modules, T, d, dtype, device):
     return mixing, grams
 
 
-def _refuse_output(k, block, x):
-    """Block k's first call, on the probe's input (1, T, d): a shape its layers do not take (most often x0's
-    width, or a token count fixed in a mask, against the blocks'), an output that is no tensor (nn.LSTM's tuple)
-    or one of another shape than the stream's is refused naming the block and the fix, which torch's own error
-    (mat1 and mat2 shapes..., deep in the passes) does not say. Other errors (out of memory) pass unchanged."""
+def _checked_output(k, block, x):
+    """Block k's output on the probe's input x (1, T, d), its first call (the token-mixing probe differentiates
+    it). A shape its layers do not take (most often x0's width, or a token count fixed in a mask, against the
+    blocks'), an output that is no tensor (nn.LSTM's tuple) or one of another shape than the stream's is refused
+    naming the block and the fix, which torch's own error (mat1 and mat2 shapes..., deep in the passes) does
+    not say. Other errors (out of memory) pass unchanged."""
     torch = _torch()
     name = f"normsim.torch: block {k} ({type(block).__name__})"
     try:
-        with torch.no_grad():
-            out = block(x)
+        out = block(x)
     except RuntimeError as e:
         text = str(e)
         if "out of memory" in text or not any(word in text for word in ("shape", "size")):
@@ -113,6 +113,7 @@ def _refuse_output(k, block, x):
     if out.shape != x.shape:
         raise ValueError(f"{name} maps the stream of shape {tuple(x.shape)} to one of shape {tuple(out.shape)}: a "
                          "residual block returns the next stream x_(k+1) in its input's shape (1, T, d)")
+    return out
 
 
 def _warn_unmixed(k, block, mixes):
