@@ -44,8 +44,10 @@ std::string cell(const std::string& text) {
   return out;
 }
 
-// Every configuration of every claim as one grid: the keys whose values differ between them are the columns.
-sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecords& records) {
+// Every configuration of every claim as one grid: the keys whose values differ between them are the columns;
+// `records` and `seconds` gain each configuration's records and time, in the grid's order.
+sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecords& records,
+                        std::vector<double>& seconds) {
   sim::Grid g;
   g.name = "check";
   g.description = "normsim check: every simulation behind the claims";
@@ -53,6 +55,7 @@ sim::Grid combined_grid(const std::vector<CheckedClaim>& claims, sim::GridRecord
     for (std::size_t i = 0; i < c.spec.grid.configs.size(); ++i) {
       g.configs.push_back(c.spec.grid.configs[i]);
       records.push_back(c.measurement.records.at(i));
+      seconds.push_back(c.measurement.config_seconds.at(i));
     }
   for (const auto& name : sim::key_columns(sim::set_in(g.configs))) {
     const sim::KeyInfo& key = *sim::find_key(name);
@@ -243,9 +246,9 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
     verdicts.push_back(verdict_json(c));
   }
   sim::GridRecords records;
-  const sim::Grid grid = combined_grid(claims, records);
-  sim::write_summary_csv(stage / "summary.csv", grid, records);
   sim::RunInfo info;
+  const sim::Grid grid = combined_grid(claims, records, info.config_seconds);
+  sim::write_summary_csv(stage / "summary.csv", grid, records);
   info.backend = backend.name();
   info.device = backend.device();
   info.threads = threads;
@@ -253,9 +256,6 @@ void write_check_results(const fs::path& out, const std::vector<CheckedClaim>& c
   info.wall_seconds = seconds;
   info.peak_memory_bytes = backend.peak_memory_bytes();
   info.peak_rss_bytes = sim::peak_rss_bytes();
-  for (const auto& c : claims)  // in combined_grid's order: each claim's configs in turn
-    info.config_seconds.insert(info.config_seconds.end(), c.measurement.config_seconds.begin(),
-                               c.measurement.config_seconds.end());
   sim::write_run_json(stage / "run.json", grid, info);
   io::write_file_atomic(stage / "verdicts.json", verdicts.dump(2) + "\n");
   io::write_file_atomic(stage / "report.md", report_markdown(claims, full, seconds, figures));

@@ -67,12 +67,17 @@ int integer(const std::string& text) {
   return v;
 }
 
-// The bridge's own wall time of one config (its run.json's timings.wall_seconds); NaN where it is not there.
+// The bridge's own wall time of one config (its run.json's timings.wall_seconds); a folder without it is not
+// one the bridge finished, named as such.
 double bridge_seconds(const fs::path& folder) {
   std::ifstream in(folder / "run.json");
   const auto j = nlohmann::json::parse(in, nullptr, false);
   const nlohmann::json::json_pointer at("/timings/wall_seconds");
-  return j.is_object() && j.contains(at) && j[at].is_number() ? j[at].get<double>() : std::nan("");
+  if (!(j.is_object() && j.contains(at) && j[at].is_number()))
+    throw TorchBlockError((folder / "run.json").string() +
+                          ": no timings.wall_seconds, so normsim.torch did not "
+                          "finish this config's results");
+  return j[at].get<double>();
 }
 
 }  // namespace

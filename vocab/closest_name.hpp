@@ -1,5 +1,5 @@
-// "Did you mean": the closest of a set of valid names to a name that is not one of them, read by every
-// message that refuses a name (config keys and values, claim ids).
+// "Did you mean": the closest of a set of valid names to a name that is not one of them, for the messages
+// that refuse a config key, a config value or a claim id.
 #pragma once
 #include <span>
 #include <string>

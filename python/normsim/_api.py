@@ -96,8 +96,8 @@ _ENVIRONMENT = threading.Lock()
 def _this_python():
     """NORMSIM_PYTHON set to this interpreter while the block runs, unless the caller set it: a [torch] claim's
     block runs in NORMSIM_PYTHON, else in the Python the module was built for (check/torch_block.cpp), which
-    from a venv or another Python would measure the block with that one's torch, not the caller's. Checks
-    that set it run one at a time."""
+    from a venv or another Python would measure the block with that one's torch, not the caller's. Every
+    check from Python runs under one lock: the variable is the process's, read by the C++ while it runs."""
     with _ENVIRONMENT:
         given = os.environ.get("NORMSIM_PYTHON")
         if given or not sys.executable:

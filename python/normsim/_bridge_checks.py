@@ -59,9 +59,9 @@ def probe(modules, T, d, dtype, device):
     """(token mixing per block, Gram check per block) on the first sample's blocks, each probed as it is (train
     mode) on one random (1, T, d) input, with the global RNG and the buffers (running statistics) restored
     afterwards so that the samples' draws and values are the same as without the probe. Token mixing: whether
-    a block's output at a token depends on the other tokens (None where T < 2 or the output has no tokens to
-    probe); a block with an attention-like submodule that mixes no tokens is warned about (attention over the
-    wrong axis, most often): a warning and not a refusal, because a correct block can look the same (a
+    a block's output at a token depends on the other tokens (None where T < 2 or the output has no graph back to
+    the input, a constant or x.detach()); a block with an attention-like submodule that mixes no tokens is
+    warned about (attention over the wrong axis, most often): a warning and not a refusal, because a correct block can look the same (a
     squeeze-and-excitation "ChannelAttention" mixes channels, not tokens; an attention masked to the diagonal
     or with a window of one token mixes nothing by design). Gram check: normsim._bridge_grams.check_block's
     (accepted, refused) nn.Linear weights."""
@@ -75,9 +75,11 @@ def probe(modules, T, d, dtype, device):
         for k, block in enumerate(modules):
             saved = [(b, b.detach().clone()) for b in block.buffers()]
             try:
-                x_in = x.detach().requires_grad_(True)
-                out = _checked_output(k, block, x_in)
+                x_in = x.detach().requires_grad_(T >= 2)
+                with torch.set_grad_enabled(T >= 2):  # a graph only for the token-mixing probe
+                    out = _checked_output(k, block, x_in)
                 mixing.append(_mixes_tokens(out, x_in, generator) if T >= 2 else None)
+                del out  # its graph, before the Gram check builds its own
                 grams.append(_bridge_grams.check_block(block, x, generator))
             finally:
                 with torch.no_grad():

@@ -234,7 +234,10 @@ def save(result, out):
     """Any Result's frames as normsim's files (the bridge's, or one normsim.read returned)."""
     os.makedirs(out, exist_ok=True)
     _write(os.path.join(out, "nonfinite.csv"), _csv(result.nonfinite))
-    if result.theory is not None and len(result.theory):
+    # As `normsim run` (and read's rule, _result.read): every folder but a bridge's has a theory.csv, header
+    # only where nothing has a mean field, so that a saved copy reads back.
+    bridge = str(result.run_info.get("backend", "")).startswith("torch ")
+    if result.theory is not None and (len(result.theory) or not bridge):
         _write(os.path.join(out, "theory.csv"), _csv(_frames.with_every_key(result.theory, result.configs, "theory")))
     _write(os.path.join(out, "layers.csv"), _csv(_frames.with_every_key(result.layers, result.configs, "layers")))
     _write(os.path.join(out, "summary.csv"), _csv(_frames.with_every_key(result.summary, result.configs, "summary")))

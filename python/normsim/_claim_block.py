@@ -33,7 +33,11 @@ def measure(module, config):
     if config["precision"] not in ("float64", "float32"):
         raise SystemExit(f"precision '{config['precision']}': normsim.torch runs float64 or float32")
     final_norm = getattr(module, "final_norm", None)
-    return bridge.measure(module.blocks(config), (config["tokens"], config["width"]), depth=config["depth"],
+    blocks = module.blocks(config)
+    if isinstance(blocks, dict):  # several configurations: one claim config reads back one only
+        raise SystemExit(f"blocks(config) returned a dict ({', '.join(map(str, blocks))}): a [torch] claim measures "
+                         "one stack per config; return one factory or list, and sweep a key in the claim instead")
+    return bridge.measure(blocks, (config["tokens"], config["width"]), depth=config["depth"],
                           loss=config["loss"], samples=config["samples"], seed=config["seed"],
                           dtype=config["precision"], final_norm=final_norm(config) if final_norm else None,
                           name=config["placement"], progress=False)

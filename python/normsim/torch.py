@@ -17,6 +17,7 @@ the block or its branch gives gradw_w1, as the simulator names W1).
 """
 import contextlib
 import numbers
+import types
 import time
 
 from . import _progress
@@ -87,7 +88,7 @@ def _stack_builder(blocks, depth):
     torch = _torch()
     if _is_composed(blocks):
         return _composed_builder(*blocks, depth)
-    if isinstance(blocks, (list, tuple, torch.nn.ModuleList)):
+    if isinstance(blocks, (list, tuple)) or type(blocks) in (torch.nn.ModuleList, torch.nn.Sequential):
         modules = _modules(blocks, "the list of blocks")
         if depth is not None and depth != len(modules):
             raise ValueError(f"depth={depth} with a list of {len(modules)} modules: the list is the stack; drop "
@@ -116,13 +117,15 @@ def _modules(built, what):
     container of modules (nn.Sequential, nn.ModuleList, a generator) is its blocks, as list() gives them; one
     module that holds no blocks is refused."""
     torch = _torch()
-    containers = (torch.nn.Sequential, torch.nn.ModuleList)
-    single = isinstance(built, torch.nn.Module) and not isinstance(built, containers)
-    if not single and not isinstance(built, (str, bytes)) and hasattr(built, "__iter__"):
+    # Exactly these containers: a subclass of nn.Sequential with its own forward (x + super().forward(x)) is
+    # one block, not a stack; a dict's keys or a set's unordered items are no stack either.
+    if type(built) in (tuple, torch.nn.Sequential, torch.nn.ModuleList) or isinstance(built, types.GeneratorType):
         built = list(built)
     if not isinstance(built, list):
         raise TypeError(f"normsim.torch: {what} is {_kind(built)}, not a list of modules: a factory () -> list "
-                        "returns the stack, one nn.Module per block (or pass a factory k -> module with depth=K)")
+                        "returns the stack, one nn.Module per block (a list, tuple, nn.Sequential, nn.ModuleList or "
+                        "generator of them), or pass a factory k -> module with depth=K; several configurations "
+                        "are measure(blocks={name: factory, ...})")
     if not len(built):
         raise ValueError(f"normsim.torch: {what} holds no block; a stack needs at least one")
     for k, block in enumerate(built):

@@ -527,6 +527,12 @@ class TheoryCheckList(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(out, "layers.csv")))
             r = normsim.read(out)
             self.assertEqual(len(r.summary), len(pd.read_csv(os.path.join(out, "summary.csv"))))
+            # Its saved copy (a results folder, no verdicts.json) reads back: theory.csv header only, as run's.
+            copy = os.path.join(d, "copy")
+            r.save(copy)
+            again = normsim.read(copy)
+            pd.testing.assert_frame_equal(r.summary, again.summary, check_exact=True)
+            self.assertTrue(again.theory.empty)
         self.assertGreater(len(r.summary), 0)
         self.assertEqual(len(r.configs), len(r.run_info["configs"]))
         self.assertTrue(r.layers.empty and r.theory.empty)

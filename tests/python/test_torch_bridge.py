@@ -269,6 +269,13 @@ class Devices(unittest.TestCase):
         self.assertIn("cuda", b.run_info["device"])
 
 
+class Residual(torch.nn.Sequential):
+    """One block written as an nn.Sequential subclass: x + its layers (not a stack of them)."""
+
+    def forward(self, x):
+        return x + super().forward(x)
+
+
 class Misuse(unittest.TestCase):
     """Issue 30 item 3: set-ups the bridge can detect are refused or warned about, with the fix."""
     kw = dict(x0=(T, D), samples=1, seed=0, progress=False, final_norm=None)
@@ -328,6 +335,11 @@ class Misuse(unittest.TestCase):
             "one module as the blocks": (TypeError, r"blocks is a torch_blocks.PreLN; it must be a factory",
                                          dict(blocks=block(0), depth=2)),
             "an empty list": (ValueError, r"holds no block", dict(blocks=[])),
+            "one nn.Sequential subclass from a () factory": (TypeError, r"the factory's list is a .*Residual, not a "
+                                                              r"list of modules",
+                                                              dict(blocks=lambda: Residual(torch.nn.Linear(D, D)))),
+            "a dict from a () factory": (TypeError, r"the factory's list is a dict.*measure\(blocks=\{name",
+                                         dict(blocks=lambda: {"a": block(0)})),
             "a block changing the stream's shape": (ValueError, r"block 0 \(Linear\) maps the stream of shape "
                                                     r"\(1, 8, 32\) to one of shape \(1, 8, 64\)",
                                                     dict(blocks=lambda k: torch.nn.Linear(D, 2 * D), depth=1)),
@@ -347,6 +359,11 @@ class Misuse(unittest.TestCase):
             measured = normsim.torch.measure(wrap, **self.kw)
             for m in ("act_sq", "grad_sq"):
                 self.assertTrue((measured.per_sample[m].values == listed.per_sample[m].values).all(), m)
+        # blocks given as an nn.Sequential (not from a factory) are its blocks, as the same list is.
+        sequential = torch.nn.Sequential(*stack())
+        as_list = normsim.torch.measure(list(sequential), **self.kw)
+        as_sequential = normsim.torch.measure(sequential, **self.kw)
+        self.assertTrue((as_list.per_sample["act_sq"].values == as_sequential.per_sample["act_sq"].values).all())
 
     def test_a_missing_final_norm_is_warned_about_and_none_is_not(self):
         # The warning says what normsim.run's 'auto' does for both kinds of stack, since it cannot tell them
@@ -679,6 +696,11 @@ class TokenMixingProbe(unittest.TestCase):
                                                 r"tokens.*'branch' \(WrongAxisAttention\).*dim -2"):
             r = normsim.torch.measure(lambda k: tb.PreLN(D, WrongAxisAttention(D)), **self.kw)
         self.assertEqual(r.run_info["configs"][0]["token_mixing"], [False, False])
+
+    def test_no_probe_with_one_token(self):
+        # One token: nothing to mix, and the probe's forward builds no graph (null per block).
+        one = normsim.torch.measure(lambda k: tb.PreLN(D, tb.Mlp(D)), **{**self.kw, "x0": (1, D)})
+        self.assertEqual(one.run_info["configs"][0]["token_mixing"], [None, None])
 
     def test_correct_attention_and_an_mlp_are_not_warned_about(self):
         import warnings
