@@ -58,12 +58,12 @@ def _mixes_tokens(out, x, generator):
 def probe(modules, T, d, dtype, device):
     """(token mixing per block, Gram check per block) on the first sample's blocks, each probed as it is (train
     mode) on one random (1, T, d) input, with the global RNG and the buffers (running statistics) restored
-    afterwards so that the samples' draws and values are the same as without the probe. Token mixing: whether
-    a block's output at a token depends on the other tokens (None where T < 2 or the output has no graph back to
-    the input, a constant or x.detach()); a block with an attention-like submodule that mixes no tokens is
-    warned about (attention over the wrong axis, most often): a warning and not a refusal, because a correct block can look the same (a
-    squeeze-and-excitation "ChannelAttention" mixes channels, not tokens; an attention masked to the diagonal
-    or with a window of one token mixes nothing by design). Gram check: normsim._bridge_grams.check_block's
+    afterwards so that the samples' draws and values are the same as without the probe. Token mixing: whether a
+    block's output at a token depends on the other tokens (None where T < 2 or the output has no graph back to the
+    input, a constant or x.detach()); a block with an attention-like submodule that mixes no tokens is warned about
+    (attention over the wrong axis, most often): a warning and not a refusal, because a correct block can look the
+    same (a squeeze-and-excitation "ChannelAttention" mixes channels, not tokens; an attention masked to the
+    diagonal or with a window of one token mixes nothing by design). Gram check: normsim._bridge_grams.check_block's
     (accepted, refused) nn.Linear weights."""
     from . import _bridge_grams
     torch = _torch()

@@ -350,6 +350,10 @@ def _backward(passes, blocks_params, samples, loss, dtype, device):
         for i, (_, p) in enumerate(block):
             leaves = p if isinstance(p, list) else [p.output] if isinstance(p, grams.LinearUse) else [p]
             wanted += [(("param", k, i, j), leaf) for j, leaf in enumerate(leaves)]
+    if not objective.requires_grad:
+        raise ValueError("normsim.torch: the stack's output y depends neither on its input x0 nor on any parameter "
+                         "(a block returns a constant, or detaches the stream), so there is no gradient to "
+                         "measure: a residual block returns x + F(x) computed from its input")
     grads = torch.autograd.grad(objective, [t for _, t in wanted], allow_unused=True)
     per_sample = {}
     for (where, _), g in zip(wanted, grads):

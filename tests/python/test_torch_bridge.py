@@ -697,6 +697,16 @@ class TokenMixingProbe(unittest.TestCase):
             r = normsim.torch.measure(lambda k: tb.PreLN(D, WrongAxisAttention(D)), **self.kw)
         self.assertEqual(r.run_info["configs"][0]["token_mixing"], [False, False])
 
+    def test_a_stack_without_a_gradient_is_refused(self):
+        # Blocks returning a constant: torch's own "element 0 of tensors does not require grad" deep in the
+        # passes, before; the bridge names the cause.
+        class Constant(torch.nn.Module):
+            def forward(self, x):
+                return torch.ones_like(x)
+        kw = {k: v for k, v in self.kw.items() if k != "depth"}
+        with self.assertRaisesRegex(ValueError, r"depends neither on its input x0 nor on any parameter"):
+            normsim.torch.measure([Constant(), Constant()], **kw)
+
     def test_no_probe_with_one_token(self):
         # One token: nothing to mix, and the probe's forward builds no graph (null per block).
         one = normsim.torch.measure(lambda k: tb.PreLN(D, tb.Mlp(D)), **{**self.kw, "x0": (1, D)})
