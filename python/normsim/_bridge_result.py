@@ -8,7 +8,7 @@ import os
 from . import _core, _frames
 from ._deps import require
 from ._metrics import STREAM
-from ._result import Result
+from ._result import Result, of_bridge
 
 
 def _metric_order(records):
@@ -236,8 +236,7 @@ def save(result, out):
     _write(os.path.join(out, "nonfinite.csv"), _csv(result.nonfinite))
     # As `normsim run` (and read's rule, _result.read): every folder but a bridge's has a theory.csv, header
     # only where nothing has a mean field, so that a saved copy reads back.
-    bridge = str(result.run_info.get("backend", "")).startswith("torch ")
-    if result.theory is not None and (len(result.theory) or not bridge):
+    if result.theory is not None and (len(result.theory) or not of_bridge(result.run_info)):
         _write(os.path.join(out, "theory.csv"), _csv(_frames.with_every_key(result.theory, result.configs, "theory")))
     _write(os.path.join(out, "layers.csv"), _csv(_frames.with_every_key(result.layers, result.configs, "layers")))
     _write(os.path.join(out, "summary.csv"), _csv(_frames.with_every_key(result.summary, result.configs, "summary")))

@@ -139,8 +139,7 @@ def read(out):
     summary = _checked(os.path.join(path, "summary.csv"), _table_reader("summary", configs))
     # Absent only where nothing has a mean field (normsim.torch's folders) or nothing per layer (check's);
     # `normsim run` always writes it, so there its absence is a damaged folder.
-    bridge = str(run_info.get("backend", "")).startswith("torch ")
-    theory = _optional(path, "theory", configs, of_check or bridge)
+    theory = _optional(path, "theory", configs, of_check or of_bridge(run_info))
     nonfinite_path = os.path.join(path, "nonfinite.csv")
     nonfinite = _checked(nonfinite_path, _frames.read_nonfinite) if os.path.isfile(nonfinite_path) \
         else _frames.nonfinite_table([])
@@ -161,6 +160,12 @@ def _config_values(records):
     keys = [c for c in _core.columns("summary") if c in _frames.key_types()]
     keys = dict.fromkeys([*keys, *(key for c in records for key in c["values"])])
     return {key: [c["values"].get(key) for c in records] for key in keys}
+
+
+def of_bridge(run_info):
+    """Whether a Result's run.json is normsim.torch's (backend "torch <version>": torch.py measure), whose
+    folders have no theory.csv (read and Result.save both follow this)."""
+    return str(run_info.get("backend", "")).startswith("torch ")
 
 
 def _check_folder(path):

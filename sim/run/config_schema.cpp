@@ -86,13 +86,6 @@ const std::vector<Choice>& metric_list() {
 
 using Check = std::function<std::string(const KeyValue&)>;
 
-// The shortest text that reads back as x, never a bare integer of 16 or more digits (io::format_number):
-// config values are columns of the results' CSV files too, and 1.9e19 written as 19016889231223029760 read
-// back as text in pandas (issue 30).
-std::string shortest(double x) {
-  return io::format_number(x);
-}
-
 std::string joined(const std::vector<std::string>& items, std::string_view sep) {
   std::string s;
   for (std::size_t i = 0; i < items.size(); ++i) s += (i ? std::string(sep) : "") + items[i];
@@ -125,10 +118,10 @@ Check float_range(double lo, double hi, bool lo_open = false) {
     if (x < lo || (lo_open && x == lo) || x > hi) {
       std::string range;
       if (std::isinf(hi))
-        range = std::string(lo_open ? "> " : ">= ") + shortest(lo);
+        range = std::string(lo_open ? "> " : ">= ") + io::format_number(lo);
       else
-        range = "in [" + shortest(lo) + ", " + shortest(hi) + "]";
-      return shortest(x) + " is out of range (must be " + range + ")";
+        range = "in [" + io::format_number(lo) + ", " + io::format_number(hi) + "]";
+      return io::format_number(x) + " is out of range (must be " + range + ")";
     }
     return "";
   };
@@ -139,7 +132,7 @@ Check adam_beta() {
   return [](const KeyValue& v) -> std::string {
     const double x = std::get<double>(v);
     if (std::isfinite(x) && x >= 0 && x < 1) return "";
-    return (std::isfinite(x) ? shortest(x) + " is out of range"
+    return (std::isfinite(x) ? io::format_number(x) + " is out of range"
                              : format_value(v) + " is not a finite number") +
            " (must be in [0, 1): beta = 1 leaves Adam's bias correction 1 - beta^t at 0)";
   };
@@ -573,7 +566,7 @@ std::string format_value(const KeyValue& value) {
         else if constexpr (std::is_same_v<T, std::int64_t>)
           return std::to_string(v);
         else if constexpr (std::is_same_v<T, double>)
-          return shortest(v);
+          return io::format_number(v);  // a CSV column too: never 19016889231223029760 for 1.9e19 (issue 30)
         else if constexpr (std::is_same_v<T, std::string>)
           return v;
         else
@@ -587,7 +580,7 @@ std::string format_toml(const KeyValue& value) {
   if (const auto* names = std::get_if<std::vector<std::string>>(&value))
     return names->empty() ? "[]" : "[\"" + joined(*names, "\", \"") + "\"]";
   if (const auto* d = std::get_if<double>(&value)) {
-    std::string s = shortest(*d);
+    std::string s = io::format_number(*d);
     if (std::isfinite(*d) && s.find_first_of(".e") == std::string::npos) s += ".0";
     return s;
   }
@@ -662,7 +655,7 @@ std::vector<ConfigIssue> validate(const Config& c) {
   if (mlp && std::lround(c.mlp_ratio * c.width) < 1)
     issues.push_back(
         {"mlp_ratio",
-         "hidden width round(" + shortest(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
+         "hidden width round(" + io::format_number(c.mlp_ratio) + " * " + std::to_string(c.width) + ") is 0",
          {"width"}});
   if (c.moe_experts > 0 && mlp) {
     if (c.moe_top_k > c.moe_experts)
@@ -712,18 +705,18 @@ constexpr double kMaxMatrixEntries = 4.0 * 4294967296.0;
 std::vector<ConfigIssue> size_issues(const Config& c) {
   std::vector<ConfigIssue> issues;
   const double hidden = std::round(c.mlp_ratio * c.width);
-  const std::string mlp = shortest(c.mlp_ratio) + " * " + std::to_string(c.width);
+  const std::string mlp = io::format_number(c.mlp_ratio) + " * " + std::to_string(c.width);
   const vocab::SublayerLayout& layout = vocab::layout(c.sublayer);
   const bool has_mlp = layout.has(vocab::BranchKind::mlp);
   if (has_mlp && hidden > INT_MAX)
     issues.push_back({"mlp_ratio",
-                      "hidden width round(" + mlp + ") = " + shortest(hidden) + " exceeds the largest size " +
-                          std::to_string(INT_MAX),
+                      "hidden width round(" + mlp + ") = " + io::format_number(hidden) +
+                          " exceeds the largest size " + std::to_string(INT_MAX),
                       {"width"}});
   else if (has_mlp && hidden * c.width > kMaxMatrixEntries)
     issues.push_back({"width",
-                      "an MLP matrix of width " + std::to_string(c.width) + " x hidden " + shortest(hidden) +
-                          " (mlp_ratio " + shortest(c.mlp_ratio) +
+                      "an MLP matrix of width " + std::to_string(c.width) + " x hidden " +
+                          io::format_number(hidden) + " (mlp_ratio " + io::format_number(c.mlp_ratio) +
                           ") has more than 2^34 entries, the most the weight draws can address",
                       {"mlp_ratio"}});
   if (double(c.width) * c.width > kMaxMatrixEntries && layout.has_attention())
